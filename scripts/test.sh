@@ -1,0 +1,42 @@
+#!/bin/sh
+# The project's test command (README, .ci/run): format and vet checks, every test (real FUSE mounts
+# and real ROCm libraries included; run as root with /dev/fuse), the race detector over the core
+# packages, and a short run of every fuzz target. FUZZTIME overrides the per-target fuzz time.
+set -eu
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+fuzztime="${FUZZTIME:-4s}"
+step() { printf '\n== %s\n' "$*"; }
+
+step gofmt
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+[ -z "$bad" ] || { echo "gofmt needed:"; echo "$bad"; exit 1; }
+
+step go vet
+go vet ./...
+
+step go test
+go test -count=1 -timeout 15m ./...
+
+step go test -race, core packages
+race=""
+for p in ./topology ./kfd ./pasid ./mmu ./doorbell ./gpu/cp ./gpu/hsa ./fs; do
+	[ -d "$p" ] && race="$race $p"
+done
+# shellcheck disable=SC2086
+go test -count=1 -race -timeout 15m $race
+
+step fuzz targets, "$fuzztime" each
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for pkg in $(go list ./...); do
+	for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
+		printf '%s %s: ' "$pkg" "$f"
+		if go test -run '^$' -fuzz "^$f\$" -fuzztime "$fuzztime" -parallel 2 "$pkg" >"$log" 2>&1; then
+			echo ok
+		else
+			echo FAIL; cat "$log"; exit 1
+		fi
+	done
+done
+step all tests passed
