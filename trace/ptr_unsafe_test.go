@@ -1,0 +1,5 @@
+package trace
+
+import "unsafe"
+
+func unsafePointer(p *[8]byte) unsafe.Pointer { return unsafe.Pointer(p) }
