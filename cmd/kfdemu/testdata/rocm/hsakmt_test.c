@@ -1,0 +1,123 @@
+/* Drives Debian's libhsakmt 5.2.3 against whatever /dev/kfd the namespace shows (kfdemu exec).
+ * Prints "key value" lines the Go test compares with the profile; every failing call prints the
+ * call and its status and exits 1. Built by cmd/kfdemu's tests with gcc -lhsakmt. */
+#include <hsakmt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(call)                                                                   \
+	do {                                                                          \
+		HSAKMT_STATUS s_ = (call);                                            \
+		if (s_ != HSAKMT_STATUS_SUCCESS) {                                    \
+			fprintf(stderr, "FAIL %s: status %d (line %d)\n", #call, s_, __LINE__); \
+			exit(1);                                                      \
+		}                                                                     \
+	} while (0)
+
+static void *alloc(HSAuint32 node, HSAuint64 size, int vram)
+{
+	HsaMemFlags f = {0};
+	void *p = NULL;
+	f.ui32.PageSize = HSA_PAGE_SIZE_4KB;
+	f.ui32.HostAccess = 1;
+	if (vram) {
+		f.ui32.NonPaged = 1;
+		f.ui32.CoarseGrain = 1;
+	} else {
+		f.ui32.CachePolicy = HSA_CACHING_CACHED;
+		f.ui32.ExecuteAccess = 1;
+	}
+	CHECK(hsaKmtAllocMemory(node, size, f, &p));
+	CHECK(hsaKmtMapMemoryToGPU(p, size, NULL));
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	int queues = argc > 1 && strcmp(argv[1], "queues") == 0;
+	HsaVersionInfo v;
+	HsaSystemProperties sp;
+
+	CHECK(hsaKmtOpenKFD());
+	CHECK(hsaKmtGetVersion(&v));
+	printf("version %u.%u\n", v.KernelInterfaceMajorVersion, v.KernelInterfaceMinorVersion);
+	CHECK(hsaKmtAcquireSystemProperties(&sp));
+	printf("nodes %u\n", sp.NumNodes);
+	for (HSAuint32 n = 0; n < sp.NumNodes; n++) {
+		HsaNodeProperties np;
+		CHECK(hsaKmtGetNodeProperties(n, &np));
+		printf("node %u cpu_cores %u simds %u banks %u caches %u iolinks %u gfx %u.%u.%u "
+		       "wave %u lds_kb %u minor %u device %#x sdma %u xgmi_sdma %u\n",
+		       n, np.NumCPUCores, np.NumFComputeCores, np.NumMemoryBanks, np.NumCaches,
+		       np.NumIOLinks, np.EngineId.ui32.Major, np.EngineId.ui32.Minor,
+		       np.EngineId.ui32.Stepping, np.WaveFrontSize, np.LDSSizeInKB,
+		       np.DrmRenderMinor, np.DeviceId, np.NumSdmaEngines, np.NumSdmaXgmiEngines);
+		if (np.NumMemoryBanks) {
+			HsaMemoryProperties *mp = calloc(np.NumMemoryBanks, sizeof(*mp));
+			CHECK(hsaKmtGetNodeMemoryProperties(n, np.NumMemoryBanks, mp));
+			for (HSAuint32 i = 0; i < np.NumMemoryBanks; i++)
+				printf("mem %u %u heap %u size %llu\n", n, i, mp[i].HeapType,
+				       (unsigned long long)mp[i].SizeInBytes);
+			free(mp);
+		}
+		if (np.NumCaches) {
+			HsaCacheProperties *cp = calloc(np.NumCaches, sizeof(*cp));
+			HSAuint32 proc = np.NumCPUCores ? np.CComputeIdLo : np.FComputeIdLo;
+			CHECK(hsaKmtGetNodeCacheProperties(n, proc, np.NumCaches, cp));
+			for (HSAuint32 i = 0; i < np.NumCaches; i++)
+				printf("cache %u %u level %u size %u\n", n, i, cp[i].CacheLevel, cp[i].CacheSize);
+			free(cp);
+		}
+		if (np.NumIOLinks) {
+			HsaIoLinkProperties *lp = calloc(np.NumIOLinks, sizeof(*lp));
+			CHECK(hsaKmtGetNodeIoLinkProperties(n, np.NumIOLinks, lp));
+			for (HSAuint32 i = 0; i < np.NumIOLinks; i++)
+				printf("link %u %u type %u to %u weight %u\n", n, i, lp[i].IoLinkType,
+				       lp[i].NodeTo, lp[i].Weight);
+			free(lp);
+		}
+		if (queues && np.NumFComputeCores) {
+			/* Memory the CPU writes and reads back through its mapping. */
+			uint32_t *vram = alloc(n, 1 << 20, 1), *sys = alloc(0, 1 << 20, 0);
+			for (int i = 0; i < 1024; i++)
+				vram[i] = sys[i] = 0xc0de0000u + i;
+			for (int i = 0; i < 1024; i++)
+				if (vram[i] != 0xc0de0000u + i || sys[i] != 0xc0de0000u + i) {
+					fprintf(stderr, "FAIL readback at %d\n", i);
+					return 1;
+				}
+			/* Queues. */
+			HsaQueueResource qr;
+			void *ring = alloc(0, 64 * 1024, 0);
+			memset(&qr, 0, sizeof(qr));
+			CHECK(hsaKmtCreateQueue(n, HSA_QUEUE_COMPUTE_AQL, 100, HSA_QUEUE_PRIORITY_NORMAL, ring,
+						64 * 1024, NULL, &qr));
+			printf("queue %u aql id %llu\n", n, (unsigned long long)qr.QueueId);
+			CHECK(hsaKmtDestroyQueue(qr.QueueId));
+			/* Events. */
+			HsaEventDescriptor ed = {.EventType = HSA_EVENTTYPE_SIGNAL, .NodeId = n};
+			HsaEvent *ev;
+			CHECK(hsaKmtCreateEvent(&ed, false, false, &ev));
+			CHECK(hsaKmtSetEvent(ev));
+			CHECK(hsaKmtWaitOnEvent(ev, 1000));
+			if (hsaKmtWaitOnEvent(ev, 10) != HSAKMT_STATUS_WAIT_TIMEOUT) {
+				fprintf(stderr, "FAIL auto-reset event still signalled\n");
+				return 1;
+			}
+			printf("event %u id %u ok\n", n, ev->EventId);
+			CHECK(hsaKmtDestroyEvent(ev));
+			CHECK(hsaKmtUnmapMemoryToGPU(vram));
+			CHECK(hsaKmtFreeMemory(vram, 1 << 20));
+			CHECK(hsaKmtUnmapMemoryToGPU(sys));
+			CHECK(hsaKmtFreeMemory(sys, 1 << 20));
+			CHECK(hsaKmtUnmapMemoryToGPU(ring));
+			CHECK(hsaKmtFreeMemory(ring, 64 * 1024));
+		}
+	}
+	CHECK(hsaKmtReleaseSystemProperties());
+	CHECK(hsaKmtCloseKFD());
+	printf("done\n");
+	return 0;
+}
