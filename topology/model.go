@@ -1,0 +1,142 @@
+package topology
+
+import (
+	"fmt"
+	"sync"
+)
+
+// System is the whole topology: what kfd_topology.c keeps in topology_device_list plus the
+// system_properties and generation counter. It is safe for concurrent use: readers (rendering, the
+// driver's lookups) take mu for reading, hot-plug takes it for writing. Lock order: System.mu is a
+// leaf lock; the used-memory hook is called with it held for reading and must not call back.
+type System struct {
+	mu                                   sync.RWMutex
+	Name                                 string // profile name, "" for a parsed tree
+	PlatformOEM, PlatformID, PlatformRev uint64
+	generation                           uint64
+	Nodes                                []*Node
+	usedMemory                           func(gpuID uint32, bank int) uint64
+	templates                            map[string]*asicSpec // GPU templates usable by AddGPU (from the profile)
+	spec                                 *profileSpec
+}
+
+// Node is one topology node (kfd_topology_device).
+type Node struct {
+	ID       int
+	Name     string // nodes/N/name: "" for CPUs, lowercased amdgpu_asic_name for GPUs
+	GPUID    uint32 // nodes/N/gpu_id: 0 for CPUs
+	Props    Props  // nodes/N/properties, kernel order
+	MemBanks []Bank
+	Caches   []Cache
+	IOLinks  []Link
+	P2PLinks []Link
+	// Asic is the template name ("mi210") of a GPU node; Gfx its target ("gfx90a").
+	Asic, Gfx string
+	// CPU is the node id of the CPU (NUMA) node a GPU hangs off.
+	CPU int
+}
+
+// Bank is nodes/N/mem_banks/M.
+type Bank struct{ Props Props }
+
+// Cache is nodes/N/caches/C.
+type Cache struct {
+	Props      Props
+	SiblingMap []bool
+}
+
+// Link is nodes/N/io_links/L or p2p_links/L.
+type Link struct{ Props Props }
+
+// IsGPU reports whether n is a GPU node (it has SIMDs).
+func (n *Node) IsGPU() bool { return n.Props.Get("simd_count") > 0 }
+
+// Prop returns the value of a nodes/N/properties key.
+func (n *Node) Prop(key string) uint64 { return n.Props.Get(key) }
+
+// RenderMinor is the node's drm_render_minor.
+func (n *Node) RenderMinor() uint32 { return uint32(n.Prop("drm_render_minor")) }
+
+// VRAMSize is the sum of the node's frame-buffer heaps (public and private).
+func (n *Node) VRAMSize() uint64 {
+	var s uint64
+	for _, b := range n.MemBanks {
+		if t := b.Props.Get("heap_type"); t == HeapFBPublic || t == HeapFBPrivate {
+			s += b.Props.Get("size_in_bytes")
+		}
+	}
+	return s
+}
+
+// ComputeUnits is simd_count / simd_per_cu.
+func (n *Node) ComputeUnits() uint64 {
+	if spc := n.Prop("simd_per_cu"); spc > 0 {
+		return n.Prop("simd_count") / spc
+	}
+	return 0
+}
+
+// GfxTarget derives "gfxXYZ" from gfx_target_version (major*10000 + minor*100 + stepping, with
+// minor and stepping printed in hex as LLVM names them: 90010 -> gfx90a).
+func (n *Node) GfxTarget() string { return GfxName(n.Prop("gfx_target_version")) }
+
+// GfxName formats a gfx_target_version.
+func GfxName(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return fmt.Sprintf("gfx%d%x%x", v/10000, v/100%100, v%100)
+}
+
+// Memory heap types (kfd_topology.h HSA_MEM_HEAP_TYPE_*).
+const (
+	HeapSystem    = 0
+	HeapFBPublic  = 1
+	HeapFBPrivate = 2
+)
+
+// Generation is the current generation_id.
+func (s *System) Generation() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.generation
+}
+
+// GPUs returns the GPU nodes in node order (a snapshot).
+func (s *System) GPUs() []*Node {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var g []*Node
+	for _, n := range s.Nodes {
+		if n.IsGPU() {
+			g = append(g, n)
+		}
+	}
+	return g
+}
+
+// NodeByGPUID returns the GPU node with that gpu_id, or nil.
+func (s *System) NodeByGPUID(id uint32) *Node {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, n := range s.Nodes {
+		if id != 0 && n.GPUID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// Snapshot returns the node list under the read lock.
+func (s *System) Snapshot() []*Node {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]*Node(nil), s.Nodes...)
+}
+
+// SetUsedMemoryFunc installs the source of mem_banks/M/used_memory (the driver's VRAM accounting).
+func (s *System) SetUsedMemoryFunc(f func(gpuID uint32, bank int) uint64) {
+	s.mu.Lock()
+	s.usedMemory = f
+	s.mu.Unlock()
+}
