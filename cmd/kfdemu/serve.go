@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/kfdemu/kfdemu/fs"
+	"github.com/kfdemu/kfdemu/kfd"
+	"github.com/kfdemu/kfdemu/topology"
+)
+
+// DefaultMount is where serve mounts without --mount.
+const DefaultMount = "/run/kfdemu"
+
+// newDevice builds the driver for a topology; nil serves the topology only.
+var newDevice func(sys *topology.System, log *slog.Logger) kfd.Device
+
+type serveFlags struct {
+	mount, profile, topologyFrom, logLevel string
+	debugFUSE                              bool
+}
+
+func (f *serveFlags) register(fl *flag.FlagSet) {
+	fl.StringVar(&f.mount, "mount", DefaultMount, "mount point (created if missing; must be empty)")
+	fl.StringVar(&f.profile, "profile", topology.DefaultProfile,
+		"device profile: a built-in name ("+strings.Join(topology.Profiles(), ", ")+") or a YAML/JSON file")
+	fl.StringVar(&f.topologyFrom, "topology-from", "",
+		"serve a captured topology tree (a copy of /sys/class/kfd/kfd/topology) byte for byte instead of a profile")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.BoolVar(&f.debugFUSE, "debug-fuse", false, "log every FUSE request")
+}
+
+// loadSystem resolves --profile / --topology-from.
+func loadSystem(f *serveFlags) (*topology.System, *topology.Tree, error) {
+	if f.topologyFrom != "" {
+		tree, err := topology.LoadCapture(f.topologyFrom)
+		if err != nil {
+			return nil, nil, err
+		}
+		sys, err := topology.ReadSystem(f.topologyFrom)
+		return sys, tree, err
+	}
+	if sys, err := topology.Profile(f.profile); err == nil {
+		return sys, nil, nil
+	} else if _, statErr := os.Stat(f.profile); statErr != nil {
+		return nil, nil, err
+	}
+	sys, err := topology.LoadProfileFile(f.profile)
+	return sys, nil, err
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// mountEmulator mounts per the flags; exit code 2 for usage and busy/non-empty mount points.
+func mountEmulator(f *serveFlags, log *slog.Logger) (*fs.Server, int, error) {
+	sys, capture, err := loadSystem(f)
+	if err != nil {
+		return nil, 2, err
+	}
+	opts := fs.Options{System: sys, Capture: capture, Log: log, Debug: f.debugFUSE}
+	if newDevice != nil && capture == nil {
+		opts.Device = newDevice(sys, log)
+	}
+	srv, err := fs.Mount(f.mount, opts)
+	if err != nil {
+		code := 1
+		if errors.Is(err, fs.ErrBusy) || errors.Is(err, fs.ErrNotEmpty) {
+			code = 2
+		}
+		return nil, code, err
+	}
+	return srv, 0, nil
+}
+
+func runServe(args []string) int {
+	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var f serveFlags
+	f.register(fl)
+	fl.Usage = func() {
+		fmt.Fprintln(fl.Output(), "usage: kfdemu serve [--mount DIR] [--profile NAME|FILE] [--topology-from DIR]\n\n"+
+			"Mounts the emulator (sysfs topology, /dev/kfd, render nodes, debugfs view) at DIR and serves it in\n"+
+			"the foreground until SIGINT or SIGTERM, then unmounts. Needs root (or CAP_SYS_ADMIN) and /dev/fuse.\n"+
+			"A directory that is already mounted or not empty is refused (exit code 2); a stale mount left by a\n"+
+			"killed daemon is detached and reused.")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	log := newLogger(f.logLevel)
+	srv, code, err := mountEmulator(&f, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kfdemu serve:", err)
+		return code
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		log.Info("stopping", "signal", s.String())
+		if err := srv.Unmount(); err != nil {
+			log.Error("unmount", "err", err)
+		}
+	}()
+	srv.Wait()
+	log.Info("unmounted", "dir", f.mount)
+	return 0
+}

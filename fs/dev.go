@@ -1,0 +1,321 @@
+package fs
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/kfdemu/kfdemu/kfd"
+)
+
+type devKind uint8
+
+const (
+	kindKFD devKind = iota
+	kindRender
+)
+
+type devKey struct {
+	tgid  int
+	kind  devKind
+	minor uint32
+}
+
+// devDir owns the per-process device inodes. Every (process, device file) pair gets its own inode
+// number, so that FUSE passthrough can give each process its own backing memfd.
+type devDir struct {
+	s       *Server
+	mu      sync.Mutex
+	ino     map[devKey]uint64
+	byIno   map[uint64]devKey
+	nextIno uint64
+	minors  []uint32
+	parent  *fs.Inode
+	dri     *fs.Inode
+	tids    sync.Map // thread id -> tgid cache, dropped on process exit
+	ptFail  atomic.Bool
+	// mountDev is st_dev of the mount, to recognise our files in client fds.
+	mountDev atomic.Uint64
+}
+
+func newDevDir(s *Server) *devDir {
+	d := &devDir{s: s, ino: map[devKey]uint64{}, byIno: map[uint64]devKey{}, nextIno: 1 << 40}
+	if s.opts.Device != nil {
+		d.minors = s.opts.Device.RenderMinors()
+	}
+	return d
+}
+
+func (d *devDir) passthroughOK() bool { return !d.ptFail.Load() }
+
+func (d *devDir) syncRenderNodes(m []uint32) {
+	d.mu.Lock()
+	d.minors = m
+	d.mu.Unlock()
+}
+
+func (d *devDir) clientCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	seen := map[int]bool{}
+	for k := range d.ino {
+		seen[k.tgid] = true
+	}
+	return len(seen)
+}
+
+// forget drops a dead process's inodes and thread cache entries.
+func (d *devDir) forget(tgid int) {
+	d.mu.Lock()
+	for k, ino := range d.ino {
+		if k.tgid == tgid {
+			delete(d.ino, k)
+			delete(d.byIno, ino)
+		}
+	}
+	d.mu.Unlock()
+	d.tids.Range(func(k, v any) bool {
+		if v.(int) == tgid {
+			d.tids.Delete(k)
+		}
+		return true
+	})
+}
+
+func (d *devDir) inoFor(k devKey) uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ino, ok := d.ino[k]; ok {
+		return ino
+	}
+	d.nextIno++
+	d.ino[k] = d.nextIno
+	d.byIno[d.nextIno] = k
+	return d.nextIno
+}
+
+func (d *devDir) lookupIno(ino uint64) (devKey, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k, ok := d.byIno[ino]
+	return k, ok
+}
+
+// tgidOf maps a caller thread to its process (thread group), via /proc/<tid>/status.
+func (d *devDir) tgidOf(tid uint32) int {
+	if v, ok := d.tids.Load(tid); ok {
+		return v.(int)
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(tid)) + "/status")
+	if err != nil {
+		return int(tid)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			if t, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				d.tids.Store(tid, t)
+				if d.s.watch != nil {
+					d.s.watch.add(t)
+				}
+				return t
+			}
+		}
+	}
+	return int(tid)
+}
+
+func (d *devDir) callerTgid(ctx context.Context) int {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return d.tgidOf(c.Pid)
+	}
+	return 0
+}
+
+// devNode is MNT/dev or MNT/dev/dri: lookups of device names resolve per calling process.
+type devNode struct {
+	roDir
+	d   *devDir
+	dri bool
+}
+
+var (
+	_ fs.NodeLookuper  = (*devNode)(nil)
+	_ fs.NodeReaddirer = (*devNode)(nil)
+)
+
+func (n *devNode) names() []string {
+	if !n.dri {
+		if n.d.s.opts.Device == nil {
+			return []string{"dri"}
+		}
+		return []string{"dri", "kfd"}
+	}
+	n.d.mu.Lock()
+	defer n.d.mu.Unlock()
+	var out []string
+	for _, m := range n.d.minors {
+		out = append(out, "renderD"+strconv.Itoa(int(m)))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (n *devNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	var ents []fuse.DirEntry
+	for _, name := range n.names() {
+		mode := uint32(syscall.S_IFREG)
+		if name == "dri" {
+			mode = syscall.S_IFDIR
+		}
+		ents = append(ents, fuse.DirEntry{Name: name, Mode: mode})
+	}
+	return fs.NewListDirStream(ents), 0
+}
+
+func (n *devNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if !n.dri && name == "dri" {
+		return n.d.dri, 0
+	}
+	dev := n.d.s.opts.Device
+	if dev == nil {
+		return nil, syscall.ENOENT
+	}
+	k := devKey{tgid: n.d.callerTgid(ctx)}
+	switch {
+	case !n.dri && name == "kfd":
+		k.kind = kindKFD
+	case n.dri && strings.HasPrefix(name, "renderD"):
+		m, err := strconv.ParseUint(strings.TrimPrefix(name, "renderD"), 10, 32)
+		if err != nil || !n.hasMinor(uint32(m)) {
+			return nil, syscall.ENOENT
+		}
+		k.kind, k.minor = kindRender, uint32(m)
+	default:
+		return nil, syscall.ENOENT
+	}
+	// Per-process inode: never cached by the kernel across processes.
+	out.SetEntryTimeout(0)
+	out.SetAttrTimeout(0)
+	ino := n.d.inoFor(k)
+	df := &devFile{d: n.d, key: k}
+	df.fill(&out.Attr)
+	return n.NewInode(ctx, df, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino}), 0
+}
+
+func (n *devNode) hasMinor(m uint32) bool {
+	n.d.mu.Lock()
+	defer n.d.mu.Unlock()
+	for _, x := range n.d.minors {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// devFile is one process's inode of a device file.
+type devFile struct {
+	fs.Inode
+	d   *devDir
+	key devKey
+}
+
+var (
+	_ fs.NodeOpener    = (*devFile)(nil)
+	_ fs.NodeGetattrer = (*devFile)(nil)
+)
+
+func (f *devFile) fill(a *fuse.Attr) {
+	a.Mode = syscall.S_IFREG | 0666
+	a.Size = 0
+}
+
+func (f *devFile) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	f.fill(&out.Attr)
+	out.SetTimeout(0)
+	return 0
+}
+
+func (f *devFile) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return syscall.EPERM
+}
+
+func (f *devFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	tgid := f.d.callerTgid(ctx)
+	if tgid != f.key.tgid {
+		return nil, 0, syscall.EACCES // another process's inode (reached through /proc/PID/root)
+	}
+	dev := f.d.s.opts.Device
+	var file kfd.File
+	var err error
+	if f.key.kind == kindKFD {
+		file, err = dev.OpenKFD(tgid)
+	} else {
+		file, err = dev.OpenRender(f.key.minor, tgid)
+	}
+	if err != nil {
+		f.d.s.opts.Log.Warn("open failed", "tgid", tgid, "err", err)
+		return nil, 0, errnoOf(err)
+	}
+	f.d.s.watch.add(tgid)
+	// Device files are not page-cache backed: direct I/O unless passthrough takes over.
+	return &devHandle{d: f.d, f: file, owner: tgid}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// devHandle is one open file description of a device file.
+type devHandle struct {
+	d     *devDir
+	f     kfd.File
+	owner int
+	once  sync.Once
+}
+
+var (
+	_ fs.FileIoctler         = (*devHandle)(nil)
+	_ fs.FileReleaser        = (*devHandle)(nil)
+	_ fs.FilePassthroughFder = (*devHandle)(nil)
+)
+
+func (h *devHandle) PassthroughFd() (int, bool) {
+	b := h.f.Backing()
+	if b == nil {
+		return 0, false
+	}
+	return int(b.Fd()), true
+}
+
+// Ioctl serves a restricted FUSE ioctl: exactly _IOC_SIZE(cmd) bytes come in and go out. Errors are
+// returned in-band (result = -errno with status OK) so that the kernel copies the argument back, as
+// amdkfd does for ioctls that report partial progress (MAP_MEMORY_TO_GPU n_success).
+func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []byte, output []byte) (int32, syscall.Errno) {
+	tgid := h.d.callerTgid(ctx)
+	if tgid != h.owner {
+		// kfd_ioctl: "if (process->lead_thread != current->group_leader) return -EBADF" (fork).
+		return -int32(syscall.EBADF), 0
+	}
+	buf := make([]byte, max(len(input), len(output)))
+	copy(buf, input)
+	errno := h.f.Ioctl(&caller{tgid: tgid, d: h.d}, cmd, buf)
+	copy(output, buf)
+	return -int32(errno), 0
+}
+
+func (h *devHandle) Release(ctx context.Context) syscall.Errno {
+	h.once.Do(h.f.Release)
+	return 0
+}
+
+func errnoOf(err error) syscall.Errno {
+	var e syscall.Errno
+	if ok := asErrno(err, &e); ok {
+		return e
+	}
+	return syscall.EIO
+}

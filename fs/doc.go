@@ -1,0 +1,21 @@
+// Package fs is the FUSE edge of kfdemu: it maps files, ioctls and mmap of the mount onto the
+// driver (package kfd) and the rendered topology (package topology). It holds no policy.
+//
+// One FUSE connection serves the whole mount:
+//
+//	MNT/dev/kfd, MNT/dev/dri/renderD<minor>     device files (per-process inodes, see dev.go)
+//	MNT/sys/devices/virtual/kfd/kfd/topology    the topology tree, static files kernel-cached
+//	MNT/sys/class/kfd/kfd -> ../../devices/virtual/kfd/kfd
+//	MNT/sys/module/amdgpu/{initstate,version}
+//	MNT/sys/kernel/debug/kfd/...                the driver's debugfs view, rendered per read
+//	MNT/sys/kernel/debug/kfdemu/{hotplug,stats} control and counters of the emulator
+//
+// Device memory is shared with FUSE passthrough: each process's open of a device file is backed
+// by the driver's memfd for that process (kfd.File.Backing), so mmap of the device file maps the
+// memfd and client and emulated GPU see the same bytes. The kernel allows one backing file per
+// inode, so every process gets its own inode for each device file (Lookup answers per caller with
+// zero entry timeout).
+//
+// Lock order: Server.mu (topology reload) before devDir.mu (per-process inodes); neither is held
+// while calling into the driver.
+package fs

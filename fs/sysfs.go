@@ -1,0 +1,124 @@
+package fs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/kfdemu/kfdemu/topology"
+)
+
+// treeFile serves one rendered file. Static content is cached by the kernel (FOPEN_KEEP_CACHE with
+// the exact size in attributes); Dynamic files are direct I/O and rendered at open.
+type treeFile struct {
+	fs.Inode
+	t *topology.Tree
+	// write, when set, makes the file writable (control files of the emulator).
+	write func(data []byte) syscall.Errno
+}
+
+var (
+	_ fs.NodeOpener    = (*treeFile)(nil)
+	_ fs.NodeGetattrer = (*treeFile)(nil)
+	_ fs.NodeReader    = (*treeFile)(nil)
+	_ fs.NodeWriter    = (*treeFile)(nil)
+	_ fs.NodeSetattrer = (*treeFile)(nil)
+)
+
+type snapshot struct{ data []byte }
+
+func (f *treeFile) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFREG | f.t.Mode
+	if f.write != nil {
+		out.Mode |= 0200
+	}
+	if f.t.Dynamic {
+		out.Size = 4096 // sysfs reports PAGE_SIZE for attributes
+	} else {
+		out.Size = uint64(len(f.t.Content()))
+	}
+	return 0
+}
+
+func (f *treeFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 && f.write == nil {
+		return nil, 0, syscall.EACCES // kernfs: no store method for a 0444 attribute
+	}
+	if f.t.Dynamic || f.write != nil {
+		return &snapshot{f.t.Content()}, fuse.FOPEN_DIRECT_IO, 0
+	}
+	return nil, fuse.FOPEN_KEEP_CACHE, 0
+}
+
+func (f *treeFile) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	data := f.t.Content()
+	if s, ok := fh.(*snapshot); ok {
+		data = s.data
+	}
+	if off >= int64(len(data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	end := min(int64(len(data)), off+int64(len(dest)))
+	return fuse.ReadResultData(data[off:end]), 0
+}
+
+func (f *treeFile) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	if f.write == nil {
+		return 0, syscall.EACCES
+	}
+	if errno := f.write(data); errno != 0 {
+		return 0, errno
+	}
+	return uint32(len(data)), 0
+}
+
+// Setattr accepts the truncation that O_TRUNC opens of control files send.
+func (f *treeFile) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if f.write == nil {
+		return syscall.EACCES
+	}
+	return f.Getattr(ctx, fh, out)
+}
+
+// roDir is a directory of persistent children; creating entries in it fails as in sysfs.
+type roDir struct {
+	fs.Inode
+	mode uint32
+}
+
+func (d *roDir) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Mode = syscall.S_IFDIR | d.mode
+	return 0
+}
+
+func (d *roDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, syscall.EPERM
+}
+
+func (d *roDir) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EACCES
+}
+
+func (d *roDir) Unlink(ctx context.Context, name string) syscall.Errno { return syscall.EPERM }
+func (d *roDir) Rmdir(ctx context.Context, name string) syscall.Errno  { return syscall.EPERM }
+
+// addTree adds t's children under parent as persistent inodes.
+func addTree(ctx context.Context, parent *fs.Inode, t *topology.Tree) {
+	for _, c := range t.Children {
+		parent.AddChild(c.Name, newTreeInode(ctx, parent, c), true)
+	}
+}
+
+func newTreeInode(ctx context.Context, parent *fs.Inode, t *topology.Tree) *fs.Inode {
+	switch t.Kind {
+	case topology.File:
+		return parent.NewPersistentInode(ctx, &treeFile{t: t}, fs.StableAttr{Mode: syscall.S_IFREG})
+	case topology.Symlink:
+		return parent.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte(t.Target)}, fs.StableAttr{Mode: syscall.S_IFLNK})
+	}
+	d := &roDir{mode: t.Mode}
+	in := parent.NewPersistentInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR})
+	addTree(ctx, in, t)
+	return in
+}

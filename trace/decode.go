@@ -1,0 +1,78 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Decoded is a call with its decoded arguments, for --json.
+type Decoded struct {
+	Time     float64           `json:"time"`
+	Pid      int               `json:"pid"`
+	Tid      int               `json:"tid"`
+	Device   string            `json:"device"`
+	Ioctl    string            `json:"ioctl"`
+	Cmd      string            `json:"cmd"`
+	Fields   map[string]uint64 `json:"fields,omitempty"`
+	Order    []string          `json:"-"`
+	Array    []uint64          `json:"array,omitempty"`
+	Result   int64             `json:"result"`
+	Errno    string            `json:"errno,omitempty"`
+	Duration float64           `json:"duration_us"`
+}
+
+// Describer names an ioctl and decodes its argument into ordered fields. kfdemu's ABI tables
+// register one with SetDescriber; without it, calls are shown by number with the raw argument.
+type Describer func(cmd uint32, arg []byte) (name string, keys []string, vals []uint64, ok bool)
+
+var describe Describer
+
+// SetDescriber installs the ioctl decoder.
+func SetDescriber(d Describer) { describe = d }
+
+// Decode decodes c.
+func Decode(c Call) Decoded {
+	d := Decoded{Time: c.Start.Seconds(), Pid: c.Pid, Tid: c.Tid, Device: c.Device,
+		Cmd: fmt.Sprintf("%#x", c.Cmd), Result: c.Ret, Duration: float64(c.Duration) / float64(time.Microsecond)}
+	d.Ioctl = fmt.Sprintf("%c_0x%02x", rune(c.Cmd>>8&0xff), c.Cmd&0xff)
+	if describe != nil {
+		if name, keys, vals, ok := describe(c.Cmd, c.Arg); ok {
+			d.Ioctl, d.Order = name, keys
+			d.Fields = map[string]uint64{}
+			for i, k := range keys {
+				d.Fields[k] = vals[i]
+			}
+		}
+	}
+	if e := c.Errno(); e != 0 {
+		d.Errno = errnoName(e)
+	}
+	return d
+}
+
+// Format renders c as one line: time, pid, ioctl name, fields, result, duration.
+func Format(c Call) string {
+	d := Decode(c)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%12.6f %6d %-32s", d.Time, d.Pid, d.Ioctl)
+	if d.Order != nil {
+		for _, k := range d.Order {
+			fmt.Fprintf(&b, " %s=%#x", k, d.Fields[k])
+		}
+	} else if len(c.Arg) > 0 {
+		fmt.Fprintf(&b, " arg=%x", c.Arg)
+	}
+	if len(c.Extra) > 0 {
+		fmt.Fprintf(&b, " array=%x", c.Extra)
+	}
+	if d.Errno != "" {
+		fmt.Fprintf(&b, " = -1 %s", d.Errno)
+	} else {
+		fmt.Fprintf(&b, " = %d", d.Result)
+	}
+	fmt.Fprintf(&b, " <%.1fus>", d.Duration)
+	return b.String()
+}
+
+func errnoName(e interface{ Error() string }) string { return e.Error() }
