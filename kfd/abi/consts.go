@@ -1,0 +1,214 @@
+package abi
+
+import "unsafe"
+
+// Ioctl describes one AMDKFD_IOC_* command.
+type Ioctl struct {
+	Nr   uint32
+	Name string // without the AMDKFD_IOC_ prefix
+	Cmd  uint32
+}
+
+func iowr(nr uint32, size uintptr) uint32 {
+	return IOC(IOCRead|IOCWrite, AMDKFDIOCTLBase, nr, uint32(size))
+}
+func iow(nr uint32, size uintptr) uint32 { return IOC(IOCWrite, AMDKFDIOCTLBase, nr, uint32(size)) }
+func ior(nr uint32, size uintptr) uint32 { return IOC(IOCRead, AMDKFDIOCTLBase, nr, uint32(size)) }
+
+// AMDKFD_IOC_* command words.
+var (
+	AMDKFD_IOC_GET_VERSION                  = ior(0x01, unsafe.Sizeof(GetVersionArgs{}))
+	AMDKFD_IOC_CREATE_QUEUE                 = iowr(0x02, unsafe.Sizeof(CreateQueueArgs{}))
+	AMDKFD_IOC_DESTROY_QUEUE                = iowr(0x03, unsafe.Sizeof(DestroyQueueArgs{}))
+	AMDKFD_IOC_SET_MEMORY_POLICY            = iow(0x04, unsafe.Sizeof(SetMemoryPolicyArgs{}))
+	AMDKFD_IOC_GET_CLOCK_COUNTERS           = iowr(0x05, unsafe.Sizeof(GetClockCountersArgs{}))
+	AMDKFD_IOC_GET_PROCESS_APERTURES        = ior(0x06, unsafe.Sizeof(GetProcessAperturesArgs{}))
+	AMDKFD_IOC_UPDATE_QUEUE                 = iow(0x07, unsafe.Sizeof(UpdateQueueArgs{}))
+	AMDKFD_IOC_CREATE_EVENT                 = iowr(0x08, unsafe.Sizeof(CreateEventArgs{}))
+	AMDKFD_IOC_DESTROY_EVENT                = iow(0x09, unsafe.Sizeof(DestroyEventArgs{}))
+	AMDKFD_IOC_SET_EVENT                    = iow(0x0A, unsafe.Sizeof(SetEventArgs{}))
+	AMDKFD_IOC_RESET_EVENT                  = iow(0x0B, unsafe.Sizeof(ResetEventArgs{}))
+	AMDKFD_IOC_WAIT_EVENTS                  = iowr(0x0C, unsafe.Sizeof(WaitEventsArgs{}))
+	AMDKFD_IOC_DBG_REGISTER_DEPRECATED      = iow(0x0D, unsafe.Sizeof(DbgRegisterArgs{}))
+	AMDKFD_IOC_DBG_UNREGISTER_DEPRECATED    = iow(0x0E, unsafe.Sizeof(DbgRegisterArgs{}))
+	AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED = iow(0x0F, unsafe.Sizeof(DbgAddressWatchArgs{}))
+	AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED  = iow(0x10, unsafe.Sizeof(DbgAddressWatchArgs{}))
+	AMDKFD_IOC_SET_SCRATCH_BACKING_VA       = iowr(0x11, unsafe.Sizeof(SetScratchBackingVAArgs{}))
+	AMDKFD_IOC_GET_TILE_CONFIG              = iowr(0x12, unsafe.Sizeof(GetTileConfigArgs{}))
+	AMDKFD_IOC_SET_TRAP_HANDLER             = iow(0x13, unsafe.Sizeof(SetTrapHandlerArgs{}))
+	AMDKFD_IOC_GET_PROCESS_APERTURES_NEW    = iowr(0x14, unsafe.Sizeof(GetProcessAperturesNewArgs{}))
+	AMDKFD_IOC_ACQUIRE_VM                   = iow(0x15, unsafe.Sizeof(AcquireVMArgs{}))
+	AMDKFD_IOC_ALLOC_MEMORY_OF_GPU          = iowr(0x16, unsafe.Sizeof(AllocMemoryOfGPUArgs{}))
+	AMDKFD_IOC_FREE_MEMORY_OF_GPU           = iow(0x17, unsafe.Sizeof(FreeMemoryOfGPUArgs{}))
+	AMDKFD_IOC_MAP_MEMORY_TO_GPU            = iowr(0x18, unsafe.Sizeof(MapMemoryToGPUArgs{}))
+	AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU        = iowr(0x19, unsafe.Sizeof(UnmapMemoryFromGPUArgs{}))
+	AMDKFD_IOC_SET_CU_MASK                  = iow(0x1A, unsafe.Sizeof(SetCUMaskArgs{}))
+	AMDKFD_IOC_GET_QUEUE_WAVE_STATE         = iowr(0x1B, unsafe.Sizeof(GetQueueWaveStateArgs{}))
+	AMDKFD_IOC_GET_DMABUF_INFO              = iowr(0x1C, unsafe.Sizeof(GetDmabufInfoArgs{}))
+	AMDKFD_IOC_IMPORT_DMABUF                = iowr(0x1D, unsafe.Sizeof(ImportDmabufArgs{}))
+	AMDKFD_IOC_ALLOC_QUEUE_GWS              = iowr(0x1E, unsafe.Sizeof(AllocQueueGWSArgs{}))
+	AMDKFD_IOC_SMI_EVENTS                   = iowr(0x1F, unsafe.Sizeof(SMIEventsArgs{}))
+	AMDKFD_IOC_SVM                          = iowr(0x20, unsafe.Sizeof(SVMArgs{}))
+	AMDKFD_IOC_SET_XNACK_MODE               = iowr(0x21, unsafe.Sizeof(SetXnackModeArgs{}))
+	AMDKFD_IOC_CRIU_OP                      = iowr(0x22, unsafe.Sizeof(CRIUArgs{}))
+	AMDKFD_IOC_AVAILABLE_MEMORY             = iowr(0x23, unsafe.Sizeof(GetAvailableMemoryArgs{}))
+	AMDKFD_IOC_EXPORT_DMABUF                = iowr(0x24, unsafe.Sizeof(ExportDmabufArgs{}))
+	AMDKFD_IOC_RUNTIME_ENABLE               = iowr(0x25, unsafe.Sizeof(RuntimeEnableArgs{}))
+	AMDKFD_IOC_DBG_TRAP                     = iowr(0x26, unsafe.Sizeof(DbgTrapArgs{}))
+)
+
+// AMDKFD_COMMAND_START and _END (1.18: END is 0x27).
+const (
+	AMDKFD_COMMAND_START = 0x01
+	AMDKFD_COMMAND_END   = 0x27
+)
+
+// Ioctls lists every command of the interface, by number.
+var Ioctls = []Ioctl{
+	{0x01, "GET_VERSION", AMDKFD_IOC_GET_VERSION},
+	{0x02, "CREATE_QUEUE", AMDKFD_IOC_CREATE_QUEUE},
+	{0x03, "DESTROY_QUEUE", AMDKFD_IOC_DESTROY_QUEUE},
+	{0x04, "SET_MEMORY_POLICY", AMDKFD_IOC_SET_MEMORY_POLICY},
+	{0x05, "GET_CLOCK_COUNTERS", AMDKFD_IOC_GET_CLOCK_COUNTERS},
+	{0x06, "GET_PROCESS_APERTURES", AMDKFD_IOC_GET_PROCESS_APERTURES},
+	{0x07, "UPDATE_QUEUE", AMDKFD_IOC_UPDATE_QUEUE},
+	{0x08, "CREATE_EVENT", AMDKFD_IOC_CREATE_EVENT},
+	{0x09, "DESTROY_EVENT", AMDKFD_IOC_DESTROY_EVENT},
+	{0x0A, "SET_EVENT", AMDKFD_IOC_SET_EVENT},
+	{0x0B, "RESET_EVENT", AMDKFD_IOC_RESET_EVENT},
+	{0x0C, "WAIT_EVENTS", AMDKFD_IOC_WAIT_EVENTS},
+	{0x0D, "DBG_REGISTER_DEPRECATED", AMDKFD_IOC_DBG_REGISTER_DEPRECATED},
+	{0x0E, "DBG_UNREGISTER_DEPRECATED", AMDKFD_IOC_DBG_UNREGISTER_DEPRECATED},
+	{0x0F, "DBG_ADDRESS_WATCH_DEPRECATED", AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED},
+	{0x10, "DBG_WAVE_CONTROL_DEPRECATED", AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED},
+	{0x11, "SET_SCRATCH_BACKING_VA", AMDKFD_IOC_SET_SCRATCH_BACKING_VA},
+	{0x12, "GET_TILE_CONFIG", AMDKFD_IOC_GET_TILE_CONFIG},
+	{0x13, "SET_TRAP_HANDLER", AMDKFD_IOC_SET_TRAP_HANDLER},
+	{0x14, "GET_PROCESS_APERTURES_NEW", AMDKFD_IOC_GET_PROCESS_APERTURES_NEW},
+	{0x15, "ACQUIRE_VM", AMDKFD_IOC_ACQUIRE_VM},
+	{0x16, "ALLOC_MEMORY_OF_GPU", AMDKFD_IOC_ALLOC_MEMORY_OF_GPU},
+	{0x17, "FREE_MEMORY_OF_GPU", AMDKFD_IOC_FREE_MEMORY_OF_GPU},
+	{0x18, "MAP_MEMORY_TO_GPU", AMDKFD_IOC_MAP_MEMORY_TO_GPU},
+	{0x19, "UNMAP_MEMORY_FROM_GPU", AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU},
+	{0x1A, "SET_CU_MASK", AMDKFD_IOC_SET_CU_MASK},
+	{0x1B, "GET_QUEUE_WAVE_STATE", AMDKFD_IOC_GET_QUEUE_WAVE_STATE},
+	{0x1C, "GET_DMABUF_INFO", AMDKFD_IOC_GET_DMABUF_INFO},
+	{0x1D, "IMPORT_DMABUF", AMDKFD_IOC_IMPORT_DMABUF},
+	{0x1E, "ALLOC_QUEUE_GWS", AMDKFD_IOC_ALLOC_QUEUE_GWS},
+	{0x1F, "SMI_EVENTS", AMDKFD_IOC_SMI_EVENTS},
+	{0x20, "SVM", AMDKFD_IOC_SVM},
+	{0x21, "SET_XNACK_MODE", AMDKFD_IOC_SET_XNACK_MODE},
+	{0x22, "CRIU_OP", AMDKFD_IOC_CRIU_OP},
+	{0x23, "AVAILABLE_MEMORY", AMDKFD_IOC_AVAILABLE_MEMORY},
+	{0x24, "EXPORT_DMABUF", AMDKFD_IOC_EXPORT_DMABUF},
+	{0x25, "RUNTIME_ENABLE", AMDKFD_IOC_RUNTIME_ENABLE},
+	{0x26, "DBG_TRAP", AMDKFD_IOC_DBG_TRAP},
+}
+
+// Queue types (KFD_IOC_QUEUE_TYPE_*).
+const (
+	KFD_IOC_QUEUE_TYPE_COMPUTE        = 0x0
+	KFD_IOC_QUEUE_TYPE_SDMA           = 0x1
+	KFD_IOC_QUEUE_TYPE_COMPUTE_AQL    = 0x2
+	KFD_IOC_QUEUE_TYPE_SDMA_XGMI      = 0x3
+	KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID = 0x4
+	KFD_MAX_QUEUE_PERCENTAGE          = 100
+	KFD_MAX_QUEUE_PRIORITY            = 15
+	KFD_MIN_QUEUE_RING_SIZE           = 1024
+)
+
+// Memory policies.
+const (
+	KFD_IOC_CACHE_POLICY_COHERENT     = 0
+	KFD_IOC_CACHE_POLICY_NONCOHERENT  = 1
+	KFD_PROC_FLAG_MFMA_HIGH_PRECISION = 1 << 0
+)
+
+// Event types, wait results and limits.
+const (
+	KFD_IOC_EVENT_SIGNAL            = 0
+	KFD_IOC_EVENT_NODECHANGE        = 1
+	KFD_IOC_EVENT_DEVICESTATECHANGE = 2
+	KFD_IOC_EVENT_HW_EXCEPTION      = 3
+	KFD_IOC_EVENT_SYSTEM_EVENT      = 4
+	KFD_IOC_EVENT_DEBUG_EVENT       = 5
+	KFD_IOC_EVENT_PROFILE_EVENT     = 6
+	KFD_IOC_EVENT_QUEUE_EVENT       = 7
+	KFD_IOC_EVENT_MEMORY            = 8
+
+	KFD_IOC_WAIT_RESULT_COMPLETE = 0
+	KFD_IOC_WAIT_RESULT_TIMEOUT  = 1
+	KFD_IOC_WAIT_RESULT_FAIL     = 2
+
+	KFD_SIGNAL_EVENT_LIMIT = 4096
+)
+
+// Allocation flags (KFD_IOC_ALLOC_MEM_FLAGS_*).
+const (
+	KFD_IOC_ALLOC_MEM_FLAGS_VRAM          = 1 << 0
+	KFD_IOC_ALLOC_MEM_FLAGS_GTT           = 1 << 1
+	KFD_IOC_ALLOC_MEM_FLAGS_USERPTR       = 1 << 2
+	KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL      = 1 << 3
+	KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP    = 1 << 4
+	KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE      = 1 << 31
+	KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE    = 1 << 30
+	KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC        = 1 << 29
+	KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE = 1 << 28
+	KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM = 1 << 27
+	KFD_IOC_ALLOC_MEM_FLAGS_COHERENT      = 1 << 26
+	KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED      = 1 << 25
+	KFD_IOC_ALLOC_MEM_FLAGS_EXT_COHERENT  = 1 << 24
+	KFD_IOC_ALLOC_MEM_FLAGS_CONTIGUOUS    = 1 << 23
+)
+
+// SVM (kfd_ioctl_svm_*).
+const (
+	KFD_IOCTL_SVM_OP_SET_ATTR = 0
+	KFD_IOCTL_SVM_OP_GET_ATTR = 1
+
+	KFD_IOCTL_SVM_ATTR_PREFERRED_LOC   = 0
+	KFD_IOCTL_SVM_ATTR_PREFETCH_LOC    = 1
+	KFD_IOCTL_SVM_ATTR_ACCESS          = 2
+	KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE = 3
+	KFD_IOCTL_SVM_ATTR_NO_ACCESS       = 4
+	KFD_IOCTL_SVM_ATTR_SET_FLAGS       = 5
+	KFD_IOCTL_SVM_ATTR_CLR_FLAGS       = 6
+	KFD_IOCTL_SVM_ATTR_GRANULARITY     = 7
+
+	KFD_IOCTL_SVM_FLAG_HOST_ACCESS       = 0x1
+	KFD_IOCTL_SVM_FLAG_COHERENT          = 0x2
+	KFD_IOCTL_SVM_FLAG_HIVE_LOCAL        = 0x4
+	KFD_IOCTL_SVM_FLAG_GPU_RO            = 0x8
+	KFD_IOCTL_SVM_FLAG_GPU_EXEC          = 0x10
+	KFD_IOCTL_SVM_FLAG_GPU_READ_MOSTLY   = 0x20
+	KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED = 0x40
+	KFD_IOCTL_SVM_FLAG_EXT_COHERENT      = 0x80
+
+	KFD_IOCTL_SVM_LOCATION_SYSMEM    = 0
+	KFD_IOCTL_SVM_LOCATION_UNDEFINED = 0xffffffff
+)
+
+// Runtime enable (1.13+).
+const (
+	KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK    = 1
+	KFD_RUNTIME_ENABLE_MODE_TTMP_SAVE_MASK = 2
+)
+
+// DBG_TRAP operations (kfd_dbg_trap_operations).
+const (
+	KFD_IOC_DBG_TRAP_ENABLE = iota
+	KFD_IOC_DBG_TRAP_DISABLE
+	KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT
+	KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED
+	KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE
+	KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_MODE
+	KFD_IOC_DBG_TRAP_SUSPEND_QUEUES
+	KFD_IOC_DBG_TRAP_RESUME_QUEUES
+	KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH
+	KFD_IOC_DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH
+	KFD_IOC_DBG_TRAP_SET_FLAGS
+	KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT
+	KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO
+	KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT
+	KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT
+)

@@ -1,0 +1,39 @@
+// Package abi holds the binary interface of amdkfd as Go types and constants: the argument structs,
+// ioctl numbers and flags of <linux/kfd_ioctl.h> (up to interface 1.18 as listed in
+// shared/reference/kfd-abi-and-peers.md; Debian's linux-libc-dev ships 1.11) and <linux/kfd_sysfs.h>.
+// No behaviour lives here. Names keep the C spelling in Go form; padding is spelled out; abi_c_test.go
+// checks sizes, offsets and command numbers against the real header.
+package abi
+
+// _IOC encoding (include/uapi/asm-generic/ioctl.h).
+const (
+	IOCNone  = 0
+	IOCWrite = 1
+	IOCRead  = 2
+
+	iocNRShift   = 0
+	iocTypeShift = 8
+	iocSizeShift = 16
+	iocDirShift  = 30
+	IOCSizeMask  = 0x3fff
+)
+
+// IOC builds an ioctl command word.
+func IOC(dir, typ, nr, size uint32) uint32 {
+	return dir<<iocDirShift | typ<<iocTypeShift | nr<<iocNRShift | size<<iocSizeShift
+}
+
+// IOCNr, IOCType, IOCSize and IOCDir decode a command word.
+func IOCNr(cmd uint32) uint32   { return cmd & 0xff }
+func IOCType(cmd uint32) uint32 { return cmd >> iocTypeShift & 0xff }
+func IOCSize(cmd uint32) uint32 { return cmd >> iocSizeShift & IOCSizeMask }
+func IOCDir(cmd uint32) uint32  { return cmd >> iocDirShift & 3 }
+
+// AMDKFD_IOCTL_BASE.
+const AMDKFDIOCTLBase = 'K'
+
+// Interface version this package describes (KFD_IOCTL_MAJOR_VERSION / MINOR of 1.18).
+const (
+	KFD_IOCTL_MAJOR_VERSION = 1
+	KFD_IOCTL_MINOR_VERSION = 18
+)

@@ -1,0 +1,68 @@
+package abi
+
+// Constants of <linux/kfd_sysfs.h> (capability bits, heap, cache and IO link types and flags),
+// every numeric define of the header, checked by abi_c_test.go.
+const (
+	HSA_CAP_HOT_PLUGGABLE                  = 0x00000001
+	HSA_CAP_ATS_PRESENT                    = 0x00000002
+	HSA_CAP_SHARED_WITH_GRAPHICS           = 0x00000004
+	HSA_CAP_QUEUE_SIZE_POW2                = 0x00000008
+	HSA_CAP_QUEUE_SIZE_32BIT               = 0x00000010
+	HSA_CAP_QUEUE_IDLE_EVENT               = 0x00000020
+	HSA_CAP_VA_LIMIT                       = 0x00000040
+	HSA_CAP_WATCH_POINTS_SUPPORTED         = 0x00000080
+	HSA_CAP_WATCH_POINTS_TOTALBITS_MASK    = 0x00000f00
+	HSA_CAP_WATCH_POINTS_TOTALBITS_SHIFT   = 8
+	HSA_CAP_DOORBELL_TYPE_TOTALBITS_MASK   = 0x00003000
+	HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT  = 12
+	HSA_CAP_DOORBELL_TYPE_PRE_1_0          = 0x0
+	HSA_CAP_DOORBELL_TYPE_1_0              = 0x1
+	HSA_CAP_DOORBELL_TYPE_2_0              = 0x2
+	HSA_CAP_AQL_QUEUE_DOUBLE_MAP           = 0x00004000
+	HSA_CAP_RESERVED_WAS_SRAM_EDCSUPPORTED = 0x00080000
+	HSA_CAP_MEM_EDCSUPPORTED               = 0x00100000
+	HSA_CAP_RASEVENTNOTIFY                 = 0x00200000
+	HSA_CAP_ASIC_REVISION_MASK             = 0x03c00000
+	HSA_CAP_ASIC_REVISION_SHIFT            = 22
+	HSA_CAP_SRAM_EDCSUPPORTED              = 0x04000000
+	HSA_CAP_SVMAPI_SUPPORTED               = 0x08000000
+	HSA_CAP_FLAGS_COHERENTHOSTACCESS       = 0x10000000
+	HSA_CAP_RESERVED                       = 0xe00f8000
+	HSA_MEM_HEAP_TYPE_SYSTEM               = 0
+	HSA_MEM_HEAP_TYPE_FB_PUBLIC            = 1
+	HSA_MEM_HEAP_TYPE_FB_PRIVATE           = 2
+	HSA_MEM_HEAP_TYPE_GPU_GDS              = 3
+	HSA_MEM_HEAP_TYPE_GPU_LDS              = 4
+	HSA_MEM_HEAP_TYPE_GPU_SCRATCH          = 5
+	HSA_MEM_FLAGS_HOT_PLUGGABLE            = 0x00000001
+	HSA_MEM_FLAGS_NON_VOLATILE             = 0x00000002
+	HSA_MEM_FLAGS_RESERVED                 = 0xfffffffc
+	HSA_CACHE_TYPE_DATA                    = 0x00000001
+	HSA_CACHE_TYPE_INSTRUCTION             = 0x00000002
+	HSA_CACHE_TYPE_CPU                     = 0x00000004
+	HSA_CACHE_TYPE_HSACU                   = 0x00000008
+	HSA_CACHE_TYPE_RESERVED                = 0xfffffff0
+	HSA_IOLINK_TYPE_UNDEFINED              = 0
+	HSA_IOLINK_TYPE_HYPERTRANSPORT         = 1
+	HSA_IOLINK_TYPE_PCIEXPRESS             = 2
+	HSA_IOLINK_TYPE_AMBA                   = 3
+	HSA_IOLINK_TYPE_MIPI                   = 4
+	HSA_IOLINK_TYPE_QPI_1_1                = 5
+	HSA_IOLINK_TYPE_RESERVED1              = 6
+	HSA_IOLINK_TYPE_RESERVED2              = 7
+	HSA_IOLINK_TYPE_RAPID_IO               = 8
+	HSA_IOLINK_TYPE_INFINIBAND             = 9
+	HSA_IOLINK_TYPE_RESERVED3              = 10
+	HSA_IOLINK_TYPE_XGMI                   = 11
+	HSA_IOLINK_TYPE_XGOP                   = 12
+	HSA_IOLINK_TYPE_GZ                     = 13
+	HSA_IOLINK_TYPE_ETHERNET_RDMA          = 14
+	HSA_IOLINK_TYPE_RDMA_OTHER             = 15
+	HSA_IOLINK_TYPE_OTHER                  = 16
+	HSA_IOLINK_FLAGS_ENABLED               = 1 << 0
+	HSA_IOLINK_FLAGS_NON_COHERENT          = 1 << 1
+	HSA_IOLINK_FLAGS_NO_ATOMICS_32_BIT     = 1 << 2
+	HSA_IOLINK_FLAGS_NO_ATOMICS_64_BIT     = 1 << 3
+	HSA_IOLINK_FLAGS_NO_PEER_TO_PEER_DMA   = 1 << 4
+	HSA_IOLINK_FLAGS_RESERVED              = 0xffffffe0
+)
