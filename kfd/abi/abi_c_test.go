@@ -195,3 +195,77 @@ func TestNewerCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestDRMAgainstCHeader checks the DRM/amdgpu subset against libdrm-dev's headers.
+func TestDRMAgainstCHeader(t *testing.T) {
+	if _, err := os.Stat("/usr/include/libdrm/amdgpu_drm.h"); err != nil {
+		t.Skip("libdrm-dev is not installed (scripts/install-deps.sh installs it)")
+	}
+	structs := []struct {
+		goType any
+		c      string
+	}{
+		{DRMVersion{}, "drm_version"}, {DRMClient{}, "drm_client"}, {DRMGetCap{}, "drm_get_cap"},
+		{DRMGemClose{}, "drm_gem_close"}, {DRMAmdgpuInfo{}, "drm_amdgpu_info"},
+		{DRMAmdgpuInfoDevice{}, "drm_amdgpu_info_device"}, {DRMAmdgpuInfoVRAMGTT{}, "drm_amdgpu_info_vram_gtt"},
+		{DRMAmdgpuHeapInfo{}, "drm_amdgpu_heap_info"}, {DRMAmdgpuMemoryInfo{}, "drm_amdgpu_memory_info"},
+		{DRMAmdgpuInfoFirmware{}, "drm_amdgpu_info_firmware"}, {DRMAmdgpuInfoHWIP{}, "drm_amdgpu_info_hw_ip"},
+	}
+	var c strings.Builder
+	c.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include <libdrm/drm.h>\n#include <libdrm/amdgpu_drm.h>\nint main(void){\n")
+	for _, s := range structs {
+		fmt.Fprintf(&c, "printf(\"size %s %%zu\\n\", sizeof(struct %s));\n", s.c, s.c)
+	}
+	for _, f := range []string{"device_id", "family", "max_engine_clock", "cu_bitmap", "ids_flags", "virtual_address_max",
+		"wave_front_size", "cu_ao_bitmap", "high_va_offset", "high_va_max", "tcc_disabled_mask"} {
+		fmt.Fprintf(&c, "printf(\"off drm_amdgpu_info_device.%s %%zu\\n\", offsetof(struct drm_amdgpu_info_device, %s));\n", f, f)
+	}
+	for _, name := range []string{"DRM_IOCTL_VERSION", "DRM_IOCTL_GET_CLIENT", "DRM_IOCTL_GET_CAP", "DRM_IOCTL_GEM_CLOSE", "DRM_IOCTL_AMDGPU_INFO",
+		"AMDGPU_INFO_ACCEL_WORKING", "AMDGPU_INFO_DEV_INFO", "AMDGPU_INFO_READ_MMR_REG", "AMDGPU_INFO_VRAM_GTT", "AMDGPU_INFO_MEMORY",
+		"AMDGPU_INFO_HW_IP_INFO", "AMDGPU_INFO_HW_IP_COUNT", "AMDGPU_INFO_FW_VERSION", "AMDGPU_INFO_VRAM_USAGE", "AMDGPU_INFO_GTT_USAGE",
+		"AMDGPU_INFO_VIS_VRAM_USAGE", "AMDGPU_FAMILY_AI", "AMDGPU_FAMILY_NV", "AMDGPU_HW_IP_NUM"} {
+		fmt.Fprintf(&c, "printf(\"const %s %%lu\\n\", (unsigned long)(%s));\n", name, name)
+	}
+	c.WriteString("return 0;}\n")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "drm.c")
+	os.WriteFile(src, []byte(c.String()), 0644)
+	if out, err := exec.Command("gcc", "-o", filepath.Join(dir, "drm"), src).CombinedOutput(); err != nil {
+		t.Fatalf("compile: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(dir, "drm")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		v, _ := strconv.ParseUint(f[2], 10, 64)
+		got[f[0]+" "+f[1]] = v
+	}
+	for _, s := range structs {
+		if sz := uint64(reflect.TypeOf(s.goType).Size()); sz != got["size "+s.c] {
+			t.Errorf("%s: Go size %d, C %d", s.c, sz, got["size "+s.c])
+		}
+	}
+	dev := reflect.TypeOf(DRMAmdgpuInfoDevice{})
+	for goName, c := range map[string]string{"DeviceID": "device_id", "Family": "family", "MaxEngineClock": "max_engine_clock",
+		"CUBitmap": "cu_bitmap", "IDsFlags": "ids_flags", "VirtualAddressMax": "virtual_address_max", "WaveFrontSize": "wave_front_size",
+		"CUAOBitmap": "cu_ao_bitmap", "HighVAOffset": "high_va_offset", "HighVAMax": "high_va_max", "TCCDisabledMask": "tcc_disabled_mask"} {
+		f, _ := dev.FieldByName(goName)
+		if uint64(f.Offset) != got["off drm_amdgpu_info_device."+c] {
+			t.Errorf("drm_amdgpu_info_device.%s: Go %d, C %d", c, f.Offset, got["off drm_amdgpu_info_device."+c])
+		}
+	}
+	for name, v := range map[string]uint64{"DRM_IOCTL_VERSION": uint64(DRM_IOCTL_VERSION), "DRM_IOCTL_GET_CLIENT": uint64(DRM_IOCTL_GET_CLIENT),
+		"DRM_IOCTL_GET_CAP": uint64(DRM_IOCTL_GET_CAP), "DRM_IOCTL_GEM_CLOSE": uint64(DRM_IOCTL_GEM_CLOSE), "DRM_IOCTL_AMDGPU_INFO": uint64(DRM_IOCTL_AMDGPU_INFO),
+		"AMDGPU_INFO_ACCEL_WORKING": AMDGPU_INFO_ACCEL_WORKING, "AMDGPU_INFO_DEV_INFO": AMDGPU_INFO_DEV_INFO, "AMDGPU_INFO_READ_MMR_REG": AMDGPU_INFO_READ_MMR_REG,
+		"AMDGPU_INFO_VRAM_GTT": AMDGPU_INFO_VRAM_GTT, "AMDGPU_INFO_MEMORY": AMDGPU_INFO_MEMORY, "AMDGPU_INFO_HW_IP_INFO": AMDGPU_INFO_HW_IP_INFO,
+		"AMDGPU_INFO_HW_IP_COUNT": AMDGPU_INFO_HW_IP_COUNT, "AMDGPU_INFO_FW_VERSION": AMDGPU_INFO_FW_VERSION, "AMDGPU_INFO_VRAM_USAGE": AMDGPU_INFO_VRAM_USAGE,
+		"AMDGPU_INFO_GTT_USAGE": AMDGPU_INFO_GTT_USAGE, "AMDGPU_INFO_VIS_VRAM_USAGE": AMDGPU_INFO_VIS_VRAM_USAGE, "AMDGPU_FAMILY_AI": AMDGPU_FAMILY_AI,
+		"AMDGPU_FAMILY_NV": AMDGPU_FAMILY_NV, "AMDGPU_HW_IP_NUM": AMDGPU_HW_IP_NUM} {
+		if got["const "+name] != v {
+			t.Errorf("%s: Go %#x, C %#x", name, v, got["const "+name])
+		}
+	}
+}

@@ -1,0 +1,11 @@
+// Package kfd is the emulated amdkfd driver: processes, the ioctl table, per-device process data,
+// the memory manager (buffer objects backed by memfds shared with the client), events and queues.
+// It mirrors drivers/gpu/drm/amd/amdkfd (kfd_chardev.c, kfd_process.c, kfd_events.c,
+// kfd_flat_memory.c) and the parts of amdgpu_amdkfd_gpuvm.c that decide errno values.
+//
+// Sentinel errors stay inside; ioctl handlers return the errno amdkfd returns. The fs package is the
+// only caller (see contract.go).
+//
+// Lock order: Driver.mu before Process.mu before space.mu; event waits drop Process.mu before
+// blocking. No lock is held while reading or writing client memory through a Caller.
+package kfd

@@ -1,0 +1,231 @@
+package kfd
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/kfdemu/kfdemu/pasid"
+	"github.com/kfdemu/kfdemu/topology"
+)
+
+var errNoSpace = errors.New("kfd: device memory space exhausted")
+
+// Driver is the emulated amdkfd: one per mount.
+type Driver struct {
+	sys   *topology.System
+	log   *slog.Logger
+	pasid *pasid.Space
+
+	mu    sync.Mutex
+	procs map[int]*Process // by tgid
+	// vramUsed is the VRAM allocated per GPU by all processes (amdgpu_amdkfd_reserve_mem_limit).
+	vramUsed map[uint32]uint64
+}
+
+// New creates the driver for a topology and hooks its VRAM accounting into used_memory.
+func New(sys *topology.System, log *slog.Logger) *Driver {
+	if log == nil {
+		log = slog.Default()
+	}
+	d := &Driver{sys: sys, log: log, pasid: pasid.NewSpace(), procs: map[int]*Process{}, vramUsed: map[uint32]uint64{}}
+	sys.SetUsedMemoryFunc(func(gpuID uint32, bank int) uint64 {
+		if bank != 0 {
+			return 0
+		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.vramUsed[gpuID]
+	})
+	return d
+}
+
+var _ Device = (*Driver)(nil)
+
+// process returns (creating) the KFD process of tgid and takes a reference.
+func (d *Driver) process(tgid int) (*Process, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p := d.procs[tgid]; p != nil {
+		p.refs++
+		return p, nil
+	}
+	p, err := newProcess(d, tgid)
+	if err != nil {
+		return nil, err
+	}
+	d.procs[tgid] = p
+	p.refs = 1
+	d.log.Info("kfd process created", "tgid", tgid, "pasid", p.pasid)
+	return p, nil
+}
+
+// put drops a reference; the last one tears the process down.
+func (d *Driver) put(p *Process) {
+	d.mu.Lock()
+	p.refs--
+	last := p.refs == 0 && d.procs[p.tgid] == p
+	if last {
+		delete(d.procs, p.tgid)
+	}
+	d.mu.Unlock()
+	if last {
+		p.teardown()
+	}
+}
+
+// OpenKFD implements Device.
+func (d *Driver) OpenKFD(tgid int) (File, error) {
+	p, err := d.process(tgid)
+	if err != nil {
+		return nil, err
+	}
+	return &kfdFile{p: p}, nil
+}
+
+// OpenRender implements Device.
+func (d *Driver) OpenRender(minor uint32, tgid int) (File, error) {
+	var node *topology.Node
+	for _, n := range d.sys.GPUs() {
+		if n.RenderMinor() == minor {
+			node = n
+		}
+	}
+	if node == nil {
+		return nil, syscall.ENODEV
+	}
+	p, err := d.process(tgid)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := p.renderSpace(minor)
+	if err != nil {
+		d.put(p)
+		return nil, err
+	}
+	return &renderFile{p: p, node: node, sp: sp, drm: newDRM(d, node)}, nil
+}
+
+// ProcessExited implements Device: the process is gone, whatever files are still closing.
+func (d *Driver) ProcessExited(tgid int) {
+	d.mu.Lock()
+	p := d.procs[tgid]
+	if p != nil {
+		delete(d.procs, tgid)
+	}
+	d.mu.Unlock()
+	if p != nil {
+		d.log.Info("kfd process exited", "tgid", tgid)
+		p.teardown()
+	}
+}
+
+// RenderMinors implements Device.
+func (d *Driver) RenderMinors() []uint32 {
+	var m []uint32
+	for _, n := range d.sys.GPUs() {
+		m = append(m, n.RenderMinor())
+	}
+	return m
+}
+
+// Stats counts what the driver holds, for leak checks (debugfs kfdemu/stats).
+func (d *Driver) Stats() map[string]int {
+	d.mu.Lock()
+	procs := make([]*Process, 0, len(d.procs))
+	for _, p := range d.procs {
+		procs = append(procs, p)
+	}
+	d.mu.Unlock()
+	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse()}
+	for _, p := range procs {
+		p.mu.Lock()
+		st["bos"] += len(p.bos)
+		st["events"] += len(p.events)
+		st["queues"] += len(p.queues)
+		st["memfds"] += len(p.spaces) + 1
+		p.mu.Unlock()
+	}
+	return st
+}
+
+// Debug implements Device: MNT/sys/kernel/debug/kfd.
+func (d *Driver) Debug() *topology.Tree {
+	file := func(name string, f func() string) *topology.Tree {
+		return &topology.Tree{Name: name, Kind: topology.File, Mode: 0444, Dynamic: true,
+			Content: func() []byte { return []byte(f()) }}
+	}
+	return &topology.Tree{Name: "kfd", Kind: topology.Dir, Mode: 0555, Children: []*topology.Tree{
+		file("processes", d.debugProcesses),
+		file("memory", d.debugMemory),
+		file("queues", d.debugQueues),
+	}}
+}
+
+func (d *Driver) sortedProcs() []*Process {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ps := make([]*Process, 0, len(d.procs))
+	for _, p := range d.procs {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].tgid < ps[j].tgid })
+	return ps
+}
+
+func (d *Driver) debugProcesses() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %-6s %-5s %-6s %-7s %s\n", "tgid", "pasid", "bos", "events", "queues", "vram_bytes")
+	for _, p := range d.sortedProcs() {
+		p.mu.Lock()
+		var vram uint64
+		for _, bo := range p.bos {
+			if bo.flags&allocVRAM != 0 {
+				vram += bo.size
+			}
+		}
+		fmt.Fprintf(&b, "%-8d %-6d %-5d %-6d %-7d %d\n", p.tgid, p.pasid, len(p.bos), len(p.events), len(p.queues), vram)
+		p.mu.Unlock()
+	}
+	return b.String()
+}
+
+func (d *Driver) debugMemory() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %-18s %-10s %-14s %-12s %s\n", "tgid", "handle", "gpu_id", "va", "size", "flags mapped")
+	for _, p := range d.sortedProcs() {
+		p.mu.Lock()
+		for _, h := range sortedHandles(p.bos) {
+			bo := p.bos[h]
+			fmt.Fprintf(&b, "%-8d %#-18x %-10d %#-14x %-12d %#x %d\n", p.tgid, h, bo.gpu, bo.va, bo.size, bo.flags, len(bo.mapped))
+		}
+		p.mu.Unlock()
+	}
+	return b.String()
+}
+
+func sortedHandles(m map[uint64]*bo) []uint64 {
+	h := make([]uint64, 0, len(m))
+	for k := range m {
+		h = append(h, k)
+	}
+	sort.Slice(h, func(i, j int) bool { return h[i] < h[j] })
+	return h
+}
+
+// kfdFile is one open of dev/kfd.
+type kfdFile struct {
+	p    *Process
+	once sync.Once
+}
+
+func (f *kfdFile) Ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
+	return f.p.ioctl(c, cmd, arg)
+}
+func (f *kfdFile) Backing() *os.File { return f.p.kfdSpace.f }
+func (f *kfdFile) Release()          { f.once.Do(func() { f.p.d.put(f.p) }) }

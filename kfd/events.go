@@ -1,0 +1,296 @@
+package kfd
+
+import (
+	"encoding/binary"
+	"syscall"
+	"time"
+
+	"github.com/kfdemu/kfdemu/kfd/abi"
+)
+
+// Events follow kfd_events.c: signal events own a slot of the signal page (4096 slots of 8 bytes,
+// all-ones = unsignalled) whose index is the event id; other event types get ids from
+// (INT_MAX >> 1) + 1 upwards. Waiters never hold Process.mu while blocked.
+
+const (
+	signalSlots     = abi.KFD_SIGNAL_EVENT_LIMIT
+	slotUnsignalled = ^uint64(0)
+	firstOtherID    = (1<<31-1)>>1 + 1
+)
+
+type event struct {
+	id        uint32
+	typ       uint32
+	autoReset bool
+	signaled  bool
+	age       uint64
+	waiters   int
+	memExc    *abi.HSAMemoryExceptionData
+	hwExc     *abi.HSAHWExceptionData
+}
+
+type eventState struct {
+	page      []byte // the signal page: a user BO on dGPU (pageBO) or a kfd-space page
+	pageBO    *bo
+	pageOff   int64
+	own       bool // page allocated by the driver in the kfd space
+	nextOther uint32
+	changed   chan struct{} // closed and replaced on every state change
+}
+
+func (e *eventState) init() {
+	e.nextOther = firstOtherID
+	e.changed = make(chan struct{})
+}
+
+// broadcast wakes every waiter of the process; called with Process.mu held.
+func (e *eventState) broadcast() {
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+func (e *eventState) closeAll(p *Process) {
+	p.events = map[uint32]*event{}
+	if e.own && e.page != nil {
+		p.kfdSpace.release(e.pageOff, e.page)
+	}
+	e.page, e.pageBO = nil, nil
+	e.broadcast()
+}
+
+func createEvent(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.CreateEventArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a.EventPageOffset != 0 && a.EventType == abi.KFD_IOC_EVENT_SIGNAL || a.EventPageOffset != 0 && a.EventType == abi.KFD_IOC_EVENT_DEBUG_EVENT {
+		// dGPU: the first CREATE_EVENT passes the handle of the user-allocated event page BO
+		// (kfd_kmap_event_page).
+		if p.evt.page != nil {
+			return syscall.EINVAL // "Event page is already set"
+		}
+		b := p.bos[a.EventPageOffset]
+		if b == nil || b.mem == nil || b.size < signalSlots*8 {
+			return syscall.EINVAL
+		}
+		p.evt.page, p.evt.pageBO = b.mem[:signalSlots*8], b
+	}
+	ev := &event{typ: a.EventType, autoReset: a.AutoReset != 0}
+	switch a.EventType {
+	case abi.KFD_IOC_EVENT_SIGNAL, abi.KFD_IOC_EVENT_DEBUG_EVENT:
+		if p.evt.page == nil {
+			// No user page: the driver's own page, mapped by the client from dev/kfd.
+			off, mem, err := p.kfdSpace.alloc(signalSlots * 8)
+			if err != nil {
+				return syscall.ENOMEM
+			}
+			for i := 0; i < len(mem); i += 8 {
+				binary.LittleEndian.PutUint64(mem[i:], slotUnsignalled)
+			}
+			p.evt.page, p.evt.pageOff, p.evt.own = mem, off, true
+		}
+		id := uint32(0)
+		for i := uint32(1); i < signalSlots; i++ { // slot 0 stays reserved
+			if p.events[i] == nil {
+				id = i
+				break
+			}
+		}
+		if id == 0 {
+			return syscall.ENOSPC
+		}
+		ev.id = id
+		binary.LittleEndian.PutUint64(p.evt.page[8*id:], slotUnsignalled)
+		a.EventTriggerData, a.EventSlotIndex = id, id
+		if p.evt.own {
+			a.EventPageOffset = uint64(p.evt.pageOff)
+		}
+	case abi.KFD_IOC_EVENT_NODECHANGE, abi.KFD_IOC_EVENT_DEVICESTATECHANGE, abi.KFD_IOC_EVENT_HW_EXCEPTION,
+		abi.KFD_IOC_EVENT_SYSTEM_EVENT, abi.KFD_IOC_EVENT_PROFILE_EVENT, abi.KFD_IOC_EVENT_QUEUE_EVENT,
+		abi.KFD_IOC_EVENT_MEMORY:
+		if p.evt.nextOther == 0 {
+			return syscall.ENOSPC
+		}
+		ev.id = p.evt.nextOther
+		p.evt.nextOther++
+	default:
+		return syscall.EINVAL
+	}
+	p.events[ev.id] = ev
+	a.EventID = ev.id
+	encode(arg, a)
+	return 0
+}
+
+func destroyEvent(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.DestroyEventArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.events[a.EventID] == nil {
+		return syscall.EINVAL
+	}
+	delete(p.events, a.EventID)
+	p.evt.broadcast()
+	return 0
+}
+
+// signalLocked is set_event: age advances (skipping 0 and 1 on wrap); an auto-reset event with
+// waiters wakes one round of them without staying signalled.
+func (p *Process) signalLocked(ev *event) {
+	ev.age++
+	if ev.age < 2 {
+		ev.age = 2
+	}
+	ev.signaled = true
+	p.evt.broadcast()
+}
+
+func setEvent(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.SetEventArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ev := p.events[a.EventID]
+	if ev == nil || (ev.typ != abi.KFD_IOC_EVENT_SIGNAL && ev.typ != abi.KFD_IOC_EVENT_DEBUG_EVENT) {
+		return syscall.EINVAL // event_can_be_cpu_signaled
+	}
+	p.signalLocked(ev)
+	return 0
+}
+
+func resetEvent(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.ResetEventArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ev := p.events[a.EventID]
+	if ev == nil || (ev.typ != abi.KFD_IOC_EVENT_SIGNAL && ev.typ != abi.KFD_IOC_EVENT_DEBUG_EVENT) {
+		return syscall.EINVAL
+	}
+	ev.signaled = false
+	return 0
+}
+
+// SignalInterrupt is kfd_signal_event_interrupt for the hardware model: the CP wrote id to an event
+// mailbox; the matching signal event is set.
+func (p *Process) SignalInterrupt(id uint32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev := p.events[id]; ev != nil && (ev.typ == abi.KFD_IOC_EVENT_SIGNAL || ev.typ == abi.KFD_IOC_EVENT_DEBUG_EVENT) {
+		if p.evt.page != nil && int(id) < signalSlots {
+			binary.LittleEndian.PutUint64(p.evt.page[8*id:], uint64(id))
+		}
+		p.signalLocked(ev)
+	}
+}
+
+// raiseHWException delivers a hardware exception (queue reset) to every HW_EXCEPTION event.
+func (p *Process) raiseHWExceptionLocked(gpuID uint32) {
+	for _, ev := range p.events {
+		if ev.typ == abi.KFD_IOC_EVENT_HW_EXCEPTION {
+			ev.hwExc = &abi.HSAHWExceptionData{ResetType: 1, ResetCause: 1, MemoryLost: 0, GPUID: gpuID}
+			p.signalLocked(ev)
+		}
+	}
+}
+
+const maxWaitEvents = signalSlots
+
+// waitEvents is kfd_wait_on_events: timeout 0 polls, 0xffffffff waits forever, otherwise ms.
+func waitEvents(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.WaitEventsArgs
+	decode(arg, &a)
+	if a.NumEvents == 0 || a.NumEvents > maxWaitEvents {
+		return syscall.EINVAL
+	}
+	raw := make([]byte, 48*int(a.NumEvents))
+	if err := c.ReadMemory(a.EventsPtr, raw); err != nil {
+		return syscall.EFAULT
+	}
+	ids := make([]uint32, a.NumEvents)
+	for i := range ids {
+		ids[i] = binary.LittleEndian.Uint32(raw[48*i+40:])
+	}
+	var deadline <-chan time.Time
+	if a.Timeout != 0xffffffff && a.Timeout != 0 {
+		t := time.NewTimer(time.Duration(a.Timeout) * time.Millisecond)
+		defer t.Stop()
+		deadline = t.C
+	}
+	p.mu.Lock()
+	evs := make([]*event, len(ids))
+	for i, id := range ids {
+		if evs[i] = p.events[id]; evs[i] == nil {
+			p.mu.Unlock()
+			return syscall.EINVAL
+		}
+	}
+	for _, ev := range evs {
+		ev.waiters++
+	}
+	result := uint32(abi.KFD_IOC_WAIT_RESULT_TIMEOUT)
+	for {
+		done, n := true, 0
+		for _, ev := range evs {
+			if ev.signaled {
+				n++
+			} else {
+				done = false
+			}
+		}
+		if (a.WaitForAll != 0 && done) || (a.WaitForAll == 0 && n > 0) {
+			result = abi.KFD_IOC_WAIT_RESULT_COMPLETE
+			break
+		}
+		if p.dead || a.Timeout == 0 {
+			break
+		}
+		ch := p.evt.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			p.mu.Lock()
+			goto out
+		}
+		p.mu.Lock()
+		if p.dead {
+			break
+		}
+		// An event destroyed while waited on fails the wait (kfd: -EINVAL... wait_result FAIL).
+		for i, id := range ids {
+			if p.events[id] != evs[i] {
+				result = abi.KFD_IOC_WAIT_RESULT_FAIL
+				goto out
+			}
+		}
+	}
+out:
+	for i, ev := range evs {
+		ev.waiters--
+		d := raw[48*i : 48*i+48]
+		switch {
+		case ev.memExc != nil:
+			b := make([]byte, 32)
+			encode(b, *ev.memExc)
+			copy(d, b)
+		case ev.hwExc != nil:
+			b := make([]byte, 16)
+			encode(b, *ev.hwExc)
+			copy(d, b)
+		case ev.typ == abi.KFD_IOC_EVENT_SIGNAL:
+			binary.LittleEndian.PutUint64(d, ev.age) // signal_event_data.last_event_age
+		}
+		if result == abi.KFD_IOC_WAIT_RESULT_COMPLETE && ev.autoReset && ev.signaled {
+			ev.signaled = false
+		}
+	}
+	p.mu.Unlock()
+	if err := c.WriteMemory(a.EventsPtr, raw); err != nil {
+		return syscall.EFAULT
+	}
+	a.WaitResult = result
+	encode(arg, a)
+	return 0
+}

@@ -1,0 +1,346 @@
+package kfd
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/kfdemu/kfdemu/kfd/abi"
+	"golang.org/x/sys/unix"
+)
+
+// ReportedMinor is the GET_VERSION minor: the GPUVM interface of 1.2 (apertures_new, ACQUIRE_VM,
+// ALLOC/FREE/MAP/UNMAP) is implemented fully; later additions (SVM 1.4+, DMA-buf, CRIU, debugger)
+// are not all there, and libhsakmt/ROCr 5.2.3 gate their use of them on this number.
+const ReportedMinor = 2
+
+func getVersion(p *Process, c Caller, arg []byte) syscall.Errno {
+	encode(arg, abi.GetVersionArgs{MajorVersion: abi.KFD_IOCTL_MAJOR_VERSION, MinorVersion: ReportedMinor})
+	return 0
+}
+
+// apertures follows kfd_init_apertures_v9 (kfd_flat_memory.c) for GFX9 and later.
+func apertures(pd *pdd) abi.ProcessDeviceApertures {
+	const lds, scratch = 1 << 48, 2 << 48
+	return abi.ProcessDeviceApertures{
+		LDSBase: lds, LDSLimit: lds | 0xffffffff,
+		ScratchBase: scratch, ScratchLimit: scratch | 0xffffffff,
+		GPUVMBase: svmUserBase, GPUVMLimit: gpuvmSize - 1,
+		GPUID: pd.gpuID,
+	}
+}
+
+const (
+	svmUserBase = 0x1000000 // SVM_USER_BASE: 16 MiB
+	gpuvmSize   = 1 << 47   // min(VM size, AMDGPU_GMC_HOLE_START) on 48-bit GFX9
+)
+
+// sortedPDDs lists the process's devices in topology order.
+func (p *Process) sortedPDDs() []*pdd {
+	var out []*pdd
+	for _, n := range p.d.sys.GPUs() {
+		if pd := p.pdds[n.GPUID]; pd != nil {
+			out = append(out, pd)
+		}
+	}
+	return out
+}
+
+func getProcessApertures(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.GetProcessAperturesArgs
+	p.mu.Lock()
+	for i, pd := range p.sortedPDDs() {
+		if i >= abi.NUM_OF_SUPPORTED_GPUS {
+			break
+		}
+		a.ProcessApertures[i] = apertures(pd)
+		a.NumOfNodes++
+	}
+	p.mu.Unlock()
+	encode(arg, a)
+	return 0
+}
+
+func getProcessAperturesNew(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.GetProcessAperturesNewArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	pdds := p.sortedPDDs()
+	p.mu.Unlock()
+	if a.NumOfNodes == 0 {
+		// "Return number of nodes, so that user space can allocate sufficient memory".
+		a.NumOfNodes = uint32(len(pdds))
+		encode(arg, a)
+		return 0
+	}
+	n := min(int(a.NumOfNodes), len(pdds))
+	buf := make([]byte, 0, n*56)
+	for _, pd := range pdds[:n] {
+		b := make([]byte, 56)
+		encode(b, apertures(pd))
+		buf = append(buf, b...)
+	}
+	if err := c.WriteMemory(a.KFDProcessDeviceAperturesPtr, buf); err != nil {
+		return syscall.EFAULT
+	}
+	a.NumOfNodes = uint32(n)
+	encode(arg, a)
+	return 0
+}
+
+// acquireVM follows kfd_ioctl_acquire_vm: the fd must be a render node of that GPU; a second
+// acquire with a different file is EBUSY, with the same one a no-op.
+func acquireVM(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.AcquireVMArgs
+	decode(arg, &a)
+	minor, owner, err := c.RenderNode(int(int32(a.DRMFD)))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pd := p.pdds[a.GPUID]
+	if err != nil || pd == nil {
+		return syscall.EINVAL
+	}
+	if pd.acquired {
+		if pd.drmMinor == minor && owner == p.tgid {
+			return 0
+		}
+		return syscall.EBUSY
+	}
+	// amdgpu_amdkfd_gpuvm_acquire_process_vm: the DRM file must be of the same device. The
+	// emulator also requires it to be this process's own open (its memfd backs the BOs).
+	if minor != pd.node.RenderMinor() || owner != p.tgid {
+		return syscall.EINVAL
+	}
+	pd.acquired, pd.drmMinor = true, minor
+	return 0
+}
+
+// bind is kfd_bind_process_to_device: the device's VM must have been acquired.
+func (p *Process) bind(gpuID uint32) (*pdd, syscall.Errno) {
+	pd := p.pdds[gpuID]
+	if pd == nil {
+		return nil, syscall.EINVAL
+	}
+	if !pd.acquired {
+		return nil, syscall.ENODEV
+	}
+	return pd, 0
+}
+
+func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.GetClockCountersArgs
+	decode(arg, &a)
+	var raw, boot unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &raw)
+	unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
+	p.mu.Lock()
+	known := p.pdds[a.GPUID] != nil
+	p.mu.Unlock()
+	if known {
+		// The GPU's 100 MHz reference clock (RLC timestamp), derived from the raw monotonic clock.
+		a.GPUClockCounter = uint64(raw.Nano()) / 10
+	} else {
+		a.GPUClockCounter = 0
+	}
+	a.CPUClockCounter = uint64(raw.Nano())
+	a.SystemClockCounter = uint64(boot.Nano())
+	a.SystemClockFreq = 1000000000
+	encode(arg, a)
+	return 0
+}
+
+func setMemoryPolicy(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.SetMemoryPolicyArgs
+	decode(arg, &a)
+	if a.DefaultPolicy > abi.KFD_IOC_CACHE_POLICY_NONCOHERENT || a.AlternatePolicy > abi.KFD_IOC_CACHE_POLICY_NONCOHERENT {
+		return syscall.EINVAL
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pd, errno := p.bind(a.GPUID)
+	if errno == syscall.ENODEV {
+		return syscall.ESRCH // kfd_ioctl_set_memory_policy maps a bind failure to -ESRCH
+	}
+	if errno != 0 {
+		return errno
+	}
+	pd.policySet = true
+	return 0
+}
+
+func setScratchBackingVA(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.SetScratchBackingVAArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pd, errno := p.bind(a.GPUID)
+	if errno != 0 {
+		return errno
+	}
+	pd.scratchVA = a.VAAddr
+	return 0
+}
+
+// Tile configuration of GFX9+ parts: the tile mode arrays are all zero (swizzle modes replaced
+// them); gb_addr_config is the golden value of gfx_v9_0.c.
+const (
+	numTileConfigs      = 32
+	numMacroTileConfigs = 16
+	gbAddrConfigGFX9    = 0x2a114042
+)
+
+func getTileConfig(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.GetTileConfigArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	pd := p.pdds[a.GPUID]
+	p.mu.Unlock()
+	if pd == nil {
+		return syscall.EINVAL
+	}
+	a.GBAddrConfig, a.NumBanks, a.NumRanks = gbAddrConfigGFX9, 0, 0
+	// kfd_ioctl_get_tile_config: "if (args->num_tile_configs > config.num_tile_configs) clamp",
+	// then copy_to_user of each array -> -EFAULT.
+	a.NumTileConfigs = min(a.NumTileConfigs, numTileConfigs)
+	a.NumMacroTileConfigs = min(a.NumMacroTileConfigs, numMacroTileConfigs)
+	if a.NumTileConfigs > 0 && c.WriteMemory(a.TileConfigPtr, make([]byte, 4*a.NumTileConfigs)) != nil {
+		return syscall.EFAULT
+	}
+	if a.NumMacroTileConfigs > 0 && c.WriteMemory(a.MacroTileConfigPtr, make([]byte, 4*a.NumMacroTileConfigs)) != nil {
+		return syscall.EFAULT
+	}
+	encode(arg, a)
+	return 0
+}
+
+func setTrapHandler(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.SetTrapHandlerArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pd, errno := p.bind(a.GPUID)
+	if errno == syscall.ENODEV {
+		return syscall.ESRCH
+	}
+	if errno != 0 {
+		return errno
+	}
+	pd.tba, pd.tma = a.TBAAddr, a.TMAAddr
+	return 0
+}
+
+// xnackSupported is kfd_process_xnack_mode: retry faults exist on GFX 9.4.2 (gfx90a) and 9.4.3
+// (gfx942); older GFX9 and GFX10+ parts have no recoverable page faults.
+func xnackSupported(gfx string) bool { return gfx == "gfx90a" || gfx == "gfx942" }
+
+func setXnackMode(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.SetXnackModeArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a.XnackEnabled < 0 {
+		a.XnackEnabled = 0
+		if p.xnack {
+			a.XnackEnabled = 1
+		}
+		encode(arg, a)
+		return 0
+	}
+	if len(p.queues) > 0 {
+		return syscall.EBUSY // "xnack mode cannot change while queues exist"
+	}
+	if a.XnackEnabled != 0 {
+		for _, pd := range p.pdds {
+			if !xnackSupported(pd.node.GfxTarget()) {
+				return syscall.EPERM
+			}
+		}
+	}
+	p.xnack = a.XnackEnabled != 0
+	return 0
+}
+
+func runtimeEnable(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.RuntimeEnableArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a.ModeMask&abi.KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK == 0 {
+		p.runtimeEnabled = false
+		return 0
+	}
+	if p.runtimeEnabled {
+		return syscall.EBUSY
+	}
+	if len(p.queues) > 0 {
+		return syscall.EEXIST
+	}
+	p.runtimeEnabled = true
+	a.CapabilitiesMask = 0
+	encode(arg, a)
+	return 0
+}
+
+func availableMemory(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.GetAvailableMemoryArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	pd := p.pdds[a.GPUID]
+	p.mu.Unlock()
+	if pd == nil {
+		return syscall.EINVAL
+	}
+	p.d.mu.Lock()
+	used := p.d.vramUsed[a.GPUID]
+	p.d.mu.Unlock()
+	a.Available = pd.node.VRAMSize() - min(used, pd.node.VRAMSize())
+	encode(arg, a)
+	return 0
+}
+
+// smiEvents would return a new anonymous fd; FUSE cannot install an fd in the caller, so the
+// emulator refuses with EOPNOTSUPP (documented in docs/ioctls.md).
+func smiEvents(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.SMIEventsArgs
+	decode(arg, &a)
+	p.mu.Lock()
+	pd := p.pdds[a.GPUID]
+	p.mu.Unlock()
+	if pd == nil {
+		return syscall.EINVAL
+	}
+	return syscall.EOPNOTSUPP
+}
+
+// dbgTrap: the debugger interface (1.13+) is not modelled; invalid ops get EINVAL as
+// kfd_ioctl_set_debug_trap's default case, valid ones EPERM (no debug support on this device).
+func dbgTrap(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.DbgTrapArgs
+	decode(arg, &a)
+	if a.Op > abi.KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT {
+		return syscall.EINVAL
+	}
+	return syscall.EPERM
+}
+
+// deprecated: the pre-1.13 debugger ioctls now return -EPERM (kfd_ioctl_dbg_*_deprecated).
+func deprecated(p *Process, c Caller, arg []byte) syscall.Errno { return syscall.EPERM }
+
+// criuOp: checkpoint/restore of GPU state is not modelled.
+func criuOp(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.CRIUArgs
+	decode(arg, &a)
+	if a.Op > 4 { // PROCESS_INFO, CHECKPOINT, UNPAUSE, RESTORE, RESUME
+		return syscall.EINVAL
+	}
+	return syscall.EOPNOTSUPP
+}
+
+// dmabufUnsupported: DMA-buf needs fds installed in or taken from the kernel's dma-buf layer, which
+// a FUSE file cannot provide; documented errno.
+func dmabufUnsupported(p *Process, c Caller, arg []byte) syscall.Errno { return syscall.EOPNOTSUPP }
+
+// svmUnsupported: SVM ranges are not modelled yet; the reported version (1.2) predates SVM, so
+// libhsakmt does not use it.
+func svmUnsupported(p *Process, c Caller, arg []byte) syscall.Errno { return syscall.EOPNOTSUPP }
+
+var errNotImplemented = errors.New("kfd: not implemented")

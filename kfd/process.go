@@ -1,0 +1,111 @@
+package kfd
+
+import (
+	"sync"
+
+	"github.com/kfdemu/kfdemu/topology"
+)
+
+// Process is one client process (kfd_process): created at its first open of a device file, torn
+// down when its last file is released or it exits.
+type Process struct {
+	d     *Driver
+	tgid  int
+	pasid uint32
+	refs  int // under Driver.mu
+
+	mu             sync.Mutex
+	dead           bool
+	kfdSpace       *space            // backing of dev/kfd: doorbell and MMIO pages
+	spaces         map[uint32]*space // render minor -> backing of that render node: VRAM/GTT BOs
+	pdds           map[uint32]*pdd   // gpu_id -> per-device data
+	bos            map[uint64]*bo
+	nextIDR        map[uint32]uint32 // gpu_id -> next BO idr id
+	events         map[uint32]*event
+	queues         map[uint32]*queue
+	evt            eventState
+	runtimeEnabled bool
+	xnack          bool
+}
+
+// pdd is kfd_process_device: what a process has on one GPU.
+type pdd struct {
+	node      *topology.Node
+	gpuID     uint32
+	acquired  bool   // ACQUIRE_VM done
+	drmMinor  uint32 // render node whose VM was acquired
+	scratchVA uint64
+	tba, tma  uint64
+	policySet bool
+	// The process's doorbell slice on this GPU in the kfd space, once allocated.
+	doorbellOff int64
+	doorbellMem []byte
+}
+
+func newProcess(d *Driver, tgid int) (*Process, error) {
+	p := &Process{d: d, tgid: tgid, spaces: map[uint32]*space{}, pdds: map[uint32]*pdd{},
+		bos: map[uint64]*bo{}, nextIDR: map[uint32]uint32{}, events: map[uint32]*event{},
+		queues: map[uint32]*queue{}}
+	id, err := d.pasid.Alloc(p)
+	if err != nil {
+		return nil, err
+	}
+	p.pasid = id
+	if p.kfdSpace, err = newSpace("kfd"); err != nil {
+		d.pasid.Free(id)
+		return nil, err
+	}
+	for _, n := range d.sys.GPUs() {
+		p.pdds[n.GPUID] = &pdd{node: n, gpuID: n.GPUID}
+	}
+	p.evt.init()
+	return p, nil
+}
+
+func (p *Process) renderSpace(minor uint32) (*space, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.spaces[minor]; s != nil {
+		return s, nil
+	}
+	s, err := newSpace("render")
+	if err != nil {
+		return nil, err
+	}
+	p.spaces[minor] = s
+	return s, nil
+}
+
+// teardown releases everything the process holds (kfd_process_wq_release): queues first, then
+// events, memory, memfds and the PASID.
+func (p *Process) teardown() {
+	p.mu.Lock()
+	if p.dead {
+		p.mu.Unlock()
+		return
+	}
+	p.dead = true
+	queues := p.queues
+	p.queues = map[uint32]*queue{}
+	p.mu.Unlock()
+	for _, q := range queues {
+		q.stop()
+	}
+	p.mu.Lock()
+	p.evt.closeAll(p)
+	for h, b := range p.bos {
+		p.freeBOLocked(h, b)
+	}
+	for _, pd := range p.pdds {
+		if pd.doorbellMem != nil {
+			p.kfdSpace.release(pd.doorbellOff, pd.doorbellMem)
+			pd.doorbellMem = nil
+		}
+	}
+	for _, s := range p.spaces {
+		s.close()
+	}
+	p.kfdSpace.close()
+	p.mu.Unlock()
+	p.d.pasid.Free(p.pasid)
+}

@@ -1,0 +1,67 @@
+package kfd
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// space is a memfd whose file offsets are mmap offsets handed to the client: the client maps it
+// through the device file (FUSE passthrough) and the daemon maps the same pages, so both see the same
+// bytes at once. Offsets are allocated upwards and never reused; freed ranges are punched out so the
+// memory goes back to the kernel.
+type space struct {
+	mu   sync.Mutex
+	f    *os.File
+	next int64
+}
+
+// Offsets must stay below 2^63 (a FUSE regular file cannot be mapped above); the limit is far below.
+const spaceLimit = 1 << 46
+
+func newSpace(name string) (*space, error) {
+	fd, err := unix.MemfdCreate("kfdemu-"+name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	return &space{f: os.NewFile(uintptr(fd), "kfdemu-"+name), next: pageSize}, nil
+}
+
+const pageSize = 4096
+
+// alloc reserves size bytes (page-rounded) and maps them into the daemon.
+func (s *space) alloc(size uint64) (off int64, mem []byte, err error) {
+	return s.allocAligned(size, pageSize)
+}
+
+// allocAligned is alloc with the offset aligned to align (a power of two >= pageSize).
+func (s *space) allocAligned(size, align uint64) (off int64, mem []byte, err error) {
+	size = (size + pageSize - 1) &^ (pageSize - 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := (uint64(s.next) + align - 1) &^ (align - 1)
+	if size == 0 || next+size > spaceLimit {
+		return 0, nil, errNoSpace
+	}
+	off = int64(next)
+	if err := s.f.Truncate(off + int64(size)); err != nil {
+		return 0, nil, err
+	}
+	mem, err = unix.Mmap(int(s.f.Fd()), off, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return 0, nil, err
+	}
+	s.next += int64(size) + pageSize // a guard page between BOs
+	return off, mem, nil
+}
+
+// release unmaps mem and returns its pages to the kernel.
+func (s *space) release(off int64, mem []byte) {
+	n := len(mem)
+	unix.Munmap(mem)
+	unix.Fallocate(int(s.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, int64(n))
+}
+
+func (s *space) close() { s.f.Close() }
