@@ -83,8 +83,11 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 	class := path("sys/class/kfd")
 	class.AddChild("kfd", class.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte("../../devices/virtual/kfd/kfd")},
 		fs.StableAttr{Mode: syscall.S_IFLNK}), true)
-	addTree(ctx, path("sys/module/amdgpu"), staticDir("", map[string]string{
-		"initstate": "live\n", "version": "6.10.5\n"}))
+	// The module's sysfs directory as libkmod reads it (initstate, refcnt, holders/).
+	amdgpu := path("sys/module/amdgpu")
+	addTree(ctx, amdgpu, staticDir("", map[string]string{
+		"initstate": "live\n", "version": "6.10.5\n", "refcnt": "0\n"}))
+	mk(amdgpu, "holders")
 	dbg := path("sys/kernel/debug")
 	if s.opts.Device != nil {
 		kd := s.opts.Device.Debug()
@@ -106,7 +109,7 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 }
 
 func staticDir(name string, files map[string]string) *topology.Tree {
-	d := &topology.Tree{Name: name, Kind: topology.Dir, Mode: 0555}
+	d := &topology.Tree{Name: name, Kind: topology.Dir, Mode: 0755}
 	for _, k := range sortedKeys(files) {
 		data := []byte(files[k])
 		d.Children = append(d.Children, &topology.Tree{Name: k, Kind: topology.File, Mode: 0444,

@@ -10,7 +10,7 @@ func file(name string, data []byte) *Tree {
 }
 
 func dir(name string, children ...*Tree) *Tree {
-	return &Tree{Name: name, Kind: Dir, Mode: 0555, Children: children}
+	return &Tree{Name: name, Kind: Dir, Mode: 0755, Children: children} // kobject directories are 0755
 }
 
 // Tree renders the topology directory as kfd_topology.c does (kfd_build_sysfs_node_tree): the

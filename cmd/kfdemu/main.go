@@ -20,11 +20,13 @@ var commands = map[string]command{
 	"profiles": {runProfiles, "list the built-in device profiles"},
 	"demo":     {runDemo, "mount the default profile in a temporary directory and show it working"},
 	"trace":    {runTrace, "decode every kfd/amdgpu ioctl of a command with eBPF"},
+	"exec":     {runExec, "run a command with the emulator at /dev/kfd, /sys/... (private mount namespace)"},
 }
 
 // hidden commands used internally (re-exec helpers)
 var hidden = map[string]func([]string) int{
 	"__trace-child": runTraceChild,
+	"__exec-child":  runExecChild,
 }
 
 func usage() {

@@ -91,7 +91,10 @@ int main(int argc, char **argv)
 			/* Queues. */
 			HsaQueueResource qr;
 			void *ring = alloc(0, 64 * 1024, 0);
+			uint64_t *ptrs = alloc(0, 4096, 0); /* AQL read/write indices, as amd_queue_t holds them */
 			memset(&qr, 0, sizeof(qr));
+			qr.Queue_read_ptr_aql = &ptrs[0];
+			qr.Queue_write_ptr_aql = &ptrs[1];
 			CHECK(hsaKmtCreateQueue(n, HSA_QUEUE_COMPUTE_AQL, 100, HSA_QUEUE_PRIORITY_NORMAL, ring,
 						64 * 1024, NULL, &qr));
 			printf("queue %u aql id %llu\n", n, (unsigned long long)qr.QueueId);
@@ -112,6 +115,8 @@ int main(int argc, char **argv)
 			CHECK(hsaKmtFreeMemory(vram, 1 << 20));
 			CHECK(hsaKmtUnmapMemoryToGPU(sys));
 			CHECK(hsaKmtFreeMemory(sys, 1 << 20));
+			CHECK(hsaKmtUnmapMemoryToGPU(ptrs));
+			CHECK(hsaKmtFreeMemory(ptrs, 4096));
 			CHECK(hsaKmtUnmapMemoryToGPU(ring));
 			CHECK(hsaKmtFreeMemory(ring, 64 * 1024));
 		}
