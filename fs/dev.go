@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -39,7 +40,6 @@ type devDir struct {
 	minors  []uint32
 	parent  *fs.Inode
 	dri     *fs.Inode
-	tids    sync.Map // thread id -> tgid cache, dropped on process exit
 	ptFail  atomic.Bool
 	// mountDev is st_dev of the mount, to recognise our files in client fds.
 	mountDev atomic.Uint64
@@ -81,12 +81,6 @@ func (d *devDir) forget(tgid int) {
 		}
 	}
 	d.mu.Unlock()
-	d.tids.Range(func(k, v any) bool {
-		if v.(int) == tgid {
-			d.tids.Delete(k)
-		}
-		return true
-	})
 }
 
 func (d *devDir) inoFor(k devKey) uint64 {
@@ -108,11 +102,9 @@ func (d *devDir) lookupIno(ino uint64) (devKey, bool) {
 	return k, ok
 }
 
-// tgidOf maps a caller thread to its process (thread group), via /proc/<tid>/status.
+// tgidOf maps a caller thread to its process (thread group) via /proc/<tid>/status. It is not
+// cached: thread ids are reused by new processes while the old thread group lives on.
 func (d *devDir) tgidOf(tid uint32) int {
-	if v, ok := d.tids.Load(tid); ok {
-		return v.(int)
-	}
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(tid)) + "/status")
 	if err != nil {
 		return int(tid)
@@ -120,10 +112,6 @@ func (d *devDir) tgidOf(tid uint32) int {
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
 			if t, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				d.tids.Store(tid, t)
-				if d.s.watch != nil {
-					d.s.watch.add(t)
-				}
 				return t
 			}
 		}
@@ -200,9 +188,10 @@ func (n *devNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	default:
 		return nil, syscall.ENOENT
 	}
-	// Per-process inode: never cached by the kernel across processes.
-	out.SetEntryTimeout(0)
-	out.SetAttrTimeout(0)
+	// Per-process inode: never cached by the kernel across processes. go-fuse replaces a zero
+	// timeout with the mount default, so 1 ns (expires at once) stands for "do not cache".
+	out.SetEntryTimeout(time.Nanosecond)
+	out.SetAttrTimeout(time.Nanosecond)
 	ino := n.d.inoFor(k)
 	df := &devFile{d: n.d, key: k}
 	df.fill(&out.Attr)
@@ -239,7 +228,7 @@ func (f *devFile) fill(a *fuse.Attr) {
 
 func (f *devFile) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	f.fill(&out.Attr)
-	out.SetTimeout(0)
+	out.SetTimeout(time.Nanosecond)
 	return 0
 }
 

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kfdemu/kfdemu/topology"
 	"golang.org/x/sys/unix"
 )
 
@@ -132,7 +133,29 @@ func setupNamespace(mnt string) error {
 	for _, r := range renders {
 		links["/dev"]["dri/"+filepath.Base(r)] = r
 	}
-	for i, dir := range []string{"/dev", "/sys/devices/virtual", "/sys/class", "/sys/module"} {
+	// libhsakmt reads /sys/devices/system/node/node<N> for every CPU node of the topology; a profile
+	// with more CPU (NUMA) nodes than the host gets the extra ones as links to the host's node0.
+	dirs := []string{"/dev", "/sys/devices/virtual", "/sys/class", "/sys/module"}
+	if sys, err := topology.ReadSystem(filepath.Join(mnt, topologyPath)); err == nil {
+		nodes := map[string]string{}
+		cpus := 0
+		for _, n := range sys.Nodes {
+			if !n.IsGPU() {
+				cpus++
+			}
+		}
+		for i := 0; i < cpus; i++ {
+			name := fmt.Sprintf("node%d", i)
+			if _, err := os.Stat("/sys/devices/system/node/" + name); err != nil {
+				nodes[name] = "node0"
+			}
+		}
+		if len(nodes) > 0 {
+			links["/sys/devices/system/node"] = nodes
+			dirs = append(dirs, "/sys/devices/system/node")
+		}
+	}
+	for i, dir := range dirs {
 		if err := overlayWithLinks(scratch, i, dir, links[dir]); err != nil {
 			return err
 		}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/internal/testenv"
+	"github.com/kfdemu/kfdemu/topology"
+)
+
+// daemon runs `kfdemu serve` on a temporary mount for one test and stops it at cleanup.
+func daemon(t *testing.T, profile string) string {
+	t.Helper()
+	testenv.NeedMount(t)
+	bin := testenv.Kfdemu(t)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	cmd := exec.Command(bin, "serve", "--mount", mnt, "--profile", profile, "--log-level", "warn")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve exited with %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Error("serve did not stop on SIGTERM")
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for !served(mnt) {
+		if time.Now().After(deadline) {
+			t.Fatal("daemon did not come up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return mnt
+}
+
+// stats reads the daemon's counters (MNT/sys/kernel/debug/kfdemu/stats).
+func stats(t *testing.T, mnt string) map[string]int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(mnt, "sys/kernel/debug/kfdemu/stats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var k string
+		var v int
+		if _, err := fmt.Sscan(sc.Text(), &k, &v); err == nil {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// noLeaks waits until the daemon holds nothing of exited clients.
+func noLeaks(t *testing.T, mnt string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := stats(t, mnt)
+		if s["processes"] == 0 && s["pasids"] == 0 && s["bos"] == 0 && s["queues"] == 0 && s["events"] == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon still holds state of exited clients: %v", s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// buildC compiles a C test program against an installed ROCm library, skipping when the Debian
+// package is absent (scripts/install-deps.sh installs it; CI always has it).
+func buildC(t *testing.T, src, lib, header string) string {
+	t.Helper()
+	if _, err := os.Stat(header); err != nil {
+		t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", header)
+	}
+	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	if b, err := exec.Command("gcc", "-Wall", "-o", out, src, "-l"+lib).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", src, err, b)
+	}
+	return out
+}
+
+func runExecCmd(t *testing.T, mnt string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(testenv.Kfdemu(t), append([]string{"exec", "--mount", mnt, "--"}, args...)...)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v did not finish in 120 s:\n%s", args, out)
+	}
+	return string(out), err
+}
+
+// TestLibhsakmt runs Debian's libhsakmt 5.2.3 through a C program: every property the thunk reports
+// must match the profile, and alloc/map/CPU access/queue/event calls must succeed.
+func TestLibhsakmt(t *testing.T) {
+	bin := buildC(t, "testdata/rocm/hsakmt_test.c", "hsakmt", "/usr/include/hsakmt.h")
+	for _, profile := range []string{"mi210", "mi210x8"} {
+		t.Run(profile, func(t *testing.T) {
+			mnt := daemon(t, profile)
+			sys, _ := topology.Profile(profile)
+			out, err := runExecCmd(t, mnt, bin, "queues")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			lines := map[string]string{}
+			for _, l := range strings.Split(out, "\n") {
+				f := strings.Fields(l)
+				if len(f) > 1 {
+					lines[f[0]+" "+f[1]] = l
+				}
+			}
+			if lines["version 1.2"] == "" || !strings.Contains(out, "\ndone\n") {
+				t.Fatalf("unexpected output:\n%s", out)
+			}
+			if !strings.Contains(out, fmt.Sprintf("nodes %d\n", len(sys.Nodes))) {
+				t.Errorf("node count differs from the profile's %d:\n%s", len(sys.Nodes), out)
+			}
+			for _, n := range sys.Nodes {
+				l := lines[fmt.Sprintf("node %d", n.ID)]
+				want := fmt.Sprintf("node %d cpu_cores %d simds %d", n.ID, n.Prop("cpu_cores_count"), n.Prop("simd_count"))
+				if !strings.HasPrefix(l, want) {
+					t.Errorf("got %q, want prefix %q", l, want)
+				}
+				if n.IsGPU() {
+					// libhsakmt's NumIOLinks counts io_links and p2p_links.
+					if !strings.Contains(l, fmt.Sprintf("minor %d device %#x", n.RenderMinor(), n.Prop("device_id"))) ||
+						!strings.Contains(l, fmt.Sprintf("caches %d iolinks %d", len(n.Caches), len(n.IOLinks)+len(n.P2PLinks))) {
+						t.Errorf("node %d: %q does not match the profile", n.ID, l)
+					}
+					if want := fmt.Sprintf("mem %d 0 heap 1 size %d\n", n.ID, n.VRAMSize()); !strings.Contains(out, want) {
+						t.Errorf("node %d: VRAM bank %q missing", n.ID, want)
+					}
+					if !strings.Contains(out, fmt.Sprintf("queue %d aql", n.ID)) || !strings.Contains(out, fmt.Sprintf("event %d id", n.ID)) {
+						t.Errorf("node %d: queue or event step missing", n.ID)
+					}
+				}
+			}
+			noLeaks(t, mnt)
+		})
+	}
+}
+
+// TestROCrBarrier runs Debian's ROCr 5.2.3: hsa_init, agents and pools, allocation, a queue and
+// three barrier-AND packets whose completion signals hsa_signal_wait_scacquire observes.
+func TestROCrBarrier(t *testing.T) {
+	bin := buildC(t, "testdata/rocm/rocr_test.c", "hsa-runtime64", "/usr/include/hsa/hsa.h")
+	mnt := daemon(t, "mi210")
+	out, err := runExecCmd(t, mnt, bin, "barrier")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"name gfx90a cus 104 wave 64", "barrier 0 ok", "barrier 2 ok", "\ndone\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	noLeaks(t, mnt)
+}
+
+// TestRocminfo runs Debian's rocminfo: exit 0 and every agent with the profile's values.
+func TestRocminfo(t *testing.T) {
+	if _, err := exec.LookPath("rocminfo"); err != nil {
+		t.Skip("skipping: rocminfo not installed (Debian package from scripts/install-deps.sh)")
+	}
+	for _, profile := range []string{"mi210", "mi210x8"} {
+		t.Run(profile, func(t *testing.T) {
+			mnt := daemon(t, profile)
+			out, err := runExecCmd(t, mnt, "rocminfo")
+			if err != nil {
+				t.Fatalf("rocminfo: %v\n%s", err, out)
+			}
+			sys, _ := topology.Profile(profile)
+			if n := strings.Count(out, "gfx90a-generic") + strings.Count(out, "  Name:                    gfx90a"); n < len(sys.GPUs()) {
+				t.Errorf("rocminfo lists %d gfx90a agents, want %d:\n%s", n, len(sys.GPUs()), out)
+			}
+			for _, want := range []string{"ROCk module is loaded", "Marketing Name:          AMD Instinct MI210",
+				"Compute Unit:            104", "Wavefront Size:          64(0x40)", "GLOBAL; FLAGS: COARSE GRAINED"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("missing %q", want)
+				}
+			}
+			noLeaks(t, mnt)
+		})
+	}
+}
