@@ -190,6 +190,10 @@ func prepareMountpoint(dir string, log *slog.Logger) error {
 		return err
 	}
 	if mounted(dir) {
+		// A stat may be answered from the kernel's cache; reading the directory reaches the server.
+		if _, err := os.ReadDir(dir); errors.Is(err, syscall.ENOTCONN) {
+			return recoverStale(dir, log)
+		}
 		return fmt.Errorf("%s: %w (another kfdemu serves it; stop it or use --mount)", dir, ErrBusy)
 	}
 	ents, err := os.ReadDir(dir)

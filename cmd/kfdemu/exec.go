@@ -78,8 +78,10 @@ func runExec(args []string) int {
 	return exitStatusOf(child.Wait())
 }
 
+// served reports whether a live daemon serves mnt (a directory read reaches the server; a stat
+// could be answered from the kernel's cache of a dead mount).
 func served(mnt string) bool {
-	_, err := os.Stat(filepath.Join(mnt, topologyPath, "generation_id"))
+	_, err := os.ReadDir(filepath.Join(mnt, topologyPath))
 	return err == nil
 }
 

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/internal/testenv"
+	"github.com/kfdemu/kfdemu/topology"
+)
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func TestServeRefusesBusyAndNonEmpty(t *testing.T) {
+	mnt := daemon(t, "mi210")
+	out, err := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt).CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "already mounted") {
+		t.Errorf("busy mount: exit %d, %s", exitCode(err), out)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x"), nil, 0644)
+	out, err = exec.Command(testenv.Kfdemu(t), "serve", "--mount", dir).CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "not empty") {
+		t.Errorf("non-empty dir: exit %d, %s", exitCode(err), out)
+	}
+	out, err = exec.Command(testenv.Kfdemu(t), "serve", "--profile", "nope", "--mount", t.TempDir()).CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "unknown profile") {
+		t.Errorf("bad profile: exit %d, %s", exitCode(err), out)
+	}
+}
+
+func TestStaleMountRecovery(t *testing.T) {
+	testenv.NeedMount(t)
+	bin := testenv.Kfdemu(t)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	first := exec.Command(bin, "serve", "--mount", mnt, "--log-level", "error")
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; !served(mnt); i++ {
+		if i > 1000 {
+			t.Fatal("first daemon did not come up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	first.Process.Kill() // SIGKILL: no unmount
+	first.Wait()
+	// A directory read goes to the (dead) server; a stat might be answered from the kernel's cache.
+	if _, err := os.ReadDir(filepath.Join(mnt, "sys")); !errors.Is(err, syscall.ENOTCONN) {
+		t.Fatalf("expected a dead mount (ENOTCONN), got %v", err)
+	}
+	second := exec.Command(bin, "serve", "--mount", mnt, "--log-level", "error")
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { second.Process.Signal(syscall.SIGTERM); second.Wait() }()
+	for i := 0; !served(mnt); i++ {
+		if i > 1000 {
+			t.Fatal("second daemon did not recover the stale mount")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// flatten reads a directory tree into path -> content ("<dir>" for directories).
+func flatten(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if fi.IsDir() {
+			out[rel+"/"] = "<dir>"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestProfilesThroughMount: every profile's tree read through the mount equals the rendering.
+func TestProfilesThroughMount(t *testing.T) {
+	for _, name := range topology.Profiles() {
+		t.Run(name, func(t *testing.T) {
+			mnt := daemon(t, name)
+			sys, _ := topology.Profile(name)
+			want := filepath.Join(t.TempDir(), "topology")
+			if err := topology.WriteTree(want, sys.Tree()); err != nil {
+				t.Fatal(err)
+			}
+			got, exp := flatten(t, filepath.Join(mnt, topologyPath)), flatten(t, want)
+			if len(got) != len(exp) {
+				t.Errorf("%d entries through the mount, %d rendered", len(got), len(exp))
+			}
+			for p, w := range exp {
+				if got[p] != w {
+					t.Errorf("%s differs", p)
+				}
+			}
+			st, err := os.Lstat(filepath.Join(mnt, "sys/class/kfd/kfd"))
+			if err != nil || st.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("sys/class/kfd/kfd is not a symlink: %v", err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(mnt, "sys/class/kfd/kfd/topology/generation_id")); string(b) == "" {
+				t.Error("generation_id not reachable through sys/class/kfd/kfd")
+			}
+		})
+	}
+}
+
+// TestTopologyFrom serves every captured tree byte for byte.
+func TestTopologyFrom(t *testing.T) {
+	testenv.NeedMount(t)
+	fixtures := map[string]string{
+		"mi210": "../../../shared/fixtures/topology/topo-mi210-xgmi-pcie",
+		"mi300": "../../../shared/fixtures/topology/topo-mi300-cpx/topology",
+		"parse": "../../../shared/fixtures/topology/topology-parsing/topology",
+	}
+	for name, dir := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			mnt := filepath.Join(t.TempDir(), "mnt")
+			cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--topology-from", dir, "--log-level", "error")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+			for i := 0; ; i++ {
+				if _, err := os.Stat(filepath.Join(mnt, topologyPath, "nodes")); err == nil {
+					break
+				}
+				if i > 2000 {
+					t.Fatal("daemon did not come up")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			got, want := flatten(t, filepath.Join(mnt, topologyPath)), flatten(t, dir)
+			if len(got) != len(want) {
+				t.Errorf("%d entries served, %d captured", len(got), len(want))
+			}
+			for p, w := range want {
+				if got[p] != w {
+					t.Errorf("%s differs", p)
+				}
+			}
+		})
+	}
+}
+
+func TestSysfsReadOnly(t *testing.T) {
+	mnt := daemon(t, "mi210")
+	props := filepath.Join(mnt, topologyPath, "nodes/1/properties")
+	if _, err := os.OpenFile(props, os.O_WRONLY, 0); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("open for write: %v, want EACCES", err)
+	}
+	if err := os.Mkdir(filepath.Join(mnt, topologyPath, "nodes/9"), 0755); err == nil {
+		t.Error("mkdir in sysfs succeeded")
+	}
+	if err := os.Remove(props); err == nil {
+		t.Error("unlink in sysfs succeeded")
+	}
+	st, err := os.Stat(props)
+	if err != nil || st.Mode().Perm() != 0444 {
+		t.Errorf("properties mode %v: %v", st.Mode(), err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mnt, "sys/module/amdgpu/initstate")); string(b) != "live\n" {
+		t.Errorf("initstate %q", b)
+	}
+}
+
+func TestHotplugCommand(t *testing.T) {
+	mnt := daemon(t, "mi210")
+	gen := func() int {
+		b, _ := os.ReadFile(filepath.Join(mnt, topologyPath, "generation_id"))
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n
+	}
+	g0 := gen()
+	bin := testenv.Kfdemu(t)
+	if out, err := exec.Command(bin, "gpu", "--mount", mnt, "add", "mi100").CombinedOutput(); err != nil {
+		t.Fatalf("gpu add: %v %s", err, out)
+	}
+	if gen() != g0+1 {
+		t.Errorf("generation_id %d after add, want %d", gen(), g0+1)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mnt, topologyPath, "nodes/2/name")); string(b) != "arcturus\n" {
+		t.Errorf("new node name %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "dev/dri/renderD129")); err != nil {
+		t.Errorf("render node of the new GPU: %v", err)
+	}
+	if out, err := exec.Command(bin, "gpu", "--mount", mnt, "remove", "0").CombinedOutput(); err == nil {
+		t.Errorf("removing a CPU node succeeded: %s", out)
+	}
+	if out, err := exec.Command(bin, "gpu", "--mount", mnt, "remove", "2").CombinedOutput(); err != nil {
+		t.Fatalf("gpu remove: %v %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, topologyPath, "nodes/2")); !errors.Is(err, os.ErrNotExist) || gen() != g0+2 {
+		t.Errorf("after remove: %v, generation %d", err, gen())
+	}
+}
+
+func TestTopoAndScript(t *testing.T) {
+	mnt := daemon(t, "mi210x8")
+	bin := testenv.Kfdemu(t)
+	out, err := exec.Command(bin, "topo", "--mount", mnt).CombinedOutput()
+	if err != nil || strings.Count(string(out), "gfx90a") != 8 {
+		t.Errorf("topo: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "topo", "--mount", mnt, "--dot").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "digraph") || !strings.Contains(string(out), "style=bold") {
+		t.Errorf("topo --dot: %v\n%s", err, out)
+	}
+	if _, err := exec.LookPath("dash"); err != nil {
+		t.Skip("dash not installed")
+	}
+	out, err = exec.Command("dash", "../../scripts/kfd-topology.sh", filepath.Join(mnt, topologyPath)).CombinedOutput()
+	if err != nil || strings.Count(string(out), "\n") != 11 || strings.Count(string(out), "aldebaran") != 8 {
+		t.Errorf("kfd-topology.sh on the mount: %v\n%s", err, out)
+	}
+}
