@@ -1,0 +1,521 @@
+package kfd
+
+import (
+	"encoding/binary"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/topology"
+)
+
+// fakeCaller is a client with a flat memory window at base and a table of render-node fds.
+type fakeCaller struct {
+	tgid int
+	base uint64
+	mu   sync.Mutex
+	mem  []byte
+	fds  map[int][2]int // fd -> {minor, owner}
+}
+
+func newCaller(tgid int) *fakeCaller {
+	return &fakeCaller{tgid: tgid, base: 0x7f0000000000, mem: make([]byte, 1<<20), fds: map[int][2]int{}}
+}
+
+func (c *fakeCaller) Tgid() int { return c.tgid }
+func (c *fakeCaller) span(addr uint64, n int) ([]byte, error) {
+	if addr < c.base || addr+uint64(n) > c.base+uint64(len(c.mem)) || addr+uint64(n) < addr {
+		return nil, ErrFault
+	}
+	return c.mem[addr-c.base : addr-c.base+uint64(n)], nil
+}
+func (c *fakeCaller) ReadMemory(addr uint64, p []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.span(addr, len(p))
+	if err == nil {
+		copy(p, s)
+	}
+	return err
+}
+func (c *fakeCaller) WriteMemory(addr uint64, p []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, err := c.span(addr, len(p))
+	if err == nil {
+		copy(s, p)
+	}
+	return err
+}
+func (c *fakeCaller) GetFD(fd int) (*os.File, error) { return nil, ErrBadFD }
+func (c *fakeCaller) RenderNode(fd int) (uint32, int, error) {
+	if v, ok := c.fds[fd]; ok {
+		return uint32(v[0]), v[1], nil
+	}
+	return 0, 0, ErrBadFD
+}
+
+type env struct {
+	t   *testing.T
+	d   *Driver
+	sys *topology.System
+	f   File
+	c   *fakeCaller
+	gpu uint32
+}
+
+func newEnv(t *testing.T, profile string) *env {
+	sys, err := topology.Profile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := New(sys, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	c := newCaller(1000)
+	f, err := d.OpenKFD(c.tgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, d: d, sys: sys, f: f, c: c, gpu: sys.GPUs()[0].GPUID}
+	t.Cleanup(func() {
+		f.Release()
+		if st := d.Stats(); st["processes"] != 0 || st["pasids"] != 0 {
+			t.Errorf("leak after release: %v", st)
+		}
+	})
+	return e
+}
+
+// do issues an ioctl with the argument struct v (encoded in its own size) and decodes the result.
+func (e *env) do(cmd uint32, v any) syscall.Errno {
+	buf := make([]byte, abi.IOCSize(cmd))
+	encode(buf, v)
+	errno := e.f.Ioctl(e.c, cmd, buf)
+	decode(buf, v)
+	return errno
+}
+
+// acquire opens the GPU's render node and acquires its VM.
+func (e *env) acquire(gpu uint32) {
+	n := e.sys.NodeByGPUID(gpu)
+	rf, err := e.d.OpenRender(n.RenderMinor(), e.c.tgid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(rf.Release)
+	fd := 10 + int(n.RenderMinor())
+	e.c.fds[fd] = [2]int{int(n.RenderMinor()), e.c.tgid}
+	if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: uint32(fd), GPUID: gpu}); errno != 0 {
+		e.t.Fatalf("ACQUIRE_VM: %v", errno)
+	}
+}
+
+func TestVersionAndUnknown(t *testing.T) {
+	e := newEnv(t, "mi210")
+	var v abi.GetVersionArgs
+	if errno := e.do(abi.AMDKFD_IOC_GET_VERSION, &v); errno != 0 || v.MajorVersion != 1 || v.MinorVersion != ReportedMinor {
+		t.Fatalf("GET_VERSION %v %+v", errno, v)
+	}
+	for _, tc := range []struct {
+		cmd  uint32
+		want syscall.Errno
+	}{
+		{abi.IOC(abi.IOCRead, 'K', 0x00, 8), syscall.ENOTTY},  // below COMMAND_START
+		{abi.IOC(abi.IOCRead, 'K', 0x27, 8), syscall.ENOTTY},  // at COMMAND_END
+		{abi.IOC(abi.IOCRead, 'K', 0xff, 8), syscall.ENOTTY},  // far beyond
+		{abi.IOC(abi.IOCRead, 'd', 0x01, 8), syscall.ENOTTY},  // not a kfd ioctl
+		{abi.AMDKFD_IOC_DBG_REGISTER_DEPRECATED, syscall.EPERM}, // removed debugger ioctls
+		{abi.AMDKFD_IOC_SMI_EVENTS, syscall.EINVAL},            // gpu_id 0
+	} {
+		buf := make([]byte, abi.IOCSize(tc.cmd))
+		if got := e.f.Ioctl(e.c, tc.cmd, buf); got != tc.want {
+			t.Errorf("cmd %#x: %v, want %v", tc.cmd, got, tc.want)
+		}
+	}
+	// Size rules: a shorter struct is zero-filled, a longer one's tail left alone.
+	short := abi.IOC(abi.IOCRead|abi.IOCWrite, 'K', 0x23, 12) // AVAILABLE_MEMORY with 12 bytes
+	buf := make([]byte, 12)
+	if errno := e.f.Ioctl(e.c, short, buf); errno != syscall.EINVAL {
+		t.Errorf("short AVAILABLE_MEMORY without gpu_id: %v", errno)
+	}
+	long := abi.IOC(abi.IOCRead, 'K', 0x01, 16)
+	buf = []byte{0, 0, 0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9, 9}
+	if errno := e.f.Ioctl(e.c, long, buf); errno != 0 || buf[0] != 1 || buf[8] != 0 {
+		t.Errorf("long GET_VERSION: %v %v", errno, buf)
+	}
+}
+
+func TestApertures(t *testing.T) {
+	e := newEnv(t, "mi210x8")
+	var a abi.GetProcessAperturesNewArgs
+	if errno := e.do(abi.AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &a); errno != 0 || a.NumOfNodes != 8 {
+		t.Fatalf("count: %v %d", errno, a.NumOfNodes)
+	}
+	a = abi.GetProcessAperturesNewArgs{KFDProcessDeviceAperturesPtr: e.c.base, NumOfNodes: 3}
+	if errno := e.do(abi.AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &a); errno != 0 || a.NumOfNodes != 3 {
+		t.Fatalf("fill: %v %d", errno, a.NumOfNodes)
+	}
+	var ap abi.ProcessDeviceApertures
+	decode(e.c.mem[56:], &ap)
+	if ap.GPUID != e.sys.GPUs()[1].GPUID || ap.LDSBase != 1<<48 || ap.ScratchBase != 2<<48 ||
+		ap.GPUVMBase != 0x1000000 || ap.GPUVMLimit != 1<<47-1 || ap.LDSLimit != 1<<48|0xffffffff {
+		t.Errorf("aperture %+v", ap)
+	}
+	a = abi.GetProcessAperturesNewArgs{KFDProcessDeviceAperturesPtr: 0x10, NumOfNodes: 1}
+	if errno := e.do(abi.AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &a); errno != syscall.EFAULT {
+		t.Errorf("bad pointer: %v", errno)
+	}
+	var old abi.GetProcessAperturesArgs
+	if errno := e.do(abi.AMDKFD_IOC_GET_PROCESS_APERTURES, &old); errno != 0 || old.NumOfNodes != 7 {
+		t.Errorf("old apertures: %v %d (at most 7)", errno, old.NumOfNodes)
+	}
+}
+
+func TestAcquireVMAndBind(t *testing.T) {
+	e := newEnv(t, "mi210")
+	alloc := abi.AllocMemoryOfGPUArgs{VAAddr: 0x100000000, Size: 4096, GPUID: e.gpu, Flags: allocGTT}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &alloc); errno != syscall.ENODEV {
+		t.Errorf("alloc before ACQUIRE_VM: %v, want ENODEV", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_SET_MEMORY_POLICY, &abi.SetMemoryPolicyArgs{GPUID: e.gpu}); errno != syscall.ESRCH {
+		t.Errorf("policy before ACQUIRE_VM: %v, want ESRCH", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: 99, GPUID: e.gpu}); errno != syscall.EINVAL {
+		t.Errorf("bad fd: %v", errno)
+	}
+	e.acquire(e.gpu)
+	e.c.fds[77] = [2]int{129, e.c.tgid}
+	if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: 77, GPUID: e.gpu}); errno != syscall.EBUSY {
+		t.Errorf("second acquire with another file: %v, want EBUSY", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: 138, GPUID: 12345}); errno != syscall.EINVAL {
+		t.Errorf("unknown gpu: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_SET_MEMORY_POLICY, &abi.SetMemoryPolicyArgs{GPUID: e.gpu, DefaultPolicy: 2}); errno != syscall.EINVAL {
+		t.Errorf("bad policy: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_SET_MEMORY_POLICY, &abi.SetMemoryPolicyArgs{GPUID: e.gpu, DefaultPolicy: 1}); errno != 0 {
+		t.Errorf("policy: %v", errno)
+	}
+	var clk abi.GetClockCountersArgs
+	clk.GPUID = e.gpu
+	if errno := e.do(abi.AMDKFD_IOC_GET_CLOCK_COUNTERS, &clk); errno != 0 || clk.SystemClockFreq != 1e9 || clk.GPUClockCounter == 0 {
+		t.Errorf("clocks %v %+v", errno, clk)
+	}
+	x := abi.SetXnackModeArgs{XnackEnabled: 1}
+	if errno := e.do(abi.AMDKFD_IOC_SET_XNACK_MODE, &x); errno != 0 {
+		t.Errorf("xnack on gfx90a: %v", errno)
+	}
+	x.XnackEnabled = -1
+	if errno := e.do(abi.AMDKFD_IOC_SET_XNACK_MODE, &x); errno != 0 || x.XnackEnabled != 1 {
+		t.Errorf("xnack query: %v %d", errno, x.XnackEnabled)
+	}
+}
+
+func TestMemory(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	var avail abi.GetAvailableMemoryArgs
+	avail.GPUID = e.gpu
+	e.do(abi.AMDKFD_IOC_AVAILABLE_MEMORY, &avail)
+	vram := e.sys.GPUs()[0].VRAMSize()
+	if avail.Available != vram {
+		t.Fatalf("available %d, want %d", avail.Available, vram)
+	}
+	cases := []struct {
+		name string
+		a    abi.AllocMemoryOfGPUArgs
+		want syscall.Errno
+	}{
+		{"no domain", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4096, Flags: 0}, syscall.EINVAL},
+		{"two domains", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4096, Flags: allocVRAM | allocGTT}, syscall.EINVAL},
+		{"size 0", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 0, Flags: allocVRAM}, syscall.EINVAL},
+		{"unaligned va", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000010, Size: 4096, Flags: allocVRAM}, syscall.EINVAL},
+		{"too much vram", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: vram + 4096, Flags: allocVRAM}, syscall.ENOMEM},
+		{"doorbell size", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4096, Flags: allocDoorbell}, syscall.EINVAL},
+		{"mmio size", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 8192, Flags: allocMMIO}, syscall.EINVAL},
+		{"userptr no address", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4096, Flags: allocUserptr}, syscall.EINVAL},
+	}
+	for _, tc := range cases {
+		a := tc.a
+		a.GPUID = e.gpu
+		if got := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 1 << 20, GPUID: e.gpu, Flags: allocVRAM | abi.KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+		t.Fatal(errno)
+	}
+	if a.Handle>>32 != uint64(e.gpu) || a.MmapOffset == 0 || a.MmapOffset >= 1<<63 {
+		t.Errorf("handle %#x offset %#x", a.Handle, a.MmapOffset)
+	}
+	over := abi.AllocMemoryOfGPUArgs{VAAddr: 0x200080000, Size: 4096, GPUID: e.gpu, Flags: allocGTT}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &over); errno != syscall.EINVAL {
+		t.Errorf("overlapping VA: %v", errno)
+	}
+	avail = abi.GetAvailableMemoryArgs{GPUID: e.gpu}
+	e.do(abi.AMDKFD_IOC_AVAILABLE_MEMORY, &avail)
+	if avail.Available != vram-(1<<20) {
+		t.Errorf("available after alloc %d", avail.Available)
+	}
+	if used := e.sys.Tree().Child("nodes").Child("1").Child("mem_banks").Child("0").Child("used_memory").Content(); string(used) != "1048576\n" {
+		t.Errorf("used_memory %q", used)
+	}
+	// MAP with the restartable protocol: device list with a bad id stops at it.
+	binary.LittleEndian.PutUint32(e.c.mem[0:], e.gpu)
+	binary.LittleEndian.PutUint32(e.c.mem[4:], 4242)
+	m := abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 2}
+	if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m); errno != syscall.EINVAL || m.NSuccess != 1 {
+		t.Errorf("map with a bad device: %v n_success %d", errno, m.NSuccess)
+	}
+	m = abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}
+	if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m); errno != 0 || m.NSuccess != 1 {
+		t.Errorf("map: %v %d", errno, m.NSuccess)
+	}
+	for _, bad := range []abi.MapMemoryToGPUArgs{
+		{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 0},
+		{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1, NSuccess: 2},
+		{Handle: 0xdead, DeviceIDsArrayPtr: e.c.base, NDevices: 1},
+	} {
+		if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &bad); errno != syscall.EINVAL {
+			t.Errorf("map %+v: %v", bad, errno)
+		}
+	}
+	bad := abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: 0x10, NDevices: 1}
+	if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &bad); errno != syscall.EFAULT {
+		t.Errorf("map bad pointer: %v", errno)
+	}
+	// The GPU side sees what is in the BO's memory.
+	p := e.d.procs[e.c.tgid]
+	mem, _, ok := p.gpuAccess(e.gpu, 0x200000000, 8)
+	if !ok || len(mem) != 8 {
+		t.Fatal("mapped BO not reachable by the GPU")
+	}
+	u := abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}
+	if errno := e.do(abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &u); errno != 0 {
+		t.Errorf("unmap: %v", errno)
+	}
+	if _, _, ok := p.gpuAccess(e.gpu, 0x200000000, 8); ok {
+		t.Error("unmapped BO still reachable")
+	}
+	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: a.Handle}); errno != 0 {
+		t.Errorf("free: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: a.Handle}); errno != syscall.EINVAL {
+		t.Errorf("double free: %v", errno)
+	}
+	if st := e.d.Stats(); st["bos"] != 0 {
+		t.Errorf("stats after free: %v", st)
+	}
+}
+
+func TestIsolation(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: 0x300000000, Size: 4096, GPUID: e.gpu, Flags: allocGTT}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+		t.Fatal(errno)
+	}
+	other := newCaller(2000)
+	f2, _ := e.d.OpenKFD(other.tgid)
+	defer f2.Release()
+	buf := make([]byte, 8)
+	binary.LittleEndian.PutUint64(buf, a.Handle)
+	if errno := f2.Ioctl(other, abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, buf); errno != syscall.EINVAL {
+		t.Errorf("another process freed the BO: %v", errno)
+	}
+	// Another process's render node cannot be used to acquire a VM.
+	other.fds[5] = [2]int{128, e.c.tgid}
+	buf = make([]byte, 8)
+	encode(buf, abi.AcquireVMArgs{DRMFD: 5, GPUID: e.gpu})
+	if errno := f2.Ioctl(other, abi.AMDKFD_IOC_ACQUIRE_VM, buf); errno != syscall.EINVAL {
+		t.Errorf("acquire with another process's render fd: %v", errno)
+	}
+}
+
+func TestEvents(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	page := abi.AllocMemoryOfGPUArgs{VAAddr: 0x400000000, Size: signalSlots * 8, GPUID: e.gpu, Flags: allocGTT}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &page); errno != 0 {
+		t.Fatal(errno)
+	}
+	small := abi.AllocMemoryOfGPUArgs{VAAddr: 0x500000000, Size: 4096, GPUID: e.gpu, Flags: allocGTT}
+	e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &small)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &abi.CreateEventArgs{EventPageOffset: small.Handle}); errno != syscall.EINVAL {
+		t.Errorf("event page too small: %v", errno)
+	}
+	ev := abi.CreateEventArgs{EventPageOffset: page.Handle, EventType: abi.KFD_IOC_EVENT_SIGNAL, AutoReset: 1}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 || ev.EventID == 0 || ev.EventSlotIndex != ev.EventID {
+		t.Fatalf("create: %v %+v", errno, ev)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: page.Handle}); errno != syscall.EBUSY {
+		t.Errorf("freeing the event page: %v, want EBUSY", errno)
+	}
+	mem := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mem); errno != 0 || mem.EventID < firstOtherID {
+		t.Errorf("memory event: %v %d", errno, mem.EventID)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &abi.CreateEventArgs{EventType: 99}); errno != syscall.EINVAL {
+		t.Errorf("bad type: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: mem.EventID}); errno != syscall.EINVAL {
+		t.Errorf("CPU-set of a memory event: %v", errno)
+	}
+	wait := func(ids []uint32, all bool, timeout uint32) (uint32, syscall.Errno) {
+		for i, id := range ids {
+			binary.LittleEndian.PutUint32(e.c.mem[48*i+40:], id)
+		}
+		w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: uint32(len(ids)), Timeout: timeout}
+		if all {
+			w.WaitForAll = 1
+		}
+		errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w)
+		return w.WaitResult, errno
+	}
+	if r, errno := wait([]uint32{ev.EventID}, false, 0); errno != 0 || r != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
+		t.Errorf("poll unsignalled: %d %v", r, errno)
+	}
+	start := time.Now()
+	if r, _ := wait([]uint32{ev.EventID}, false, 50); r != abi.KFD_IOC_WAIT_RESULT_TIMEOUT || time.Since(start) < 40*time.Millisecond {
+		t.Errorf("50 ms wait returned %d after %v", r, time.Since(start))
+	}
+	e.do(abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: ev.EventID})
+	if r, _ := wait([]uint32{ev.EventID}, false, 0xffffffff); r != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+		t.Errorf("signalled wait: %d", r)
+	}
+	if r, _ := wait([]uint32{ev.EventID}, false, 0); r != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
+		t.Errorf("auto-reset event still signalled: %d", r)
+	}
+	// A waiter blocked forever is woken by a SET from another goroutine.
+	done := make(chan uint32)
+	go func() {
+		r, _ := wait([]uint32{ev.EventID}, false, 0xffffffff)
+		done <- r
+	}()
+	time.Sleep(20 * time.Millisecond)
+	e.do(abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: ev.EventID})
+	select {
+	case r := <-done:
+		if r != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+			t.Errorf("woken wait result %d", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("infinite wait not woken by SET_EVENT")
+	}
+	if _, errno := wait([]uint32{12345}, false, 0); errno != syscall.EINVAL {
+		t.Errorf("wait on unknown event: %v", errno)
+	}
+	w := abi.WaitEventsArgs{EventsPtr: 0x10, NumEvents: 1}
+	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != syscall.EFAULT {
+		t.Errorf("wait with bad pointer: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_EVENT, &abi.DestroyEventArgs{EventID: ev.EventID}); errno != 0 {
+		t.Errorf("destroy: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_EVENT, &abi.DestroyEventArgs{EventID: ev.EventID}); errno != syscall.EINVAL {
+		t.Errorf("double destroy: %v", errno)
+	}
+}
+
+func TestQueueArguments(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	ring := abi.AllocMemoryOfGPUArgs{VAAddr: 0x600000000, Size: 1 << 16, GPUID: e.gpu, Flags: allocGTT}
+	e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &ring)
+	binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+	e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: ring.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1})
+	good := abi.CreateQueueArgs{RingBaseAddress: 0x600000000, RingSize: 4096, GPUID: e.gpu,
+		QueueType: abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, QueuePercentage: 100,
+		ReadPointerAddress: 0x600008000, WritePointerAddress: 0x600008008}
+	for name, mut := range map[string]func(*abi.CreateQueueArgs){
+		"percentage": func(a *abi.CreateQueueArgs) { a.QueuePercentage = 101 },
+		"priority":   func(a *abi.CreateQueueArgs) { a.QueuePriority = 16 },
+		"not pow2":   func(a *abi.CreateQueueArgs) { a.RingSize = 3000 },
+		"too small":  func(a *abi.CreateQueueArgs) { a.RingSize = 512 },
+		"bad gpu":    func(a *abi.CreateQueueArgs) { a.GPUID = 1 },
+		"unmapped":   func(a *abi.CreateQueueArgs) { a.RingBaseAddress = 0x700000000 },
+		"bad type":   func(a *abi.CreateQueueArgs) { a.QueueType = 9 },
+	} {
+		a := good
+		mut(&a)
+		if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno == 0 {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	a := good
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	if a.DoorbellOffset%doorbellSlice != 0 || a.DoorbellOffset >= 1<<63 {
+		t.Errorf("doorbell offset %#x", a.DoorbellOffset)
+	}
+	x := abi.SetXnackModeArgs{XnackEnabled: 0}
+	if errno := e.do(abi.AMDKFD_IOC_SET_XNACK_MODE, &x); errno != syscall.EBUSY {
+		t.Errorf("xnack change with queues: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
+		t.Errorf("destroy: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != syscall.EINVAL {
+		t.Errorf("double destroy: %v", errno)
+	}
+}
+
+// TestTeardownReleasesEverything: closing the last file frees PASID, BOs, events and queues.
+func TestTeardownReleasesEverything(t *testing.T) {
+	sys, _ := topology.Profile("mi210")
+	d := New(sys, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	for i := 0; i < 3; i++ {
+		f, _ := d.OpenKFD(3000 + i)
+		f2, _ := d.OpenKFD(3000 + i) // a second open shares the process
+		if d.Stats()["processes"] != 1 {
+			t.Fatalf("processes %v", d.Stats())
+		}
+		f.Release()
+		f2.Release()
+		f2.Release() // idempotent
+	}
+	if st := d.Stats(); st["processes"] != 0 || st["pasids"] != 0 {
+		t.Fatalf("after release: %v", st)
+	}
+	f, _ := d.OpenKFD(4000)
+	d.ProcessExited(4000)
+	if st := d.Stats(); st["processes"] != 0 || st["pasids"] != 0 {
+		t.Fatalf("after exit: %v", st)
+	}
+	f.Release()
+}
+
+func FuzzIoctl(f *testing.F) {
+	f.Add(uint8(0x16), []byte{0, 0, 0, 0, 2, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0})
+	f.Add(uint8(0x0c), make([]byte, 24))
+	f.Add(uint8(0x02), make([]byte, 96))
+	sys, _ := topology.Profile("mi210")
+	d := New(sys, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
+	f.Fuzz(func(t *testing.T, nr uint8, arg []byte) {
+		c := newCaller(5000)
+		file, err := d.OpenKFD(c.tgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(arg) > abi.IOCSizeMask {
+			arg = arg[:abi.IOCSizeMask]
+		}
+		cmd := abi.IOC(abi.IOCRead|abi.IOCWrite, 'K', uint32(nr), uint32(len(arg)))
+		buf := append([]byte(nil), arg...)
+		// WAIT_EVENTS with an infinite timeout on a real event would block: bound the fuzz case.
+		if nr == 0x0c && len(buf) >= 20 {
+			binary.LittleEndian.PutUint32(buf[16:], 0)
+		}
+		file.Ioctl(c, cmd, buf)
+		file.Release()
+		if st := d.Stats(); st["processes"] != 0 || st["pasids"] != 0 {
+			t.Fatalf("leak: %v", st)
+		}
+	})
+}
