@@ -123,12 +123,12 @@ func TestVersionAndUnknown(t *testing.T) {
 		cmd  uint32
 		want syscall.Errno
 	}{
-		{abi.IOC(abi.IOCRead, 'K', 0x00, 8), syscall.ENOTTY},  // below COMMAND_START
-		{abi.IOC(abi.IOCRead, 'K', 0x27, 8), syscall.ENOTTY},  // at COMMAND_END
-		{abi.IOC(abi.IOCRead, 'K', 0xff, 8), syscall.ENOTTY},  // far beyond
-		{abi.IOC(abi.IOCRead, 'd', 0x01, 8), syscall.ENOTTY},  // not a kfd ioctl
+		{abi.IOC(abi.IOCRead, 'K', 0x00, 8), syscall.ENOTTY},    // below COMMAND_START
+		{abi.IOC(abi.IOCRead, 'K', 0x27, 8), syscall.ENOTTY},    // at COMMAND_END
+		{abi.IOC(abi.IOCRead, 'K', 0xff, 8), syscall.ENOTTY},    // far beyond
+		{abi.IOC(abi.IOCRead, 'd', 0x01, 8), syscall.ENOTTY},    // not a kfd ioctl
 		{abi.AMDKFD_IOC_DBG_REGISTER_DEPRECATED, syscall.EPERM}, // removed debugger ioctls
-		{abi.AMDKFD_IOC_SMI_EVENTS, syscall.EINVAL},            // gpu_id 0
+		{abi.AMDKFD_IOC_SMI_EVENTS, syscall.EINVAL},             // gpu_id 0
 	} {
 		buf := make([]byte, abi.IOCSize(tc.cmd))
 		if got := e.f.Ioctl(e.c, tc.cmd, buf); got != tc.want {
