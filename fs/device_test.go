@@ -1,0 +1,284 @@
+package fs
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/kfdemu/kfdemu/internal/testenv"
+	"github.com/kfdemu/kfdemu/kfd"
+	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/topology"
+	"golang.org/x/sys/unix"
+)
+
+// TestMain doubles as a client process for the fork and kill tests.
+func TestMain(m *testing.M) {
+	switch os.Getenv("FS_TEST_CHILD") {
+	case "ebadf":
+		// fd 3 is a dev/kfd opened by the parent: the driver must refuse this process.
+		var v [8]byte
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, 3, uintptr(abi.AMDKFD_IOC_GET_VERSION), uintptr(unsafe.Pointer(&v)))
+		os.Exit(int(e))
+	case "hold":
+		// Open the device, allocate, report, then wait to be killed.
+		mnt := os.Getenv("FS_TEST_MNT")
+		c, err := openClient(mnt)
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		c.alloc(0x100000000, 1<<20, abi.KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
+		fmt.Println("ready")
+		time.Sleep(time.Hour)
+	}
+	os.Exit(m.Run())
+}
+
+func mountDriver(t *testing.T, profile string) (string, *kfd.Driver) {
+	t.Helper()
+	testenv.NeedMount(t)
+	sys, err := topology.Profile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	d := kfd.New(sys, log)
+	dir := filepath.Join(t.TempDir(), "mnt")
+	srv, err := Mount(dir, Options{System: sys, Device: d, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	return dir, d
+}
+
+type client struct {
+	kfd, render int
+	gpu         uint32
+}
+
+func ioctl(fd int, cmd uint32, arg any) syscall.Errno {
+	buf := make([]byte, abi.IOCSize(cmd))
+	put(buf, arg)
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(cmd), uintptr(unsafe.Pointer(&buf[0])))
+	get(buf, arg)
+	return e
+}
+
+func put(b []byte, v any) {
+	n, _ := binary.Encode(b, binary.LittleEndian, v)
+	_ = n
+}
+
+func get(b []byte, v any) { binary.Decode(b, binary.LittleEndian, v) }
+
+func openClient(mnt string) (*client, error) {
+	kfdFD, err := unix.Open(filepath.Join(mnt, "dev/kfd"), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	r, err := unix.Open(filepath.Join(mnt, "dev/dri/renderD128"), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	sys, err := topology.ReadSystem(filepath.Join(mnt, "sys/devices/virtual/kfd/kfd/topology"))
+	if err != nil {
+		return nil, err
+	}
+	c := &client{kfd: kfdFD, render: r, gpu: sys.GPUs()[0].GPUID}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: uint32(r), GPUID: c.gpu}); e != 0 {
+		return nil, fmt.Errorf("ACQUIRE_VM: %v", e)
+	}
+	return c, nil
+}
+
+func (c *client) close() { unix.Close(c.kfd); unix.Close(c.render) }
+
+// alloc allocates and maps a BO and returns its CPU mapping (through the render node).
+func (c *client) alloc(va, size uint64, flags uint32) (handle uint64, cpu []byte, err error) {
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: va, Size: size, GPUID: c.gpu, Flags: flags}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); e != 0 {
+		return 0, nil, fmt.Errorf("ALLOC: %v", e)
+	}
+	ids := []uint32{c.gpu}
+	m := abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: uint64(uintptr(unsafe.Pointer(&ids[0]))), NDevices: 1}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m); e != 0 {
+		return 0, nil, fmt.Errorf("MAP: %v", e)
+	}
+	cpu, err = unix.Mmap(c.render, int64(a.MmapOffset), int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	return a.Handle, cpu, err
+}
+
+func TestDeviceFiles(t *testing.T) {
+	mnt, d := mountDriver(t, "mi210")
+	fd, err := unix.Open(filepath.Join(mnt, "dev/kfd"), unix.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v abi.GetVersionArgs
+	if e := ioctl(fd, abi.AMDKFD_IOC_GET_VERSION, &v); e != 0 || v.MajorVersion != 1 {
+		t.Fatalf("GET_VERSION through the mount: %v %+v", e, v)
+	}
+	if e := ioctl(fd, abi.IOC(abi.IOCRead, 'K', 0x30, 8), &v); e != syscall.ENOTTY {
+		t.Errorf("unknown ioctl: %v", e)
+	}
+	// Fork: an inherited fd is refused with EBADF.
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "FS_TEST_CHILD=ebadf")
+	child.ExtraFiles = []*os.File{os.NewFile(uintptr(fd), "kfd")}
+	err = child.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != int(syscall.EBADF) {
+		t.Errorf("ioctl on an inherited fd: %v, want exit code EBADF (%d)", err, syscall.EBADF)
+	}
+	unix.Close(fd)
+	waitStats(t, d, 0)
+}
+
+func waitStats(t *testing.T, d *kfd.Driver, procs int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := d.Stats()
+		if st["processes"] == procs && (procs > 0 || st["pasids"] == 0 && st["bos"] == 0) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("driver state: %v, want %d processes", st, procs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestKillTeardown: a client killed with SIGKILL while holding memory leaves nothing behind.
+func TestKillTeardown(t *testing.T) {
+	mnt, d := mountDriver(t, "mi210")
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "FS_TEST_CHILD=hold", "FS_TEST_MNT="+mnt)
+	out, _ := child.StdoutPipe()
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	if string(buf[:n]) != "ready\n" {
+		child.Process.Kill()
+		child.Wait()
+		t.Fatalf("child: %q", buf[:n])
+	}
+	if st := d.Stats(); st["processes"] != 1 || st["bos"] != 1 {
+		t.Errorf("while the child runs: %v", st)
+	}
+	child.Process.Kill()
+	child.Wait()
+	waitStats(t, d, 0)
+}
+
+// TestAQLBarrierThroughMount drives a queue the way ROCr does: ring and signals in a GTT BO mapped
+// through the render node (FUSE passthrough), the doorbell page mapped through dev/kfd, packets
+// published with a release store, completion observed in memory and through an event.
+func TestAQLBarrierThroughMount(t *testing.T) {
+	mnt, d := mountDriver(t, "mi210")
+	c, err := openClient(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const va = 0x100000000
+	h, mem, err := c.alloc(va, 1<<16, abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph, _, err := c.alloc(0x200000000, 4096*8, abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := abi.CreateEventArgs{EventPageOffset: ph, EventType: abi.KFD_IOC_EVENT_SIGNAL, AutoReset: 1}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_CREATE_EVENT, &ev); e != 0 {
+		t.Fatalf("CREATE_EVENT: %v", e)
+	}
+	const ring, rptr, wptr, sig, dep = 0, 0x8000, 0x8008, 0x9000, 0x9040
+	u64 := func(off int) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&mem[off])) }
+	u64(sig + 8).Store(2)                                   // completion signal value
+	u64(sig + 16).Store(0x200000000 + 8*uint64(ev.EventID)) // event mailbox
+	u64(sig + 24).Store(uint64(ev.EventID))
+	u64(dep + 8).Store(1) // dependency, released later by the CPU
+	q := abi.CreateQueueArgs{RingBaseAddress: va + ring, RingSize: 4096, GPUID: c.gpu, QueueType: abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+		QueuePercentage: 100, ReadPointerAddress: va + rptr, WritePointerAddress: va + wptr}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_CREATE_QUEUE, &q); e != 0 {
+		t.Fatalf("CREATE_QUEUE: %v", e)
+	}
+	const slice = 8192
+	bell, err := unix.Mmap(c.kfd, int64(q.DoorbellOffset&^(slice-1)), slice, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatalf("mmap doorbell: %v", err)
+	}
+	doorbell := (*atomic.Uint64)(unsafe.Pointer(&bell[q.DoorbellOffset&(slice-1)]))
+	submit := func(idx int, deps ...uint64) {
+		p := mem[ring+64*idx : ring+64*idx+64]
+		for i := 4; i < 64; i++ {
+			p[i] = 0
+		}
+		for i, s := range deps {
+			binary.LittleEndian.PutUint64(p[8+8*i:], s)
+		}
+		binary.LittleEndian.PutUint64(p[56:], va+sig)
+		// header: BARRIER_AND, barrier bit, system-scope acquire and release fences.
+		hdr := uint32(3 | 1<<8 | 2<<9 | 2<<11)
+		(*atomic.Uint32)(unsafe.Pointer(&p[0])).Store(hdr)
+		u64(wptr).Store(uint64(idx + 1))
+		doorbell.Store(uint64(idx))
+	}
+	waitFor := func(what string, cond func() bool) {
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	submit(0)
+	waitFor("first completion", func() bool { return u64(sig+8).Load() == 1 })
+	if u64(rptr).Load() != 1 || binary.LittleEndian.Uint16(mem[ring:]) != 1 {
+		t.Errorf("read index %d, slot header %d", u64(rptr).Load(), binary.LittleEndian.Uint16(mem[ring:]))
+	}
+	// The completion raised the event through its mailbox: the wait completes without SET_EVENT.
+	evd := make([]byte, 48)
+	binary.LittleEndian.PutUint32(evd[40:], ev.EventID)
+	w := abi.WaitEventsArgs{EventsPtr: uint64(uintptr(unsafe.Pointer(&evd[0]))), NumEvents: 1, Timeout: 1000}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_WAIT_EVENTS, &w); e != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+		t.Errorf("event after completion: %v result %d", e, w.WaitResult)
+	}
+	// A barrier-AND on an unsignalled dependency waits until the CPU releases it.
+	submit(1, va+dep)
+	time.Sleep(100 * time.Millisecond)
+	if u64(sig+8).Load() != 1 {
+		t.Fatal("barrier completed before its dependency")
+	}
+	u64(dep + 8).Store(0)
+	waitFor("dependent completion", func() bool { return u64(sig+8).Load() == 0 })
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: q.QueueID}); e != 0 {
+		t.Errorf("DESTROY_QUEUE: %v", e)
+	}
+	unix.Munmap(bell)
+	unix.Munmap(mem)
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: h}); e != 0 {
+		t.Errorf("FREE: %v", e)
+	}
+	c.close()
+	waitStats(t, d, 0)
+}
