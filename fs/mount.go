@@ -138,6 +138,11 @@ func Mount(dir string, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, dir: dir}
+	var err error
+	// The watcher exists before the first request can arrive.
+	if s.watch, err = newProcWatch(s.processExited); err != nil {
+		return nil, err
+	}
 	s.dev = newDevDir(s)
 	s.root = &rootNode{roDir: roDir{mode: 0755}, s: s}
 	long := time.Hour
@@ -154,17 +159,13 @@ func Mount(dir string, opts Options) (*Server, error) {
 		UID: 0, GID: 0,
 	})
 	if err != nil {
+		s.watch.close()
 		return nil, fmt.Errorf("fs: mount %s: %w", dir, err)
 	}
 	s.srv = srv
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err == nil {
 		s.dev.mountDev.Store(st.Dev)
-	}
-	s.watch, err = newProcWatch(s.processExited)
-	if err != nil {
-		srv.Unmount()
-		return nil, err
 	}
 	opts.Log.Info("mounted", "dir", dir, "passthrough", s.dev.passthroughOK())
 	return s, nil

@@ -20,8 +20,10 @@ go test -count=1 -timeout 15m ./...
 
 step go test -race, core packages
 race=""
-for p in ./topology ./kfd ./pasid ./mmu ./doorbell ./gpu/cp ./gpu/hsa ./fs; do
-	[ -d "$p" ] && race="$race $p"
+for p in $(go list ./...); do
+	case "$p" in
+	*/topology | */kfd | */pasid | */mmu | */doorbell | */gpu/cp | */gpu/hsa | */fs) race="$race $p" ;;
+	esac
 done
 # shellcheck disable=SC2086
 go test -count=1 -race -timeout 15m $race

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +120,20 @@ func FuzzParseRecord(f *testing.F) {
 			t.Fatal("oversized copy")
 		}
 	})
+}
+
+func TestDescribe(t *testing.T) {
+	arg := make([]byte, 8)
+	arg[0], arg[4] = 1, 2
+	name, keys, vals, ok := describeABI(getVersion, arg)
+	if !ok || name != "AMDKFD_IOC_GET_VERSION" || len(keys) != 2 || keys[0] != "MajorVersion" || vals[0] != 1 || vals[1] != 2 {
+		t.Fatalf("%s %v %v", name, keys, vals)
+	}
+	line := Format(Call{Cmd: getVersion, Arg: arg, Ret: 0, Pid: 7})
+	if !strings.Contains(line, "AMDKFD_IOC_GET_VERSION") || !strings.Contains(line, "MinorVersion=0x2") {
+		t.Errorf("format: %s", line)
+	}
+	if d := Decode(Call{Cmd: 0xc0184b18, Arg: make([]byte, 24), Ret: -22}); d.Ioctl != "AMDKFD_IOC_MAP_MEMORY_TO_GPU" || d.Errno == "" {
+		t.Errorf("decode %+v", d)
+	}
 }
