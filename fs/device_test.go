@@ -183,9 +183,16 @@ func TestKillTeardown(t *testing.T) {
 	if st := d.Stats(); st["processes"] != 1 || st["bos"] != 1 {
 		t.Errorf("while the child runs: %v", st)
 	}
+	used := filepath.Join(mnt, "sys/devices/virtual/kfd/kfd/topology/nodes/1/mem_banks/0/used_memory")
+	if b, _ := os.ReadFile(used); string(b) != "1048576\n" {
+		t.Errorf("used_memory with 1 MiB of VRAM allocated: %q", b)
+	}
 	child.Process.Kill()
 	child.Wait()
 	waitStats(t, d, 0)
+	if b, _ := os.ReadFile(used); string(b) != "0\n" {
+		t.Errorf("used_memory after the client died: %q (stale kernel cache?)", b)
+	}
 }
 
 // TestAQLBarrierThroughMount drives a queue the way ROCr does: ring and signals in a GTT BO mapped

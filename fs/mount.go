@@ -36,14 +36,17 @@ type Options struct {
 
 // Server is a mounted kfdemu filesystem.
 type Server struct {
-	opts   Options
-	dir    string
-	srv    *fuse.Server
-	root   *rootNode
-	kfdDir *fs.Inode // sys/devices/virtual/kfd/kfd
-	dev    *devDir
-	watch  *procWatch
-	mu     sync.Mutex
+	opts        Options
+	dir         string
+	srvs        []*fuse.Server // MNT, MNT/sys, MNT/sys/kernel/debug
+	mountPoints []string
+	root        *rootNode
+	dynMu       sync.Mutex
+	dynamic     []*fs.Inode // sysfs files whose content changes (used_memory)
+	kfdDir      *fs.Inode   // sys/devices/virtual/kfd/kfd
+	dev         *devDir
+	watch       *procWatch
+	mu          sync.Mutex
 }
 
 // Errors of Mount that serve reports with exit code 2.
@@ -57,55 +60,112 @@ type rootNode struct {
 	s *Server
 }
 
+// mkPath creates (or finds) the directory chain p below in.
+func mkPath(ctx context.Context, in *fs.Inode, p string) *fs.Inode {
+	for _, part := range strings.Split(p, "/") {
+		c := in.GetChild(part)
+		if c == nil {
+			c = in.NewPersistentInode(ctx, &roDir{mode: 0755}, fs.StableAttr{Mode: syscall.S_IFDIR})
+			in.AddChild(part, c, true)
+		}
+		in = c
+	}
+	return in
+}
+
+// OnAdd builds MNT: dev/ and the sys/ mount point.
 func (r *rootNode) OnAdd(ctx context.Context) {
 	s := r.s
-	mk := func(parent *fs.Inode, name string) *fs.Inode {
-		if c := parent.GetChild(name); c != nil {
-			return c
-		}
-		c := parent.NewPersistentInode(ctx, &roDir{mode: 0755}, fs.StableAttr{Mode: syscall.S_IFDIR})
-		parent.AddChild(name, c, true)
-		return c
-	}
-	path := func(p string) *fs.Inode {
-		in := &r.Inode
-		for _, part := range strings.Split(p, "/") {
-			in = mk(in, part)
-		}
-		return in
-	}
-	s.kfdDir = path("sys/devices/virtual/kfd/kfd")
-	s.kfdDir.AddChild("topology", newTreeInode(ctx, s.kfdDir, s.topologyTree()), true)
+	devIn := r.NewPersistentInode(ctx, &devNode{roDir: roDir{mode: 0755}, d: s.dev}, fs.StableAttr{Mode: syscall.S_IFDIR})
+	r.AddChild("dev", devIn, true)
+	s.dev.dri = devIn.NewPersistentInode(ctx, &devNode{roDir: roDir{mode: 0755}, d: s.dev, dri: true},
+		fs.StableAttr{Mode: syscall.S_IFDIR})
+	s.dev.parent = devIn
+	mkPath(ctx, &r.Inode, "sys")
+}
+
+// sysRoot is MNT/sys, its own read-only FUSE connection whose files answer OPEN with ENOSYS: the
+// kernel then never sends OPEN/FLUSH/RELEASE again and serves repeated reads from its page cache,
+// which is what makes topology enumeration as cheap as sysfs (see BenchmarkTopologyRead).
+type sysRoot struct {
+	roDir
+	s *Server
+}
+
+func (r *sysRoot) OnAdd(ctx context.Context) {
+	s := r.s
+	s.kfdDir = mkPath(ctx, &r.Inode, "devices/virtual/kfd/kfd")
+	s.kfdDir.AddChild("topology", s.newSysInode(ctx, s.kfdDir, s.topologyTree()), true)
 	// kfd's device attributes (/sys/devices/virtual/kfd/kfd/dev and uevent): major 511 is what
 	// amdkfd usually gets from register_chrdev(0, ...) on current kernels; informational only.
-	addTree(ctx, s.kfdDir, staticDir("", map[string]string{
-		"dev": "511:0\n", "uevent": "MAJOR=511\nMINOR=0\nDEVNAME=kfd\n"}))
-	class := path("sys/class/kfd")
+	for _, c := range staticDir("", map[string]string{"dev": "511:0\n", "uevent": "MAJOR=511\nMINOR=0\nDEVNAME=kfd\n"}).Children {
+		s.kfdDir.AddChild(c.Name, s.newSysInode(ctx, s.kfdDir, c), true)
+	}
+	class := mkPath(ctx, &r.Inode, "class/kfd")
 	class.AddChild("kfd", class.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte("../../devices/virtual/kfd/kfd")},
 		fs.StableAttr{Mode: syscall.S_IFLNK}), true)
 	// The module's sysfs directory as libkmod reads it (initstate, refcnt, holders/).
-	amdgpu := path("sys/module/amdgpu")
-	addTree(ctx, amdgpu, staticDir("", map[string]string{
-		"initstate": "live\n", "version": "6.10.5\n", "refcnt": "0\n"}))
-	mk(amdgpu, "holders")
-	dbg := path("sys/kernel/debug")
+	amdgpu := mkPath(ctx, &r.Inode, "module/amdgpu")
+	for _, c := range staticDir("", map[string]string{"initstate": "live\n", "version": "6.10.5\n", "refcnt": "0\n"}).Children {
+		amdgpu.AddChild(c.Name, s.newSysInode(ctx, amdgpu, c), true)
+	}
+	mkPath(ctx, amdgpu, "holders")
+	mkPath(ctx, &r.Inode, "kernel/debug")
+}
+
+// newSysInode adds a rendered tree to the sys connection: files without OPEN; Dynamic ones are
+// remembered so that their cached pages can be dropped when the content changes.
+func (s *Server) newSysInode(ctx context.Context, parent *fs.Inode, t *topology.Tree) *fs.Inode {
+	switch t.Kind {
+	case topology.File:
+		in := parent.NewPersistentInode(ctx, &treeFile{t: t, noOpen: true}, fs.StableAttr{Mode: syscall.S_IFREG})
+		if t.Dynamic {
+			s.dynMu.Lock()
+			s.dynamic = append(s.dynamic, in)
+			s.dynMu.Unlock()
+		}
+		return in
+	case topology.Symlink:
+		return parent.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte(t.Target)}, fs.StableAttr{Mode: syscall.S_IFLNK})
+	}
+	in := parent.NewPersistentInode(ctx, &roDir{mode: t.Mode}, fs.StableAttr{Mode: syscall.S_IFDIR})
+	for _, c := range t.Children {
+		in.AddChild(c.Name, s.newSysInode(ctx, in, c), true)
+	}
+	return in
+}
+
+// invalidateDynamic drops the kernel's cached pages of dynamic sysfs files (used_memory).
+func (s *Server) invalidateDynamic() {
+	s.dynMu.Lock()
+	ins := append([]*fs.Inode(nil), s.dynamic...)
+	s.dynMu.Unlock()
+	for _, in := range ins {
+		in.NotifyContent(0, 0)
+	}
+}
+
+// dbgRoot is MNT/sys/kernel/debug, a third connection with ordinary opens: the driver's view
+// (kfd/) and the emulator's control and counters (kfdemu/), rendered at every open.
+type dbgRoot struct {
+	roDir
+	s *Server
+}
+
+func (r *dbgRoot) OnAdd(ctx context.Context) {
+	s := r.s
 	if s.opts.Device != nil {
 		kd := s.opts.Device.Debug()
 		kd.Name = "kfd"
-		dbg.AddChild("kfd", newTreeInode(ctx, dbg, kd), true)
+		r.AddChild("kfd", newTreeInode(ctx, &r.Inode, kd), true)
 	}
-	emu := mk(dbg, "kfdemu")
+	emu := mkPath(ctx, &r.Inode, "kfdemu")
 	emu.AddChild("hotplug", emu.NewPersistentInode(ctx, &treeFile{
 		t:     &topology.Tree{Name: "hotplug", Kind: topology.File, Mode: 0444, Dynamic: true, Content: s.hotplugHelp},
 		write: s.hotplugWrite}, fs.StableAttr{Mode: syscall.S_IFREG}), true)
 	emu.AddChild("stats", emu.NewPersistentInode(ctx, &treeFile{
 		t: &topology.Tree{Name: "stats", Kind: topology.File, Mode: 0444, Dynamic: true, Content: s.stats}},
 		fs.StableAttr{Mode: syscall.S_IFREG}), true)
-	devIn := r.NewPersistentInode(ctx, &devNode{roDir: roDir{mode: 0755}, d: s.dev}, fs.StableAttr{Mode: syscall.S_IFDIR})
-	r.AddChild("dev", devIn, true)
-	s.dev.dri = devIn.NewPersistentInode(ctx, &devNode{roDir: roDir{mode: 0755}, d: s.dev, dri: true},
-		fs.StableAttr{Mode: syscall.S_IFDIR})
-	s.dev.parent = devIn
 }
 
 func staticDir(name string, files map[string]string) *topology.Tree {
@@ -145,24 +205,40 @@ func Mount(dir string, opts Options) (*Server, error) {
 	}
 	s.dev = newDevDir(s)
 	s.root = &rootNode{roDir: roDir{mode: 0755}, s: s}
+	mounts := []struct {
+		dir  string
+		root fs.InodeEmbedder
+		opts []string
+		name string
+	}{
+		{dir, s.root, nil, "kfdemu"},
+		{filepath.Join(dir, "sys"), &sysRoot{roDir: roDir{mode: 0755}, s: s}, []string{"ro"}, "kfdemu-sysfs"},
+		{filepath.Join(dir, "sys/kernel/debug"), &dbgRoot{roDir: roDir{mode: 0700}, s: s}, nil, "kfdemu-debugfs"},
+	}
 	long := time.Hour
 	zero := time.Duration(0)
-	srv, err := fs.Mount(dir, s.root, &fs.Options{
-		EntryTimeout: &long, AttrTimeout: &long, NegativeTimeout: &zero,
-		MountOptions: fuse.MountOptions{
-			FsName: "kfdemu", Name: "kfdemu", DirectMount: true, AllowOther: os.Geteuid() == 0,
-			MaxBackground: 256, Debug: opts.Debug, DisableXAttrs: true,
-			// Device ioctls and WAIT_EVENTS run concurrently; the kernel's FUSE request
-			// queue is served by as many goroutines as needed (go-fuse spawns readers).
-			MaxReadAhead: 128 << 10,
-		},
-		UID: 0, GID: 0,
-	})
-	if err != nil {
-		s.watch.close()
-		return nil, fmt.Errorf("fs: mount %s: %w", dir, err)
+	for _, m := range mounts {
+		srv, err := fs.Mount(m.dir, m.root, &fs.Options{
+			EntryTimeout: &long, AttrTimeout: &long, NegativeTimeout: &zero,
+			MountOptions: fuse.MountOptions{
+				FsName: m.name, Name: "kfdemu", DirectMount: true, AllowOther: os.Geteuid() == 0,
+				MaxBackground: 256, Debug: opts.Debug, DisableXAttrs: true, Options: m.opts,
+				// Device ioctls and WAIT_EVENTS run concurrently: go-fuse serves each
+				// request on its own goroutine, so a blocked wait holds no other request.
+				MaxReadAhead: 128 << 10,
+			},
+		})
+		if err != nil {
+			s.unmountAll()
+			s.watch.close()
+			return nil, fmt.Errorf("fs: mount %s: %w", m.dir, err)
+		}
+		s.srvs = append(s.srvs, srv)
+		s.mountPoints = append(s.mountPoints, m.dir)
 	}
-	s.srv = srv
+	if opts.System != nil && opts.Capture == nil {
+		opts.System.OnUsedMemoryChange(s.invalidateDynamic)
+	}
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err == nil {
 		s.dev.mountDev.Store(st.Dev)
@@ -254,17 +330,27 @@ func mounted(dir string) bool {
 func (s *Server) Dir() string { return s.dir }
 
 // Wait blocks until the filesystem is unmounted.
-func (s *Server) Wait() { s.srv.Wait() }
+func (s *Server) Wait() { s.srvs[0].Wait() }
 
-// Unmount unmounts and stops the process watcher.
+// Unmount unmounts the three connections (innermost first) and stops the process watcher.
 func (s *Server) Unmount() error {
-	err := s.srv.Unmount()
-	if err != nil {
-		// A client still holding files open: detach lazily, as umount -l would.
-		err = unix.Unmount(s.dir, unix.MNT_DETACH)
-	}
+	err := s.unmountAll()
 	s.watch.close()
 	return err
+}
+
+func (s *Server) unmountAll() error {
+	var first error
+	for i := len(s.srvs) - 1; i >= 0; i-- {
+		if err := s.srvs[i].Unmount(); err != nil {
+			// A client still holding files open: detach lazily, as umount -l would.
+			if err2 := unix.Unmount(s.mountPoints[i], unix.MNT_DETACH); err2 != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	s.srvs, s.mountPoints = nil, nil
+	return first
 }
 
 // ReloadTopology re-renders the topology (after hot-plug) and replaces the served tree, dropping the
@@ -274,7 +360,10 @@ func (s *Server) ReloadTopology() {
 	defer s.mu.Unlock()
 	ctx := context.Background()
 	s.kfdDir.RmChild("topology")
-	s.kfdDir.AddChild("topology", newTreeInode(ctx, s.kfdDir, s.topologyTree()), true)
+	s.dynMu.Lock()
+	s.dynamic = nil
+	s.dynMu.Unlock()
+	s.kfdDir.AddChild("topology", s.newSysInode(ctx, s.kfdDir, s.topologyTree()), true)
 	s.kfdDir.NotifyEntry("topology")
 	if s.opts.Device != nil {
 		s.dev.syncRenderNodes(s.opts.Device.RenderMinors())

@@ -16,6 +16,9 @@ type treeFile struct {
 	t *topology.Tree
 	// write, when set, makes the file writable (control files of the emulator).
 	write func(data []byte) syscall.Errno
+	// noOpen answers OPEN with ENOSYS (sys connection): the kernel then stops sending OPEN,
+	// FLUSH and RELEASE for the whole connection and keeps the page cache across opens.
+	noOpen bool
 }
 
 var (
@@ -42,6 +45,9 @@ func (f *treeFile) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.Attr
 }
 
 func (f *treeFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if f.noOpen {
+		return nil, 0, syscall.ENOSYS
+	}
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 && f.write == nil {
 		return nil, 0, syscall.EACCES // kernfs: no store method for a 0444 attribute
 	}
@@ -121,4 +127,13 @@ func newTreeInode(ctx context.Context, parent *fs.Inode, t *topology.Tree) *fs.I
 	in := parent.NewPersistentInode(ctx, d, fs.StableAttr{Mode: syscall.S_IFDIR})
 	addTree(ctx, in, t)
 	return in
+}
+
+// Flush answers ENOSYS on the sys connection, so that the kernel stops sending FLUSH on close
+// (fc->no_flush) as it stopped sending OPEN.
+func (f *treeFile) Flush(ctx context.Context, fh fs.FileHandle) syscall.Errno {
+	if f.noOpen {
+		return syscall.ENOSYS
+	}
+	return 0
 }

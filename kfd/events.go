@@ -23,6 +23,7 @@ type event struct {
 	typ       uint32
 	autoReset bool
 	signaled  bool
+	sets      uint64 // signals so far; a waiter registered at sets == n is activated once it moves
 	age       uint64
 	waiters   int
 	memExc    *abi.HSAMemoryExceptionData
@@ -135,14 +136,16 @@ func destroyEvent(p *Process, c Caller, arg []byte) syscall.Errno {
 	return 0
 }
 
-// signalLocked is set_event: age advances (skipping 0 and 1 on wrap); an auto-reset event with
-// waiters wakes one round of them without staying signalled.
+// signalLocked is set_event: age advances (skipping 0 and 1 on wrap); every current waiter is
+// activated, and an auto-reset event with waiters does not stay signalled
+// ("ev->signaled = !ev->auto_reset || !waitqueue_active(&ev->wq)").
 func (p *Process) signalLocked(ev *event) {
 	ev.age++
 	if ev.age < 2 {
 		ev.age = 2
 	}
-	ev.signaled = true
+	ev.sets++
+	ev.signaled = !ev.autoReset || ev.waiters == 0
 	p.evt.broadcast()
 }
 
@@ -226,14 +229,17 @@ func waitEvents(p *Process, c Caller, arg []byte) syscall.Errno {
 			return syscall.EINVAL
 		}
 	}
-	for _, ev := range evs {
+	seen := make([]uint64, len(evs))
+	for i, ev := range evs {
 		ev.waiters++
+		seen[i] = ev.sets
 	}
+	active := func(i int) bool { return evs[i].signaled || evs[i].sets != seen[i] }
 	result := uint32(abi.KFD_IOC_WAIT_RESULT_TIMEOUT)
 	for {
 		done, n := true, 0
-		for _, ev := range evs {
-			if ev.signaled {
+		for i := range evs {
+			if active(i) {
 				n++
 			} else {
 				done = false
@@ -282,6 +288,7 @@ out:
 		case ev.typ == abi.KFD_IOC_EVENT_SIGNAL:
 			binary.LittleEndian.PutUint64(d, ev.age) // signal_event_data.last_event_age
 		}
+		// A waiter that found an auto-reset event signalled consumes it (test_event_condition).
 		if result == abi.KFD_IOC_WAIT_RESULT_COMPLETE && ev.autoReset && ev.signaled {
 			ev.signaled = false
 		}

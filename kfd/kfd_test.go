@@ -519,3 +519,47 @@ func FuzzIoctl(f *testing.F) {
 		}
 	})
 }
+
+// TestAutoResetWakesAllWaiters: SET_EVENT activates every current waiter of an auto-reset event
+// (kfd_events.c set_event), and leaves it unsignalled.
+func TestAutoResetWakesAllWaiters(t *testing.T) {
+	e := newEnv(t, "mi210")
+	ev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_SIGNAL, AutoReset: 1}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
+		t.Fatal(errno)
+	}
+	results := make(chan uint32, 2)
+	for i := 0; i < 2; i++ {
+		go func(i int) {
+			c := newCaller(e.c.tgid)
+			binary.LittleEndian.PutUint32(c.mem[40:], ev.EventID)
+			buf := make([]byte, 24)
+			encode(buf, abi.WaitEventsArgs{EventsPtr: c.base, NumEvents: 1, Timeout: 5000})
+			e.f.Ioctl(c, abi.AMDKFD_IOC_WAIT_EVENTS, buf)
+			var w abi.WaitEventsArgs
+			decode(buf, &w)
+			results <- w.WaitResult
+		}(i)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		e.d.procs[e.c.tgid].mu.Lock()
+		n := e.d.procs[e.c.tgid].events[ev.EventID].waiters
+		e.d.procs[e.c.tgid].mu.Unlock()
+		if n == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	e.do(abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: ev.EventID})
+	for i := 0; i < 2; i++ {
+		if r := <-results; r != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+			t.Errorf("waiter %d: result %d", i, r)
+		}
+	}
+	binary.LittleEndian.PutUint32(e.c.mem[40:], ev.EventID)
+	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 0}
+	if e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); w.WaitResult != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
+		t.Errorf("auto-reset event left signalled after waking its waiters")
+	}
+}

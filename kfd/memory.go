@@ -97,6 +97,7 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 			}
 			p.d.vramUsed[a.GPUID] += size
 			p.d.mu.Unlock()
+			defer p.d.sys.UsedMemoryChanged()
 		}
 		sp := p.spaces[pd.node.RenderMinor()]
 		if sp == nil {
@@ -132,6 +133,7 @@ func (p *Process) unaccount(b *bo) {
 		p.d.mu.Lock()
 		p.d.vramUsed[b.gpu] -= b.size
 		p.d.mu.Unlock()
+		p.d.sys.UsedMemoryChanged()
 	}
 }
 

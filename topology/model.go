@@ -16,6 +16,7 @@ type System struct {
 	generation                           uint64
 	Nodes                                []*Node
 	usedMemory                           func(gpuID uint32, bank int) uint64
+	usedNotify                           []func()
 	templates                            map[string]*asicSpec // GPU templates usable by AddGPU (from the profile)
 	spec                                 *profileSpec
 }
@@ -139,4 +140,22 @@ func (s *System) SetUsedMemoryFunc(f func(gpuID uint32, bank int) uint64) {
 	s.mu.Lock()
 	s.usedMemory = f
 	s.mu.Unlock()
+}
+
+// OnUsedMemoryChange registers f to be called after the used-memory source reports a change
+// (fs drops cached used_memory pages).
+func (s *System) OnUsedMemoryChange(f func()) {
+	s.mu.Lock()
+	s.usedNotify = append(s.usedNotify, f)
+	s.mu.Unlock()
+}
+
+// UsedMemoryChanged is called by the driver after VRAM allocations change.
+func (s *System) UsedMemoryChanged() {
+	s.mu.RLock()
+	fs := append([]func(){}, s.usedNotify...)
+	s.mu.RUnlock()
+	for _, f := range fs {
+		f()
+	}
 }

@@ -103,16 +103,13 @@ func buildC(t *testing.T, src, lib, header string) string {
 func runExecCmd(t *testing.T, mnt string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(testenv.Kfdemu(t), append([]string{"exec", "--mount", mnt, "--"}, args...)...)
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(120 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v did not finish in 120 s:\n%s", args, out)
+	// Own process group, so that a hang guard can kill the command and everything it started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	timer := time.AfterFunc(120*time.Second, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	out, err := cmd.CombinedOutput()
+	if !timer.Stop() {
+		t.Fatalf("%v did not finish in 120 s (killed):\n%s", args, out)
 	}
 	return string(out), err
 }
