@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"syscall"
-	"unsafe"
 
 	"github.com/kfdemu/kfdemu/kfd"
 	"golang.org/x/sys/unix"
@@ -34,7 +33,8 @@ func (c *caller) vm(addr uint64, p []byte, write bool) error {
 	if addr == 0 || addr+uint64(len(p)) < addr {
 		return kfd.ErrFault
 	}
-	local := []unix.Iovec{{Base: unsafe.SliceData(p), Len: uint64(len(p))}}
+	local := []unix.Iovec{{Base: &p[0]}}
+	local[0].SetLen(len(p))
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(p)}}
 	var n int
 	var err error

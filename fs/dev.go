@@ -40,7 +40,6 @@ type devDir struct {
 	minors  []uint32
 	parent  *fs.Inode
 	dri     *fs.Inode
-	ptFail  atomic.Bool
 	// mountDev is st_dev of the mount, to recognise our files in client fds.
 	mountDev atomic.Uint64
 }
@@ -52,8 +51,6 @@ func newDevDir(s *Server) *devDir {
 	}
 	return d
 }
-
-func (d *devDir) passthroughOK() bool { return !d.ptFail.Load() }
 
 func (d *devDir) syncRenderNodes(m []uint32) {
 	d.mu.Lock()

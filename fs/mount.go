@@ -243,7 +243,7 @@ func Mount(dir string, opts Options) (*Server, error) {
 	if err := unix.Stat(dir, &st); err == nil {
 		s.dev.mountDev.Store(st.Dev)
 	}
-	opts.Log.Info("mounted", "dir", dir, "passthrough", s.dev.passthroughOK())
+	opts.Log.Info("mounted", "dir", dir)
 	return s, nil
 }
 

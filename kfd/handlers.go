@@ -1,7 +1,6 @@
 package kfd
 
 import (
-	"errors"
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
@@ -342,5 +341,3 @@ func dmabufUnsupported(p *Process, c Caller, arg []byte) syscall.Errno { return 
 // svmUnsupported: SVM ranges are not modelled yet; the reported version (1.2) predates SVM, so
 // libhsakmt does not use it.
 func svmUnsupported(p *Process, c Caller, arg []byte) syscall.Errno { return syscall.EOPNOTSUPP }
-
-var errNotImplemented = errors.New("kfd: not implemented")

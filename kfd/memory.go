@@ -2,7 +2,6 @@ package kfd
 
 import (
 	"encoding/binary"
-	"sort"
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
@@ -258,16 +257,6 @@ func (p *Process) writeUser(addr uint64, buf []byte) bool {
 	r := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
 	n, err := unix.ProcessVMWritev(p.tgid, l, r, 0)
 	return err == nil && n == len(buf)
-}
-
-// bosByVA lists BOs in VA order (debugging, tests).
-func (p *Process) bosByVA() []*bo {
-	out := make([]*bo, 0, len(p.bos))
-	for _, b := range p.bos {
-		out = append(out, b)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].va < out[j].va })
-	return out
 }
 
 // doorbells allocates the process's doorbell slice on a GPU (kfd_alloc_process_doorbells), aligned
