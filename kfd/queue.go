@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kfdemu/kfdemu/gpu/hsa"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 )
 
@@ -18,26 +19,7 @@ import (
 // mailbox). A kernel dispatch needs the shader model, which is not connected yet: it puts the queue
 // in the error state and raises a hardware exception event, never a fake success.
 
-const (
-	maxQueuesPerProcess = 1024 // KFD_MAX_NUM_OF_QUEUES_PER_PROCESS
-	aqlPacketSize       = 64
-
-	// AQL packet types (hsa.h hsa_packet_type_t).
-	pktVendor         = 0
-	pktInvalid        = 1
-	pktKernelDispatch = 2
-	pktBarrierAnd     = 3
-	pktAgentDispatch  = 4
-	pktBarrierOr      = 5
-
-	hdrTypeMask   = 0xff
-	hdrBarrierBit = 1 << 8
-
-	// amd_signal_t offsets (amd_hsa_signal.h): kind, value, event_mailbox_ptr, event_id.
-	sigValueOff   = 8
-	sigMailboxOff = 16
-	sigEventIDOff = 24
-)
+const maxQueuesPerProcess = 1024 // KFD_MAX_NUM_OF_QUEUES_PER_PROCESS
 
 type queueState int32
 
@@ -332,25 +314,25 @@ func (q *queue) process() {
 		if q.read >= w {
 			return
 		}
-		slot := q.ring + (q.read*aqlPacketSize)%q.size
-		var pkt [aqlPacketSize]byte
+		slot := q.ring + (q.read*hsa.PacketSize)%q.size
+		var pkt [hsa.PacketSize]byte
 		if !q.readGPU(slot, pkt[:]) {
 			q.fail("ring slot at %#x not readable", slot)
 			return
 		}
 		hdr := binary.LittleEndian.Uint16(pkt[:])
-		switch hdr & hdrTypeMask {
-		case pktInvalid:
+		switch hsa.PacketType(hdr) {
+		case hsa.PacketTypeInvalid:
 			return // the producer has not published this packet yet: wait for the next kick
-		case pktBarrierAnd, pktBarrierOr:
-			if !q.barrier(pkt[:], hdr&hdrTypeMask == pktBarrierAnd) {
+		case hsa.PacketTypeBarrierAnd, hsa.PacketTypeBarrierOr:
+			if !q.barrier(pkt[:], hsa.PacketType(hdr) == hsa.PacketTypeBarrierAnd) {
 				return // dependencies not met: re-check on the next poll
 			}
-		case pktKernelDispatch:
+		case hsa.PacketTypeKernelDispatch:
 			q.fail("kernel dispatch at read index %d: the shader model is not connected to queues", q.read)
 			return
 		default:
-			q.fail("unsupported AQL packet type %d at read index %d", hdr&hdrTypeMask, q.read)
+			q.fail("unsupported AQL packet type %d at read index %d", hsa.PacketType(hdr), q.read)
 			return
 		}
 		if !q.complete(binary.LittleEndian.Uint64(pkt[56:])) {
@@ -387,12 +369,12 @@ func (q *queue) writeHeaderInvalid(slot uint64) {
 	p.mu.Unlock()
 	if mem != nil {
 		v := word32(mem).Load()
-		word32(mem).Store(v&^0xffff | pktInvalid)
+		word32(mem).Store(v&^0xffff | hsa.PacketTypeInvalid)
 		return
 	}
 	if ok && user != 0 {
 		var b [2]byte
-		binary.LittleEndian.PutUint16(b[:], pktInvalid)
+		binary.LittleEndian.PutUint16(b[:], hsa.PacketTypeInvalid)
 		p.writeUser(user, b[:])
 	}
 }
@@ -407,7 +389,7 @@ func (q *queue) barrier(pkt []byte, and bool) bool {
 			continue
 		}
 		none = false
-		v, ok := q.load64(h + sigValueOff)
+		v, ok := q.load64(h + hsa.SignalValueOffset)
 		if !ok {
 			q.fail("dependency signal %#x not readable", h)
 			return false
@@ -426,12 +408,12 @@ func (q *queue) complete(sig uint64) bool {
 	if sig == 0 {
 		return true
 	}
-	if _, ok := q.add64(sig+sigValueOff, -1); !ok {
+	if _, ok := q.add64(sig+hsa.SignalValueOffset, -1); !ok {
 		q.fail("completion signal %#x not writable", sig)
 		return false
 	}
-	mailbox, ok1 := q.load64(sig + sigMailboxOff)
-	id, ok2 := q.load64(sig + sigEventIDOff)
+	mailbox, ok1 := q.load64(sig + hsa.SignalMailboxOffset)
+	id, ok2 := q.load64(sig + hsa.SignalEventIDOffset)
 	if ok1 && ok2 && mailbox != 0 {
 		q.store64(mailbox, uint64(uint32(id)))
 		q.p.SignalInterrupt(uint32(id))
