@@ -61,3 +61,10 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return "go build ./cmd/kfdemu: " + e.err.Error() + "\n" + e.out }
+
+// Cleanup removes the binary built by Kfdemu; call it from TestMain after m.Run.
+func Cleanup() {
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+}
