@@ -1,0 +1,289 @@
+package cp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+)
+
+var errUnmapped = errors.New("unmapped")
+
+// memory is a flat in-memory GPU address space [base, base+len(b)). A large make([]byte) is
+// page-aligned by the Go allocator, so aligned VAs give aligned views (word64 checks it anyway).
+type memory struct {
+	base uint64
+	b    []byte
+}
+
+func newMemory(base uint64, size int) *memory { return &memory{base: base, b: make([]byte, size)} }
+
+func (m *memory) off(va, n uint64) (uint64, error) {
+	if va < m.base || n > uint64(len(m.b)) || va-m.base > uint64(len(m.b))-n {
+		return 0, fmt.Errorf("%w: %#x+%d", errUnmapped, va, n)
+	}
+	return va - m.base, nil
+}
+
+func (m *memory) Read(va uint64, p []byte) error {
+	o, err := m.off(va, uint64(len(p)))
+	if err != nil {
+		return err
+	}
+	copy(p, m.b[o:])
+	return nil
+}
+
+func (m *memory) Write(va uint64, p []byte) error {
+	o, err := m.off(va, uint64(len(p)))
+	if err != nil {
+		return err
+	}
+	copy(m.b[o:], p)
+	return nil
+}
+
+func (m *memory) Slice(va, n uint64) ([]byte, error) {
+	o, err := m.off(va, n)
+	if err != nil {
+		return nil, err
+	}
+	return m.b[o : o+n : o+n], nil
+}
+
+func (m *memory) word64(va uint64) *uint64 {
+	b, err := m.Slice(va, 8)
+	if err != nil {
+		panic(err)
+	}
+	return word64(b)
+}
+
+func (m *memory) word32(va uint64) *uint32 {
+	b, err := m.Slice(va, 4)
+	if err != nil {
+		panic(err)
+	}
+	return word32(b)
+}
+
+// fakeHost records what the packet processor reports.
+type fakeHost struct {
+	mu         sync.Mutex
+	events     []uint64
+	errs       map[*Queue][]error
+	dispatches []hsa.KernelDispatchPacket
+	dispatch   func(q *Queue, p *hsa.KernelDispatchPacket) error
+}
+
+func (h *fakeHost) RaiseEvent(q *Queue, id uint64) {
+	h.mu.Lock()
+	h.events = append(h.events, id)
+	h.mu.Unlock()
+}
+
+func (h *fakeHost) Dispatch(q *Queue, p *hsa.KernelDispatchPacket) error {
+	h.mu.Lock()
+	h.dispatches = append(h.dispatches, *p)
+	fn := h.dispatch
+	h.mu.Unlock()
+	if fn != nil {
+		return fn(q, p)
+	}
+	return nil
+}
+
+func (h *fakeHost) QueueError(q *Queue, err error) {
+	h.mu.Lock()
+	if h.errs == nil {
+		h.errs = map[*Queue][]error{}
+	}
+	h.errs[q] = append(h.errs[q], err)
+	h.mu.Unlock()
+}
+
+func (h *fakeHost) queueErrors(q *Queue) []error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]error(nil), h.errs[q]...)
+}
+
+// Address map of the test memory.
+const (
+	memBase    = 0x7f0000000000
+	memSize    = 4 << 20
+	ringArea   = memBase            // 16 rings of 0x10000 bytes (1024 packets)
+	indexArea  = memBase + 0x100000 // 64 bytes per queue: read index @0, write index @8
+	signalArea = memBase + 0x200000 // amd_signal_t array
+	mailboxVA  = memBase + 0x3ff000 // an event slot
+	signalMax  = (0x3ff000 - 0x200000) / 64
+)
+
+type env struct {
+	t    testing.TB
+	m    *memory
+	host *fakeHost
+	nsig atomic.Int64
+	nq   int
+}
+
+func newEnv(t testing.TB) *env {
+	return &env{t: t, m: newMemory(memBase, memSize), host: &fakeHost{}}
+}
+
+// signal allocates an amd_signal_t of kind USER with value v and returns its handle.
+func (e *env) signal(v int64) uint64 {
+	n := e.nsig.Add(1) - 1
+	if n >= signalMax {
+		e.t.Fatal("out of test signals")
+	}
+	h := uint64(signalArea + n*64)
+	atomic.StoreUint64(e.m.word64(h), hsa.SignalKindUser)
+	atomic.StoreUint64(e.m.word64(h+hsa.SignalValueOffset), uint64(v))
+	return h
+}
+
+func (e *env) value(h uint64) int64 {
+	return int64(atomic.LoadUint64(e.m.word64(h + hsa.SignalValueOffset)))
+}
+
+func (e *env) set(h uint64, v int64) {
+	atomic.StoreUint64(e.m.word64(h+hsa.SignalValueOffset), uint64(v))
+}
+
+// tq is a queue plus a single producer writing its ring the way ROCr does.
+type tq struct {
+	*Queue
+	e          *env
+	base       uint64
+	size       uint32
+	rdVA, wrVA uint64
+	wr         uint64
+}
+
+type qopt struct {
+	size    uint32
+	group   *Group
+	maxPoll time.Duration
+	noStart bool
+	noPoll  bool // only kicks and Group.Wake re-check barriers
+}
+
+func (e *env) queue(o qopt) *tq {
+	if o.size == 0 {
+		o.size = 64
+	}
+	i := e.nq
+	e.nq++
+	t := &tq{e: e, base: ringArea + uint64(i)*0x10000, size: o.size,
+		rdVA: indexArea + uint64(i)*64, wrVA: indexArea + uint64(i)*64 + 8}
+	// ROCr initialises every header to INVALID (PSA-2.8-Q17).
+	for s := uint64(0); s < uint64(o.size); s++ {
+		atomic.StoreUint32(e.m.word32(t.base+s*64), hsa.PacketTypeInvalid)
+	}
+	q, err := New(Config{RingBase: t.base, RingSize: o.size, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA,
+		Memory: e.m, Host: e.host, Group: o.group, MaxPoll: o.maxPoll, Doorbell: func() uint64 { return 0 }})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	t.Queue = q
+	if o.noPoll {
+		q.minPoll, q.maxPoll = 24*time.Hour, 24*time.Hour
+	}
+	if !o.noStart {
+		if err := q.Start(); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.t.Cleanup(q.Stop)
+	return t
+}
+
+func (t *tq) readIndex() uint64 { return atomic.LoadUint64(t.e.m.word64(t.rdVA)) }
+
+// reserve allocates the next packet ID (PSA-2.8-Q01), waiting while the ring is full (PSA-2.8-I06).
+func (t *tq) reserve() uint64 {
+	id := t.wr
+	deadline := time.Now().Add(10 * time.Second)
+	for id >= t.readIndex()+uint64(t.size) {
+		if time.Now().After(deadline) {
+			t.e.t.Fatalf("ring full: read index stuck at %d (state %v)", t.readIndex(), t.State())
+		}
+		runtime.Gosched()
+	}
+	t.wr++
+	atomic.StoreUint64(t.e.m.word64(t.wrVA), t.wr)
+	return id
+}
+
+// write stores the packet body and then publishes the first 32 bits with one atomic store
+// (PSA-2.8-Q02, Q20).
+func (t *tq) write(id uint64, pkt []byte) {
+	slot := t.base + id%uint64(t.size)*64
+	if err := t.e.m.Write(slot+4, pkt[4:64]); err != nil {
+		t.e.t.Fatal(err)
+	}
+	atomic.StoreUint32(t.e.m.word32(slot), binary.LittleEndian.Uint32(pkt))
+}
+
+// submit reserves, writes and rings the doorbell.
+func (t *tq) submit(pkt []byte) uint64 {
+	id := t.reserve()
+	t.write(id, pkt)
+	t.Kick()
+	return id
+}
+
+func barrier(typ uint8, barrierBit bool, completion uint64, deps ...uint64) []byte {
+	var p hsa.BarrierPacket
+	p.Header = hsa.MakeHeader(typ, barrierBit, hsa.FenceScopeSystem, hsa.FenceScopeSystem)
+	copy(p.DepSignal[:], deps)
+	p.CompletionSignal = completion
+	b := make([]byte, 64)
+	p.Encode(b)
+	return b
+}
+
+func dispatchPacket(p hsa.KernelDispatchPacket) []byte {
+	b := make([]byte, 64)
+	p.Encode(b)
+	return b
+}
+
+func validDispatch(completion uint64) hsa.KernelDispatchPacket {
+	return hsa.KernelDispatchPacket{
+		Header: hsa.MakeHeader(hsa.PacketTypeKernelDispatch, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem),
+		Setup:  1, WorkgroupSizeX: 64, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: 256, GridSizeY: 1, GridSizeZ: 1,
+		PrivateSegmentSize: 16, GroupSegmentSize: 1024, KernelObject: 0x7f0000001000, KernargAddress: 0x7f0000002000,
+		CompletionSignal: completion,
+	}
+}
+
+// waitFor polls cond; the timeout is a hang guard only.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// settle kicks q and waits until the queue has scanned since the kick and is no longer active.
+func settle(t testing.TB, q *tq) {
+	t.Helper()
+	w := q.Status().Scans
+	q.Kick()
+	waitFor(t, "queue to scan", func() bool {
+		s := q.Status()
+		return s.Scans > w || s.State == StateBlocked || s.State == StateError
+	})
+}

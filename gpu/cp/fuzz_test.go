@@ -1,0 +1,100 @@
+package cp
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+)
+
+const fuzzSlots = 8
+
+// FuzzRing fills a ring with client bytes and lets the packet processor loose on it: it must never
+// panic, never hang (every wait is bounded by a hang guard), report at most one queue error, and
+// never release more packets than were written. Words whose top byte is 0xAA are remapped to one of
+// 16 real signals so the fuzzer reaches the barrier, completion and mailbox paths.
+func FuzzRing(f *testing.F) {
+	seed := func(pkts ...[]byte) []byte {
+		var b []byte
+		for _, p := range pkts {
+			b = append(b, p...)
+		}
+		return b
+	}
+	sig := func(i uint64) uint64 { return 0xAA<<56 | i }
+	f.Add(seed(barrier(hsa.PacketTypeBarrierAnd, false, sig(1), sig(2))), uint16(0))
+	f.Add(seed(barrier(hsa.PacketTypeBarrierOr, true, sig(3), sig(4), 0, sig(5)),
+		dispatchPacket(validDispatch(sig(6)))), uint16(0xffff))
+	f.Add(seed(dispatchPacket(validDispatch(0)), barrier(6, false, 0)), uint16(1))
+	f.Add(make([]byte, 64*fuzzSlots), uint16(0x5555))
+	f.Fuzz(func(t *testing.T, data []byte, sigZeros uint16) {
+		e := newEnv(t)
+		q := e.queue(qopt{size: fuzzSlots, noStart: true, maxPoll: 100 * time.Microsecond})
+		var sigs [16]uint64
+		for i := range sigs {
+			v := int64(1)
+			if sigZeros&(1<<i) != 0 {
+				v = 0
+			}
+			sigs[i] = e.signal(v)
+		}
+		// Signal 7 has an event mailbox.
+		e.m.Write(sigs[7]+hsa.SignalMailboxOffset, le64(mailboxVA))
+		e.host.dispatch = func(_ *Queue, p *hsa.KernelDispatchPacket) error {
+			if p.KernelObject&1 != 0 {
+				return errUnmapped
+			}
+			return nil
+		}
+		n := 0
+		for n < fuzzSlots && len(data) > 0 {
+			var pkt [64]byte
+			copy(pkt[:], data)
+			if len(data) > 64 {
+				data = data[64:]
+			} else {
+				data = nil
+			}
+			for off := 8; off < 64; off += 8 {
+				w := binary.LittleEndian.Uint64(pkt[off:])
+				if w>>56 == 0xAA {
+					binary.LittleEndian.PutUint64(pkt[off:], sigs[w&15])
+				}
+			}
+			id := q.reserve()
+			q.write(id, pkt[:])
+			n++
+		}
+		if err := q.Start(); err != nil {
+			t.Fatal(err)
+		}
+		quiesce := func() {
+			waitFor(t, "quiescence", func() bool {
+				s := q.Status()
+				return (s.Scans > 0 && s.State == StateIdle) || s.State == StateBlocked || s.State == StateError
+			})
+		}
+		quiesce()
+		if q.State() == StateBlocked { // release every dependency, then let it settle again
+			for _, s := range sigs {
+				e.set(s, 0)
+			}
+			q.Kick()
+			time.Sleep(200 * time.Microsecond)
+			quiesce()
+		}
+		stopWithin(t, q.Queue)
+		st := q.Status()
+		if st.ReadIndex > uint64(n) || st.Packets > uint64(n) {
+			t.Fatalf("released %d / completed %d of %d packets", st.ReadIndex, st.Packets, n)
+		}
+		if errs := e.host.queueErrors(q.Queue); len(errs) > 1 || (len(errs) == 1) != (st.Err != nil) {
+			t.Fatalf("queue errors %v, status error %v", errs, st.Err)
+		}
+		if rd := atomic.LoadUint64(e.m.word64(q.rdVA)); rd != st.ReadIndex {
+			t.Fatalf("read index in memory %d, CP %d", rd, st.ReadIndex)
+		}
+	})
+}

@@ -1,0 +1,393 @@
+package cp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+)
+
+// errStopped ends a run because Stop was called; it is never reported as a queue error.
+var errStopped = errors.New("cp: stopped")
+
+// Atomic accessors on queue memory. Every address the client controls goes through Memory, whose
+// errors (and misaligned views) become *FaultError.
+
+func (q *Queue) view64(va uint64, op string) (*uint64, error) {
+	if va%8 != 0 {
+		return nil, &FaultError{VA: va, Op: op}
+	}
+	b, err := q.cfg.Memory.Slice(va, 8)
+	if err != nil {
+		return nil, &FaultError{VA: va, Op: op, Err: err}
+	}
+	p := word64(b)
+	if p == nil {
+		return nil, &FaultError{VA: va, Op: op}
+	}
+	return p, nil
+}
+
+func (q *Queue) view32(va uint64, op string) (*uint32, error) {
+	if va%4 != 0 {
+		return nil, &FaultError{VA: va, Op: op}
+	}
+	b, err := q.cfg.Memory.Slice(va, 4)
+	if err != nil {
+		return nil, &FaultError{VA: va, Op: op, Err: err}
+	}
+	p := word32(b)
+	if p == nil {
+		return nil, &FaultError{VA: va, Op: op}
+	}
+	return p, nil
+}
+
+func (q *Queue) load64(va uint64, op string) (uint64, error) {
+	p, err := q.view64(va, op)
+	if err != nil {
+		return 0, err
+	}
+	return atomic.LoadUint64(p), nil
+}
+
+func (q *Queue) store64(va, v uint64, op string) error {
+	p, err := q.view64(va, op)
+	if err != nil {
+		return err
+	}
+	atomic.StoreUint64(p, v)
+	return nil
+}
+
+// signalValue loads amd_signal_t.value of the signal whose handle (address) is h ([PSA] §2.5:
+// system-scope atomic, signed).
+func (q *Queue) signalValue(h uint64) (int64, error) {
+	v, err := q.load64(h+hsa.SignalValueOffset, "signal value")
+	return int64(v), err
+}
+
+func (q *Queue) setState(s State) { q.state.Store(int32(s)) }
+
+// fail records the queue's first error, enters StateError and tells the host (PSA-2.9.3-02).
+func (q *Queue) fail(err error) {
+	q.mu.Lock()
+	first := q.err == nil
+	if first {
+		q.err = err
+	}
+	q.mu.Unlock()
+	q.setState(StateError)
+	if first {
+		q.cfg.Host.QueueError(q, err)
+	}
+}
+
+func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	if q.timer == nil {
+		q.timer = time.NewTimer(time.Hour)
+		q.timer.Stop()
+	}
+	for {
+		select {
+		case <-stop:
+			q.setState(StateStopped)
+			return
+		case <-q.kick:
+		}
+		// Process until the ring is empty or blocked by an INVALID slot (PSA-2.8-Q23).
+		for {
+			progressed, err := q.step(stop)
+			if errors.Is(err, errStopped) {
+				q.setState(StateStopped)
+				return
+			}
+			if err != nil {
+				q.fail(err)
+				return
+			}
+			if !progressed {
+				break
+			}
+			select {
+			case <-stop:
+				q.setState(StateStopped)
+				return
+			default:
+			}
+		}
+		q.setState(StateIdle)
+		q.scans.Add(1)
+	}
+}
+
+// step processes the packet at the read index. It returns false when there is none to process.
+func (q *Queue) step(stop <-chan struct{}) (bool, error) {
+	rd := q.rd.Load()
+	wr, err := q.load64(q.cfg.WriteIndexVA, "write index")
+	if err != nil {
+		return false, err
+	}
+	if wr <= rd { // empty (PSA-2.8-I05); indices never wrap (PSA-2.8-I04)
+		return false, nil
+	}
+	slot := q.slotVA(rd)
+	hp, err := q.view32(slot, "ring")
+	if err != nil {
+		return false, err
+	}
+	word := atomic.LoadUint32(hp) // 32-bit atomic acquire of header+setup (PSA-2.8-Q20, Q02)
+	hdr := uint16(word)
+	typ := hsa.PacketType(hdr)
+	if typ == hsa.PacketTypeInvalid {
+		return false, nil // PSA-2.8-Q19: never process an INVALID packet; wait for the next kick
+	}
+	perr := func(e error) error { return packetErr(rd, hdr, e) }
+	if hdr&hsa.HeaderReservedMask != 0 {
+		return false, perr(fmt.Errorf("%w: reserved header bits %#x set", ErrMalformed, hdr&hsa.HeaderReservedMask))
+	}
+	if hsa.AcquireFenceScope(hdr) == hsa.FenceScopeReserved || hsa.ReleaseFenceScope(hdr) == hsa.FenceScopeReserved {
+		return false, perr(fmt.Errorf("%w: reserved fence scope", ErrMalformed))
+	}
+	binary.LittleEndian.PutUint32(q.pkt[:4], word)
+	if err := q.cfg.Memory.Read(slot+4, q.pkt[4:]); err != nil { // copy the packet (PSA-2.8-Q03)
+		return false, perr(&FaultError{VA: slot + 4, Op: "ring", Err: err})
+	}
+	// The barrier bit needs every earlier packet complete: packets complete before the next
+	// launches, so it holds here by construction (see the package doc).
+	var completion uint64
+	switch typ {
+	case hsa.PacketTypeKernelDispatch:
+		q.kd.Decode(q.pkt[:])
+		if err := validateDispatch(&q.kd); err != nil {
+			return false, perr(err)
+		}
+		completion = q.kd.CompletionSignal
+		// Launch: acquire fence at the end of the launch phase ([PSA] §2.9.1.1), an ordering point.
+		q.curID = rd
+		q.setState(StateActive)
+		if err := q.cfg.Host.Dispatch(q, &q.kd); err != nil {
+			select {
+			case <-stop:
+				return false, errStopped // aborted by Stop: abandoned, not a queue error
+			default:
+			}
+			// Error in the active phase: release fence (ordering point), then the error state
+			// (PSA-2.9.3-01/02).
+			return false, perr(fmt.Errorf("%w: %w", ErrDispatchFailed, err))
+		}
+		q.setState(StateIdle)
+	case hsa.PacketTypeBarrierAnd, hsa.PacketTypeBarrierOr:
+		var b hsa.BarrierPacket
+		b.Decode(q.pkt[:])
+		completion = b.CompletionSignal
+		if err := q.waitBarrier(stop, &b, typ == hsa.PacketTypeBarrierAnd); err != nil {
+			return false, wrapWait(err, rd, hdr)
+		}
+		// Completion phase of a barrier: acquire fence, then release fence ([PSA] §2.9.1.2).
+	case hsa.PacketTypeVendorSpecific:
+		var v hsa.BarrierValuePacket
+		v.Decode(q.pkt[:])
+		if v.Header.AmdFormat != hsa.AMDPacketTypeBarrierValue {
+			return false, perr(fmt.Errorf("%w: vendor packet with AMD format %d", ErrUnsupported, v.Header.AmdFormat))
+		}
+		if _, ok := hsa.CompareSignal(v.Cond, 0, 0); !ok {
+			return false, perr(fmt.Errorf("%w: barrier-value condition %d", ErrMalformed, v.Cond))
+		}
+		completion = v.CompletionSignal
+		if err := q.waitBarrierValue(stop, &v); err != nil {
+			return false, wrapWait(err, rd, hdr)
+		}
+	case hsa.PacketTypeAgentDispatch:
+		// A GPU kernel queue has features = KERNEL_DISPATCH only (reference §3.7).
+		return false, perr(fmt.Errorf("%w: AGENT_DISPATCH on a kernel-dispatch queue", ErrUnsupported))
+	default:
+		return false, perr(fmt.Errorf("%w: reserved packet type %d", ErrMalformed, typ))
+	}
+	// Release the slot: INVALID made visible before the read index passes it (PSA-2.8-Q25, Q17).
+	// The view is translated again: the ring may have been unmapped while the packet ran.
+	if hp, err = q.view32(slot, "ring"); err != nil {
+		return false, err
+	}
+	atomic.StoreUint32(hp, word&^0xffff|hsa.PacketTypeInvalid)
+	if err := q.store64(q.cfg.ReadIndexVA, rd+1, "read index"); err != nil {
+		return false, err
+	}
+	q.rd.Store(rd + 1) // PSA-2.8-I07
+	if err := q.complete(completion); err != nil {
+		return false, packetErr(rd, hdr, err)
+	}
+	q.packets.Add(1)
+	return true, nil
+}
+
+func packetErr(id uint64, hdr uint16, err error) error {
+	return &PacketError{ID: id, Header: hdr, Err: err}
+}
+
+func wrapWait(err error, id uint64, hdr uint16) error {
+	if errors.Is(err, errStopped) {
+		return err
+	}
+	return packetErr(id, hdr, err)
+}
+
+// complete signals a completion signal: atomic decrement by one after the release fence ([PSA]
+// §2.9.2; NULL = no operation), then the AMD event mailbox and interrupt.
+func (q *Queue) complete(sig uint64) error {
+	if sig == 0 {
+		return nil
+	}
+	vp, err := q.view64(sig+hsa.SignalValueOffset, "completion signal")
+	if err != nil {
+		return err
+	}
+	atomic.AddUint64(vp, ^uint64(0))
+	mailbox, err := q.load64(sig+hsa.SignalMailboxOffset, "completion signal mailbox")
+	if err != nil {
+		return err
+	}
+	if mailbox != 0 {
+		idw, err := q.view32(sig+hsa.SignalEventIDOffset, "completion signal event id")
+		if err != nil {
+			return err
+		}
+		id := uint64(atomic.LoadUint32(idw))
+		if err := q.store64(mailbox, id, "event mailbox"); err != nil {
+			return err
+		}
+		q.cfg.Host.RaiseEvent(q, id)
+	}
+	if q.cfg.Group != nil {
+		q.cfg.Group.Wake()
+	}
+	return nil
+}
+
+// waitBarrier waits for a barrier-AND (every non-NULL dependency observed 0 at some point after
+// launch; NULL counts as 0) or barrier-OR (any non-NULL dependency observed 0; NULL never
+// satisfies, so all-NULL blocks forever, which is legal) ([PSA] §2.9.8, §2.9.9).
+func (q *Queue) waitBarrier(stop <-chan struct{}, b *hsa.BarrierPacket, and bool) error {
+	if !and && b.DepSignal == [5]uint64{} {
+		return q.wait(stop, nil) // never completes; legal ([PSA] §2.9.9), costs no CPU
+	}
+	var seen uint8 // AND: dependencies already observed at 0
+	return q.wait(stop, func() (bool, error) {
+		for i, s := range b.DepSignal {
+			if s == 0 || seen&(1<<i) != 0 {
+				continue
+			}
+			v, err := q.signalValue(s)
+			if err != nil {
+				return false, err
+			}
+			if v == 0 {
+				if !and {
+					return true, nil
+				}
+				seen |= 1 << i
+			}
+		}
+		if !and {
+			return false, nil
+		}
+		for i, s := range b.DepSignal {
+			if s != 0 && seen&(1<<i) == 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// waitBarrierValue waits until (value & mask) cond value holds (hsa_amd_barrier_value_packet_t);
+// a NULL signal is a satisfied dependency.
+func (q *Queue) waitBarrierValue(stop <-chan struct{}, p *hsa.BarrierValuePacket) error {
+	if p.Signal == 0 {
+		return nil
+	}
+	return q.wait(stop, func() (bool, error) {
+		v, err := q.signalValue(p.Signal)
+		if err != nil {
+			return false, err
+		}
+		met, _ := hsa.CompareSignal(p.Cond, v&p.Mask, p.Value)
+		return met, nil
+	})
+}
+
+// wait re-evaluates cond on every kick and on a bounded exponential backoff until it holds, it
+// fails, or the queue is stopped (PSA-2.10-04: submission and signal changes trigger a re-check;
+// PSA-2.10-06: only this queue's goroutine waits). The backoff doubles from minPoll to maxPoll; once
+// the barrier has been blocked for longBlock, the ceiling rises to maxPoll*longBlockFactor. cond ==
+// nil means the condition can never hold (barrier-OR on NULL signals only): no polling at all.
+func (q *Queue) wait(stop <-chan struct{}, cond func() (bool, error)) error {
+	if cond != nil {
+		if ok, err := cond(); ok || err != nil {
+			return err
+		}
+	}
+	q.setState(StateBlocked)
+	if g := q.cfg.Group; g != nil {
+		g.blocked.Add(1)
+		defer g.blocked.Add(-1)
+	}
+	if cond == nil {
+		<-stop
+		return errStopped
+	}
+	delay, ceiling, since := q.minPoll, q.maxPoll, time.Now()
+	for {
+		q.timer.Reset(delay)
+		select {
+		case <-stop:
+			q.timer.Stop()
+			return errStopped
+		case <-q.kick:
+			q.timer.Stop()
+			delay = q.minPoll
+		case <-q.timer.C:
+			if ceiling == q.maxPoll && time.Since(since) > longBlock {
+				ceiling = q.maxPoll * longBlockFactor
+			}
+			if delay *= 2; delay > ceiling {
+				delay = ceiling
+			}
+		}
+		if ok, err := cond(); ok || err != nil {
+			if err == nil {
+				q.setState(StateIdle)
+			}
+			return err
+		}
+	}
+}
+
+// validateDispatch checks a kernel dispatch packet (reference §3.2 "Validation the PP may perform"):
+// dimensions 1..3, non-zero work-group and grid sizes in every used dimension, kernel_object != 0.
+// Unused dimensions and reserved fields are not checked (ROCr sets unused sizes to 1; tools store
+// correlation ids in reserved2).
+func validateDispatch(p *hsa.KernelDispatchPacket) error {
+	dims := hsa.Dimensions(p.Setup)
+	if dims < 1 || dims > 3 {
+		return fmt.Errorf("%w: %d dimensions", ErrInvalidDispatch, dims)
+	}
+	wg := [3]uint16{p.WorkgroupSizeX, p.WorkgroupSizeY, p.WorkgroupSizeZ}
+	grid := [3]uint32{p.GridSizeX, p.GridSizeY, p.GridSizeZ}
+	for d := 0; d < int(dims); d++ {
+		if wg[d] == 0 {
+			return fmt.Errorf("%w: work-group size %c is 0", ErrInvalidDispatch, "xyz"[d])
+		}
+		if grid[d] == 0 {
+			return fmt.Errorf("%w: grid size %c is 0", ErrInvalidDispatch, "xyz"[d])
+		}
+	}
+	if p.KernelObject == 0 {
+		return fmt.Errorf("%w: kernel_object is 0", ErrInvalidDispatch)
+	}
+	return nil
+}
