@@ -71,6 +71,38 @@ func (s *System) gpuNode(a *asicSpec, asic string, g gpuSpec, part, parts int) (
 			return nil, fmt.Errorf("asic %q: property %s must be non-zero", asic, k)
 		}
 	}
+	// Bounds on the values that size loops and tables (profile files are user input).
+	for k, limit := range map[string]uint64{"array_count": 64, "cu_per_simd_array": 32, "simd_per_cu": 16,
+		"num_xcc": 16, "wave_front_size": 64} {
+		if a.Properties[k] > limit {
+			return nil, fmt.Errorf("asic %q: %s %d exceeds %d", asic, k, a.Properties[k], limit)
+		}
+	}
+	if len(a.Caches) > 16 {
+		return nil, fmt.Errorf("asic %q: %d cache types, at most 16", asic, len(a.Caches))
+	}
+	// At most maxCachesPerGPU cache entries per node (MI210 has 217, an MI300X SPX 1300).
+	entries := uint64(0)
+	for _, c := range a.Caches {
+		if c.Count > 64 || c.Count < 0 {
+			return nil, fmt.Errorf("asic %q: cache count %d out of range 0..64", asic, c.Count)
+		}
+		if c.CUShared == 0 {
+			entries += uint64(max(c.Count, 1))
+		} else {
+			entries += a.Properties["array_count"] * ((a.Properties["cu_per_simd_array"] + c.CUShared - 1) / c.CUShared)
+		}
+	}
+	if entries > maxCachesPerGPU {
+		return nil, fmt.Errorf("asic %q: %d cache entries per GPU, at most %d", asic, entries, maxCachesPerGPU)
+	}
+	total := entries
+	for _, n := range s.Nodes {
+		total += uint64(len(n.Caches))
+	}
+	if total > maxCachesPerSystem {
+		return nil, fmt.Errorf("more than %d cache entries in the system", maxCachesPerSystem)
+	}
 	m := map[string]uint64{}
 	for k, v := range a.Properties {
 		m[k] = v
@@ -181,6 +213,13 @@ func fillCaches(n *Node, a *asicSpec) error {
 	}
 	return nil
 }
+
+// Cache-entry limits keep a hostile profile from making the rendered tree huge: an MI210 has 217
+// entries, an MI300X SPX about 1300, the 63-partition MI300X CPX capture 5040.
+const (
+	maxCachesPerGPU    = 2048
+	maxCachesPerSystem = 16384
+)
 
 // siblingBits is the printed length of sibling_map: CRAT_SIBLINGMAP_SIZE (32) bytes of bits, as the
 // captured trees show.
