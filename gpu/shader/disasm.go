@@ -1,0 +1,432 @@
+package shader
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// String disassembles the instruction in the syntax of llvm-objdump-14 --mcpu=gfx90a (without the
+// trailing encoding comment and branch-target annotation).
+func (in *Inst) String() string {
+	if in.Info == nil {
+		return fmt.Sprintf(".long %#010x", in.Words[0])
+	}
+	var b strings.Builder
+	name := in.Info.Name
+	switch in.Ext {
+	case extDPP:
+		name = strings.TrimSuffix(name, "_e32") + "_dpp"
+	case extSDWA:
+		name = strings.TrimSuffix(name, "_e32") + "_sdwa"
+	}
+	b.WriteString(name)
+	switch in.Fmt {
+	case FmtSOPP:
+		in.sopp(&b)
+		return b.String()
+	}
+	first := true
+	sep := func() {
+		if first {
+			b.WriteByte(' ')
+			first = false
+		} else {
+			b.WriteString(", ")
+		}
+	}
+	if (in.Fmt == FmtFLAT || in.Fmt == FmtGLOBAL || in.Fmt == FmtSCRATCH || in.Fmt == FmtMUBUF) && in.Glc && strings.Contains(name, "atomic") {
+		w := in.dataWidth()
+		if strings.Contains(name, "cmpswap") {
+			w /= 2
+		}
+		sep()
+		b.WriteString(regName(in.Opnd[fDst], w))
+	}
+	srcIdx := 0
+	for _, t := range in.Info.Ops {
+		if strings.HasPrefix(t.Lit, "|") {
+			continue
+		}
+		if t.Lit != "" {
+			sep()
+			switch {
+			case in.Fmt == FmtSOPK && t.Lit == "0x1234":
+				b.WriteString(fmt.Sprintf("0x%x", uint16(in.Imm)))
+			case in.Fmt == FmtSMEM && t.Lit == "0x44":
+				b.WriteString(in.smemOffset())
+			case hasK(in.Info.Name) && t.Lit == "0x4000":
+				b.WriteString(fmt.Sprintf("0x%x", in.Lit))
+			case in.Fmt == FmtVOP2 && in.Ext == extSDWA && t.Lit == "vcc" && in.Info.Name != "v_cndmask_b32_e32":
+				b.WriteString(t.Lit)
+			default:
+				b.WriteString(t.Lit)
+			}
+			continue
+		}
+		sep()
+		code := in.Opnd[t.F]
+		if in.Fmt == FmtMUBUF && t.F == fAddr {
+			switch {
+			case in.Offen && in.Idxen:
+				b.WriteString(regName(code, 2))
+			case in.Offen || in.Idxen:
+				b.WriteString(regName(code, 1))
+			default:
+				b.WriteString("off")
+			}
+			continue
+		}
+		if in.Fmt == FmtSMEM && t.F == fSrc0 && t.W == 1 {
+			// s_buffer/atomics with an SGPR offset print the register
+		}
+		s := in.srcName(code, int(t.W), t.F)
+		switch t.F {
+		case fSrc0, fSrc1, fSrc2:
+			if in.Fmt == FmtVOP3 || in.Fmt == FmtVOP3P || in.Ext != extNone {
+				s = in.applyNegAbs(s, srcIdx)
+			}
+			if in.Ext == extSDWA {
+				if srcIdx == 0 && in.SDWASext0 || srcIdx == 1 && in.SDWASext1 {
+					s = "sext(" + s + ")"
+				}
+			}
+			srcIdx++
+		}
+		b.WriteString(s)
+	}
+	in.modifiers(&b)
+	return b.String()
+}
+
+// dataWidth is the dword count of the data operand of a memory instruction.
+func (in *Inst) dataWidth() int {
+	for _, t := range in.Info.Ops {
+		if t.Lit == "" && t.F == fData0 {
+			return int(t.W)
+		}
+	}
+	return 1
+}
+
+func (in *Inst) srcName(code uint16, w int, f opField) string {
+	if code == opLiteral {
+		if w == 2 && strings.Contains(in.Info.Name, "f64") {
+			return fmt.Sprintf("0x%x", in.Lit)
+		}
+		return fmt.Sprintf("0x%x", in.Lit)
+	}
+	if code == opOff {
+		return "off"
+	}
+	return regName(code, w)
+}
+
+func (in *Inst) applyNegAbs(s string, i int) string {
+	if in.Fmt == FmtVOP3P {
+		return s
+	}
+	if in.Abs>>i&1 != 0 {
+		s = "|" + s + "|"
+	}
+	if in.Neg>>i&1 != 0 {
+		s = "-" + s
+	}
+	return s
+}
+
+func (in *Inst) smemOffset() string {
+	if in.Opnd[fSrc1] != opOff {
+		r := regName(in.Opnd[fSrc1], 1)
+		if in.SOE {
+			return fmt.Sprintf("%s offset:0x%x", r, in.Imm)
+		}
+		return r
+	}
+	return fmt.Sprintf("0x%x", uint32(in.Imm)&0x1fffff)
+}
+
+func bitList(v uint8, n int) string {
+	p := make([]string, n)
+	for i := range p {
+		p[i] = strconv.Itoa(int(v >> i & 1))
+	}
+	return "[" + strings.Join(p, ",") + "]"
+}
+
+func (in *Inst) nSrc() int {
+	n := 0
+	for _, t := range in.Info.Ops {
+		if t.Lit == "" && (t.F == fSrc0 || t.F == fSrc1 || t.F == fSrc2) {
+			n++
+		}
+	}
+	return n
+}
+
+var dstSelNames = [...]string{"BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD"}
+
+func (in *Inst) modifiers(b *strings.Builder) {
+	switch in.Fmt {
+	case FmtVOP3:
+		if in.Clamp {
+			b.WriteString(" clamp")
+		}
+		if in.OpSel != 0 {
+			b.WriteString(" op_sel:" + bitList(in.OpSel, in.nSrc()+1))
+		}
+		switch in.Omod {
+		case 1:
+			b.WriteString(" mul:2")
+		case 2:
+			b.WriteString(" mul:4")
+		case 3:
+			b.WriteString(" div:2")
+		}
+	case FmtVOP3P:
+		n := in.nSrc()
+		all := uint8(1)<<n - 1
+		if in.OpSel&all != 0 {
+			b.WriteString(" op_sel:" + bitList(in.OpSel, n))
+		}
+		if in.OpSelHi&all != all {
+			b.WriteString(" op_sel_hi:" + bitList(in.OpSelHi, n))
+		}
+		if in.Neg&all != 0 {
+			b.WriteString(" neg_lo:" + bitList(in.Neg, n))
+		}
+		if in.NegHi&all != 0 {
+			b.WriteString(" neg_hi:" + bitList(in.NegHi, n))
+		}
+		if in.Clamp {
+			b.WriteString(" clamp")
+		}
+	case FmtVOP1, FmtVOP2, FmtVOPC:
+		switch in.Ext {
+		case extDPP:
+			b.WriteString(" " + dppCtrlName(in.DPPCtrl))
+			fmt.Fprintf(b, " row_mask:0x%x bank_mask:0x%x", in.RowMask, in.BankMask)
+			if in.BoundCtrl {
+				b.WriteString(" bound_ctrl:0")
+			}
+		case extSDWA:
+			if in.Clamp {
+				b.WriteString(" clamp")
+			}
+			if in.Fmt != FmtVOPC {
+				fmt.Fprintf(b, " dst_sel:%s dst_unused:%s", dstSelNames[in.SDWADstSel],
+					[...]string{"UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"}[in.SDWADstUnused])
+			}
+			fmt.Fprintf(b, " src0_sel:%s", dstSelNames[in.SDWASrc0Sel])
+			if in.Fmt != FmtVOP1 {
+				fmt.Fprintf(b, " src1_sel:%s", dstSelNames[in.SDWASrc1Sel])
+			}
+		}
+	case FmtSMEM:
+		if in.Glc {
+			b.WriteString(" glc")
+		}
+	case FmtDS:
+		off0, off1 := in.Imm&0xff, in.Imm>>8&0xff
+		if isDS2(in.Info.Name) {
+			if off0 != 0 {
+				fmt.Fprintf(b, " offset0:%d", off0)
+			}
+			if off1 != 0 {
+				fmt.Fprintf(b, " offset1:%d", off1)
+			}
+		} else if in.Imm != 0 {
+			fmt.Fprintf(b, " offset:%d", in.Imm)
+		}
+		if in.Gds {
+			b.WriteString(" gds")
+		}
+	case FmtFLAT, FmtGLOBAL, FmtSCRATCH:
+		if in.Imm != 0 {
+			fmt.Fprintf(b, " offset:%d", in.Imm)
+		}
+		in.cachePol(b)
+		if in.Lds {
+			b.WriteString(" lds")
+		}
+	case FmtMUBUF:
+		if in.Idxen {
+			b.WriteString(" idxen")
+		}
+		if in.Offen {
+			b.WriteString(" offen")
+		}
+		if in.Imm != 0 {
+			fmt.Fprintf(b, " offset:%d", in.Imm)
+		}
+		in.cachePol(b)
+		if in.Lds {
+			b.WriteString(" lds")
+		}
+	}
+}
+
+func (in *Inst) cachePol(b *strings.Builder) {
+	if in.Glc {
+		b.WriteString(" glc")
+	}
+	if in.Slc {
+		b.WriteString(" slc")
+	}
+	if in.Scc {
+		b.WriteString(" scc")
+	}
+}
+
+func isDS2(name string) bool {
+	return strings.Contains(name, "read2") || strings.Contains(name, "write2") || strings.Contains(name, "wrxchg2")
+}
+
+func dppCtrlName(c uint16) string {
+	switch {
+	case c <= 0xff:
+		return fmt.Sprintf("quad_perm:[%d,%d,%d,%d]", c&3, c>>2&3, c>>4&3, c>>6&3)
+	case c >= 0x101 && c <= 0x10f:
+		return fmt.Sprintf("row_shl:%d", c&0xf)
+	case c >= 0x111 && c <= 0x11f:
+		return fmt.Sprintf("row_shr:%d", c&0xf)
+	case c >= 0x121 && c <= 0x12f:
+		return fmt.Sprintf("row_ror:%d", c&0xf)
+	}
+	switch c {
+	case 0x130:
+		return "wave_shl:1"
+	case 0x134:
+		return "wave_rol:1"
+	case 0x138:
+		return "wave_shr:1"
+	case 0x13c:
+		return "wave_ror:1"
+	case 0x140:
+		return "row_mirror"
+	case 0x141:
+		return "row_half_mirror"
+	case 0x142:
+		return "row_bcast:15"
+	case 0x143:
+		return "row_bcast:31"
+	}
+	return fmt.Sprintf("dpp_ctrl:%#x", c)
+}
+
+var hwregNames = map[int]string{1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID",
+	5: "HW_REG_GPR_ALLOC", 6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES"}
+
+func (in *Inst) sopp(b *strings.Builder) {
+	name := in.Info.Name
+	imm := uint16(in.Imm)
+	switch name {
+	case "s_endpgm", "s_barrier", "s_wakeup", "s_icache_inv", "s_ttracedata", "s_endpgm_saved",
+		"s_endpgm_ordered_ps_done", "s_set_gpr_idx_off":
+		if len(in.Info.Ops) == 0 {
+			return
+		}
+	case "s_waitcnt":
+		vm := imm&0xf | imm>>14&3<<4
+		exp := imm >> 4 & 7
+		lgkm := imm >> 8 & 0xf
+		var p []string
+		if vm != 63 {
+			p = append(p, fmt.Sprintf("vmcnt(%d)", vm))
+		}
+		if exp != 7 {
+			p = append(p, fmt.Sprintf("expcnt(%d)", exp))
+		}
+		if lgkm != 15 {
+			p = append(p, fmt.Sprintf("lgkmcnt(%d)", lgkm))
+		}
+		if len(p) == 0 {
+			p = []string{"vmcnt(63) expcnt(7) lgkmcnt(15)"}
+		}
+		b.WriteString(" " + strings.Join(p, " "))
+		return
+	}
+	if len(in.Info.Ops) == 0 {
+		return
+	}
+	if strings.HasPrefix(name, "s_branch") || strings.HasPrefix(name, "s_cbranch") {
+		fmt.Fprintf(b, " %d", imm) // llvm-objdump-14 prints the simm16 unsigned
+		return
+	}
+	switch name {
+	case "s_trap", "s_setkill", "s_sethalt", "s_setprio", "s_nop", "s_sleep", "s_set_gpr_idx_mode", "s_endpgm":
+		fmt.Fprintf(b, " %d", imm)
+		return
+	}
+	fmt.Fprintf(b, " %d", imm)
+}
+
+var floatConst = map[uint16]string{240: "0.5", 241: "-0.5", 242: "1.0", 243: "-1.0", 244: "2.0", 245: "-2.0",
+	246: "4.0", 247: "-4.0", 248: "0.15915494"}
+
+// regName prints an operand code spanning w dwords.
+func regName(code uint16, w int) string {
+	rng := func(p string, n int) string {
+		if w <= 1 {
+			return p + strconv.Itoa(n)
+		}
+		return fmt.Sprintf("%s[%d:%d]", p, n, n+w-1)
+	}
+	switch {
+	case code >= opAGPR0:
+		return rng("a", int(code-opAGPR0))
+	case code >= opVGPR0:
+		return rng("v", int(code-opVGPR0))
+	case code <= 101:
+		return rng("s", int(code))
+	case code >= 108 && code <= 123:
+		return rng("ttmp", int(code-108))
+	case code >= 128 && code <= 192:
+		return strconv.Itoa(int(code) - 128)
+	case code >= 193 && code <= 208:
+		return strconv.Itoa(192 - int(code))
+	}
+	pair := func(lo, hi, both string) string {
+		if w == 2 {
+			return both
+		}
+		if code&1 == 0 {
+			return lo
+		}
+		return hi
+	}
+	switch code {
+	case 102, 103:
+		return pair("flat_scratch_lo", "flat_scratch_hi", "flat_scratch")
+	case 104, 105:
+		return pair("xnack_mask_lo", "xnack_mask_hi", "xnack_mask")
+	case 106, 107:
+		return pair("vcc_lo", "vcc_hi", "vcc")
+	case 126, 127:
+		return pair("exec_lo", "exec_hi", "exec")
+	case opM0:
+		return "m0"
+	case opSharedBase:
+		return "src_shared_base"
+	case opSharedLimit:
+		return "src_shared_limit"
+	case opPrivBase:
+		return "src_private_base"
+	case opPrivLimit:
+		return "src_private_limit"
+	case 239:
+		return "src_pops_exiting_wave_id"
+	case opVCCZ:
+		return "src_vccz"
+	case opEXECZ:
+		return "src_execz"
+	case opSCC:
+		return "src_scc"
+	case 254:
+		return "src_lds_direct"
+	}
+	if s, ok := floatConst[code]; ok {
+		return s
+	}
+	return fmt.Sprintf("<reg%d>", code)
+}

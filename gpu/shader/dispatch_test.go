@@ -1,0 +1,116 @@
+package shader
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// miniKernel places a descriptor at 0x1000 and code at 0x1100 in a fresh memory.
+func miniKernel(t *testing.T, code []uint32) (*flatMem, DispatchParams) {
+	m := newMem()
+	m.mapRange(0x1000, 0x1000)
+	var kd [64]byte
+	binary.LittleEndian.PutUint64(kd[16:], 0x100)
+	binary.LittleEndian.PutUint32(kd[52:], 2<<1|1<<7) // USER_SGPR_COUNT 2, work-group id x
+	binary.LittleEndian.PutUint16(kd[56:], 1<<3)      // kernarg segment ptr
+	m.Write(0x1000, kd[:])
+	b := make([]byte, 4*len(code))
+	for i, w := range code {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	m.Write(0x1100, b)
+	return m, DispatchParams{GridSize: [3]uint32{256, 1, 1}, WorkgroupSize: [3]uint16{64, 1, 1}, KernelObject: 0x1000,
+		Apertures: DefaultApertures, MaxWaveInstructions: 1000}
+}
+
+func TestStopConditions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		code  []uint32
+		want  string
+		check func(error) bool
+	}{
+		{"trap2", []uint32{0xBF920002}, "s_trap 2", func(e error) bool { var x *TrapError; return errors.As(e, &x) && x.Code == 2 && x.PC == 0x1100 }},
+		{"debugtrap is a no-op", []uint32{0xBF920003, 0xBF810000}, "", nil},
+		{"unimplemented", []uint32{0x7E024B01, 0xBF810000}, "v_rcp_f64_e32 v[1:2], v[1:2]", func(e error) bool { return errors.Is(e, ErrUnimplemented) }},
+		// global_load_dword v1, v[2:3], off with v[2:3] = 0 (unmapped)
+		{"fault", []uint32{0x7E040280, 0x7E060280, 0xDC508000, 0x017F0002, 0xBF810000}, "memory fault",
+			func(e error) bool { var f *Fault; return errors.As(e, &f) && f.Addr == 0 && !f.Write && f.PC == 0x1108 }},
+		{"hang guard", []uint32{0xBF82FFFF}, "limit", func(e error) bool { return errors.Is(e, ErrStepLimit) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, p := miniKernel(t, tc.code)
+			_, err := Dispatch(context.Background(), m, p)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !tc.check(err) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPreemptResume(t *testing.T) {
+	// s_endpgm only: 4 groups
+	m, p := miniKernel(t, []uint32{0xBF810000})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Dispatch(ctx, m, p)
+	var pe *PreemptedError
+	if !errors.As(err, &pe) || pe.NextGroup != 0 {
+		t.Fatalf("err = %v", err)
+	}
+	p.StartGroup = 2
+	st, err := Dispatch(context.Background(), m, p)
+	if err != nil || st.Groups != 2 || st.Waves != 2 {
+		t.Fatalf("resume: %+v %v", st, err)
+	}
+}
+
+func TestF16Conversion(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want uint16
+	}{{1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff}, {65520, 0x7c00}, {5.960464477539063e-08, 1}, {0.1, 0x2e66}, {1.0009765625 / 2 * 2, 0x3c01}} {
+		if got := f64to16(tc.x); got != tc.want {
+			t.Errorf("f64to16(%v) = %#x, want %#x", tc.x, got, tc.want)
+		}
+		if back := f16to32(tc.want); tc.want != 0x7c00 && float64(back) != float64(float32(tc.x)) && tc.x != 0.1 {
+			t.Errorf("f16to32(%#x) = %v", tc.want, back)
+		}
+	}
+}
+
+// BenchmarkCorpus reports wave-instructions per second over all corpus kernels.
+func BenchmarkVaddWaveInstructions(b *testing.B) {
+	l := load(b)
+	const n = 1 << 20
+	pa, pb, pc := l.alloc(4*n), l.alloc(4*n), l.alloc(4*n)
+	var total uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st := l.run(b, "vadd", [3]uint32{n, 1, 1}, [3]uint16{256, 1, 1}, args(pa, pb, pc, uint32(n)))
+		total += st.WaveInstructions
+	}
+	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "wave-inst/s")
+}
+
+func BenchmarkMatmulWaveInstructions(b *testing.B) {
+	l := load(b)
+	const M = 128
+	pa, pb, pc := l.alloc(4*M*M), l.alloc(4*M*M), l.alloc(4*M*M)
+	var total uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st := l.run(b, "matmul", [3]uint32{M, M, 1}, [3]uint16{16, 16, 1}, args(pa, pb, pc, uint32(M), uint32(M), uint32(M)))
+		total += st.WaveInstructions
+	}
+	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "wave-inst/s")
+}

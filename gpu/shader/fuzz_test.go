@@ -1,0 +1,57 @@
+package shader
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+// FuzzDecodeStep decodes random instruction words, disassembles them and executes them for a bounded
+// number of steps on a small wave: nothing may panic.
+func FuzzDecodeStep(f *testing.F) {
+	for _, w := range [][]uint32{{0xC0020082, 4}, {0xD1E80200, 0x04020402}, {0xDC508000, 0x067F0004}, {0xBF810000},
+		{0xE0501000, 0x80000C04}, {0xD86E1000, 0x1600000D}, {0xD3B02002, 0x1C080502}, {0x7E0202FA, 0xFF0000E4}} {
+		b := make([]byte, 12)
+		for i, x := range w {
+			binary.LittleEndian.PutUint32(b[4*i:], x)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var w []uint32
+		for i := 0; i+4 <= len(b) && i < 64; i += 4 {
+			w = append(w, binary.LittleEndian.Uint32(b[i:]))
+		}
+		in, err := Decode(w)
+		if err == nil {
+			_ = in.String()
+			if in.Size > 4*len(w) {
+				t.Fatalf("size %d beyond input", in.Size)
+			}
+		}
+		// execute the words as a kernel: descriptor at 0x1000, code at 0x1100, ending with s_endpgm
+		m := newMem()
+		m.mapRange(0x1000, 0x2000)
+		m.mapRange(0x100000, 0x10000)
+		var kd [64]byte
+		binary.LittleEndian.PutUint64(kd[16:], 0x100)
+		binary.LittleEndian.PutUint32(kd[52:], 1|2<<1|1<<7) // private segment, 2 user SGPRs, wg id x
+		binary.LittleEndian.PutUint16(kd[56:], 1<<3)        // kernarg ptr
+		m.Write(0x1000, kd[:])
+		code := append(append([]byte{}, b...), 0, 0, 0x81, 0xbf)
+		if len(code) > 0xe00 {
+			code = code[:0xe00]
+		}
+		m.Write(0x1100, code)
+		_, err = Dispatch(context.Background(), m, DispatchParams{GridSize: [3]uint32{64, 1, 1}, WorkgroupSize: [3]uint16{64, 1, 1},
+			KernelObject: 0x1000, KernargAddress: 0x100000, ScratchBase: 0x100000, ScratchSize: 0x10000,
+			GroupSegmentSize: 1024, Apertures: DefaultApertures, MaxWaveInstructions: 200})
+		var we *WaveError
+		var fe *Fault
+		var te *TrapError
+		if err != nil && !errors.As(err, &we) && !errors.As(err, &fe) && !errors.As(err, &te) && !errors.Is(err, ErrBadDispatch) {
+			t.Fatalf("unexpected error type %T: %v", err, err)
+		}
+	})
+}

@@ -1,0 +1,517 @@
+package shader
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+)
+
+// memOp describes a vector memory instruction: data dwords, sub-dword size/sign, store, atomic.
+type memOp struct {
+	dwords int
+	size   int // 1, 2 for byte/short accesses, else 4*dwords
+	signed bool
+	store  bool
+	atomic string // atomic operation name ("add", "cmpswap", ...) or ""
+	wide   bool   // 64-bit atomic
+}
+
+func parseMemOp(name string) (memOp, bool) {
+	var m memOp
+	i := strings.IndexByte(name, '_')
+	if i < 0 {
+		return m, false
+	}
+	n := name[i+1:]
+	switch {
+	case strings.HasPrefix(n, "atomic_"):
+		a := strings.TrimPrefix(n, "atomic_")
+		m.wide = strings.HasSuffix(a, "_x2")
+		a = strings.TrimSuffix(a, "_x2")
+		m.atomic = a
+		m.dwords, m.size = 1, 4
+		if m.wide {
+			m.dwords, m.size = 2, 8
+		}
+		switch a {
+		case "add_f64", "min_f64", "max_f64":
+			m.wide, m.dwords, m.size = true, 2, 8
+		}
+		return m, true
+	case strings.HasPrefix(n, "load_"), strings.HasPrefix(n, "store_"):
+		m.store = strings.HasPrefix(n, "store_")
+		t := n[strings.IndexByte(n, '_')+1:]
+		switch t {
+		case "ubyte", "byte":
+			m.dwords, m.size = 1, 1
+		case "sbyte":
+			m.dwords, m.size, m.signed = 1, 1, true
+		case "ushort", "short":
+			m.dwords, m.size = 1, 2
+		case "sshort":
+			m.dwords, m.size, m.signed = 1, 2, true
+		case "dword":
+			m.dwords = 1
+		case "dwordx2":
+			m.dwords = 2
+		case "dwordx3":
+			m.dwords = 3
+		case "dwordx4":
+			m.dwords = 4
+		default:
+			return m, false
+		}
+		if m.size == 0 {
+			m.size = 4 * m.dwords
+		}
+		return m, true
+	}
+	return m, false
+}
+
+// atomicOp returns the read-modify-write function of an atomic; c is the compare value for cmpswap.
+func atomicOp(a string, wide bool) func(old, v, c uint64) uint64 {
+	sx := func(x uint64) int64 {
+		if wide {
+			return int64(x)
+		}
+		return int64(int32(x))
+	}
+	mask := uint64(math.MaxUint32)
+	if wide {
+		mask = math.MaxUint64
+	}
+	switch a {
+	case "swap":
+		return func(_, v, _ uint64) uint64 { return v }
+	case "cmpswap":
+		return func(o, v, c uint64) uint64 {
+			if o == c {
+				return v
+			}
+			return o
+		}
+	case "add":
+		return func(o, v, _ uint64) uint64 { return (o + v) & mask }
+	case "sub":
+		return func(o, v, _ uint64) uint64 { return (o - v) & mask }
+	case "smin":
+		return func(o, v, _ uint64) uint64 { return map[bool]uint64{true: o, false: v}[sx(o) < sx(v)] }
+	case "smax":
+		return func(o, v, _ uint64) uint64 { return map[bool]uint64{true: o, false: v}[sx(o) > sx(v)] }
+	case "umin":
+		return func(o, v, _ uint64) uint64 { return min(o, v) }
+	case "umax":
+		return func(o, v, _ uint64) uint64 { return max(o, v) }
+	case "and":
+		return func(o, v, _ uint64) uint64 { return o & v }
+	case "or":
+		return func(o, v, _ uint64) uint64 { return o | v }
+	case "xor":
+		return func(o, v, _ uint64) uint64 { return o ^ v }
+	case "inc":
+		return func(o, v, _ uint64) uint64 {
+			if o >= v {
+				return 0
+			}
+			return o + 1
+		}
+	case "dec":
+		return func(o, v, _ uint64) uint64 {
+			if o == 0 || o > v {
+				return v
+			}
+			return o - 1
+		}
+	case "add_f32":
+		return func(o, v, _ uint64) uint64 { return uint64(u32(f32(uint32(o)) + f32(uint32(v)))) }
+	case "add_f64":
+		return func(o, v, _ uint64) uint64 { return u64(f64(o) + f64(v)) }
+	case "min_f64":
+		return func(o, v, _ uint64) uint64 { return u64(math.Min(f64(o), f64(v))) }
+	case "max_f64":
+		return func(o, v, _ uint64) uint64 { return u64(math.Max(f64(o), f64(v))) }
+	}
+	return nil
+}
+
+// swizzle maps a private-segment byte offset of a lane to its byte offset from the wave's scratch base:
+// dword interleave across the 64 lanes (AMDGPUUsage "Address Spaces", private mapping).
+func swizzle(priv uint32, lane int) uint64 {
+	return uint64(priv/4)*lanes*4 + uint64(lane)*4 + uint64(priv%4)
+}
+
+// laneAccess performs one lane's load/store/atomic of a vector memory instruction. addr(k) gives the
+// address of dword k (so scratch swizzling can split multi-dword accesses).
+func (w *wave) laneAccess(in *Inst, m memOp, l int, addr func(k int) (space int, a uint64)) error {
+	var buf [16]byte
+	for k := 0; k < m.dwords; k++ {
+		if m.atomic != "" && k > 0 {
+			break
+		}
+		sz := 4
+		if m.size < 4 {
+			sz = m.size
+		}
+		if m.atomic != "" {
+			sz = m.size
+		}
+		sp, a := addr(k)
+		p := buf[:sz]
+		switch {
+		case m.atomic != "":
+			f := atomicOp(m.atomic, m.wide)
+			if f == nil {
+				return fmt.Errorf("%w: atomic %s", ErrUnimplemented, m.atomic)
+			}
+			dv := w.v[in.Opnd[fData0]-opVGPR0 : in.Opnd[fData0]-opVGPR0+uint16(2*m.dwords)]
+			var v, c uint64
+			if m.atomic == "cmpswap" {
+				if m.wide {
+					v, c = uint64(dv[0][l])|uint64(dv[1][l])<<32, uint64(dv[2][l])|uint64(dv[3][l])<<32
+				} else {
+					v, c = uint64(dv[0][l]), uint64(dv[1][l])
+				}
+			} else {
+				v = uint64(dv[0][l])
+				if m.wide {
+					v |= uint64(dv[1][l]) << 32
+				}
+			}
+			old, err := w.atomicAt(sp, a, sz, func(o uint64) uint64 { return f(o, v, c) })
+			if err != nil {
+				return w.fault(in, a, true, err)
+			}
+			if in.Glc {
+				d := in.Opnd[fDst] - opVGPR0
+				w.v[d][l] = uint32(old)
+				if m.wide {
+					w.v[d+1][l] = uint32(old >> 32)
+				}
+			}
+		case m.store:
+			binary.LittleEndian.PutUint32(buf[:4], w.v[in.Opnd[fData0]-opVGPR0+uint16(k)][l])
+			if err := w.access(sp, a, p, true); err != nil {
+				return w.fault(in, a, true, err)
+			}
+		default:
+			if err := w.access(sp, a, p, false); err != nil {
+				return w.fault(in, a, false, err)
+			}
+			var v uint32
+			switch sz {
+			case 1:
+				v = uint32(p[0])
+				if m.signed {
+					v = uint32(int32(int8(p[0])))
+				}
+			case 2:
+				v = uint32(binary.LittleEndian.Uint16(p))
+				if m.signed {
+					v = uint32(int32(int16(v)))
+				}
+			default:
+				v = binary.LittleEndian.Uint32(p)
+			}
+			w.v[in.Opnd[fDst]-opVGPR0+uint16(k)][l] = v
+		}
+	}
+	return nil
+}
+
+const (
+	spGlobal = iota
+	spLDS
+)
+
+func (w *wave) access(sp int, a uint64, p []byte, write bool) error {
+	if sp == spLDS {
+		lds := w.g.lds
+		if a+uint64(len(p)) > uint64(len(lds)) { // out-of-range LDS: reads return 0, writes dropped
+			if !write {
+				clear(p)
+			}
+			return nil
+		}
+		if write {
+			copy(lds[a:], p)
+		} else {
+			copy(p, lds[a:])
+		}
+		return nil
+	}
+	if write {
+		return w.d.mem.Write(a, p)
+	}
+	return w.d.mem.Read(a, p)
+}
+
+func (w *wave) atomicAt(sp int, a uint64, sz int, f func(uint64) uint64) (uint64, error) {
+	if sp == spLDS {
+		lds := w.g.lds
+		if a+uint64(sz) > uint64(len(lds)) {
+			return 0, nil
+		}
+		var o uint64
+		if sz == 8 {
+			o = binary.LittleEndian.Uint64(lds[a:])
+			binary.LittleEndian.PutUint64(lds[a:], f(o))
+		} else {
+			o = uint64(binary.LittleEndian.Uint32(lds[a:]))
+			binary.LittleEndian.PutUint32(lds[a:], uint32(f(o)))
+		}
+		return o, nil
+	}
+	return w.d.mem.Atomic(a, sz, f)
+}
+
+// flatAddr resolves a 64-bit flat address of lane l (dword k) through the apertures.
+func (w *wave) flatAddr(a uint64, l, k int) (int, uint64) {
+	ap := w.d.p.Apertures
+	switch a >> 32 {
+	case ap.SharedBase >> 32:
+		return spLDS, uint64(uint32(a)) + 4*uint64(k)
+	case ap.PrivateBase >> 32:
+		return spGlobal, w.sget64(opFlatScrLo) + swizzle(uint32(a)+4*uint32(k), l)
+	}
+	return spGlobal, a + 4*uint64(k)
+}
+
+func vmemExec(name string) execFn {
+	m, ok := parseMemOp(name)
+	if !ok {
+		return nil
+	}
+	return func(w *wave, in *Inst) error {
+		if in.Lds {
+			return fmt.Errorf("%w: lds modifier", ErrUnimplemented)
+		}
+		exec := w.exec()
+		var err error
+		switch in.Fmt {
+		case FmtGLOBAL, FmtFLAT:
+			off := uint64(int64(in.Imm))
+			var sbase uint64
+			if in.Opnd[fSAddr] != opOff {
+				sbase = w.sget64(in.Opnd[fSAddr])
+			}
+			av := in.Opnd[fAddr] - opVGPR0
+			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				var a uint64
+				if in.Opnd[fSAddr] != opOff {
+					a = sbase + uint64(w.v[av][l]) + off
+				} else {
+					a = uint64(w.v[av][l]) | uint64(w.v[av+1][l])<<32
+					a += off
+				}
+				if in.Fmt == FmtFLAT {
+					err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return w.flatAddr(a, l, k) })
+				} else {
+					err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spGlobal, a + 4*uint64(k) })
+				}
+			}
+		case FmtSCRATCH:
+			base := w.sget64(opFlatScrLo)
+			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				var p uint32
+				if in.Opnd[fSAddr] != opOff {
+					p = w.s[in.Opnd[fSAddr]]
+				} else {
+					p = w.v[in.Opnd[fAddr]-opVGPR0][l]
+				}
+				p += uint32(in.Imm)
+				err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spGlobal, base + swizzle(p+4*uint32(k), l) })
+			}
+		case FmtMUBUF:
+			r := in.Opnd[fSAddr]
+			if r > 96 {
+				return fmt.Errorf("%w: buffer resource %s", ErrIllegal, regName(r, 4))
+			}
+			d0, d1, d2, d3 := w.s[r], w.s[r+1], w.s[r+2], w.s[r+3]
+			base := uint64(d0) | uint64(d1&0xffff)<<32
+			stride := uint64(d1 >> 16 & 0x3fff)
+			swz := d3>>23&1 != 0 // ADD_TID_ENABLE: per-lane dword interleave (scratch V#)
+			soff, e := w.scalar(in, in.Opnd[fSrc0], k32)
+			if e != nil {
+				return e
+			}
+			av := in.Opnd[fAddr] - opVGPR0
+			in2 := *in // MUBUF loads and returning atomics write VDATA
+			in2.Opnd[fDst] = in.Opnd[fData0]
+			in := &in2
+			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				off := uint32(in.Imm)
+				var idx uint64
+				vi := av
+				if in.Idxen {
+					idx = uint64(w.v[vi][l])
+					vi++
+				}
+				if in.Offen {
+					off += w.v[vi][l]
+				}
+				if swz {
+					err = w.laneAccess(in, m, l, func(k int) (int, uint64) {
+						return spGlobal, base + uint64(uint32(soff)) + swizzle(off+4*uint32(k), l)
+					})
+					continue
+				}
+				if !in.Idxen && uint64(off)+uint64(m.size) > uint64(d2) && stride == 0 { // out of range
+					if !m.store && m.atomic == "" {
+						for k := 0; k < m.dwords; k++ {
+							w.v[in.Opnd[fDst]-opVGPR0+uint16(k)][l] = 0
+						}
+					}
+					continue
+				}
+				a := base + uint64(uint32(soff)) + uint64(off) + idx*stride
+				err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spGlobal, a + 4*uint64(k) })
+			}
+		}
+		return err
+	}
+}
+
+// DS (LDS) instructions.
+func dsExec(name string) execFn {
+	n := strings.TrimPrefix(name, "ds_")
+	n = strings.TrimSuffix(n, "_rtn")
+	var m memOp
+	var two, st64 bool
+	switch {
+	case strings.HasPrefix(n, "read2st64_"), strings.HasPrefix(n, "write2st64_"):
+		two, st64 = true, true
+	case strings.HasPrefix(n, "read2_"), strings.HasPrefix(n, "write2_"):
+		two = true
+	}
+	switch {
+	case strings.HasPrefix(n, "read"), strings.HasPrefix(n, "write"):
+		m.store = strings.HasPrefix(n, "write")
+		t := n[strings.IndexByte(n, '_')+1:]
+		switch t {
+		case "b32":
+			m.dwords = 1
+		case "b64":
+			m.dwords = 2
+		case "b96":
+			m.dwords = 3
+		case "b128":
+			m.dwords = 4
+		case "u8", "b8":
+			m.dwords, m.size = 1, 1
+		case "i8":
+			m.dwords, m.size, m.signed = 1, 1, true
+		case "u16", "b16":
+			m.dwords, m.size = 1, 2
+		case "i16":
+			m.dwords, m.size, m.signed = 1, 2, true
+		default:
+			return nil
+		}
+		if m.size == 0 {
+			m.size = 4 * m.dwords
+		}
+	default:
+		// atomics: ds_<op>_{u32,i32,b32,u64,i64,b64}[_rtn]; ds_<op>_rtn_<t>
+		name2 := strings.Replace(strings.TrimPrefix(name, "ds_"), "_rtn", "", 1)
+		i := strings.LastIndexByte(name2, '_')
+		if i < 0 {
+			return nil
+		}
+		op, t := name2[:i], name2[i+1:]
+		m.wide = t[1] == '6'
+		switch op {
+		case "add", "sub", "inc", "dec", "and", "or", "xor":
+		case "min", "max":
+			if t[0] == 'i' {
+				op = "s" + op
+			} else {
+				op = "u" + op
+			}
+		case "wrxchg":
+			op = "swap"
+		case "cmpst":
+			op = "cmpst"
+		default:
+			return nil
+		}
+		m.atomic = op
+		m.dwords, m.size = 1, 4
+		if m.wide {
+			m.dwords, m.size = 2, 8
+		}
+	}
+	rtn := strings.Contains(name, "_rtn")
+	return func(w *wave, in *Inst) error {
+		if in.Gds {
+			return fmt.Errorf("%w: GDS", ErrUnimplemented)
+		}
+		av := in.Opnd[fAddr] - opVGPR0
+		var err error
+		for mm := w.exec(); mm != 0 && err == nil; mm &= mm - 1 {
+			l := bits.TrailingZeros64(mm)
+			base := uint64(w.v[av][l])
+			if m.atomic != "" {
+				in2 := *in
+				in2.Glc = rtn
+				mm2 := m
+				// cmpst: data0 is the compare value, data1 the new value (ISA: DS_CMPST_B32)
+				if m.atomic == "cmpst" {
+					d0, d1 := in.Opnd[fData0]-opVGPR0, in.Opnd[fData1]-opVGPR0
+					c, v := uint64(w.v[d0][l]), uint64(w.v[d1][l])
+					if m.wide {
+						c |= uint64(w.v[d0+1][l]) << 32
+						v |= uint64(w.v[d1+1][l]) << 32
+					}
+					a := base + uint64(in.Imm)
+					old, _ := w.atomicAt(spLDS, a, m.size, func(o uint64) uint64 {
+						if o == c {
+							return v
+						}
+						return o
+					})
+					if rtn {
+						w.v[in.Opnd[fDst]-opVGPR0][l] = uint32(old)
+						if m.wide {
+							w.v[in.Opnd[fDst]-opVGPR0+1][l] = uint32(old >> 32)
+						}
+					}
+					continue
+				}
+				a := base + uint64(in.Imm)
+				err = w.laneAccess(&in2, mm2, l, func(int) (int, uint64) { return spLDS, a })
+				continue
+			}
+			if two {
+				scale := uint64(4 * m.dwords)
+				if st64 {
+					scale *= 64
+				}
+				o0, o1 := uint64(in.Imm&0xff)*scale, uint64(in.Imm>>8&0xff)*scale
+				for half, o := range []uint64{o0, o1} {
+					in2 := *in
+					if m.store {
+						if half == 1 {
+							in2.Opnd[fData0] = in.Opnd[fData1]
+						}
+					} else {
+						in2.Opnd[fDst] = in.Opnd[fDst] + uint16(half*m.dwords)
+					}
+					a := base + o
+					if err = w.laneAccess(&in2, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) }); err != nil {
+						break
+					}
+				}
+				continue
+			}
+			a := base + uint64(in.Imm)
+			err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) })
+		}
+		return err
+	}
+}

@@ -1,0 +1,203 @@
+package shader
+
+import (
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+)
+
+// flatMem is a sparse in-memory Memory of 4 KiB pages; unmapped pages fault.
+type flatMem struct {
+	mu    sync.Mutex
+	pages map[uint64]*[4096]byte
+}
+
+var errUnmapped = errors.New("unmapped")
+
+func newMem() *flatMem { return &flatMem{pages: map[uint64]*[4096]byte{}} }
+
+func (m *flatMem) mapRange(va, n uint64) {
+	for p := va &^ 4095; p < va+n; p += 4096 {
+		if m.pages[p] == nil {
+			m.pages[p] = new([4096]byte)
+		}
+	}
+}
+
+func (m *flatMem) do(va uint64, p []byte, write bool) error {
+	for len(p) > 0 {
+		pg := m.pages[va&^4095]
+		if pg == nil {
+			return fmt.Errorf("%w: %#x", errUnmapped, va)
+		}
+		o := va & 4095
+		n := min(len(p), int(4096-o))
+		if write {
+			copy(pg[o:], p[:n])
+		} else {
+			copy(p[:n], pg[o:])
+		}
+		p, va = p[n:], va+uint64(n)
+	}
+	return nil
+}
+
+func (m *flatMem) Read(va uint64, p []byte) error  { return m.do(va, p, false) }
+func (m *flatMem) Write(va uint64, p []byte) error { return m.do(va, p, true) }
+func (m *flatMem) Atomic(va uint64, size int, f func(uint64) uint64) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b [8]byte
+	if err := m.do(va, b[:size], false); err != nil {
+		return 0, err
+	}
+	old := binary.LittleEndian.Uint64(b[:])
+	binary.LittleEndian.PutUint64(b[:], f(old))
+	return old, m.do(va, b[:size], true)
+}
+
+// loaded is the corpus code object placed in a flatMem.
+type loaded struct {
+	mem  *flatMem
+	base uint64
+	syms map[string]uint64
+	next uint64
+}
+
+const codeBase = 0x10000000
+
+// load copies the PT_LOAD segments of the (relocation-free) code object to codeBase and resolves symbols.
+func load(t testing.TB) *loaded {
+	path := buildCorpus(t)
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l := &loaded{mem: newMem(), base: codeBase, syms: map[string]uint64{}, next: 0x40000000}
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		l.mem.mapRange(codeBase+p.Vaddr, p.Memsz)
+		data := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(data, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.mem.Write(codeBase+p.Vaddr, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		l.syms[s.Name] = codeBase + s.Value
+	}
+	return l
+}
+
+func (l *loaded) alloc(n uint64) uint64 {
+	va := l.next
+	l.mem.mapRange(va, n)
+	l.next += (n + 0xffff) &^ 0xffff
+	return va
+}
+
+func (l *loaded) put(data any) uint64 {
+	b, err := binary.Append(nil, binary.LittleEndian, data)
+	if err != nil {
+		panic(err)
+	}
+	va := l.alloc(uint64(len(b)) + 16)
+	l.mem.Write(va, b)
+	return va
+}
+
+func (l *loaded) get(va uint64, out any) {
+	n := binary.Size(out)
+	b := make([]byte, n)
+	if err := l.mem.Read(va, b); err != nil {
+		panic(err)
+	}
+	binary.Decode(b, binary.LittleEndian, out)
+}
+
+// run dispatches kernel name over grid/wg with kernarg bytes.
+func (l *loaded) run(t testing.TB, name string, grid [3]uint32, wg [3]uint16, kernarg []byte) Stats {
+	t.Helper()
+	kd, ok := l.syms[name+".kd"]
+	if !ok {
+		t.Fatalf("no symbol %s.kd", name)
+	}
+	ka := l.alloc(uint64(len(kernarg)) + 256)
+	l.mem.Write(ka, kernarg)
+	pkt := l.alloc(64)
+	var pk [64]byte
+	binary.LittleEndian.PutUint16(pk[0:], 2)
+	binary.LittleEndian.PutUint16(pk[2:], 3)
+	binary.LittleEndian.PutUint16(pk[4:], wg[0])
+	binary.LittleEndian.PutUint16(pk[6:], wg[1])
+	binary.LittleEndian.PutUint16(pk[8:], wg[2])
+	binary.LittleEndian.PutUint32(pk[12:], grid[0])
+	binary.LittleEndian.PutUint32(pk[16:], grid[1])
+	binary.LittleEndian.PutUint32(pk[20:], grid[2])
+	binary.LittleEndian.PutUint64(pk[32:], kd)
+	binary.LittleEndian.PutUint64(pk[40:], ka)
+	l.mem.Write(pkt, pk[:])
+	scratch := l.alloc(4 << 20)
+	st, err := Dispatch(context.Background(), l.mem, DispatchParams{GridSize: grid, WorkgroupSize: wg, KernelObject: kd,
+		KernargAddress: ka, DispatchPacket: pkt, ScratchBase: scratch, ScratchSize: 4 << 20, Apertures: DefaultApertures,
+		MaxWaveInstructions: 1 << 24})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return st
+}
+
+func args(v ...any) []byte {
+	var b []byte
+	for _, x := range v {
+		// 8-byte align pointers
+		if _, ok := x.(uint64); ok {
+			for len(b)%8 != 0 {
+				b = append(b, 0)
+			}
+		}
+		b, _ = binary.Append(b, binary.LittleEndian, x)
+	}
+	return b
+}
+
+func TestCorpusVaddSaxpy(t *testing.T) {
+	l := load(t)
+	const n = 1000
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i], b[i] = float32(i)*0.5, float32(n-i)*1.25
+	}
+	pa, pb, pc := l.put(a), l.put(b), l.put(make([]float32, n))
+	l.run(t, "vadd", [3]uint32{1024, 1, 1}, [3]uint16{256, 1, 1}, args(pa, pb, pc, uint32(n)))
+	c := make([]float32, n)
+	l.get(pc, c)
+	for i := range c {
+		if c[i] != a[i]+b[i] {
+			t.Fatalf("vadd[%d] = %v, want %v", i, c[i], a[i]+b[i])
+		}
+	}
+	l.run(t, "saxpy", [3]uint32{n, 1, 1}, [3]uint16{64, 1, 1}, args(float32(3), uint32(0), pa, pb, uint32(n)))
+	y := make([]float32, n)
+	l.get(pb, y)
+	for i := range y {
+		want := float32(math.FMA(3, float64(a[i]), float64(b[i])))
+		if y[i] != want {
+			t.Fatalf("saxpy[%d] = %v, want %v", i, y[i], want)
+		}
+	}
+}

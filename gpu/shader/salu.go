@@ -1,0 +1,493 @@
+package shader
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+type execFn func(w *wave, in *Inst) error
+
+// execTab maps a base mnemonic (without _e32/_e64) to its implementation.
+var execTab = map[string]execFn{}
+
+func reg(names string, f execFn) {
+	for _, n := range strings.Fields(names) {
+		execTab[n] = f
+	}
+}
+
+// s32 reads scalar source field f as 32 bits.
+func (w *wave) s32(in *Inst, f opField) uint32 {
+	v, err := w.scalar(in, in.Opnd[f], k32)
+	if err != nil {
+		panic(waveErr{err})
+	}
+	return uint32(v)
+}
+
+func (w *wave) s64(in *Inst, f opField) uint64 {
+	v, err := w.scalar(in, in.Opnd[f], k64i)
+	if err != nil {
+		panic(waveErr{err})
+	}
+	return v
+}
+
+// waveErr carries an operand error out of a deeply nested helper; recovered in step.
+type waveErr struct{ err error }
+
+func sop2u(f func(a, b uint32) (uint32, bool)) execFn {
+	return func(w *wave, in *Inst) error {
+		r, scc := f(w.s32(in, fSrc0), w.s32(in, fSrc1))
+		w.sset(in.Opnd[fDst], r)
+		w.scc = scc
+		return nil
+	}
+}
+
+func sop2u64(f func(a, b uint64) (uint64, bool)) execFn {
+	return func(w *wave, in *Inst) error {
+		r, scc := f(w.s64(in, fSrc0), w.s64(in, fSrc1))
+		w.sset64(in.Opnd[fDst], r)
+		w.scc = scc
+		return nil
+	}
+}
+
+// sop2sh is a 64-bit operation whose second operand is 32 bits (shifts, bfe).
+func sop2sh(f func(a uint64, b uint32) (uint64, bool)) execFn {
+	return func(w *wave, in *Inst) error {
+		r, scc := f(w.s64(in, fSrc0), w.s32(in, fSrc1))
+		w.sset64(in.Opnd[fDst], r)
+		w.scc = scc
+		return nil
+	}
+}
+
+func sop1u(f func(w *wave, a uint32) uint32, setSCC bool) execFn {
+	return func(w *wave, in *Inst) error {
+		r := f(w, w.s32(in, fSrc0))
+		w.sset(in.Opnd[fDst], r)
+		if setSCC {
+			w.scc = r != 0
+		}
+		return nil
+	}
+}
+
+func sop1u64(f func(a uint64) uint64, setSCC bool) execFn {
+	return func(w *wave, in *Inst) error {
+		r := f(w.s64(in, fSrc0))
+		w.sset64(in.Opnd[fDst], r)
+		if setSCC {
+			w.scc = r != 0
+		}
+		return nil
+	}
+}
+
+func saveexec(f func(s, e uint64) uint64) execFn {
+	return func(w *wave, in *Inst) error {
+		s := w.s64(in, fSrc0)
+		e := w.exec()
+		w.sset64(in.Opnd[fDst], e)
+		n := f(s, e)
+		w.setExec(n)
+		w.scc = n != 0
+		return nil
+	}
+}
+
+func sopc(f func(a, b uint32) bool) execFn {
+	return func(w *wave, in *Inst) error {
+		w.scc = f(w.s32(in, fSrc0), w.s32(in, fSrc1))
+		return nil
+	}
+}
+
+func sopk(f func(w *wave, d uint32, k uint16) (uint32, bool, bool)) execFn {
+	return func(w *wave, in *Inst) error {
+		d := in.Opnd[fDst]
+		var cur uint32
+		if d < 128 {
+			cur = w.s[d]
+		}
+		r, scc, write := f(w, cur, uint16(in.Imm))
+		if write {
+			w.sset(d, r)
+			w.scc = scc
+		} else {
+			w.scc = scc
+		}
+		return nil
+	}
+}
+
+func bfe32(v, ctl uint32, signed bool) uint32 {
+	off, wd := ctl&31, ctl>>16&0x7f
+	if wd == 0 {
+		return 0
+	}
+	if wd > 32 {
+		wd = 32
+	}
+	if signed {
+		if off+wd >= 32 {
+			return uint32(int32(v) >> off)
+		}
+		return uint32(int32(v<<(32-off-wd)) >> (32 - wd))
+	}
+	if off+wd >= 32 {
+		return v >> off
+	}
+	return v >> off & (1<<wd - 1)
+}
+
+func bfe64(v uint64, ctl uint32, signed bool) uint64 {
+	off, wd := ctl&63, ctl>>16&0x7f
+	if wd == 0 {
+		return 0
+	}
+	if wd > 64 {
+		wd = 64
+	}
+	if off+wd >= 64 {
+		if signed {
+			return uint64(int64(v) >> off)
+		}
+		return v >> off
+	}
+	if signed {
+		return uint64(int64(v<<(64-off-wd)) >> (64 - wd))
+	}
+	return v >> off & (1<<wd - 1)
+}
+
+func init() {
+	// SOP2 (AMD MI200 ISA "SOP2 instructions"); SCC as documented there.
+	reg("s_add_u32", sop2u(func(a, b uint32) (uint32, bool) { r, c := bits.Add32(a, b, 0); return r, c != 0 }))
+	reg("s_sub_u32", sop2u(func(a, b uint32) (uint32, bool) { r, c := bits.Sub32(a, b, 0); return r, c != 0 }))
+	reg("s_add_i32", sop2u(func(a, b uint32) (uint32, bool) {
+		r := a + b
+		return r, (a>>31 == b>>31) && (r>>31 != a>>31)
+	}))
+	reg("s_sub_i32", sop2u(func(a, b uint32) (uint32, bool) {
+		r := a - b
+		return r, (a>>31 != b>>31) && (r>>31 != a>>31)
+	}))
+	reg("s_addc_u32", func(w *wave, in *Inst) error {
+		r, c := bits.Add32(w.s32(in, fSrc0), w.s32(in, fSrc1), uint32(b2u(w.scc)))
+		w.sset(in.Opnd[fDst], r)
+		w.scc = c != 0
+		return nil
+	})
+	reg("s_subb_u32", func(w *wave, in *Inst) error {
+		r, c := bits.Sub32(w.s32(in, fSrc0), w.s32(in, fSrc1), uint32(b2u(w.scc)))
+		w.sset(in.Opnd[fDst], r)
+		w.scc = c != 0
+		return nil
+	})
+	reg("s_min_i32", sop2u(func(a, b uint32) (uint32, bool) {
+		if int32(a) < int32(b) {
+			return a, true
+		}
+		return b, false
+	}))
+	reg("s_min_u32", sop2u(func(a, b uint32) (uint32, bool) {
+		if a < b {
+			return a, true
+		}
+		return b, false
+	}))
+	reg("s_max_i32", sop2u(func(a, b uint32) (uint32, bool) {
+		if int32(a) > int32(b) {
+			return a, true
+		}
+		return b, false
+	}))
+	reg("s_max_u32", sop2u(func(a, b uint32) (uint32, bool) {
+		if a > b {
+			return a, true
+		}
+		return b, false
+	}))
+	reg("s_cselect_b32", func(w *wave, in *Inst) error {
+		a, b := w.s32(in, fSrc0), w.s32(in, fSrc1)
+		if w.scc {
+			w.sset(in.Opnd[fDst], a)
+		} else {
+			w.sset(in.Opnd[fDst], b)
+		}
+		return nil
+	})
+	reg("s_cselect_b64", func(w *wave, in *Inst) error {
+		a, b := w.s64(in, fSrc0), w.s64(in, fSrc1)
+		if w.scc {
+			w.sset64(in.Opnd[fDst], a)
+		} else {
+			w.sset64(in.Opnd[fDst], b)
+		}
+		return nil
+	})
+	logic := map[string]func(a, b uint64) uint64{
+		"and": func(a, b uint64) uint64 { return a & b }, "or": func(a, b uint64) uint64 { return a | b },
+		"xor": func(a, b uint64) uint64 { return a ^ b }, "andn2": func(a, b uint64) uint64 { return a &^ b },
+		"orn2": func(a, b uint64) uint64 { return a | ^b }, "nand": func(a, b uint64) uint64 { return ^(a & b) },
+		"nor": func(a, b uint64) uint64 { return ^(a | b) }, "xnor": func(a, b uint64) uint64 { return ^(a ^ b) },
+	}
+	for n, f := range logic {
+		f := f
+		reg("s_"+n+"_b32", sop2u(func(a, b uint32) (uint32, bool) { r := uint32(f(uint64(a), uint64(b))); return r, r != 0 }))
+		reg("s_"+n+"_b64", sop2u64(func(a, b uint64) (uint64, bool) { r := f(a, b); return r, r != 0 }))
+		reg("s_"+n+"_saveexec_b64", saveexec(f))
+	}
+	reg("s_lshl_b32", sop2u(func(a, b uint32) (uint32, bool) { r := a << (b & 31); return r, r != 0 }))
+	reg("s_lshr_b32", sop2u(func(a, b uint32) (uint32, bool) { r := a >> (b & 31); return r, r != 0 }))
+	reg("s_ashr_i32", sop2u(func(a, b uint32) (uint32, bool) { r := uint32(int32(a) >> (b & 31)); return r, r != 0 }))
+	reg("s_lshl_b64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := a << (b & 63); return r, r != 0 }))
+	reg("s_lshr_b64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := a >> (b & 63); return r, r != 0 }))
+	reg("s_ashr_i64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := uint64(int64(a) >> (b & 63)); return r, r != 0 }))
+	for k := uint32(1); k <= 4; k++ {
+		k := k
+		reg(fmt.Sprintf("s_lshl%d_add_u32", k), sop2u(func(a, b uint32) (uint32, bool) {
+			r, c := bits.Add32(a<<k, b, 0)
+			return r, c != 0 || a>>(32-k) != 0
+		}))
+	}
+	reg("s_bfm_b32", func(w *wave, in *Inst) error {
+		a, b := w.s32(in, fSrc0), w.s32(in, fSrc1)
+		w.sset(in.Opnd[fDst], (uint32(1)<<(a&31)-1)<<(b&31))
+		return nil
+	})
+	reg("s_mul_i32", func(w *wave, in *Inst) error {
+		w.sset(in.Opnd[fDst], w.s32(in, fSrc0)*w.s32(in, fSrc1))
+		return nil
+	})
+	reg("s_mul_hi_u32", func(w *wave, in *Inst) error {
+		h, _ := bits.Mul32(w.s32(in, fSrc0), w.s32(in, fSrc1))
+		w.sset(in.Opnd[fDst], h)
+		return nil
+	})
+	reg("s_mul_hi_i32", func(w *wave, in *Inst) error {
+		w.sset(in.Opnd[fDst], uint32(uint64(int64(int32(w.s32(in, fSrc0)))*int64(int32(w.s32(in, fSrc1))))>>32))
+		return nil
+	})
+	reg("s_bfe_u32", sop2u(func(a, b uint32) (uint32, bool) { r := bfe32(a, b, false); return r, r != 0 }))
+	reg("s_bfe_i32", sop2u(func(a, b uint32) (uint32, bool) { r := bfe32(a, b, true); return r, r != 0 }))
+	reg("s_bfe_u64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := bfe64(a, b, false); return r, r != 0 }))
+	reg("s_bfe_i64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := bfe64(a, b, true); return r, r != 0 }))
+	reg("s_absdiff_i32", sop2u(func(a, b uint32) (uint32, bool) {
+		d := int32(a) - int32(b)
+		if d < 0 {
+			d = -d
+		}
+		return uint32(d), d != 0
+	}))
+	reg("s_pack_ll_b32_b16", sop2u(func(a, b uint32) (uint32, bool) { return a&0xffff | b<<16, false }))
+	reg("s_pack_lh_b32_b16", sop2u(func(a, b uint32) (uint32, bool) { return a&0xffff | b&0xffff0000, false }))
+	reg("s_pack_hh_b32_b16", sop2u(func(a, b uint32) (uint32, bool) { return a>>16 | b&0xffff0000, false }))
+
+	// SOP1
+	reg("s_mov_b32", func(w *wave, in *Inst) error { w.sset(in.Opnd[fDst], w.s32(in, fSrc0)); return nil })
+	reg("s_mov_b64", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.s64(in, fSrc0)); return nil })
+	reg("s_cmov_b32", func(w *wave, in *Inst) error {
+		if w.scc {
+			w.sset(in.Opnd[fDst], w.s32(in, fSrc0))
+		}
+		return nil
+	})
+	reg("s_cmov_b64", func(w *wave, in *Inst) error {
+		if w.scc {
+			w.sset64(in.Opnd[fDst], w.s64(in, fSrc0))
+		}
+		return nil
+	})
+	reg("s_not_b32", sop1u(func(_ *wave, a uint32) uint32 { return ^a }, true))
+	reg("s_not_b64", sop1u64(func(a uint64) uint64 { return ^a }, true))
+	reg("s_brev_b32", sop1u(func(_ *wave, a uint32) uint32 { return bits.Reverse32(a) }, false))
+	reg("s_brev_b64", sop1u64(bits.Reverse64, false))
+	reg("s_bcnt1_i32_b32", sop1u(func(_ *wave, a uint32) uint32 { return uint32(bits.OnesCount32(a)) }, true))
+	reg("s_bcnt0_i32_b32", sop1u(func(_ *wave, a uint32) uint32 { return uint32(32 - bits.OnesCount32(a)) }, true))
+	reg("s_bcnt1_i32_b64", func(w *wave, in *Inst) error {
+		r := uint32(bits.OnesCount64(w.s64(in, fSrc0)))
+		w.sset(in.Opnd[fDst], r)
+		w.scc = r != 0
+		return nil
+	})
+	reg("s_ff1_i32_b32", sop1u(func(_ *wave, a uint32) uint32 {
+		if a == 0 {
+			return 0xffffffff
+		}
+		return uint32(bits.TrailingZeros32(a))
+	}, false))
+	reg("s_ff1_i32_b64", func(w *wave, in *Inst) error {
+		a := w.s64(in, fSrc0)
+		r := uint32(0xffffffff)
+		if a != 0 {
+			r = uint32(bits.TrailingZeros64(a))
+		}
+		w.sset(in.Opnd[fDst], r)
+		return nil
+	})
+	reg("s_flbit_i32_b32", sop1u(func(_ *wave, a uint32) uint32 {
+		if a == 0 {
+			return 0xffffffff
+		}
+		return uint32(bits.LeadingZeros32(a))
+	}, false))
+	reg("s_sext_i32_i8", sop1u(func(_ *wave, a uint32) uint32 { return uint32(int32(int8(a))) }, false))
+	reg("s_sext_i32_i16", sop1u(func(_ *wave, a uint32) uint32 { return uint32(int32(int16(a))) }, false))
+	reg("s_abs_i32", sop1u(func(_ *wave, a uint32) uint32 {
+		if int32(a) < 0 {
+			return -a
+		}
+		return a
+	}, true))
+	reg("s_getpc_b64", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.pc+4); return nil })
+	reg("s_setpc_b64", func(w *wave, in *Inst) error { w.pc = w.s64(in, fSrc0) - 4; return nil })
+	reg("s_swappc_b64", func(w *wave, in *Inst) error {
+		t := w.s64(in, fSrc0)
+		w.sset64(in.Opnd[fDst], w.pc+4)
+		w.pc = t - 4
+		return nil
+	})
+
+	// SOPC
+	cmps := map[string]func(a, b uint32) bool{
+		"eq_i32": func(a, b uint32) bool { return a == b }, "lg_i32": func(a, b uint32) bool { return a != b },
+		"gt_i32": func(a, b uint32) bool { return int32(a) > int32(b) }, "ge_i32": func(a, b uint32) bool { return int32(a) >= int32(b) },
+		"lt_i32": func(a, b uint32) bool { return int32(a) < int32(b) }, "le_i32": func(a, b uint32) bool { return int32(a) <= int32(b) },
+		"eq_u32": func(a, b uint32) bool { return a == b }, "lg_u32": func(a, b uint32) bool { return a != b },
+		"gt_u32": func(a, b uint32) bool { return a > b }, "ge_u32": func(a, b uint32) bool { return a >= b },
+		"lt_u32": func(a, b uint32) bool { return a < b }, "le_u32": func(a, b uint32) bool { return a <= b },
+	}
+	for n, f := range cmps {
+		f := f
+		reg("s_cmp_"+n, sopc(f))
+		reg("s_cmpk_"+n, sopk(func(w *wave, d uint32, k uint16) (uint32, bool, bool) {
+			kk := uint32(k)
+			if strings.HasSuffix(n, "i32") {
+				kk = uint32(int32(int16(k)))
+			}
+			return 0, f(d, kk), false
+		}))
+	}
+	reg("s_cmp_eq_u64", func(w *wave, in *Inst) error { w.scc = w.s64(in, fSrc0) == w.s64(in, fSrc1); return nil })
+	reg("s_cmp_lg_u64", func(w *wave, in *Inst) error { w.scc = w.s64(in, fSrc0) != w.s64(in, fSrc1); return nil })
+	reg("s_bitcmp0_b32", sopc(func(a, b uint32) bool { return a>>(b&31)&1 == 0 }))
+	reg("s_bitcmp1_b32", sopc(func(a, b uint32) bool { return a>>(b&31)&1 == 1 }))
+
+	// SOPK
+	reg("s_movk_i32", sopk(func(_ *wave, _ uint32, k uint16) (uint32, bool, bool) { return uint32(int32(int16(k))), false, true }))
+	reg("s_cmovk_i32", func(w *wave, in *Inst) error {
+		if w.scc {
+			w.sset(in.Opnd[fDst], uint32(int32(int16(in.Imm))))
+		}
+		return nil
+	})
+	reg("s_addk_i32", func(w *wave, in *Inst) error {
+		d := in.Opnd[fDst]
+		if d >= 128 {
+			return nil
+		}
+		a, b := w.s[d], uint32(int32(int16(in.Imm)))
+		r := a + b
+		w.sset(d, r)
+		w.scc = (a>>31 == b>>31) && (r>>31 != a>>31)
+		return nil
+	})
+	reg("s_mulk_i32", func(w *wave, in *Inst) error {
+		d := in.Opnd[fDst]
+		if d < 128 {
+			w.sset(d, w.s[d]*uint32(int32(int16(in.Imm))))
+		}
+		return nil
+	})
+	reg("s_getreg_b32", func(w *wave, in *Inst) error {
+		id, off, size := in.Imm&0x3f, in.Imm>>6&0x1f, in.Imm>>11&0x1f+1
+		var v uint32
+		switch id {
+		case 1: // HW_REG_MODE
+			v = w.d.mode
+		case 15: // HW_REG_SH_MEM_BASES: {SHARED_BASE[63:48] << 16 | PRIVATE_BASE[63:48]} (gfx9)
+			v = uint32(w.d.p.Apertures.SharedBase>>48)<<16 | uint32(w.d.p.Apertures.PrivateBase>>48&0xffff)
+		case 4: // HW_REG_HW_ID: wave id in bits 3:0
+			v = uint32(w.id & 0xf)
+		default:
+			return fmt.Errorf("%w: s_getreg of hwreg %d", ErrUnimplemented, id)
+		}
+		mask := uint32(1<<uint(size) - 1)
+		if size == 32 {
+			mask = 0xffffffff
+		}
+		w.sset(in.Opnd[fDst], v>>uint(off)&mask)
+		return nil
+	})
+
+	// SOPP
+	reg("s_nop s_waitcnt s_icache_inv s_incperflevel s_decperflevel s_ttracedata s_setprio s_sleep", func(*wave, *Inst) error { return nil })
+	reg("s_endpgm", func(w *wave, in *Inst) error { w.done = true; return nil })
+	reg("s_barrier", func(w *wave, in *Inst) error { w.bar = true; return nil })
+	branch := func(cond func(w *wave) bool) execFn {
+		return func(w *wave, in *Inst) error {
+			if cond(w) {
+				w.pc = uint64(int64(w.pc) + 4*int64(in.Imm))
+			}
+			return nil
+		}
+	}
+	reg("s_branch", branch(func(*wave) bool { return true }))
+	reg("s_cbranch_scc0", branch(func(w *wave) bool { return !w.scc }))
+	reg("s_cbranch_scc1", branch(func(w *wave) bool { return w.scc }))
+	reg("s_cbranch_vccz", branch(func(w *wave) bool { return w.vcc() == 0 }))
+	reg("s_cbranch_vccnz", branch(func(w *wave) bool { return w.vcc() != 0 }))
+	reg("s_cbranch_execz", branch(func(w *wave) bool { return w.exec() == 0 }))
+	reg("s_cbranch_execnz", branch(func(w *wave) bool { return w.exec() != 0 }))
+	// s_trap: CO V4+ trap handler ABI. 3 (llvm.debugtrap) is a no-op without a debugger; every other code
+	// halts the wave and puts the queue into the error state.
+	reg("s_trap", func(w *wave, in *Inst) error {
+		code := uint8(in.Imm)
+		if code == 3 {
+			return nil
+		}
+		return &TrapError{PC: w.pc, Code: code}
+	})
+
+	// SMEM: loads through the scalar cache (modelled as direct memory reads).
+	for _, n := range []string{"s_load_dword", "s_load_dwordx2", "s_load_dwordx4", "s_load_dwordx8", "s_load_dwordx16",
+		"s_buffer_load_dword", "s_buffer_load_dwordx2", "s_buffer_load_dwordx4", "s_buffer_load_dwordx8", "s_buffer_load_dwordx16"} {
+		reg(n, smemLoad)
+	}
+	reg("s_dcache_inv s_dcache_wb s_dcache_inv_vol s_dcache_wb_vol", func(*wave, *Inst) error { return nil })
+	reg("s_memtime s_memrealtime", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.steps); return nil })
+}
+
+func smemLoad(w *wave, in *Inst) error {
+	n := int(in.Info.Ops[0].W)
+	base := w.sget64(in.Opnd[fSrc0])
+	if strings.HasPrefix(in.Info.Name, "s_buffer") {
+		base &= 0xffffffffffff
+	}
+	addr := base + uint64(int64(in.Imm))
+	if in.Opnd[fSrc1] != opOff {
+		addr += uint64(w.s32(in, fSrc1))
+	}
+	if int(in.Opnd[fDst])+n > 102 {
+		return fmt.Errorf("%w: SMEM destination", ErrIllegal)
+	}
+	var buf [64]byte
+	p := buf[:4*n]
+	if err := w.d.mem.Read(addr&^3, p); err != nil {
+		return w.fault(in, addr, false, err)
+	}
+	for i := 0; i < n; i++ {
+		w.s[int(in.Opnd[fDst])+i] = binary.LittleEndian.Uint32(p[4*i:])
+	}
+	return nil
+}
+
+func (w *wave) fault(in *Inst, addr uint64, write bool, err error) error {
+	return &Fault{Addr: addr, Write: write, PC: w.pc, Inst: in.String(), Err: err}
+}

@@ -1,0 +1,158 @@
+// Test corpus for package shader. Compiled in the test with clang-14 for gfx90a
+// (-nogpulib: no OpenCL builtin library, so the work-item functions are defined here from AMDGPU builtins
+// and the HSA dispatch packet, the way the device library does it).
+
+static inline uint wg_size(int d) {
+	const __constant ushort *p = (const __constant ushort *)__builtin_amdgcn_dispatch_ptr();
+	return p[2 + d]; // hsa_kernel_dispatch_packet_t.workgroup_size_{x,y,z} at byte 4/6/8
+}
+static inline uint grid_size(int d) {
+	const __constant uint *p = (const __constant uint *)__builtin_amdgcn_dispatch_ptr();
+	return p[3 + d]; // grid_size_{x,y,z} at byte 12/16/20
+}
+static inline uint lid_(int d) {
+	return d == 0 ? __builtin_amdgcn_workitem_id_x() : d == 1 ? __builtin_amdgcn_workitem_id_y() : __builtin_amdgcn_workitem_id_z();
+}
+static inline uint gid_(int d) {
+	return d == 0 ? __builtin_amdgcn_workgroup_id_x() : d == 1 ? __builtin_amdgcn_workgroup_id_y() : __builtin_amdgcn_workgroup_id_z();
+}
+#define get_local_id(d) lid_(d)
+#define get_group_id(d) gid_(d)
+#define get_local_size(d) wg_size(d)
+#define get_global_size(d) grid_size(d)
+#define get_global_id(d) ((size_t)gid_(d) * wg_size(d) + lid_(d))
+#define barrier(f) (__builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup"), __builtin_amdgcn_s_barrier(), __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup"))
+#define fma(a, b, c) __builtin_fmaf(a, b, c)
+#define popcount(x) __builtin_popcount(x)
+#define clz(x) ((x) == 0 ? 32u : (uint)__builtin_clz(x))
+#define rotate(x, s) (((x) << (s)) | ((x) >> ((32 - (s)) & 31)))
+#define mul_hi(x, y) ((uint)(((ulong)(x) * (ulong)(y)) >> 32))
+#define mad24(x, y, z) ((x) * (y) + (z))
+#define atomic_max(p, v) __atomic_fetch_max(p, v, __ATOMIC_RELAXED)
+#define atomic_min(p, v) __atomic_fetch_min(p, v, __ATOMIC_RELAXED)
+#define atomic_inc(p) __atomic_fetch_add(p, 1u, __ATOMIC_RELAXED)
+#define atomic_add(p, v) __atomic_fetch_add(p, v, __ATOMIC_RELAXED)
+#define atom_add(p, v) __atomic_fetch_add(p, v, __ATOMIC_RELAXED)
+#define atomic_xchg(p, v) __atomic_exchange_n(p, v, __ATOMIC_RELAXED)
+static inline uint cmpxchg_(global uint *p, uint e, uint d) { __atomic_compare_exchange_n(p, &e, d, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED); return e; }
+#define atomic_cmpxchg(p, e, d) cmpxchg_(p, e, d)
+kernel void vadd(global const float *a, global const float *b, global float *c, uint n) {
+	size_t i = get_global_id(0);
+	if (i < n) c[i] = a[i] + b[i];
+}
+
+kernel void saxpy(float alpha, global const float *x, global float *y, uint n) {
+	size_t i = get_global_id(0);
+	if (i < n) y[i] = fma(alpha, x[i], y[i]);
+}
+
+// dot product of doubles: each work-item sums a strided slice, then LDS tree reduction.
+kernel void ddot(global const double *x, global const double *y, global double *partial, uint n) {
+	local double tmp[256];
+	size_t lid = get_local_id(0);
+	double s = 0.0;
+	for (size_t i = get_global_id(0); i < n; i += get_global_size(0)) s += x[i] * y[i];
+	tmp[lid] = s;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (size_t w = get_local_size(0) / 2; w > 0; w >>= 1) {
+		if (lid < w) tmp[lid] += tmp[lid + w];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0) partial[get_group_id(0)] = tmp[0];
+}
+
+// integer LDS reduction with barriers plus an LDS atomic.
+kernel void lds_reduce(global const uint *in, global uint *out, global uint *maxout) {
+	local uint tmp[256];
+	local uint mx;
+	size_t lid = get_local_id(0);
+	if (lid == 0) mx = 0;
+	tmp[lid] = in[get_global_id(0)];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	atomic_max(&mx, tmp[lid]);
+	for (size_t w = get_local_size(0) / 2; w > 0; w >>= 1) {
+		if (lid < w) tmp[lid] += tmp[lid + w];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0) { out[get_group_id(0)] = tmp[0]; maxout[get_group_id(0)] = mx; }
+}
+
+kernel void gatomics(global const uint *in, global uint *hist, global uint *sum, global ulong *sum64, global int *mn, uint n) {
+	size_t i = get_global_id(0);
+	if (i >= n) return;
+	uint v = in[i];
+	atomic_inc(&hist[v & 15]);
+	atomic_add(sum, v);
+	atom_add(sum64, (ulong)v * 3u);
+	atomic_min(mn, (int)v - 1000);
+	atomic_xchg(&hist[16], 7u);
+	atomic_cmpxchg(&hist[17], 0u, (uint)i + 1);
+}
+
+#define TILE 16
+kernel void matmul(global const float *A, global const float *B, global float *C, uint M, uint N, uint K) {
+	local float As[TILE][TILE];
+	local float Bs[TILE][TILE];
+	uint tx = get_local_id(0), ty = get_local_id(1);
+	uint row = get_group_id(1) * TILE + ty, col = get_group_id(0) * TILE + tx;
+	float acc = 0.0f;
+	for (uint t = 0; t < (K + TILE - 1) / TILE; t++) {
+		uint ak = t * TILE + tx, bk = t * TILE + ty;
+		As[ty][tx] = (row < M && ak < K) ? A[row * K + ak] : 0.0f;
+		Bs[ty][tx] = (col < N && bk < K) ? B[bk * N + col] : 0.0f;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (uint k = 0; k < TILE; k++) acc += As[ty][k] * Bs[k][tx];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (row < M && col < N) C[row * N + col] = acc;
+}
+
+kernel void divergent(global const int *in, global int *out) {
+	size_t i = get_global_id(0);
+	int v = in[i];
+	int r = 0;
+	if (v & 1) {
+		for (int k = 0; k < (v & 31); k++) r += k * v;
+	} else if (v % 3 == 0) {
+		int x = v;
+		while (x > 1) { x = (x & 1) ? 3 * x + 1 : x >> 1; r++; if (r > 200) break; }
+	} else {
+		r = -v;
+	}
+	out[i] = r;
+}
+
+kernel void private_array(global const uint *in, global uint *out, uint n) {
+	uint arr[200];
+	size_t i = get_global_id(0);
+	uint seed = in[i];
+	for (int k = 0; k < 200; k++) { seed = seed * 1664525u + 1013904223u; arr[k] = seed; }
+	uint acc = 0;
+	for (int k = 0; k < 200; k++) acc += arr[(k * 37 + in[i]) % 200] ^ (uint)k;
+	out[i] = acc;
+}
+
+kernel void intops(global const int *a, global const int *b, global int *q, global uint *bits, global long *q64) {
+	size_t i = get_global_id(0);
+	int x = a[i], y = b[i];
+	q[4*i+0] = (y != 0) ? x / y : 0;
+	q[4*i+1] = (y != 0) ? x % y : 0;
+	uint ux = (uint)x, uy = (uint)y;
+	q[4*i+2] = (uy != 0) ? (int)(ux / uy) : 0;
+	q[4*i+3] = (uy != 0) ? (int)(ux % uy) : 0;
+	bits[4*i+0] = popcount(ux);
+	bits[4*i+1] = clz(ux);
+	bits[4*i+2] = rotate(ux, (uint)(uy & 31)) ^ (ux >> 7) ^ (ux << 3);
+	bits[4*i+3] = mul_hi(ux, uy) + (uint)mad24(x & 0xffff, y & 0xffff, 5) + (uint)(ux & ~uy);
+	long lx = (long)x * 100003L, ly = (long)(y | 1);
+	q64[i] = lx / ly + lx % 7;
+}
+
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void half_math(global const half2 *a, global const half2 *b, global half2 *c, global const float2 *fa, global float2 *fc) {
+	size_t i = get_global_id(0);
+	half2 x = a[i], y = b[i];
+	c[i] = x * y + x;
+	float2 f = fa[i];
+	fc[i] = f * (float2)(2.0f, 0.5f) + f.yx;
+}

@@ -1,0 +1,745 @@
+package shader
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+)
+
+// Value kinds of VALU operands.
+const (
+	tU32 = iota
+	tF32
+	tU64
+	tF64
+	tF16
+)
+
+func kindOf(t int) int {
+	switch t {
+	case tU64:
+		return k64i
+	case tF64:
+		return k64f
+	case tF16:
+		return k16f
+	}
+	return k32
+}
+
+// modF32 applies VOP3/DPP/SDWA abs and neg to source i of an f32/f16 operation (sign-bit operations).
+func modBits(v uint32, in *Inst, i int, sign uint32) uint32 {
+	if in.Abs>>i&1 != 0 {
+		v &^= sign
+	}
+	if in.Neg>>i&1 != 0 {
+		v ^= sign
+	}
+	return v
+}
+
+func (w *wave) checkExt(in *Inst) error {
+	if in.Ext != extNone {
+		return fmt.Errorf("%w: DPP/SDWA operand modifiers", ErrUnimplemented)
+	}
+	if in.Fmt == FmtVOP3 && in.OpSel != 0 {
+		return fmt.Errorf("%w: VOP3 op_sel", ErrUnimplemented)
+	}
+	return nil
+}
+
+// v32 builds a 32-bit VALU operation of n sources; float kinds honour abs/neg/clamp/omod.
+func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
+	return func(w *wave, in *Inst) error {
+		if err := w.checkExt(in); err != nil {
+			return err
+		}
+		var src [3]*[lanes]uint32
+		fs := [3]opField{fSrc0, fSrc1, fSrc2}
+		for i := 0; i < n; i++ {
+			s, err := w.vsrc(in, in.Opnd[fs[i]], kindOf(t), i)
+			if err != nil {
+				return err
+			}
+			if (t == tF32 || t == tF16) && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0) {
+				sign := uint32(0x80000000)
+				if t == tF16 {
+					sign = 0x8000
+				}
+				d := &w.tmp[3]
+				if i > 0 {
+					d = &w.tmp[i]
+					if s == d { // broadcast constant already in tmp[i]
+					}
+				}
+				for l := range d {
+					d[l] = modBits(s[l], in, i, sign)
+				}
+				if i == 0 {
+					w.tmp[0] = *d
+					s = &w.tmp[0]
+				} else {
+					s = d
+				}
+			}
+			src[i] = s
+		}
+		dst, err := w.vdst(in.Opnd[fDst], 1)
+		if err != nil {
+			return err
+		}
+		a, b, c := src[0], src[1], src[2]
+		if b == nil {
+			b = a
+		}
+		if c == nil {
+			c = a
+		}
+		clampF := in.Clamp && t == tF32
+		omod := in.Omod
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			r := f(a[l], b[l], c[l])
+			if t == tF32 && (omod != 0 || clampF) {
+				r = outMod32(r, omod, clampF)
+			}
+			dst[l] = r
+		}
+		return nil
+	}
+}
+
+func outMod32(r uint32, omod uint8, clamp bool) uint32 {
+	x := f32(r)
+	switch omod {
+	case 1:
+		x *= 2
+	case 2:
+		x *= 4
+	case 3:
+		x /= 2
+	}
+	if clamp {
+		if x < 0 || x != x {
+			x = 0
+		} else if x > 1 {
+			x = 1
+		}
+	}
+	return u32(x)
+}
+
+// v64 builds an operation with 64-bit sources (t0 for src0, t1 for the others) and a 64-bit result.
+func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
+	return func(w *wave, in *Inst) error {
+		if err := w.checkExt(in); err != nil {
+			return err
+		}
+		var src [3]*[lanes]uint64
+		fs := [3]opField{fSrc0, fSrc1, fSrc2}
+		for i := 0; i < n; i++ {
+			t := t1
+			if i == 0 {
+				t = t0
+			}
+			var s *[lanes]uint64
+			if t == tU32 { // 32-bit operand (shift amounts)
+				s32, err := w.vsrc(in, in.Opnd[fs[i]], k32, i)
+				if err != nil {
+					return err
+				}
+				s = &w.tmp64[i]
+				for l := range s {
+					s[l] = uint64(s32[l])
+				}
+			} else {
+				var err error
+				s, err = w.vsrc64(in, in.Opnd[fs[i]], kindOf(t), i)
+				if err != nil {
+					return err
+				}
+			}
+			if t == tF64 && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0) {
+				for l := range s {
+					v := s[l]
+					if in.Abs>>i&1 != 0 {
+						v &^= 1 << 63
+					}
+					if in.Neg>>i&1 != 0 {
+						v ^= 1 << 63
+					}
+					s[l] = v
+				}
+			}
+			src[i] = s
+		}
+		if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
+			return err
+		}
+		a, b, c := src[0], src[1], src[2]
+		if b == nil {
+			b = a
+		}
+		if c == nil {
+			c = a
+		}
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			r := f(a[l], b[l], c[l])
+			if in.Clamp && t1 == tF64 {
+				x := f64(r)
+				if x < 0 || x != x {
+					x = 0
+				} else if x > 1 {
+					x = 1
+				}
+				r = u64(x)
+			}
+			w.setV64(in.Opnd[fDst], l, r)
+		}
+		return nil
+	}
+}
+
+func fmin32(a, b float32) float32 {
+	if a != a {
+		return b
+	}
+	if b != b {
+		return a
+	}
+	if a < b || a == b && math.Signbit(float64(a)) {
+		return a
+	}
+	return b
+}
+
+func fmax32(a, b float32) float32 {
+	if a != a {
+		return b
+	}
+	if b != b {
+		return a
+	}
+	if a > b || a == b && !math.Signbit(float64(a)) {
+		return a
+	}
+	return b
+}
+
+// fma32 is a correctly rounded f32 fused multiply-add: the f64 product is exact and the double rounding
+// f64 -> f32 of the sum is innocuous (53 >= 2*24+2).
+func fma32(a, b, c uint32) uint32 {
+	return u32(float32(math.FMA(float64(f32(a)), float64(f32(b)), float64(f32(c)))))
+}
+
+func cvtF32ToU32(x float32) uint32 {
+	switch {
+	case x != x || x <= 0:
+		return 0
+	case x >= 4294967296:
+		return 0xffffffff
+	}
+	return uint32(x)
+}
+
+func cvtF32ToI32(x float32) uint32 {
+	switch {
+	case x != x:
+		return 0
+	case x <= -2147483648:
+		return 0x80000000
+	case x >= 2147483648:
+		return 0x7fffffff
+	}
+	return uint32(int32(x))
+}
+
+func init() {
+	f2 := func(f func(a, b float32) float32) execFn {
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
+	}
+	reg("v_add_f32", f2(func(a, b float32) float32 { return a + b }))
+	reg("v_sub_f32", f2(func(a, b float32) float32 { return a - b }))
+	reg("v_subrev_f32", f2(func(a, b float32) float32 { return b - a }))
+	reg("v_mul_f32", f2(func(a, b float32) float32 { return a * b }))
+	reg("v_min_f32", f2(fmin32))
+	reg("v_max_f32", f2(fmax32))
+	reg("v_fma_f32", v32(tF32, 3, fma32))
+	reg("v_mad_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
+	reg("v_madak_f32", func(w *wave, in *Inst) error {
+		k := in.Lit
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(k)) })(w, in)
+	})
+	reg("v_madmk_f32", func(w *wave, in *Inst) error {
+		k := in.Lit
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(f32(a)*f32(k)) + f32(b)) })(w, in)
+	})
+	reg("v_fmaak_f32", func(w *wave, in *Inst) error {
+		k := in.Lit
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return fma32(a, b, k) })(w, in)
+	})
+	reg("v_fmamk_f32", func(w *wave, in *Inst) error {
+		k := in.Lit
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return fma32(a, k, b) })(w, in)
+	})
+	// v_fmac/v_mac: the destination is the addend.
+	accum := func(f func(a, b, c uint32) uint32) execFn {
+		return func(w *wave, in *Inst) error {
+			in2 := *in
+			in2.Opnd[fSrc2] = in.Opnd[fDst]
+			return v32(tF32, 3, f)(w, &in2)
+		}
+	}
+	reg("v_fmac_f32", accum(fma32))
+	reg("v_mac_f32", accum(func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
+	reg("v_fmac_f64", func(w *wave, in *Inst) error {
+		in2 := *in
+		in2.Opnd[fSrc2] = in.Opnd[fDst]
+		return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) })(w, &in2)
+	})
+	reg("v_cvt_f32_u32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a)) }))
+	reg("v_cvt_f32_i32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(int32(a))) }))
+	reg("v_cvt_u32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToU32(f32(a)) }))
+	reg("v_cvt_i32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToI32(f32(a)) }))
+	// v_rcp_f32 / v_rcp_iflag_f32 are approximations on hardware (1 ULP); the exact quotient is within it.
+	reg("v_rcp_f32 v_rcp_iflag_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(1 / f32(a)) }))
+	reg("v_sqrt_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Sqrt(float64(f32(a))))) }))
+	reg("v_rsq_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(1 / math.Sqrt(float64(f32(a))))) }))
+	reg("v_trunc_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Trunc(float64(f32(a))))) }))
+	reg("v_floor_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Floor(float64(f32(a))))) }))
+	reg("v_ceil_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Ceil(float64(f32(a))))) }))
+	reg("v_rndne_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.RoundToEven(float64(f32(a))))) }))
+	reg("v_cvt_f16_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return uint32(f32to16(f32(a))) }))
+	reg("v_cvt_f32_f16", v32(tF16, 1, func(a, _, _ uint32) uint32 { return u32(f16to32(uint16(a))) }))
+
+	// 32-bit integer
+	i2 := func(f func(a, b uint32) uint32) execFn {
+		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return f(a, b) })
+	}
+	i3 := func(f func(a, b, c uint32) uint32) execFn { return v32(tU32, 3, f) }
+	reg("v_mov_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	reg("v_not_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return ^a }))
+	reg("v_bfrev_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return bits.Reverse32(a) }))
+	reg("v_ffbh_u32", v32(tU32, 1, func(a, _, _ uint32) uint32 {
+		if a == 0 {
+			return 0xffffffff
+		}
+		return uint32(bits.LeadingZeros32(a))
+	}))
+	reg("v_ffbl_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 {
+		if a == 0 {
+			return 0xffffffff
+		}
+		return uint32(bits.TrailingZeros32(a))
+	}))
+	reg("v_add_u32", i2(func(a, b uint32) uint32 { return a + b }))
+	reg("v_sub_u32", i2(func(a, b uint32) uint32 { return a - b }))
+	reg("v_subrev_u32", i2(func(a, b uint32) uint32 { return b - a }))
+	reg("v_mul_lo_u32", i2(func(a, b uint32) uint32 { return a * b }))
+	reg("v_mul_hi_u32", i2(func(a, b uint32) uint32 { h, _ := bits.Mul32(a, b); return h }))
+	reg("v_mul_hi_i32", i2(func(a, b uint32) uint32 { return uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32) }))
+	reg("v_mul_u32_u24", i2(func(a, b uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }))
+	reg("v_mul_hi_u32_u24", i2(func(a, b uint32) uint32 { return uint32(uint64(a&0xffffff) * uint64(b&0xffffff) >> 32) }))
+	s24 := func(a uint32) int64 { return int64(int32(a<<8) >> 8) }
+	reg("v_mul_i32_i24", i2(func(a, b uint32) uint32 { return uint32(s24(a) * s24(b)) }))
+	reg("v_mul_hi_i32_i24", i2(func(a, b uint32) uint32 { return uint32(uint64(s24(a)*s24(b)) >> 32) }))
+	reg("v_mad_u32_u24", i3(func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }))
+	reg("v_mad_i32_i24", i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
+	reg("v_lshlrev_b32", i2(func(a, b uint32) uint32 { return b << (a & 31) }))
+	reg("v_lshrrev_b32", i2(func(a, b uint32) uint32 { return b >> (a & 31) }))
+	reg("v_ashrrev_i32", i2(func(a, b uint32) uint32 { return uint32(int32(b) >> (a & 31)) }))
+	reg("v_and_b32", i2(func(a, b uint32) uint32 { return a & b }))
+	reg("v_or_b32", i2(func(a, b uint32) uint32 { return a | b }))
+	reg("v_xor_b32", i2(func(a, b uint32) uint32 { return a ^ b }))
+	reg("v_min_u32", i2(func(a, b uint32) uint32 { return min(a, b) }))
+	reg("v_max_u32", i2(func(a, b uint32) uint32 { return max(a, b) }))
+	reg("v_min_i32", i2(func(a, b uint32) uint32 { return uint32(min(int32(a), int32(b))) }))
+	reg("v_max_i32", i2(func(a, b uint32) uint32 { return uint32(max(int32(a), int32(b))) }))
+	reg("v_bcnt_u32_b32", i2(func(a, b uint32) uint32 { return uint32(bits.OnesCount32(a)) + b }))
+	reg("v_bfm_b32", i2(func(a, b uint32) uint32 { return (uint32(1)<<(a&31) - 1) << (b & 31) }))
+	reg("v_lshl_add_u32", i3(func(a, b, c uint32) uint32 { return a<<(b&31) + c }))
+	reg("v_add_lshl_u32", i3(func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }))
+	reg("v_lshl_or_b32", i3(func(a, b, c uint32) uint32 { return a<<(b&31) | c }))
+	reg("v_and_or_b32", i3(func(a, b, c uint32) uint32 { return a&b | c }))
+	reg("v_or3_b32", i3(func(a, b, c uint32) uint32 { return a | b | c }))
+	reg("v_xad_u32", i3(func(a, b, c uint32) uint32 { return (a ^ b) + c }))
+	reg("v_add3_u32", i3(func(a, b, c uint32) uint32 { return a + b + c }))
+	reg("v_alignbit_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (c & 31)) }))
+	reg("v_alignbyte_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (8 * (c & 3))) }))
+	reg("v_bfe_u32", i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, false) }))
+	reg("v_bfe_i32", i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, true) }))
+	reg("v_bfi_b32", i3(func(a, b, c uint32) uint32 { return a&b | ^a&c }))
+	reg("v_min3_u32", i3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
+	reg("v_max3_u32", i3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
+	reg("v_min3_i32", i3(func(a, b, c uint32) uint32 { return uint32(min(int32(a), int32(b), int32(c))) }))
+	reg("v_max3_i32", i3(func(a, b, c uint32) uint32 { return uint32(max(int32(a), int32(b), int32(c))) }))
+
+	// 64-bit
+	reg("v_lshlrev_b64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }))
+	reg("v_lshrrev_b64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }))
+	reg("v_ashrrev_i64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }))
+	reg("v_add_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }))
+	reg("v_mul_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }))
+	reg("v_fma_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
+	reg("v_min_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(math.Min(f64(a), f64(b))) }))
+	reg("v_max_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(math.Max(f64(a), f64(b))) }))
+	reg("v_cvt_f64_f32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(f32(uint32(a)))) }))
+	reg("v_cvt_f64_u32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(uint32(a))) }))
+	reg("v_cvt_f64_i32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(int32(uint32(a)))) }))
+	reg("v_cvt_f32_f64", cvtFrom64(func(a uint64) uint32 { return u32(float32(f64(a))) }))
+	reg("v_cvt_u32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF32ToU32(float32(f64(a))) }))
+	reg("v_cvt_i32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF32ToI32(float32(f64(a))) }))
+	reg("v_mov_b64 v_pk_mov_b32", pkMov)
+
+	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
+	carry := func(cin bool, f func(a, b, c uint32) (uint32, uint32)) execFn {
+		return func(w *wave, in *Inst) error {
+			if err := w.checkExt(in); err != nil {
+				return err
+			}
+			a, err := w.vsrc(in, in.Opnd[fSrc0], k32, 0)
+			if err != nil {
+				return err
+			}
+			b, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
+			if err != nil {
+				return err
+			}
+			dst, err := w.vdst(in.Opnd[fDst], 1)
+			if err != nil {
+				return err
+			}
+			sd := uint16(opVCCLo)
+			var ci uint64
+			if in.Fmt == FmtVOP3 {
+				sd = in.Opnd[fSDst]
+				if cin {
+					ci, err = w.scalar(in, in.Opnd[fSrc2], k64i)
+					if err != nil {
+						return err
+					}
+				}
+			} else if cin {
+				ci = w.vcc()
+			}
+			var co uint64
+			for m := w.exec(); m != 0; m &= m - 1 {
+				l := bits.TrailingZeros64(m)
+				r, c := f(a[l], b[l], uint32(ci>>l&1))
+				dst[l] = r
+				co |= uint64(c) << l
+			}
+			w.sset64(sd, co)
+			return nil
+		}
+	}
+	reg("v_add_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Add32(a, b, 0) }))
+	reg("v_sub_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Sub32(a, b, 0) }))
+	reg("v_subrev_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Sub32(b, a, 0) }))
+	reg("v_addc_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Add32(a, b, c) }))
+	reg("v_subb_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Sub32(a, b, c) }))
+	reg("v_subbrev_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Sub32(b, a, c) }))
+
+	// v_mad_u64_u32 / v_mad_i64_i32 (VOP3b): D.u64 = S0.u32*S1.u32 + S2.u64, carry-out to sdst.
+	mad64 := func(signed bool) execFn {
+		return func(w *wave, in *Inst) error {
+			a, err := w.vsrc(in, in.Opnd[fSrc0], k32, 0)
+			if err != nil {
+				return err
+			}
+			b, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
+			if err != nil {
+				return err
+			}
+			c, err := w.vsrc64(in, in.Opnd[fSrc2], k64i, 2)
+			if err != nil {
+				return err
+			}
+			if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
+				return err
+			}
+			var co uint64
+			for m := w.exec(); m != 0; m &= m - 1 {
+				l := bits.TrailingZeros64(m)
+				var r, cy uint64
+				if signed {
+					p := int64(int32(a[l])) * int64(int32(b[l]))
+					r = uint64(p) + c[l]
+					s := int64(r)
+					if (p < 0) == (int64(c[l]) < 0) && (s < 0) != (p < 0) {
+						cy = 1
+					}
+				} else {
+					r, cy = bits.Add64(uint64(a[l])*uint64(b[l]), c[l], 0)
+				}
+				w.setV64(in.Opnd[fDst], l, r)
+				co |= cy << l
+			}
+			w.sset64(in.Opnd[fSDst], co)
+			return nil
+		}
+	}
+	reg("v_mad_u64_u32", mad64(false))
+	reg("v_mad_i64_i32", mad64(true))
+
+	reg("v_cndmask_b32", func(w *wave, in *Inst) error {
+		if err := w.checkExt(in); err != nil {
+			return err
+		}
+		a, err := w.vsrc(in, in.Opnd[fSrc0], k32, 0)
+		if err != nil {
+			return err
+		}
+		b, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
+		if err != nil {
+			return err
+		}
+		mask := w.vcc()
+		if in.Fmt == FmtVOP3 {
+			if mask, err = w.scalar(in, in.Opnd[fSrc2], k64i); err != nil {
+				return err
+			}
+		}
+		dst, err := w.vdst(in.Opnd[fDst], 1)
+		if err != nil {
+			return err
+		}
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			v := a[l]
+			if mask>>l&1 != 0 {
+				v = b[l]
+			}
+			dst[l] = modBits(v, &Inst{}, 0, 0)
+		}
+		return nil
+	})
+
+	// packed math (VOP3P)
+	reg("v_pk_fma_f32", pk32(3, fma32))
+	reg("v_pk_mul_f32", pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }))
+	reg("v_pk_add_f32", pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }))
+	reg("v_pk_fma_f16", pk16(3, func(a, b, c uint16) uint16 {
+		return f64to16(math.FMA(float64(f16to32(a)), float64(f16to32(b)), float64(f16to32(c))))
+	}))
+	reg("v_pk_mul_f16", pk16(2, func(a, b, _ uint16) uint16 { return f64to16(float64(f16to32(a)) * float64(f16to32(b))) }))
+	reg("v_pk_add_f16", pk16(2, func(a, b, _ uint16) uint16 { return f64to16(float64(f16to32(a)) + float64(f16to32(b))) }))
+	reg("v_pk_add_u16", pk16(2, func(a, b, _ uint16) uint16 { return a + b }))
+	reg("v_pk_sub_u16", pk16(2, func(a, b, _ uint16) uint16 { return a - b }))
+	reg("v_pk_mul_lo_u16", pk16(2, func(a, b, _ uint16) uint16 { return a * b }))
+	reg("v_add_f16", v32(tF16, 2, func(a, b, _ uint32) uint32 {
+		return uint32(f64to16(float64(f16to32(uint16(a))) + float64(f16to32(uint16(b)))))
+	}))
+	reg("v_mul_f16", v32(tF16, 2, func(a, b, _ uint32) uint32 {
+		return uint32(f64to16(float64(f16to32(uint16(a))) * float64(f16to32(uint16(b)))))
+	}))
+	reg("v_fma_f16", v32(tF16, 3, func(a, b, c uint32) uint32 {
+		return uint32(f64to16(math.FMA(float64(f16to32(uint16(a))), float64(f16to32(uint16(b))), float64(f16to32(uint16(c))))))
+	}))
+}
+
+func cvtFrom64(f func(a uint64) uint32) execFn {
+	return func(w *wave, in *Inst) error {
+		if err := w.checkExt(in); err != nil {
+			return err
+		}
+		a, err := w.vsrc64(in, in.Opnd[fSrc0], k64f, 0)
+		if err != nil {
+			return err
+		}
+		dst, err := w.vdst(in.Opnd[fDst], 1)
+		if err != nil {
+			return err
+		}
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			v := a[l]
+			if in.Abs&1 != 0 {
+				v &^= 1 << 63
+			}
+			if in.Neg&1 != 0 {
+				v ^= 1 << 63
+			}
+			dst[l] = f(v)
+		}
+		return nil
+	}
+}
+
+// pkSrc reads a VOP3P source of 64 bits (two dwords for packed f32; low dword used for f16).
+func (w *wave) pkSrc(in *Inst, i int, wide bool) (*[lanes]uint64, error) {
+	code := in.Opnd[[3]opField{fSrc0, fSrc1, fSrc2}[i]]
+	if wide {
+		s, err := w.vsrc64(in, code, k64i, i)
+		if err != nil {
+			return nil, err
+		}
+		if code < opVGPR0 && (code >= 128) { // inline constant: the same 32-bit value in both halves
+			for l := range s {
+				s[l] = s[l]&0xffffffff | s[l]<<32
+			}
+		}
+		return s, nil
+	}
+	s, err := w.vsrc(in, code, k16f, i)
+	if err != nil {
+		return nil, err
+	}
+	t := &w.tmp64[i]
+	for l := range t {
+		t[l] = uint64(s[l])
+	}
+	return t, nil
+}
+
+func pkMov(w *wave, in *Inst) error {
+	a, err := w.pkSrc(in, 0, true)
+	if err != nil {
+		return err
+	}
+	b, err := w.pkSrc(in, 1, true)
+	if err != nil {
+		return err
+	}
+	if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
+		return err
+	}
+	if in.Info.Name == "v_mov_b64_e32" || in.Fmt != FmtVOP3P {
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			w.setV64(in.Opnd[fDst], l, a[l])
+		}
+		return nil
+	}
+	for m := w.exec(); m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		lo := uint32(a[l] >> (32 * uint(in.OpSel&1)))
+		hi := uint32(b[l] >> (32 * uint(in.OpSel>>1&1)))
+		w.setV64(in.Opnd[fDst], l, uint64(lo)|uint64(hi)<<32)
+	}
+	return nil
+}
+
+// pk32 is a packed-f32 VOP3P operation (gfx90a): op_sel picks the dword for the low result, op_sel_hi for
+// the high result; neg_lo/neg_hi negate.
+func pk32(n int, f func(a, b, c uint32) uint32) execFn {
+	return func(w *wave, in *Inst) error {
+		var src [3]*[lanes]uint64
+		for i := 0; i < n; i++ {
+			s, err := w.pkSrc(in, i, true)
+			if err != nil {
+				return err
+			}
+			src[i] = s
+		}
+		if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
+			return err
+		}
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			var lo, hi [3]uint32
+			for i := 0; i < n; i++ {
+				v := src[i][l]
+				lo[i] = uint32(v >> (32 * uint(in.OpSel>>i&1)))
+				hi[i] = uint32(v >> (32 * uint(in.OpSelHi>>i&1)))
+				if in.Neg>>i&1 != 0 {
+					lo[i] ^= 1 << 31
+				}
+				if in.NegHi>>i&1 != 0 {
+					hi[i] ^= 1 << 31
+				}
+			}
+			rl, rh := f(lo[0], lo[1], lo[2]), f(hi[0], hi[1], hi[2])
+			w.setV64(in.Opnd[fDst], l, uint64(rl)|uint64(rh)<<32)
+		}
+		return nil
+	}
+}
+
+// pk16 is a packed 16-bit VOP3P operation.
+func pk16(n int, f func(a, b, c uint16) uint16) execFn {
+	return func(w *wave, in *Inst) error {
+		var src [3]*[lanes]uint32
+		for i := 0; i < n; i++ {
+			s, err := w.vsrc(in, in.Opnd[[3]opField{fSrc0, fSrc1, fSrc2}[i]], k16f, i)
+			if err != nil {
+				return err
+			}
+			src[i] = s
+		}
+		dst, err := w.vdst(in.Opnd[fDst], 1)
+		if err != nil {
+			return err
+		}
+		isF := strings.Contains(in.Info.Name, "f16")
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			var lo, hi [3]uint16
+			for i := 0; i < n; i++ {
+				v := src[i][l]
+				lo[i] = uint16(v >> (16 * uint(in.OpSel>>i&1)))
+				hi[i] = uint16(v >> (16 * uint(in.OpSelHi>>i&1)))
+				if isF && in.Neg>>i&1 != 0 {
+					lo[i] ^= 0x8000
+				}
+				if isF && in.NegHi>>i&1 != 0 {
+					hi[i] ^= 0x8000
+				}
+			}
+			dst[l] = uint32(f(lo[0], lo[1], lo[2])) | uint32(f(hi[0], hi[1], hi[2]))<<16
+		}
+		return nil
+	}
+}
+
+// f16to32 converts an IEEE binary16 to float32 (exact).
+func f16to32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h >> 10 & 0x1f)
+	man := uint32(h & 0x3ff)
+	switch {
+	case exp == 0x1f:
+		return f32(sign | 0x7f800000 | man<<13)
+	case exp == 0:
+		if man == 0 {
+			return f32(sign)
+		}
+		x := float32(man) / 16777216 // man * 2^-24
+		if sign != 0 {
+			x = -x
+		}
+		return x
+	}
+	return f32(sign | (exp+112)<<23 | man<<13)
+}
+
+// f64to16 rounds a float64 to binary16, round-to-nearest-even, with overflow to infinity.
+func f64to16(x float64) uint16 {
+	b := u64(x)
+	sign := uint16(b>>48) & 0x8000
+	if x != x {
+		return sign | 0x7e00
+	}
+	a := math.Abs(x)
+	if a >= 65520 { // rounds to infinity
+		return sign | 0x7c00
+	}
+	if a < 6.103515625e-05 { // subnormal: quantum 2^-24
+		q := math.RoundToEven(a * 16777216)
+		return sign | uint16(q)
+	}
+	e := math.Ilogb(a)
+	q := math.RoundToEven(math.Ldexp(a, 10-e)) // 1024..2048
+	if q == 2048 {
+		q = 1024
+		e++
+	}
+	if e > 15 {
+		return sign | 0x7c00
+	}
+	return sign | uint16(e+15)<<10 | uint16(q-1024)
+}
+
+func f32to16(x float32) uint16 { return f64to16(float64(x)) }

@@ -1,0 +1,267 @@
+package shader
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+)
+
+// Memory is the GPU virtual address space a dispatch runs against (the emulated GPUVM). Addresses are GPU
+// virtual addresses; an error from any method becomes a *Fault that stops the wave.
+type Memory interface {
+	Read(va uint64, p []byte) error
+	Write(va uint64, p []byte) error
+	// Atomic performs an atomic read-modify-write of size (4 or 8) bytes at va, little-endian: it
+	// stores f(old) and returns old. It must be atomic with respect to every other access of the Memory.
+	Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error)
+}
+
+// Fault is a memory access error of a wave: the access at Addr failed (unmapped, permission, ...).
+type Fault struct {
+	Addr  uint64
+	Write bool
+	PC    uint64
+	Inst  string // disassembly of the faulting instruction
+	Err   error  // the Memory error
+}
+
+func (f *Fault) Error() string {
+	op := "read"
+	if f.Write {
+		op = "write"
+	}
+	return fmt.Sprintf("shader: memory fault: %s of %#x at pc %#x (%s): %v", op, f.Addr, f.PC, f.Inst, f.Err)
+}
+
+func (f *Fault) Unwrap() error { return f.Err }
+
+// ErrUnimplemented is wrapped by the error a wave stops with at an instruction the interpreter lacks.
+var ErrUnimplemented = errors.New("shader: unimplemented instruction")
+
+// ErrIllegal is wrapped by the error of an undecodable instruction.
+var ErrIllegal = errors.New("shader: illegal instruction")
+
+// ErrStepLimit stops a wave that executed DispatchParams.MaxWaveInstructions instructions (hang guard).
+var ErrStepLimit = errors.New("shader: wave instruction limit reached")
+
+// WaveError stops a wave: an unimplemented or illegal instruction, or an unsupported operand.
+type WaveError struct {
+	PC   uint64
+	Inst string
+	Err  error
+}
+
+func (e *WaveError) Error() string {
+	return fmt.Sprintf("shader: wave stopped at pc %#x (%s): %v", e.PC, e.Inst, e.Err)
+}
+
+func (e *WaveError) Unwrap() error { return e.Err }
+
+// TrapError is s_trap with a code that halts the wave (llvm.trap = 2, breakpoint = 1, reserved codes):
+// CO V4+ trap handler ABI (AMDGPUUsage "Trap Handler ABI"). The queue goes to the error state.
+type TrapError struct {
+	PC   uint64
+	Code uint8
+}
+
+func (e *TrapError) Error() string {
+	return fmt.Sprintf("shader: s_trap %d at pc %#x", e.Code, e.PC)
+}
+
+const lanes = 64
+
+// wave is one 64-lane wavefront.
+type wave struct {
+	s     [128]uint32 // scalar operands 0..127 by operand code (SGPRs, FLAT_SCRATCH, VCC, TTMP, M0, EXEC)
+	scc   bool
+	v     [][lanes]uint32 // 256 VGPRs then 256 AGPRs (gfx90a unified file)
+	pc    uint64
+	id    int // wave index in the work-group
+	done  bool
+	bar   bool // waiting at s_barrier
+	g     *group
+	d     *dispatch
+	tmp   [4][lanes]uint32
+	tmp64 [3][lanes]uint64
+	steps uint64
+}
+
+func (w *wave) exec() uint64     { return uint64(w.s[opExecLo]) | uint64(w.s[opExecHi])<<32 }
+func (w *wave) setExec(m uint64) { w.s[opExecLo], w.s[opExecHi] = uint32(m), uint32(m>>32) }
+func (w *wave) vcc() uint64      { return uint64(w.s[opVCCLo]) | uint64(w.s[opVCCHi])<<32 }
+
+func (w *wave) sget64(code uint16) uint64 {
+	if code < 127 {
+		return uint64(w.s[code]) | uint64(w.s[code+1])<<32
+	}
+	return 0
+}
+
+func (w *wave) sset(code uint16, v uint32) {
+	if code < 128 && code != 125 {
+		w.s[code] = v
+	}
+}
+
+func (w *wave) sset64(code uint16, v uint64) {
+	if code < 127 {
+		w.s[code], w.s[code+1] = uint32(v), uint32(v>>32)
+	}
+}
+
+// Operand kinds for inline constants and literals.
+const (
+	k32  = iota // 32-bit integer or f32
+	k64i        // 64-bit integer
+	k64f        // f64
+	k16f        // f16
+)
+
+var inlF32 = [...]uint32{0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000, 0xc0000000, 0x40800000, 0xc0800000, 0x3e22f983}
+var inlF64 = [...]uint64{0x3fe0000000000000, 0xbfe0000000000000, 0x3ff0000000000000, 0xbff0000000000000,
+	0x4000000000000000, 0xc000000000000000, 0x4010000000000000, 0xc010000000000000, 0x3fc45f306dc9c882}
+var inlF16 = [...]uint32{0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118}
+
+// scalar reads a non-VGPR operand (SGPR, special register, inline constant, literal) as a 64-bit value.
+func (w *wave) scalar(in *Inst, code uint16, kind int) (uint64, error) {
+	switch {
+	case code < 128:
+		if kind == k64i || kind == k64f {
+			return w.sget64(code), nil
+		}
+		return uint64(w.s[code]), nil
+	case code <= 192:
+		return uint64(code - 128), nil
+	case code <= 208:
+		v := int64(192 - int(code))
+		if kind == k64i || kind == k64f {
+			return uint64(v), nil
+		}
+		return uint64(uint32(v)), nil
+	case code >= 240 && code <= 248:
+		switch kind {
+		case k64f:
+			return inlF64[code-240], nil
+		case k16f:
+			return uint64(inlF16[code-240]), nil
+		}
+		return uint64(inlF32[code-240]), nil
+	case code == opLiteral:
+		if kind == k64f {
+			return uint64(in.Lit) << 32, nil
+		}
+		return uint64(in.Lit), nil
+	case code == opSharedBase, code == opPrivBase:
+		base := w.d.p.Apertures.SharedBase
+		if code == opPrivBase {
+			base = w.d.p.Apertures.PrivateBase
+		}
+		if kind == k64i || kind == k64f {
+			return base, nil
+		}
+		return base >> 32, nil
+	case code == opSharedLimit, code == opPrivLimit:
+		base := w.d.p.Apertures.SharedBase
+		if code == opPrivLimit {
+			base = w.d.p.Apertures.PrivateBase
+		}
+		lim := base | 0xffffffff
+		if kind == k64i || kind == k64f {
+			return lim, nil
+		}
+		return lim >> 32, nil
+	case code == opVCCZ:
+		return b2u(w.vcc() == 0), nil
+	case code == opEXECZ:
+		return b2u(w.exec() == 0), nil
+	case code == opSCC:
+		return b2u(w.scc), nil
+	}
+	return 0, fmt.Errorf("%w: operand %s", ErrUnimplemented, regName(code, 1))
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// vsrc returns the 64 lanes of a 32-bit source operand; constants are broadcast into w.tmp[slot].
+func (w *wave) vsrc(in *Inst, code uint16, kind, slot int) (*[lanes]uint32, error) {
+	if code >= opVGPR0 {
+		n := int(code - opVGPR0)
+		if n >= len(w.v) {
+			return nil, fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(code, 1))
+		}
+		return &w.v[n], nil
+	}
+	c, err := w.scalar(in, code, kind)
+	if err != nil {
+		return nil, err
+	}
+	t := &w.tmp[slot]
+	for i := range t {
+		t[i] = uint32(c)
+	}
+	return t, nil
+}
+
+// vsrc64 returns the 64 lanes of a 64-bit source operand in w.tmp64[slot].
+func (w *wave) vsrc64(in *Inst, code uint16, kind, slot int) (*[lanes]uint64, error) {
+	t := &w.tmp64[slot]
+	if code >= opVGPR0 {
+		n := int(code - opVGPR0)
+		if n+1 >= len(w.v) {
+			return nil, fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(code, 2))
+		}
+		lo, hi := &w.v[n], &w.v[n+1]
+		for i := range t {
+			t[i] = uint64(lo[i]) | uint64(hi[i])<<32
+		}
+		return t, nil
+	}
+	c, err := w.scalar(in, code, kind)
+	if err != nil {
+		return nil, err
+	}
+	for i := range t {
+		t[i] = c
+	}
+	return t, nil
+}
+
+func (w *wave) vdst(code uint16, n int) (*[lanes]uint32, error) {
+	if code < opVGPR0 || int(code-opVGPR0)+n > len(w.v) {
+		return nil, fmt.Errorf("%w: destination %s", ErrIllegal, regName(code, n))
+	}
+	return &w.v[code-opVGPR0], nil
+}
+
+func (w *wave) setV64(code uint16, lane int, v uint64) {
+	n := code - opVGPR0
+	w.v[n][lane] = uint32(v)
+	w.v[n+1][lane] = uint32(v >> 32)
+}
+
+// forLanes calls f for each active lane.
+func forLanes(m uint64, f func(l int)) {
+	for m != 0 {
+		l := bits.TrailingZeros64(m)
+		m &= m - 1
+		f(l)
+	}
+}
+
+func f32(u uint32) float32 { return math.Float32frombits(u) }
+func u32(f float32) uint32 { return math.Float32bits(f) }
+func f64(u uint64) float64 { return math.Float64frombits(u) }
+func u64(f float64) uint64 { return math.Float64bits(f) }
+
+// baseName strips the encoding suffix LLVM appends (_e32, _e64).
+func baseName(n string) string {
+	n = strings.TrimSuffix(n, "_e32")
+	return strings.TrimSuffix(n, "_e64")
+}
