@@ -80,10 +80,10 @@ func (q *Queue) fail(err error) {
 		q.err = err
 	}
 	q.mu.Unlock()
-	q.setState(StateError)
 	if first {
 		q.cfg.Host.QueueError(q, err)
 	}
+	q.setState(StateError) // after the host knows: a State() of StateError implies QueueError ran
 }
 
 func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
