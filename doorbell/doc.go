@@ -1,0 +1,36 @@
+// Package doorbell models the doorbell aperture of an amdgpu device as amdkfd uses it
+// (drivers/gpu/drm/amd/amdkfd/kfd_doorbell.c, kfd_device_queue_manager.c) and detects the stores
+// clients make to it.
+//
+// # Aperture and slices
+//
+// On GFX9 and later each doorbell is 8 bytes and every process gets a slice of
+// KFD_MAX_NUM_OF_QUEUES_PER_PROCESS (1024) doorbells, 8 KiB (kfd_doorbell_process_slice). Inside
+// a slice, SOC15 reserves the doorbell ids the BIF routes to SDMA, IH and VCN
+// (init_doorbell_bitmap: ids first_non_cp..last_non_cp and the same ids + 512, the "mirror"
+// half): compute queues take the lowest free id outside them (allocate_doorbell), SDMA queues get
+// the fixed id sdma_engine[engine] + (queue&1)*512 + queue>>1. Slice tracks those ids; Layout
+// holds the per-family values (amdgpu_doorbell.h, vega10_reg_init.c / vega20_reg_init.c).
+// The slice's memory itself is a page range of the process's dev/kfd memfd (package kfd), which
+// the client maps through FUSE passthrough.
+//
+// # Write detection
+//
+// A client rings a doorbell with a plain store into shared memory: there is no syscall and
+// nothing a FUSE server or the kernel reports. Watcher therefore polls the doorbell words of
+// live queues, adaptively: after a change it spins (yielding) for SpinFor, then sleeps with an
+// exponential backoff from MinPoll up to MaxPoll, reached after IdleAfter without a store. With no
+// doorbell registered it does not wake at all. Poke (called by kfd on every ioctl of a process,
+// so in particular when a client blocks in WAIT_EVENTS) scans at once and restarts the fast
+// phase. A changed value calls the doorbell's kick function, which must not block (the packet
+// processors' Kick is a non-blocking channel send). kfdemu bench and BenchmarkIdle measure the
+// idle cost; the README quotes it.
+//
+// # Concurrency and lock order
+//
+// Watcher.mu guards registration only; the scanner reads an atomic copy-on-write snapshot of the
+// registered doorbells and holds Watcher.scanMu while it reads their words, so Bell.Close (which
+// takes scanMu after unregistering) guarantees that the word is no longer read when it returns
+// and the memory behind it may be unmapped. Lock order: Watcher.mu, then Watcher.scanMu. Slice
+// has its own mutex and is never held with the Watcher's.
+package doorbell

@@ -1,0 +1,186 @@
+package doorbell
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestSliceReservedRanges(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		l        Layout
+		reserved []uint32
+		free     []uint32
+	}{
+		{"vega20", Vega20, []uint32{0x100, 0x18f, 0x300, 0x38f}, []uint32{0, 0xff, 0x190, 0x2ff, 0x390, 0x3ff}},
+		{"vega10", Vega10, []uint32{0xf0, 0xff, 0x2f0, 0x2ff}, []uint32{0xef, 0x100, 0x2ef, 0x300}},
+	} {
+		s := NewSlice(c.l)
+		for _, id := range c.reserved {
+			if !s.Reserved(id) {
+				t.Errorf("%s: %#x not reserved", c.name, id)
+			}
+		}
+		for _, id := range c.free {
+			if s.Reserved(id) {
+				t.Errorf("%s: %#x reserved", c.name, id)
+			}
+		}
+	}
+}
+
+// Compute queues take the lowest free ids and skip the non-CP range: 256 below it on Vega20,
+// then 0x190 onwards; 1024 - 2*144 ids in all.
+func TestAllocCP(t *testing.T) {
+	s := NewSlice(Vega20)
+	var ids []uint32
+	for {
+		id, err := s.AllocCP()
+		if errors.Is(err, ErrNoDoorbell) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if want := PerProcess - 2*(0x18f-0x100+1); len(ids) != want {
+		t.Fatalf("%d doorbells, want %d", len(ids), want)
+	}
+	if ids[0] != 0 || ids[255] != 0xff || ids[256] != 0x190 {
+		t.Errorf("ids[0,255,256] = %#x %#x %#x", ids[0], ids[255], ids[256])
+	}
+	s.Free(7)
+	if id, _ := s.AllocCP(); id != 7 {
+		t.Errorf("after freeing 7 got %d", id)
+	}
+	if s.InUse() != len(ids) {
+		t.Errorf("InUse %d", s.InUse())
+	}
+}
+
+func TestAllocSDMA(t *testing.T) {
+	s := NewSlice(Vega20)
+	for _, c := range []struct{ e, q, want uint32 }{{0, 0, 0x100}, {0, 1, 0x300}, {0, 2, 0x101}, {1, 0, 0x10a}, {7, 3, 0x347}} {
+		id, err := s.AllocSDMA(c.e, c.q)
+		if err != nil || id != c.want {
+			t.Errorf("engine %d queue %d: %#x %v, want %#x", c.e, c.q, id, err, c.want)
+		}
+	}
+	if _, err := s.AllocSDMA(0, 0); !errors.Is(err, ErrInUse) {
+		t.Errorf("second alloc: %v", err)
+	}
+	if _, err := s.AllocSDMA(8, 0); !errors.Is(err, ErrBadEngine) {
+		t.Errorf("engine 8: %v", err)
+	}
+}
+
+func waitKicks(t *testing.T, n *atomic.Int32, want int32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for n.Load() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d kicks, want %d", n.Load(), want)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+func TestWatcherDetectsStores(t *testing.T) {
+	w := NewWatcher(Tuning{MaxPoll: 2 * time.Millisecond})
+	defer w.Close()
+	var word atomic.Uint64
+	var kicks atomic.Int32
+	b := w.Watch(&word, func() { kicks.Add(1) })
+	word.Store(1)
+	waitKicks(t, &kicks, 1)
+	// After going idle the store is still seen (within MaxPoll).
+	time.Sleep(300 * time.Millisecond)
+	word.Store(2)
+	waitKicks(t, &kicks, 2)
+	b.Close()
+	word.Store(3)
+	time.Sleep(20 * time.Millisecond)
+	if kicks.Load() != 2 {
+		t.Errorf("kicked after Close: %d", kicks.Load())
+	}
+	if w.Len() != 0 {
+		t.Errorf("Len %d after Close", w.Len())
+	}
+}
+
+// With no doorbell the scanner sleeps: no scans at all.
+func TestWatcherIdleWithoutBells(t *testing.T) {
+	w := NewWatcher(Tuning{})
+	defer w.Close()
+	time.Sleep(50 * time.Millisecond)
+	s0, _ := w.Stats()
+	time.Sleep(100 * time.Millisecond)
+	if s1, _ := w.Stats(); s1 != s0 {
+		t.Errorf("scanned %d times with nothing registered", s1-s0)
+	}
+}
+
+// An idle doorbell is scanned at most about 1/MaxPoll times per second.
+func TestWatcherBacksOff(t *testing.T) {
+	w := NewWatcher(Tuning{MaxPoll: 10 * time.Millisecond, IdleAfter: 20 * time.Millisecond})
+	defer w.Close()
+	var word atomic.Uint64
+	b := w.Watch(&word, func() {})
+	defer b.Close()
+	time.Sleep(200 * time.Millisecond)
+	s0, _ := w.Stats()
+	time.Sleep(500 * time.Millisecond)
+	s1, _ := w.Stats()
+	if n := s1 - s0; n > 80 { // ~50 at 10 ms; generous for a loaded machine
+		t.Errorf("%d scans in 500 ms while idle", n)
+	}
+}
+
+func TestPokeScansAtOnce(t *testing.T) {
+	w := NewWatcher(Tuning{MaxPoll: time.Hour, IdleAfter: time.Millisecond, MinPoll: time.Hour})
+	defer w.Close()
+	var word atomic.Uint64
+	var kicks atomic.Int32
+	b := w.Watch(&word, func() { kicks.Add(1) })
+	defer b.Close()
+	time.Sleep(5 * time.Millisecond) // past the spin phase: sleeping for an hour
+	word.Store(9)
+	w.Poke()
+	waitKicks(t, &kicks, 1)
+}
+
+// Close while the scanner runs never lets it read a word afterwards (checked with -race: the word
+// is replaced after Close).
+func TestCloseRace(t *testing.T) {
+	w := NewWatcher(Tuning{})
+	defer w.Close()
+	for i := 0; i < 200; i++ {
+		word := new(atomic.Uint64)
+		b := w.Watch(word, func() {})
+		word.Store(uint64(i))
+		b.Close()
+	}
+}
+
+// BenchmarkDetect measures store -> kick latency in the fast phase.
+func BenchmarkDetect(b *testing.B) {
+	w := NewWatcher(Tuning{})
+	defer w.Close()
+	var word atomic.Uint64
+	kicked := make(chan struct{}, 1)
+	bell := w.Watch(&word, func() {
+		select {
+		case kicked <- struct{}{}:
+		default:
+		}
+	})
+	defer bell.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		word.Add(1)
+		<-kicked
+	}
+}

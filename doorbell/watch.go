@@ -1,0 +1,192 @@
+package doorbell
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Tuning of the adaptive poll (see the package doc). The zero value of a field means its default.
+type Tuning struct {
+	SpinFor   time.Duration // yield-spin after a store (default 200 µs)
+	MinPoll   time.Duration // first sleep after the spin (default 50 µs)
+	MaxPoll   time.Duration // ceiling of the backoff (default 10 ms)
+	IdleAfter time.Duration // time without a store before the ceiling may be reached (default 100 ms)
+}
+
+func (t Tuning) withDefaults() Tuning {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&t.SpinFor, 200*time.Microsecond)
+	def(&t.MinPoll, 50*time.Microsecond)
+	def(&t.MaxPoll, 10*time.Millisecond)
+	def(&t.IdleAfter, 100*time.Millisecond)
+	t.MaxPoll = max(t.MaxPoll, t.MinPoll)
+	return t
+}
+
+// Watcher detects stores to registered doorbells and kicks their queues.
+type Watcher struct {
+	t Tuning
+
+	mu     sync.Mutex
+	bells  atomic.Pointer[[]*Bell] // copy-on-write snapshot, read by the scanner
+	scanMu sync.Mutex              // held by the scanner while it reads doorbell words
+	wake   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+
+	scans atomic.Uint64
+	kicks atomic.Uint64
+}
+
+// Bell is one registered doorbell.
+type Bell struct {
+	w    *Watcher
+	word *atomic.Uint64
+	last uint64 // owned by the scanner
+	kick func()
+}
+
+// NewWatcher starts the scanner goroutine; Close stops it.
+func NewWatcher(t Tuning) *Watcher {
+	w := &Watcher{t: t.withDefaults(), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// Watch registers a doorbell word; kick is called (from the scanner goroutine) whenever the value
+// changes, and must not block. The current value is the baseline.
+func (w *Watcher) Watch(word *atomic.Uint64, kick func()) *Bell {
+	b := &Bell{w: w, word: word, last: word.Load(), kick: kick}
+	w.mu.Lock()
+	var next []*Bell
+	if cur := w.bells.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, b)
+	w.bells.Store(&next)
+	w.mu.Unlock()
+	w.Poke()
+	return b
+}
+
+// Close unregisters the doorbell. When it returns the scanner no longer reads its word.
+func (b *Bell) Close() {
+	w := b.w
+	w.mu.Lock()
+	if cur := w.bells.Load(); cur != nil {
+		next := make([]*Bell, 0, len(*cur))
+		for _, x := range *cur {
+			if x != b {
+				next = append(next, x)
+			}
+		}
+		w.bells.Store(&next)
+	}
+	w.scanMu.Lock() // wait for a scan that may still hold the old snapshot
+	w.scanMu.Unlock()
+	w.mu.Unlock()
+}
+
+// Poke makes the scanner look at every doorbell now and restart its fast phase. It never blocks.
+func (w *Watcher) Poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the scanner.
+func (w *Watcher) Close() {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
+}
+
+// Stats returns the number of scans and kicks so far.
+func (w *Watcher) Stats() (scans, kicks uint64) { return w.scans.Load(), w.kicks.Load() }
+
+// Len returns the number of registered doorbells.
+func (w *Watcher) Len() int {
+	if cur := w.bells.Load(); cur != nil {
+		return len(*cur)
+	}
+	return 0
+}
+
+// scan reads every doorbell once and kicks those that changed.
+func (w *Watcher) scan() bool {
+	cur := w.bells.Load()
+	if cur == nil || len(*cur) == 0 {
+		return false
+	}
+	changed := false
+	w.scanMu.Lock()
+	for _, b := range *cur {
+		if v := b.word.Load(); v != b.last {
+			b.last = v
+			b.kick()
+			w.kicks.Add(1)
+			changed = true
+		}
+	}
+	w.scanMu.Unlock()
+	w.scans.Add(1)
+	return changed
+}
+
+func (w *Watcher) run() {
+	defer close(w.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	last := time.Now() // last store seen
+	delay := w.t.MinPoll
+	for {
+		if w.scan() {
+			last, delay = time.Now(), w.t.MinPoll
+		}
+		now := time.Now()
+		if now.Sub(last) < w.t.SpinFor {
+			// Fast phase: a client that just rang is likely to ring again soon.
+			runtime.Gosched()
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			continue
+		}
+		if w.Len() == 0 {
+			select { // nothing to watch: sleep until a doorbell is registered or poked
+			case <-w.stop:
+				return
+			case <-w.wake:
+				last, delay = time.Now(), w.t.MinPoll
+			}
+			continue
+		}
+		timer.Reset(delay)
+		select {
+		case <-w.stop:
+			timer.Stop()
+			return
+		case <-w.wake:
+			timer.Stop()
+			last, delay = time.Now(), w.t.MinPoll
+		case <-timer.C:
+			ceiling := w.t.MaxPoll
+			if now.Sub(last) < w.t.IdleAfter {
+				ceiling = min(ceiling, max(w.t.MinPoll, w.t.IdleAfter/100))
+			}
+			delay = min(delay*2, ceiling)
+		}
+	}
+}
