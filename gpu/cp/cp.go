@@ -10,15 +10,19 @@ import (
 	"github.com/kfdemu/kfdemu/gpu/hsa"
 )
 
-// Memory is the queue's GPU virtual address space (kfd: the owning process's GPUVM). Errors are
-// faults. Slice returns a direct view of n bytes for atomics; the packet processor only asks for 4-
-// or 8-byte views of naturally aligned addresses, uses sync/atomic on them, and never keeps a view
-// across a wait (it translates again). Memory must be safe for concurrent use (Status reads the
-// write index from another goroutine).
+// Memory is the queue's GPU virtual address space (kfd: an mmu Port of the owning process's
+// GPUVM). Errors are faults. Load/Store are single-copy atomic accesses of naturally aligned words
+// and Atomic a read-modify-write (it stores f(old) and returns old); the packet processor checks
+// alignment before calling them. Memory must be safe for concurrent use (Status reads the write
+// index from another goroutine).
 type Memory interface {
 	Read(va uint64, p []byte) error
 	Write(va uint64, p []byte) error
-	Slice(va, n uint64) ([]byte, error)
+	Load32(va uint64) (uint32, error)
+	Load64(va uint64) (uint64, error)
+	Store32(va uint64, v uint32) error
+	Store64(va uint64, v uint64) error
+	Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error)
 }
 
 // Host is what the packet processor reports to. All methods are called from the queue's goroutine.

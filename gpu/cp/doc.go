@@ -40,7 +40,7 @@
 // always satisfied at launch; in-order completion is one of the orders PSA-2.8-Q23 permits.
 //
 // Fences: the emulated agent and the host share one sequentially consistent memory (Go's sync/atomic
-// operations are sequentially consistent; Memory.Slice gives direct views of the client's pages).
+// operations are sequentially consistent, and Memory's Load/Store/Atomic are single-copy atomic).
 // Acquire and release fences of any scope are therefore ordering points with nothing to flush: the
 // atomic header load is the acquire, the atomic header/read-index stores and the atomic signal
 // decrement are the releases, and Host.Dispatch must make all stores of the grid happen-before its

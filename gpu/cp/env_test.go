@@ -57,6 +57,63 @@ func (m *memory) Slice(va, n uint64) ([]byte, error) {
 	return m.b[o : o+n : o+n], nil
 }
 
+func (m *memory) Load32(va uint64) (uint32, error) {
+	b, err := m.Slice(va, 4)
+	if err != nil {
+		return 0, err
+	}
+	return atomic.LoadUint32(word32(b)), nil
+}
+
+func (m *memory) Load64(va uint64) (uint64, error) {
+	b, err := m.Slice(va, 8)
+	if err != nil {
+		return 0, err
+	}
+	return atomic.LoadUint64(word64(b)), nil
+}
+
+func (m *memory) Store32(va uint64, v uint32) error {
+	b, err := m.Slice(va, 4)
+	if err != nil {
+		return err
+	}
+	atomic.StoreUint32(word32(b), v)
+	return nil
+}
+
+func (m *memory) Store64(va uint64, v uint64) error {
+	b, err := m.Slice(va, 8)
+	if err != nil {
+		return err
+	}
+	atomic.StoreUint64(word64(b), v)
+	return nil
+}
+
+func (m *memory) Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error) {
+	b, err := m.Slice(va, uint64(size))
+	if err != nil {
+		return 0, err
+	}
+	if size == 4 {
+		p := word32(b)
+		for {
+			o := atomic.LoadUint32(p)
+			if atomic.CompareAndSwapUint32(p, o, uint32(f(uint64(o)))) {
+				return uint64(o), nil
+			}
+		}
+	}
+	p := word64(b)
+	for {
+		o := atomic.LoadUint64(p)
+		if atomic.CompareAndSwapUint64(p, o, f(o)) {
+			return o, nil
+		}
+	}
+}
+
 func (m *memory) word64(va uint64) *uint64 {
 	b, err := m.Slice(va, 8)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/hsa"
@@ -13,53 +12,58 @@ import (
 // errStopped ends a run because Stop was called; it is never reported as a queue error.
 var errStopped = errors.New("cp: stopped")
 
-// Atomic accessors on queue memory. Every address the client controls goes through Memory, whose
-// errors (and misaligned views) become *FaultError.
+// Accessors on queue memory. Every address the client controls goes through Memory, whose errors
+// (and misaligned addresses) become *FaultError.
 
-func (q *Queue) view64(va uint64, op string) (*uint64, error) {
-	if va%8 != 0 {
-		return nil, &FaultError{VA: va, Op: op}
+func (q *Queue) load32(va uint64, op string) (uint32, error) {
+	if va%4 != 0 {
+		return 0, &FaultError{VA: va, Op: op}
 	}
-	b, err := q.cfg.Memory.Slice(va, 8)
+	v, err := q.cfg.Memory.Load32(va)
 	if err != nil {
-		return nil, &FaultError{VA: va, Op: op, Err: err}
+		return 0, &FaultError{VA: va, Op: op, Err: err}
 	}
-	p := word64(b)
-	if p == nil {
-		return nil, &FaultError{VA: va, Op: op}
-	}
-	return p, nil
+	return v, nil
 }
 
-func (q *Queue) view32(va uint64, op string) (*uint32, error) {
+func (q *Queue) store32(va uint64, v uint32, op string) error {
 	if va%4 != 0 {
-		return nil, &FaultError{VA: va, Op: op}
+		return &FaultError{VA: va, Op: op}
 	}
-	b, err := q.cfg.Memory.Slice(va, 4)
-	if err != nil {
-		return nil, &FaultError{VA: va, Op: op, Err: err}
+	if err := q.cfg.Memory.Store32(va, v); err != nil {
+		return &FaultError{VA: va, Op: op, Err: err}
 	}
-	p := word32(b)
-	if p == nil {
-		return nil, &FaultError{VA: va, Op: op}
-	}
-	return p, nil
+	return nil
 }
 
 func (q *Queue) load64(va uint64, op string) (uint64, error) {
-	p, err := q.view64(va, op)
-	if err != nil {
-		return 0, err
+	if va%8 != 0 {
+		return 0, &FaultError{VA: va, Op: op}
 	}
-	return atomic.LoadUint64(p), nil
+	v, err := q.cfg.Memory.Load64(va)
+	if err != nil {
+		return 0, &FaultError{VA: va, Op: op, Err: err}
+	}
+	return v, nil
 }
 
 func (q *Queue) store64(va, v uint64, op string) error {
-	p, err := q.view64(va, op)
-	if err != nil {
-		return err
+	if va%8 != 0 {
+		return &FaultError{VA: va, Op: op}
 	}
-	atomic.StoreUint64(p, v)
+	if err := q.cfg.Memory.Store64(va, v); err != nil {
+		return &FaultError{VA: va, Op: op, Err: err}
+	}
+	return nil
+}
+
+func (q *Queue) add64(va uint64, d uint64, op string) error {
+	if va%8 != 0 {
+		return &FaultError{VA: va, Op: op}
+	}
+	if _, err := q.cfg.Memory.Atomic(va, 8, func(old uint64) uint64 { return old + d }); err != nil {
+		return &FaultError{VA: va, Op: op, Err: err}
+	}
 	return nil
 }
 
@@ -136,11 +140,10 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, nil
 	}
 	slot := q.slotVA(rd)
-	hp, err := q.view32(slot, "ring")
+	word, err := q.load32(slot, "ring") // 32-bit atomic acquire of header+setup (PSA-2.8-Q20, Q02)
 	if err != nil {
 		return false, err
 	}
-	word := atomic.LoadUint32(hp) // 32-bit atomic acquire of header+setup (PSA-2.8-Q20, Q02)
 	hdr := uint16(word)
 	typ := hsa.PacketType(hdr)
 	if typ == hsa.PacketTypeInvalid {
@@ -209,11 +212,10 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, perr(fmt.Errorf("%w: reserved packet type %d", ErrMalformed, typ))
 	}
 	// Release the slot: INVALID made visible before the read index passes it (PSA-2.8-Q25, Q17).
-	// The view is translated again: the ring may have been unmapped while the packet ran.
-	if hp, err = q.view32(slot, "ring"); err != nil {
+	// The slot is translated again: the ring may have been unmapped while the packet ran.
+	if err := q.store32(slot, word&^0xffff|hsa.PacketTypeInvalid, "ring"); err != nil {
 		return false, err
 	}
-	atomic.StoreUint32(hp, word&^0xffff|hsa.PacketTypeInvalid)
 	if err := q.store64(q.cfg.ReadIndexVA, rd+1, "read index"); err != nil {
 		return false, err
 	}
@@ -242,21 +244,19 @@ func (q *Queue) complete(sig uint64) error {
 	if sig == 0 {
 		return nil
 	}
-	vp, err := q.view64(sig+hsa.SignalValueOffset, "completion signal")
-	if err != nil {
+	if err := q.add64(sig+hsa.SignalValueOffset, ^uint64(0), "completion signal"); err != nil {
 		return err
 	}
-	atomic.AddUint64(vp, ^uint64(0))
 	mailbox, err := q.load64(sig+hsa.SignalMailboxOffset, "completion signal mailbox")
 	if err != nil {
 		return err
 	}
 	if mailbox != 0 {
-		idw, err := q.view32(sig+hsa.SignalEventIDOffset, "completion signal event id")
+		id32, err := q.load32(sig+hsa.SignalEventIDOffset, "completion signal event id")
 		if err != nil {
 			return err
 		}
-		id := uint64(atomic.LoadUint32(idw))
+		id := uint64(id32)
 		if err := q.store64(mailbox, id, "event mailbox"); err != nil {
 			return err
 		}
