@@ -38,22 +38,24 @@ type DispatchParams struct {
 	MaxWaveInstructions uint64 // per-wave hang guard; 0 = 1<<32
 }
 
-// KernelDescriptor is the code object V3+ kernel descriptor (AMDGPUUsage "Kernel Descriptor").
+// KernelDescriptor is the code object V3+ kernel descriptor (AMDGPUUsage "Kernel Descriptor"), or the
+// fields of a code object V2 amd_kernel_code_t that CP uses (V2 is set then).
 type KernelDescriptor struct {
 	GroupSegmentFixedSize   uint32
 	PrivateSegmentFixedSize uint32
 	KernargSize             uint32
 	KernelCodeEntryOffset   int64
 	RSRC3, RSRC1, RSRC2     uint32
-	Flags                   uint16 // bits 448..463: ENABLE_SGPR_* (bit 0 private segment buffer .. bit 6 private segment size), bit 10 wave32
+	Flags                   uint16 // bits 448..463: ENABLE_SGPR_* (bit 0 private segment buffer .. bit 6 private segment size), bit 10 wave32; V2: bits 7..9 grid work-group count X/Y/Z
 	KernargPreload          uint16
+	V2                      bool // parsed from an amd_kernel_code_t (code object V2)
 }
 
-// ParseKernelDescriptor decodes the 64-byte descriptor.
+// ParseKernelDescriptor decodes the 64-byte code object V3+ descriptor.
 func ParseKernelDescriptor(b []byte) (KernelDescriptor, error) {
 	var k KernelDescriptor
 	if len(b) < 64 {
-		return k, fmt.Errorf("shader: kernel descriptor is %d bytes, want 64", len(b))
+		return k, fmt.Errorf("%w: kernel descriptor is %d bytes, want 64", ErrBadDispatch, len(b))
 	}
 	le := binary.LittleEndian
 	k.GroupSegmentFixedSize = le.Uint32(b[0:])
@@ -68,6 +70,73 @@ func ParseKernelDescriptor(b []byte) (KernelDescriptor, error) {
 	return k, nil
 }
 
+// AmdKernelCodeSize is the size of a code object V2 amd_kernel_code_t (ROCm "AMD Kernel Code", amd_kernel_code.h).
+const AmdKernelCodeSize = 256
+
+// IsAmdKernelCode reports whether b starts with an amd_kernel_code_t rather than a V3+ kernel descriptor:
+// amd_kernel_code_version_major == 1 (AMD_KERNEL_CODE_VERSION_MAJOR) and amd_machine_kind == 1
+// (AMD_MACHINE_KIND_AMDGPU). A V3+ descriptor would need GROUP_SEGMENT_FIXED_SIZE == 1 and a KERNARG_SIZE
+// with low half 1 to look the same.
+func IsAmdKernelCode(b []byte) bool {
+	return len(b) >= 16 && binary.LittleEndian.Uint32(b) == 1 && binary.LittleEndian.Uint16(b[8:]) == 1
+}
+
+// ParseAmdKernelCode decodes the fields CP uses from a 256-byte amd_kernel_code_t (ROCm amd_kernel_code.h;
+// shared/reference amd-code-object-and-dispatch.md section 3.5). The offsets of kernel_code_entry_byte_offset,
+// compute_pgm_rsrc1/2 and the enable_sgpr_* bits are the same as in the V3+ descriptor; there is no RSRC3.
+func ParseAmdKernelCode(b []byte) (KernelDescriptor, error) {
+	var k KernelDescriptor
+	if len(b) < AmdKernelCodeSize {
+		return k, fmt.Errorf("%w: amd_kernel_code_t is %d bytes, want %d", ErrBadDispatch, len(b), AmdKernelCodeSize)
+	}
+	if !IsAmdKernelCode(b) {
+		return k, fmt.Errorf("%w: not an amd_kernel_code_t (version %d, machine kind %d)", ErrBadDispatch,
+			binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint16(b[8:]))
+	}
+	le := binary.LittleEndian
+	k.V2 = true
+	k.KernelCodeEntryOffset = int64(le.Uint64(b[16:]))
+	k.RSRC1 = le.Uint32(b[48:])
+	k.RSRC2 = le.Uint32(b[52:])
+	k.Flags = le.Uint16(b[56:]) & 0x3ff // enable_sgpr_* incl. grid work-group count X/Y/Z (bits 7..9)
+	props := le.Uint16(b[58:])          // enable_ordered_append_gds[0], private_element_size[2:1], is_ptr64[3], ...
+	k.PrivateSegmentFixedSize = le.Uint32(b[60:])
+	k.GroupSegmentFixedSize = le.Uint32(b[64:])
+	k.KernargSize = uint32(le.Uint64(b[72:]))
+	if props&1 != 0 {
+		return k, fmt.Errorf("%w: enable_ordered_append_gds (GDS) not implemented", ErrBadDispatch)
+	}
+	if es := props >> 1 & 3; es != 1 { // AMD_ELEMENT_BYTE_SIZE_4: the dword swizzle modelled here
+		return k, fmt.Errorf("%w: private_element_size %d (only 1 = 4 bytes)", ErrBadDispatch, es)
+	}
+	if props>>3&1 == 0 {
+		return k, fmt.Errorf("%w: amd_kernel_code_t is_ptr64 = 0 (32-bit HSA)", ErrBadDispatch)
+	}
+	if ws := b[103]; ws != 6 {
+		return k, fmt.Errorf("%w: wavefront_size 2^%d on gfx90a", ErrBadDispatch, ws)
+	}
+	return k, nil
+}
+
+// RegParams describes a dispatch by the compute registers, the way a PM4 stream sets it up (SET_SH_REG of
+// COMPUTE_PGM_*, COMPUTE_USER_DATA_*, COMPUTE_NUM_THREAD_*, COMPUTE_TMPRING_SIZE, then DISPATCH_DIRECT).
+// User SGPRs are taken verbatim from UserData; there is no descriptor.
+type RegParams struct {
+	PgmAddr             uint64     // COMPUTE_PGM_LO/HI as a byte address (the registers hold bits 47:8): 256-byte aligned
+	RSRC1, RSRC2, RSRC3 uint32     // COMPUTE_PGM_RSRC1/2/3
+	UserData            [16]uint32 // COMPUTE_USER_DATA_0..15: s0.. up to RSRC2.USER_SGPR
+	NumGroups           [3]uint32  // DISPATCH_DIRECT DIM_X/Y/Z: work-groups per dimension
+	WorkgroupSize       [3]uint16  // COMPUTE_NUM_THREAD_X/Y/Z
+	// TmpringSize is COMPUTE_TMPRING_SIZE: WAVESIZE[24:12] is the scratch per wave in 1 KiB units on GFX9
+	// (ROCr amd_aql_queue.cpp), so a lane owns WAVESIZE*16 bytes.
+	TmpringSize         uint32
+	ScratchBase         uint64 // scratch backing memory of the queue (FLAT_SCRATCH and wave offsets)
+	ScratchSize         uint64
+	Apertures           Apertures
+	StartGroup          uint64 // first work-group (flattened x-fastest): resume point after preemption
+	MaxWaveInstructions uint64 // per-wave hang guard; 0 = 1<<32
+}
+
 // PreemptedError is returned when the context ends at a work-group boundary; dispatch again with
 // StartGroup = NextGroup to resume.
 type PreemptedError struct{ NextGroup uint64 }
@@ -79,16 +148,28 @@ func (e *PreemptedError) Error() string {
 // ErrBadDispatch is wrapped by errors about invalid dispatch parameters or descriptors.
 var ErrBadDispatch = errors.New("shader: invalid dispatch")
 
+// launch is the common hardware state of a dispatch, whichever way it was described.
+type launch struct {
+	pgm                 uint64
+	rsrc1, rsrc2, rsrc3 uint32
+	user                [16]uint32
+	grid                [3]uint64 // work-items per dimension
+	wg                  [3]uint16
+	lds                 uint64 // bytes per work-group
+	priv                uint32 // per-lane private bytes
+	scratchBase         uint64
+	scratchSize         uint64
+	ap                  Apertures
+	start               uint64
+	maxSteps            uint64
+}
+
 type dispatch struct {
-	p     DispatchParams
-	mem   Memory
-	kd    KernelDescriptor
-	entry uint64
-	mode  uint32
-	code  map[uint64]*Inst
-	priv  uint32 // per-lane private bytes
-	nvgpr int
-	stats Stats
+	l        launch
+	mem      Memory
+	fetchMem func(va uint64, p []byte) error
+	code     map[uint64]*Inst
+	stats    Stats
 }
 
 // Stats counts executed work.
@@ -103,67 +184,161 @@ type group struct {
 	waves []*wave
 }
 
-// Dispatch runs a kernel to completion, one work-group at a time. The context is checked between
-// work-groups; when it is done, Dispatch returns *PreemptedError naming the next work-group.
+// Fetcher is implemented by a Memory that distinguishes instruction fetches (execute permission) from data
+// reads; the dispatcher then reads code only through Fetch.
+type Fetcher interface {
+	Fetch(va uint64, p []byte) error
+}
+
+// Dispatch runs a kernel to completion, one work-group at a time. KernelObject points at a code object V3+
+// kernel descriptor or a V2 amd_kernel_code_t. The context is checked between work-groups; when it is done,
+// Dispatch returns *PreemptedError naming the next work-group.
 func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) {
-	d := &dispatch{p: p, mem: mem, code: map[uint64]*Inst{}}
-	var kdb [64]byte
-	if err := mem.Read(p.KernelObject, kdb[:]); err != nil {
-		return d.stats, &Fault{Addr: p.KernelObject, Err: err}
+	var st Stats
+	var kdb [AmdKernelCodeSize]byte
+	if err := mem.Read(p.KernelObject, kdb[:64]); err != nil {
+		return st, &Fault{Addr: p.KernelObject, Inst: "<kernel descriptor>", Err: err}
 	}
-	kd, _ := ParseKernelDescriptor(kdb[:])
-	d.kd = kd
-	d.entry = uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset)
-	if d.entry&0xff != 0 {
-		return d.stats, fmt.Errorf("%w: entry %#x not 256-byte aligned", ErrBadDispatch, d.entry)
+	var kd KernelDescriptor
+	var err error
+	if IsAmdKernelCode(kdb[:]) {
+		if err := mem.Read(p.KernelObject+64, kdb[64:]); err != nil {
+			return st, &Fault{Addr: p.KernelObject + 64, Inst: "<amd_kernel_code_t>", Err: err}
+		}
+		kd, err = ParseAmdKernelCode(kdb[:])
+	} else {
+		kd, err = ParseKernelDescriptor(kdb[:64])
 	}
-	if kd.Flags>>10&1 != 0 {
-		return d.stats, fmt.Errorf("%w: wave32 descriptor on gfx90a", ErrBadDispatch)
+	if err != nil {
+		return st, err
+	}
+	l, err := p.launch(kd)
+	if err != nil {
+		return st, err
+	}
+	return run(ctx, mem, l)
+}
+
+// launch does CP's part of an AQL dispatch: registers from the descriptor, user data from the packet.
+func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
+	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
+		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize,
+		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions}
+	if kd.Flags>>10&1 != 0 && !kd.V2 {
+		return l, fmt.Errorf("%w: wave32 descriptor on gfx90a", ErrBadDispatch)
 	}
 	if kd.KernargPreload&0x7f != 0 {
-		return d.stats, fmt.Errorf("%w: kernarg preload is not supported", ErrBadDispatch)
+		return l, fmt.Errorf("%w: kernarg preload is not supported", ErrBadDispatch)
 	}
-	// FLOAT_ROUND_MODE_32 / _16_64 must be round-to-nearest-even: the only mode implemented.
-	if kd.RSRC1>>12&0xf != 0 {
-		return d.stats, fmt.Errorf("%w: float round mode %#x not implemented", ErrBadDispatch, kd.RSRC1>>12&0xf)
-	}
-	d.mode = kd.RSRC1 >> 12 & 0xff // MODE.FP_ROUND[3:0], FP_DENORM[7:4]
 	for i := 0; i < 3; i++ {
-		if p.WorkgroupSize[i] == 0 {
-			return d.stats, fmt.Errorf("%w: zero work-group size", ErrBadDispatch)
+		l.grid[i] = uint64(p.GridSize[i])
+	}
+	l.lds = uint64(p.GroupSegmentSize) + uint64(p.DynamicLDS)
+	if l.lds < uint64(kd.GroupSegmentFixedSize) {
+		l.lds = uint64(kd.GroupSegmentFixedSize)
+	}
+	l.priv = max(p.PrivateSegmentSize, kd.PrivateSegmentFixedSize)
+	l.priv = (l.priv + 3) &^ 3 // CP rounds to a dword
+	// User SGPRs in the documented order (AMDGPUUsage "Initial Kernel Execution State"; V2: amd_kernel_code_t
+	// enable_sgpr_*). Only the first 16 exist.
+	n := 0
+	put := func(v uint32) {
+		if n < 16 {
+			l.user[n] = v
+		}
+		n++
+	}
+	put64 := func(v uint64) { put(uint32(v)); put(uint32(v >> 32)) }
+	f := kd.Flags
+	if f&1 != 0 { // private segment buffer: scratch V# (swizzled, ADD_TID_ENABLE, index stride 64)
+		put64(p.ScratchBase&0xffffffffffff | 1<<63) // dword1 bit 31 SWIZZLE_ENABLE
+		put(0xffffffff)                             // NUM_RECORDS
+		put(1<<23 | 3<<21 | 4<<15 | 4<<12)          // ADD_TID_ENABLE, INDEX_STRIDE=64, DATA_FORMAT 32, NUM_FORMAT
+	}
+	if f&2 != 0 {
+		put64(p.DispatchPacket)
+	}
+	if f&4 != 0 {
+		put64(p.Queue)
+	}
+	if f&8 != 0 {
+		put64(p.KernargAddress)
+	}
+	if f&16 != 0 {
+		put64(p.DispatchID)
+	}
+	if f&32 != 0 { // flat scratch init, absolute style (gfx9): 64-bit scratch base
+		put64(p.ScratchBase)
+	}
+	if f&64 != 0 {
+		put(l.priv)
+	}
+	if kd.V2 { // grid work-group counts (V2 only; Y and Z only if fewer than 16 SGPRs precede them)
+		for i := 0; i < 3; i++ {
+			if f>>(7+i)&1 != 0 && p.WorkgroupSize[i] != 0 {
+				put(uint32((l.grid[i] + uint64(p.WorkgroupSize[i]) - 1) / uint64(p.WorkgroupSize[i])))
+			}
 		}
 	}
-	wgItems := int(p.WorkgroupSize[0]) * int(p.WorkgroupSize[1]) * int(p.WorkgroupSize[2])
+	return l, nil
+}
+
+// DispatchRegs runs a dispatch described by compute registers (the PM4 DISPATCH_DIRECT path). It shares
+// the execution path of Dispatch.
+func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
+	l := launch{pgm: r.PgmAddr, rsrc1: r.RSRC1, rsrc2: r.RSRC2, rsrc3: r.RSRC3, user: r.UserData, wg: r.WorkgroupSize,
+		scratchBase: r.ScratchBase, scratchSize: r.ScratchSize, ap: r.Apertures, start: r.StartGroup,
+		maxSteps: r.MaxWaveInstructions}
+	for i := 0; i < 3; i++ {
+		l.grid[i] = uint64(r.NumGroups[i]) * uint64(r.WorkgroupSize[i])
+	}
+	l.lds = uint64(r.RSRC2>>15&0x1ff) * 512 // LDS_SIZE, 128-dword granularity (GFX7+)
+	l.priv = (r.TmpringSize >> 12 & 0x1fff) * 1024 / lanes
+	return run(ctx, mem, l)
+}
+
+// run is the common dispatch: SPI launches the work-groups' waves with the initial register state.
+func run(ctx context.Context, mem Memory, l launch) (Stats, error) {
+	d := &dispatch{l: l, mem: mem, code: map[uint64]*Inst{}, fetchMem: mem.Read}
+	if f, ok := mem.(Fetcher); ok {
+		d.fetchMem = f.Fetch
+	}
+	if l.pgm&0xff != 0 {
+		return d.stats, fmt.Errorf("%w: entry %#x not 256-byte aligned", ErrBadDispatch, l.pgm)
+	}
+	// FLOAT_ROUND_MODE_32 / _16_64 must be round-to-nearest-even: the only mode implemented.
+	if l.rsrc1>>12&0xf != 0 {
+		return d.stats, fmt.Errorf("%w: float round mode %#x not implemented", ErrBadDispatch, l.rsrc1>>12&0xf)
+	}
+	wgItems := 1
+	for i := 0; i < 3; i++ {
+		if l.wg[i] == 0 {
+			return d.stats, fmt.Errorf("%w: zero work-group size", ErrBadDispatch)
+		}
+		wgItems *= int(l.wg[i])
+	}
 	if wgItems > 1024 {
 		return d.stats, fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems)
 	}
-	lds := uint64(p.GroupSegmentSize) + uint64(p.DynamicLDS)
-	if lds < uint64(kd.GroupSegmentFixedSize) {
-		lds = uint64(kd.GroupSegmentFixedSize)
+	if l.lds > 64<<10 {
+		return d.stats, fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds)
 	}
-	if lds > 64<<10 {
-		return d.stats, fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, lds)
-	}
-	d.priv = max(p.PrivateSegmentSize, kd.PrivateSegmentFixedSize)
-	d.priv = (d.priv + 3) &^ 3
 	nw := (wgItems + lanes - 1) / lanes
-	if d.priv > 0 && uint64(d.priv)*lanes*uint64(nw) > p.ScratchSize {
-		return d.stats, fmt.Errorf("%w: scratch of %d bytes < %d per work-group", ErrBadDispatch, p.ScratchSize, uint64(d.priv)*lanes*uint64(nw))
+	if l.priv > 0 && uint64(l.priv)*lanes*uint64(nw) > l.scratchSize {
+		return d.stats, fmt.Errorf("%w: scratch of %d bytes < %d per work-group", ErrBadDispatch, l.scratchSize, uint64(l.priv)*lanes*uint64(nw))
 	}
-	// gfx90a: GRANULATED_WORKITEM_VGPR_COUNT counts arch+acc VGPRs in blocks of 8; allocate the full
-	// unified file so AGPRs (a0 = index 256) are addressable.
-	d.nvgpr = 512
 	var ng [3]uint64
 	total := uint64(1)
 	for i := 0; i < 3; i++ {
-		ng[i] = (uint64(p.GridSize[i]) + uint64(p.WorkgroupSize[i]) - 1) / uint64(p.WorkgroupSize[i])
+		ng[i] = (l.grid[i] + uint64(l.wg[i]) - 1) / uint64(l.wg[i])
 		total *= ng[i]
 	}
-	g := &group{lds: make([]byte, lds)}
+	g := &group{lds: make([]byte, l.lds)}
 	for i := 0; i < nw; i++ {
-		g.waves = append(g.waves, &wave{v: make([][lanes]uint32, d.nvgpr), id: i, d: d, g: g})
+		// gfx90a: the unified file of 512 registers, AGPRs (a0 = index 256) after the arch VGPRs.
+		g.waves = append(g.waves, &wave{v: make([][lanes]uint32, 512), id: i, d: d, g: g})
 	}
-	for gi := p.StartGroup; gi < total; gi++ {
+	for gi := l.start; gi < total; gi++ {
 		if ctx.Err() != nil {
 			return d.stats, &PreemptedError{NextGroup: gi}
 		}
@@ -178,13 +353,13 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 
 func (d *dispatch) runGroup(g *group, id [3]uint64) error {
 	clear(g.lds)
-	p := d.p
+	l := &d.l
 	// partial work-groups at the grid edge
 	var sz [3]int
 	for i := 0; i < 3; i++ {
-		sz[i] = int(p.WorkgroupSize[i])
-		if rem := int(uint64(p.GridSize[i]) - id[i]*uint64(p.WorkgroupSize[i])); rem < sz[i] {
-			sz[i] = rem
+		sz[i] = int(l.wg[i])
+		if rem := l.grid[i] - id[i]*uint64(l.wg[i]); rem < uint64(sz[i]) {
+			sz[i] = int(rem)
 		}
 	}
 	items := sz[0] * sz[1] * sz[2]
@@ -192,7 +367,7 @@ func (d *dispatch) runGroup(g *group, id [3]uint64) error {
 	for i, w := range g.waves {
 		w.done = i >= nw
 		if !w.done {
-			d.initWave(w, id, sz, items, nw)
+			d.initWave(w, id, sz, nw)
 			d.stats.Waves++
 		}
 	}
@@ -233,44 +408,17 @@ func (d *dispatch) runGroup(g *group, id [3]uint64) error {
 }
 
 // initWave sets the documented initial register state (AMDGPUUsage "Initial Kernel Execution State").
-func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, items, nw int) {
-	p, kd := d.p, d.kd
+func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, nw int) {
+	l := &d.l
 	w.s = [128]uint32{}
 	w.scc, w.bar, w.steps = false, false, 0
-	w.pc = d.entry
-	n := 0
-	put := func(v uint32) {
-		if n < 16 {
-			w.s[n] = v
-		}
-		n++
-	}
-	put64 := func(v uint64) { put(uint32(v)); put(uint32(v >> 32)) }
-	waveOff := uint32(w.id) * d.priv * lanes
-	if kd.Flags&1 != 0 { // private segment buffer: scratch V# (swizzled, ADD_TID_ENABLE, index stride 64)
-		put64(p.ScratchBase&0xffffffffffff | 1<<63) // dword1 bit 31 SWIZZLE_ENABLE
-		put(0xffffffff)                             // NUM_RECORDS
-		put(1<<23 | 3<<21 | 4<<15 | 4<<12)          // ADD_TID_ENABLE, INDEX_STRIDE=64, DATA_FORMAT 32, NUM_FORMAT
-	}
-	if kd.Flags&2 != 0 {
-		put64(p.DispatchPacket)
-	}
-	if kd.Flags&4 != 0 {
-		put64(p.Queue)
-	}
-	if kd.Flags&8 != 0 {
-		put64(p.KernargAddress)
-	}
-	if kd.Flags&16 != 0 {
-		put64(p.DispatchID)
-	}
-	if kd.Flags&32 != 0 { // flat scratch init, absolute style (gfx9): 64-bit scratch base
-		put64(p.ScratchBase)
-	}
-	if kd.Flags&64 != 0 {
-		put(d.priv)
-	}
-	n = int(kd.RSRC2 >> 1 & 0x1f) // system SGPRs follow USER_SGPR_COUNT
+	w.pc = l.pgm
+	// MODE from RSRC1: FLOAT_MODE[19:12] -> FP_ROUND[3:0]/FP_DENORM[7:4], DX10_CLAMP[21] -> 8, IEEE_MODE[23]
+	// -> 9, FP16_OVFL[26] -> 23; RSRC2 EXCP_EN[30:24] -> MODE.EXCP_EN[18:12].
+	w.mode = l.rsrc1>>12&0xff | l.rsrc1>>21&1<<8 | l.rsrc1>>23&1<<9 | l.rsrc1>>26&1<<23 | l.rsrc2>>24&0x7f<<12
+	nu := int(l.rsrc2 >> 1 & 0x1f) // USER_SGPR_COUNT
+	copy(w.s[:min(nu, 16)], l.user[:])
+	n := nu // system SGPRs follow the user SGPRs
 	sys := func(v uint32) {
 		if n < 102 {
 			w.s[n] = v
@@ -278,46 +426,44 @@ func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, items, nw int) {
 		n++
 	}
 	for i := 0; i < 3; i++ {
-		if kd.RSRC2>>(7+i)&1 != 0 {
+		if l.rsrc2>>(7+i)&1 != 0 {
 			sys(uint32(id[i]))
 		}
 	}
-	if kd.RSRC2>>10&1 != 0 { // work-group info: first_wave[31], size in waves[5:0]
+	if l.rsrc2>>10&1 != 0 { // work-group info: first_wave[31], size in waves[5:0]
 		v := uint32(nw & 0x3f)
 		if w.id == 0 {
 			v |= 1 << 31
 		}
 		sys(v)
 	}
-	if kd.RSRC2&1 != 0 {
+	// Groups run one at a time, so a wave's scratch is at waveInGroup*priv*64 from the queue's base.
+	waveOff := uint32(w.id) * l.priv * lanes
+	if l.rsrc2&1 != 0 {
 		sys(waveOff)
 	}
 	// FLAT_SCRATCH is written by the kernel prolog on gfx90a (absolute flat scratch); preset it too.
-	w.sset64(opFlatScrLo, p.ScratchBase+uint64(waveOff))
-	// VGPRs: work-item ids; gfx90a uses the packed layout in v0 (AMDGPUUsage Table "Packed work-item IDs").
+	w.sset64(opFlatScrLo, l.scratchBase+uint64(waveOff))
+	// VGPRs: work-item ids packed into v0 on gfx90a (AMDGPUUsage Table "Packed work-item IDs"); Y and Z only
+	// as ENABLE_VGPR_WORKITEM_ID (RSRC2[12:11]) asks, else 0. Ids are positions in the full work-group shape;
+	// lanes outside a partial group are inactive.
+	tid := l.rsrc2 >> 11 & 3
 	var exec uint64
-	for l := 0; l < lanes; l++ {
-		t := w.id*lanes + l
-		if t >= items {
-			w.v[0][l] = 0
-			continue
-		}
-		exec |= 1 << l
-		x, y, z := t%sz[0], t/sz[0]%sz[1], t/(sz[0]*sz[1])
-		// ids are positions in the full work-group shape
-		w.v[0][l] = uint32(x) | uint32(y)<<10 | uint32(z)<<20
-	}
-	_ = exec
-	// re-derive with the full work-group width so ids match hardware (partial groups keep the width)
-	exec = 0
-	full := [3]int{int(p.WorkgroupSize[0]), int(p.WorkgroupSize[1]), int(p.WorkgroupSize[2])}
-	for l := 0; l < lanes; l++ {
-		t := w.id*lanes + l
+	full := [3]int{int(l.wg[0]), int(l.wg[1]), int(l.wg[2])}
+	for ln := 0; ln < lanes; ln++ {
+		t := w.id*lanes + ln
 		x, y, z := t%full[0], t/full[0]%full[1], t/(full[0]*full[1])
 		if x < sz[0] && y < sz[1] && z < sz[2] && t < full[0]*full[1]*full[2] {
-			exec |= 1 << l
+			exec |= 1 << ln
 		}
-		w.v[0][l] = uint32(x) | uint32(y)<<10 | uint32(z)<<20
+		v := uint32(x)
+		if tid >= 1 {
+			v |= uint32(y) << 10
+		}
+		if tid >= 2 {
+			v |= uint32(z) << 20
+		}
+		w.v[0][ln] = v
 	}
 	w.setExec(exec)
 	w.s[opM0] = 0xffffffff
@@ -331,7 +477,7 @@ func (d *dispatch) fetch(pc uint64) (*Inst, error) {
 	var w [3]uint32
 	n := 0
 	for _, sz := range []int{12, 8, 4} {
-		if err := d.mem.Read(pc, buf[:sz]); err == nil {
+		if err := d.fetchMem(pc, buf[:sz]); err == nil {
 			n = sz / 4
 			break
 		} else if sz == 4 {
@@ -371,7 +517,7 @@ func resolve(in *Inst) execFn {
 
 // run executes w until it ends, waits at a barrier, or fails.
 func (d *dispatch) run(w *wave) error {
-	limit := d.p.MaxWaveInstructions
+	limit := d.l.maxSteps
 	if limit == 0 {
 		limit = 1 << 32
 	}

@@ -269,7 +269,7 @@ func (w *wave) atomicAt(sp int, a uint64, sz int, f func(uint64) uint64) (uint64
 
 // flatAddr resolves a 64-bit flat address of lane l (dword k) through the apertures.
 func (w *wave) flatAddr(a uint64, l, k int) (int, uint64) {
-	ap := w.d.p.Apertures
+	ap := w.d.l.ap
 	switch a >> 32 {
 	case ap.SharedBase >> 32:
 		return spLDS, uint64(uint32(a)) + 4*uint64(k)

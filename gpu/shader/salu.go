@@ -410,9 +410,9 @@ func init() {
 		var v uint32
 		switch id {
 		case 1: // HW_REG_MODE
-			v = w.d.mode
+			v = w.mode
 		case 15: // HW_REG_SH_MEM_BASES: {SHARED_BASE[63:48] << 16 | PRIVATE_BASE[63:48]} (gfx9)
-			v = uint32(w.d.p.Apertures.SharedBase>>48)<<16 | uint32(w.d.p.Apertures.PrivateBase>>48&0xffff)
+			v = uint32(w.d.l.ap.SharedBase>>48)<<16 | uint32(w.d.l.ap.PrivateBase>>48&0xffff)
 		case 4: // HW_REG_HW_ID: wave id in bits 3:0
 			v = uint32(w.id & 0xf)
 		default:

@@ -86,6 +86,7 @@ type wave struct {
 	tmp   [4][lanes]uint32
 	tmp64 [3][lanes]uint64
 	steps uint64
+	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ...)
 }
 
 func (w *wave) exec() uint64     { return uint64(w.s[opExecLo]) | uint64(w.s[opExecHi])<<32 }
@@ -154,18 +155,18 @@ func (w *wave) scalar(in *Inst, code uint16, kind int) (uint64, error) {
 		}
 		return uint64(in.Lit), nil
 	case code == opSharedBase, code == opPrivBase:
-		base := w.d.p.Apertures.SharedBase
+		base := w.d.l.ap.SharedBase
 		if code == opPrivBase {
-			base = w.d.p.Apertures.PrivateBase
+			base = w.d.l.ap.PrivateBase
 		}
 		if kind == k64i || kind == k64f {
 			return base, nil
 		}
 		return base >> 32, nil
 	case code == opSharedLimit, code == opPrivLimit:
-		base := w.d.p.Apertures.SharedBase
+		base := w.d.l.ap.SharedBase
 		if code == opPrivLimit {
-			base = w.d.p.Apertures.PrivateBase
+			base = w.d.l.ap.PrivateBase
 		}
 		lim := base | 0xffffffff
 		if kind == k64i || kind == k64f {
