@@ -1,0 +1,433 @@
+package pm4
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errStopped ends a run because Stop was called; it is never reported as a queue error.
+var errStopped = errors.New("pm4: stopped")
+
+const (
+	minPoll         = 20 * time.Microsecond
+	maxPoll         = time.Millisecond
+	longWait        = time.Second // after this long waiting, WAIT_REG_MEM polls less often
+	longWaitCeiling = 50 * time.Millisecond
+)
+
+// frame is one level of the fetch stack: the ring (depth 0) or an indirect buffer.
+type frame struct {
+	base uint64 // VA of dword 0
+	size uint64 // dwords: the ring size, or ib_size
+	pos  uint64 // next dword: the 64-bit read index in the ring, the offset in an IB
+	ret  uint64 // IB frames: dwords of the INDIRECT_BUFFER packet to retire in the parent on return
+}
+
+// Queue is one PM4 compute queue's packet processor (an HQD of the MEC running a PM4 ring).
+type Queue struct {
+	cfg    Config
+	sizeDw uint64
+	kick   chan struct{}
+	poll   time.Duration // first WAIT_REG_MEM re-check interval (tests raise it to disable polling)
+
+	state      atomic.Int32
+	rd         atomic.Uint64 // ring read index, mirrored from frames[0].pos for Status
+	rptr       atomic.Uint32
+	depth      atomic.Int32
+	packets    atomic.Uint64
+	dispatches atomic.Uint64
+	interrupts atomic.Uint64
+	scans      atomic.Uint64
+
+	mu      sync.Mutex
+	err     error
+	stop    chan struct{} // non-nil while running
+	done    chan struct{}
+	stopped chan struct{} // the current run's stop channel, for Stopping
+
+	// Owned by the queue goroutine (and by Stop/Start's happens-before edges between runs).
+	frames   [maxIBDepth + 1]frame
+	sp       int // index of the current frame
+	chains   int // IB chains followed since the current ring packet started
+	pkt      [packetMaxDwords * 4]byte
+	sh       [shRegs]uint32
+	uconfig  [uconfigRegs]uint32
+	cs       ComputeState
+	wr       waitRegMem
+	storeVal uint64
+	storeFn  func(uint64) uint64
+	timer    *time.Timer
+}
+
+// keep is the Atomic function of a load.
+func keep(old uint64) uint64 { return old }
+
+// New validates cfg and returns a stopped queue. The CP's read index is derived the way the HQD
+// sees the ring: the dwords pending are (wptr - rptr) mod ring size, with rptr loaded from
+// ReadPtrVA (0 for a fresh kfd queue) and wptr from WritePtrVA.
+func New(cfg Config) (*Queue, error) {
+	switch {
+	case cfg.Memory == nil || cfg.Host == nil:
+		return nil, fmt.Errorf("%w: Memory and Host are required", ErrConfig)
+	case cfg.RingSizeBytes < ringMinBytes || cfg.RingSizeBytes > ringMaxBytes || cfg.RingSizeBytes&(cfg.RingSizeBytes-1) != 0:
+		return nil, fmt.Errorf("%w: ring size %d is not a power of two in [%d, %d]", ErrConfig, cfg.RingSizeBytes, ringMinBytes, ringMaxBytes)
+	case cfg.RingBase%ringBaseAlign != 0:
+		return nil, fmt.Errorf("%w: ring base %#x not %d-byte aligned", ErrConfig, cfg.RingBase, ringBaseAlign)
+	case cfg.RingBase+uint64(cfg.RingSizeBytes) < cfg.RingBase:
+		return nil, fmt.Errorf("%w: ring wraps the address space", ErrConfig)
+	case cfg.ReadPtrVA%rptrAlign != 0 || cfg.WritePtrVA%wptrAlign != 0:
+		return nil, fmt.Errorf("%w: read pointer must be 4-byte and write pointer 8-byte aligned", ErrConfig)
+	}
+	q := &Queue{cfg: cfg, sizeDw: uint64(cfg.RingSizeBytes) / 4, kick: make(chan struct{}, 1), poll: minPoll}
+	q.storeFn = func(uint64) uint64 { return q.storeVal }
+	r, err := q.load(cfg.ReadPtrVA, 4, "read pointer")
+	if err != nil {
+		return nil, err
+	}
+	if r >= q.sizeDw {
+		return nil, fmt.Errorf("%w: read pointer %d outside a ring of %d dwords", ErrConfig, r, q.sizeDw)
+	}
+	w, err := q.load(cfg.WritePtrVA, 8, "write pointer")
+	if err != nil {
+		return nil, err
+	}
+	rd := w - (w-r)&(q.sizeDw-1)
+	q.frames[0] = frame{base: cfg.RingBase, size: q.sizeDw, pos: rd}
+	q.rd.Store(rd)
+	q.rptr.Store(uint32(r))
+	q.state.Store(int32(StateStopped))
+	return q, nil
+}
+
+// Start launches the queue goroutine (again, after Stop: processing resumes where it stopped;
+// a WAIT_REG_MEM or dispatch abandoned by Stop is executed again). It fails in the error state.
+func (q *Queue) Start() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return ErrQueueError
+	}
+	if q.stop != nil {
+		return nil
+	}
+	q.stop, q.done = make(chan struct{}), make(chan struct{})
+	q.stopped = q.stop
+	q.state.Store(int32(StateIdle))
+	go q.run(q.stop, q.done)
+	q.Kick() // look at the ring once: packets may already be there
+	return nil
+}
+
+// Stop stops processing and waits for the queue goroutine: a WAIT_REG_MEM is abandoned (the
+// fetch position stays at it), a running Host.Dispatch is waited for (it should watch Stopping).
+// A dispatch that returns an error while stopping is abandoned without a queue error. Stop is
+// idempotent.
+func (q *Queue) Stop() {
+	q.mu.Lock()
+	stop, done := q.stop, q.done
+	q.stop, q.done = nil, nil
+	q.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-done
+}
+
+// Stopping is closed when Stop is called on the current run (for Host.Dispatch to abort). Before
+// the first Start it returns nil.
+func (q *Queue) Stopping() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.stopped
+}
+
+// Kick is the doorbell: it wakes the queue to re-read the write pointer and re-check a pending
+// WAIT_REG_MEM. It never blocks, allocates or takes a lock.
+func (q *Queue) Kick() {
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+// State returns the current state.
+func (q *Queue) State() State { return State(q.state.Load()) }
+
+// Tag returns Config.Tag.
+func (q *Queue) Tag() any { return q.cfg.Tag }
+
+// Config returns the queue's configuration.
+func (q *Queue) Config() Config { return q.cfg }
+
+// Err returns the queue error, or nil.
+func (q *Queue) Err() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}
+
+// Register returns an SH or UCONFIG register of this queue's register file (absolute dword
+// offset). It reads queue-goroutine state: call it only from Host methods (for example for
+// COMPUTE_STATIC_THREAD_MGMT_SE* during Dispatch) or while the queue is stopped.
+func (q *Queue) Register(reg uint32) (uint32, bool) {
+	p := q.reg(reg)
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+// Status returns a snapshot for debugfs.
+func (q *Queue) Status() Status {
+	s := Status{State: q.State(), ReadPtr: q.rptr.Load(), ReadIndex: q.rd.Load(), RingBase: q.cfg.RingBase,
+		RingSizeBytes: q.cfg.RingSizeBytes, Depth: int(q.depth.Load()), Packets: q.packets.Load(),
+		Dispatches: q.dispatches.Load(), Interrupts: q.interrupts.Load(), Scans: q.scans.Load(), Err: q.Err()}
+	if w, err := q.cfg.Memory.Atomic(q.cfg.WritePtrVA, 8, keep); err == nil {
+		s.WritePtr = w
+	}
+	return s
+}
+
+func (q *Queue) setState(s State) { q.state.Store(int32(s)) }
+
+// fail records the queue's first error, enters StateError and tells the host.
+func (q *Queue) fail(err error) {
+	q.mu.Lock()
+	first := q.err == nil
+	if first {
+		q.err = err
+	}
+	q.mu.Unlock()
+	if first {
+		q.cfg.Host.QueueError(q, err)
+	}
+	q.setState(StateError) // after the host knows: StateError implies QueueError ran
+}
+
+func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	if q.timer == nil {
+		q.timer = time.NewTimer(time.Hour)
+		q.timer.Stop()
+	}
+	for {
+		select {
+		case <-stop:
+			q.setState(StateStopped)
+			return
+		case <-q.kick:
+		}
+		for {
+			progressed, err := q.step(stop)
+			if errors.Is(err, errStopped) {
+				q.setState(StateStopped)
+				return
+			}
+			if err != nil {
+				q.fail(err)
+				return
+			}
+			if !progressed {
+				break
+			}
+			select {
+			case <-stop:
+				q.setState(StateStopped)
+				return
+			default:
+			}
+		}
+		q.setState(StateIdle)
+		q.scans.Add(1)
+	}
+}
+
+// load atomically loads a 4- or 8-byte word shared with the client.
+func (q *Queue) load(va uint64, size int, op string) (uint64, error) {
+	v, err := q.cfg.Memory.Atomic(va, size, keep)
+	if err != nil {
+		return 0, &FaultError{VA: va, Op: op, Err: err}
+	}
+	return v, nil
+}
+
+// store atomically stores a 4- or 8-byte word (a release: everything before it is visible).
+func (q *Queue) store(va uint64, size int, v uint64, op string) error {
+	q.storeVal = v
+	if _, err := q.cfg.Memory.Atomic(va, size, q.storeFn); err != nil {
+		return &FaultError{VA: va, Op: op, Err: err}
+	}
+	return nil
+}
+
+// dwordVA is the address of dword i of frame f (the ring wraps).
+func (q *Queue) dwordVA(f *frame, i uint64) uint64 {
+	if f == &q.frames[0] {
+		return f.base + (i&(q.sizeDw-1))*4
+	}
+	return f.base + i*4
+}
+
+// fetch copies n dwords starting at dword pos of the current frame into q.pkt[4*at:].
+func (q *Queue) fetch(f *frame, pos, n uint64, at int) error {
+	dst := q.pkt[4*at : 4*(uint64(at)+n)]
+	op := "indirect buffer"
+	if q.sp == 0 {
+		op = "ring"
+		off := pos & (q.sizeDw - 1)
+		if first := q.sizeDw - off; first < n { // the packet wraps the ring end
+			if err := q.cfg.Memory.Read(f.base+off*4, dst[:4*first]); err != nil {
+				return &FaultError{VA: f.base + off*4, Op: op, Err: err}
+			}
+			if err := q.cfg.Memory.Read(f.base, dst[4*first:]); err != nil {
+				return &FaultError{VA: f.base, Op: op, Err: err}
+			}
+			return nil
+		}
+	}
+	va := q.dwordVA(f, pos)
+	if err := q.cfg.Memory.Read(va, dst); err != nil {
+		return &FaultError{VA: va, Op: op, Err: err}
+	}
+	return nil
+}
+
+// packetDwords returns the size in dwords of the packet whose header is h.
+func packetDwords(h uint32) (uint64, error) {
+	switch h >> 30 {
+	case PacketType2:
+		return 1, nil
+	case PacketType3:
+		count := h >> 16 & 0x3FFF
+		if count == CountOneDwordNOP && h>>8&0xFF == OpNOP {
+			return 1, nil
+		}
+		return uint64(count) + 2, nil
+	case PacketType0:
+		return 0, fmt.Errorf("%w: type-0 register packet on a compute queue", ErrUnsupported)
+	}
+	return 0, fmt.Errorf("%w: type-1 packet", ErrMalformed)
+}
+
+// step executes (or finishes) one packet at the top of the fetch stack. It returns false when the
+// ring has nothing complete to execute.
+func (q *Queue) step(stop <-chan struct{}) (bool, error) {
+	f := &q.frames[q.sp]
+	var avail uint64
+	if q.sp == 0 {
+		w, err := q.load(q.cfg.WritePtrVA, 8, "write pointer")
+		if err != nil {
+			return false, err
+		}
+		if w == f.pos {
+			return false, nil
+		}
+		if w < f.pos || w-f.pos > q.sizeDw {
+			return false, fmt.Errorf("%w: write pointer %d, read index %d, ring of %d dwords", ErrWritePointer, w, f.pos, q.sizeDw)
+		}
+		avail = w - f.pos
+	} else {
+		if f.pos >= f.size { // end of this IB: the INDIRECT_BUFFER packet in the parent completes
+			ret := f.ret
+			q.sp--
+			q.depth.Store(int32(q.sp))
+			return true, q.retire(ret)
+		}
+		avail = f.size - f.pos
+	}
+	va := q.dwordVA(f, f.pos)
+	if err := q.fetch(f, f.pos, 1, 0); err != nil {
+		return false, q.packetErr(va, 0, err)
+	}
+	h := le32(q.pkt[:])
+	n, err := packetDwords(h)
+	if err != nil {
+		return false, q.packetErr(va, h, err)
+	}
+	if n > avail {
+		if q.sp == 0 && n <= q.sizeDw {
+			return false, nil // the client has not written the whole packet yet
+		}
+		return false, q.packetErr(va, h, fmt.Errorf("%w: %d-dword packet, %d dwords left (ring size or IB end)", ErrMalformed, n, avail))
+	}
+	if n > 1 && !(h>>30 == PacketType3 && h>>8&0xFF == OpNOP) { // a NOP's body is never read
+		if err := q.fetch(f, f.pos+1, n-1, 1); err != nil {
+			return false, q.packetErr(va, h, err)
+		}
+	}
+	retire, err := q.exec(stop, h, n)
+	if err != nil {
+		if errors.Is(err, errStopped) {
+			return false, err
+		}
+		return false, q.packetErr(va, h, err)
+	}
+	if retire {
+		return true, q.retire(n)
+	}
+	return true, nil
+}
+
+// retire advances the current frame past an n-dword packet; in the ring it publishes the read
+// pointer (dwords, wrapping at the ring size: kfdtest PM4Queue::Rptr/RptrWhenConsumed).
+func (q *Queue) retire(n uint64) error {
+	f := &q.frames[q.sp]
+	f.pos += n
+	if q.sp != 0 {
+		return nil
+	}
+	q.chains = 0
+	r := uint32(f.pos & (q.sizeDw - 1))
+	if err := q.store(q.cfg.ReadPtrVA, 4, uint64(r), "read pointer"); err != nil {
+		return err
+	}
+	q.rptr.Store(r)
+	q.rd.Store(f.pos)
+	q.packets.Add(1)
+	return nil
+}
+
+func (q *Queue) packetErr(va uint64, h uint32, err error) error {
+	return &PacketError{ReadIndex: q.frames[0].pos, Depth: q.sp, VA: va, Header: h, Err: err}
+}
+
+// wait re-evaluates the pending WAIT_REG_MEM (q.wr) on every kick and on a bounded exponential
+// backoff (q.poll doubling to 1 ms, and to 50 ms after a second of waiting) until it holds, it
+// fails, or the queue is stopped. Only this queue's goroutine waits; nothing spins.
+func (q *Queue) wait(stop <-chan struct{}) error {
+	if ok, err := q.waitSatisfied(); ok || err != nil {
+		return err
+	}
+	q.setState(StateWaiting)
+	delay, ceiling, since := q.poll, max(maxPoll, q.poll), time.Now()
+	for {
+		q.timer.Reset(delay)
+		select {
+		case <-stop:
+			q.timer.Stop()
+			return errStopped
+		case <-q.kick:
+			q.timer.Stop()
+			delay = q.poll
+		case <-q.timer.C:
+			if ceiling < longWaitCeiling && time.Since(since) > longWait {
+				ceiling = longWaitCeiling
+			}
+			delay = min(delay*2, ceiling)
+		}
+		if ok, err := q.waitSatisfied(); ok || err != nil {
+			if err == nil {
+				q.setState(StateActive)
+			}
+			return err
+		}
+	}
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
