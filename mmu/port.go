@@ -1,0 +1,338 @@
+package mmu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync/atomic"
+)
+
+// tlbSize is the number of entries of a Port's direct-mapped TLB (indexed by the low VPN bits).
+const tlbSize = 64
+
+// tlbEntry caches one 4 KiB translation (2 MiB leaves are cached per 4 KiB page). It is valid only
+// while gen equals the generation of the current access section.
+type tlbEntry struct {
+	gen    uint64
+	vpn    uint64
+	flags  PTE
+	mem    []byte // the page's bytes in a Mem backing (len 4096), or nil
+	remote Remote
+	raddr  uint64 // remote address of the page
+}
+
+// Port is one engine's window on a VM (its UTCL1/TLB): the AQL packet processor of a queue, an
+// SDMA engine, the waves of a dispatch. A Port is used by one goroutine at a time. Accesses may
+// span pages; each page is translated separately. A TLB hit takes no lock and does not allocate.
+type Port struct {
+	_      [64]byte
+	active atomic.Uint64 // generation the current access entered at, 0 outside (own cache line)
+	_      [56]byte
+
+	vm      *VM
+	cur     uint64 // generation of the current access section
+	closed  bool
+	scratch [8]byte
+	tlb     [tlbSize]tlbEntry
+}
+
+// NewPort returns a new Port on vm.
+func (vm *VM) NewPort() *Port {
+	p := &Port{vm: vm}
+	vm.portsMu.Lock()
+	vm.ports = append(vm.ports, p)
+	vm.portsMu.Unlock()
+	return p
+}
+
+// Close detaches the Port from its VM; later accesses return ErrClosed.
+func (p *Port) Close() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	p.active.Store(0)
+	p.tlb = [tlbSize]tlbEntry{}
+	vm := p.vm
+	vm.portsMu.Lock()
+	if i := slices.Index(vm.ports, p); i >= 0 {
+		vm.ports = slices.Delete(vm.ports, i, i+1)
+	}
+	vm.portsMu.Unlock()
+}
+
+// enter publishes the generation the access starts at. The store to active and the load of the
+// VM's generation are sequentially consistent against the VM's generation increment and its load
+// of active in quiesce, so either the invalidation waits for this access or the access sees the new
+// generation (and so never uses a TLB entry from before it).
+func (p *Port) enter() error {
+	if p.closed {
+		return ErrClosed
+	}
+	for {
+		g := p.vm.gen.Load()
+		p.active.Store(g)
+		if p.vm.gen.Load() == g {
+			p.cur = g
+			return nil
+		}
+	}
+}
+
+func (p *Port) leave() { p.active.Store(0) }
+
+// translate returns the TLB entry for va's page, walking and servicing faults on a miss. Called
+// inside the access section; the fault path leaves and re-enters it.
+func (p *Port) translate(va uint64, acc Access) (*tlbEntry, error) {
+	vpn := va >> pageShift
+	e := &p.tlb[vpn%tlbSize]
+	if e.gen == p.cur && e.vpn == vpn && e.flags&accessNeed[acc] == accessNeed[acc] {
+		return e, nil
+	}
+	return p.miss(va, acc)
+}
+
+func (p *Port) miss(va uint64, acc Access) (*tlbEntry, error) {
+	vm := p.vm
+	vm.misses.Add(1)
+	for retries := 0; ; {
+		kind, ok := p.fill(va, acc)
+		if ok {
+			return &p.tlb[(va>>pageShift)%tlbSize], nil
+		}
+		f := Fault{VA: va, PASID: vm.cfg.PASID, GPU: vm.cfg.GPU, Access: acc, Kind: kind,
+			Retryable: vm.cfg.Fault != nil && (kind == FaultNotPresent || kind == FaultProtection)}
+		if !f.Retryable || retries >= vm.maxRetries {
+			vm.faults.Add(1)
+			vm.record(f, OutcomeFatal, retries)
+			return nil, &FaultError{Fault: f}
+		}
+		p.leave()
+		retry, counted := vm.service(&f, retries)
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		if !retry {
+			return nil, &FaultError{Fault: f}
+		}
+		if counted {
+			retries++
+		}
+	}
+}
+
+// fill walks the page tables for va and loads the TLB entry, or says which fault it is.
+func (p *Port) fill(va uint64, acc Access) (FaultKind, bool) {
+	vm := p.vm
+	vm.mu.RLock()
+	pte, size, ok := vm.lookup(va)
+	vm.mu.RUnlock()
+	switch {
+	case vm.closed.Load():
+		return FaultClosed, false
+	case !ok:
+		return FaultNotPresent, false
+	case pte&accessNeed[acc] != accessNeed[acc]:
+		return FaultProtection, false
+	}
+	pa := pte.Addr() + (va&(size-1))&^pageMask
+	seg := vm.ph.lookup(pa)
+	if seg == nil {
+		return FaultNoBacking, false
+	}
+	vpn := va >> pageShift
+	e := &p.tlb[vpn%tlbSize]
+	off := pa - seg.pa
+	*e = tlbEntry{gen: p.cur, vpn: vpn, flags: pte}
+	if seg.b.Mem != nil {
+		e.mem = seg.b.Mem[off : off+pageSize : off+pageSize]
+	} else {
+		e.remote, e.raddr = seg.b.Remote, seg.b.RemoteAddr+off
+	}
+	return 0, true
+}
+
+func (p *Port) copyAccess(va uint64, b []byte, acc Access) error {
+	if err := p.enter(); err != nil {
+		return err
+	}
+	for len(b) > 0 {
+		off := va & pageMask
+		n := min(uint64(len(b)), pageSize-off)
+		e, err := p.translate(va, acc)
+		if err != nil {
+			p.leave()
+			return err
+		}
+		switch {
+		case e.mem != nil && acc == AccessWrite:
+			copy(e.mem[off:], b[:n])
+		case e.mem != nil:
+			copy(b[:n], e.mem[off:])
+		case acc == AccessWrite:
+			err = e.remote.WriteAt(b[:n], e.raddr+off)
+		default:
+			err = e.remote.ReadAt(b[:n], e.raddr+off)
+		}
+		if err != nil {
+			p.leave()
+			return fmt.Errorf("%w: va %#x: %w", ErrRemote, va, err)
+		}
+		va += n
+		b = b[n:]
+	}
+	p.leave()
+	return nil
+}
+
+// Read copies len(b) bytes at va into b (needs PTEReadable).
+func (p *Port) Read(va uint64, b []byte) error { return p.copyAccess(va, b, AccessRead) }
+
+// Write copies b to va (needs PTEWriteable).
+func (p *Port) Write(va uint64, b []byte) error { return p.copyAccess(va, b, AccessWrite) }
+
+// Fetch reads instructions or packets at va (needs PTEExecutable).
+func (p *Port) Fetch(va uint64, b []byte) error { return p.copyAccess(va, b, AccessExec) }
+
+// misaligned records and returns the fatal fault of a word access that is not naturally aligned.
+func (p *Port) misaligned(va uint64, acc Access) error {
+	vm := p.vm
+	f := Fault{VA: va, PASID: vm.cfg.PASID, GPU: vm.cfg.GPU, Access: acc, Kind: FaultMisaligned}
+	vm.faults.Add(1)
+	vm.record(f, OutcomeFatal, 0)
+	return &FaultError{Fault: f}
+}
+
+// word translates the naturally aligned size-byte word at va inside the access section.
+func (p *Port) word(va uint64, size int, acc Access) (*tlbEntry, error) {
+	if va%uint64(size) != 0 {
+		return nil, p.misaligned(va, acc)
+	}
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	e, err := p.translate(va, acc)
+	if err != nil {
+		p.leave()
+	}
+	return e, err
+}
+
+func remoteErr(va uint64, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: va %#x: %w", ErrRemote, va, err)
+}
+
+// Atomic applies f to the naturally aligned 4- or 8-byte word at va as one atomic read-modify-write
+// and returns the old value (needs PTEReadable and PTEWriteable). On Mem backing it is a CAS loop,
+// atomic against every other access to the memory, the client's CPU included. On Remote backing it
+// is a read and a write under the VM's remote mutex: atomic against the other Atomic and Store
+// calls of this VM's Ports, not against the client's CPU or other VMs.
+func (p *Port) Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error) {
+	if size != 4 && size != 8 {
+		return 0, fmt.Errorf("%w: atomic size %d", ErrInvalid, size)
+	}
+	e, err := p.word(va, size, AccessAtomic)
+	if err != nil {
+		return 0, err
+	}
+	off := va & pageMask
+	var old uint64
+	switch {
+	case e.mem != nil && size == 4:
+		old = rmw32(e.mem, off, f)
+	case e.mem != nil:
+		old = rmw64(e.mem, off, f)
+	default:
+		vm := p.vm
+		b := p.scratch[:size]
+		vm.remoteMu.Lock()
+		if err = e.remote.ReadAt(b, e.raddr+off); err == nil {
+			if size == 4 {
+				old = uint64(binary.LittleEndian.Uint32(b))
+				binary.LittleEndian.PutUint32(b, uint32(f(old)))
+			} else {
+				old = binary.LittleEndian.Uint64(b)
+				binary.LittleEndian.PutUint64(b, f(old))
+			}
+			err = e.remote.WriteAt(b, e.raddr+off)
+		}
+		vm.remoteMu.Unlock()
+	}
+	p.leave()
+	return old, remoteErr(va, err)
+}
+
+// Load32 atomically loads the aligned 32-bit word at va.
+func (p *Port) Load32(va uint64) (uint32, error) {
+	e, err := p.word(va, 4, AccessRead)
+	if err != nil {
+		return 0, err
+	}
+	var v uint32
+	off := va & pageMask
+	if e.mem != nil {
+		v = load32(e.mem, off)
+	} else if err = e.remote.ReadAt(p.scratch[:4], e.raddr+off); err == nil {
+		v = binary.LittleEndian.Uint32(p.scratch[:4])
+	}
+	p.leave()
+	return v, remoteErr(va, err)
+}
+
+// Load64 atomically loads the aligned 64-bit word at va.
+func (p *Port) Load64(va uint64) (uint64, error) {
+	e, err := p.word(va, 8, AccessRead)
+	if err != nil {
+		return 0, err
+	}
+	var v uint64
+	off := va & pageMask
+	if e.mem != nil {
+		v = load64(e.mem, off)
+	} else if err = e.remote.ReadAt(p.scratch[:8], e.raddr+off); err == nil {
+		v = binary.LittleEndian.Uint64(p.scratch[:8])
+	}
+	p.leave()
+	return v, remoteErr(va, err)
+}
+
+// Store32 atomically stores the aligned 32-bit word at va.
+func (p *Port) Store32(va uint64, v uint32) error {
+	e, err := p.word(va, 4, AccessWrite)
+	if err != nil {
+		return err
+	}
+	off := va & pageMask
+	if e.mem != nil {
+		store32(e.mem, off, v)
+	} else {
+		binary.LittleEndian.PutUint32(p.scratch[:4], v)
+		p.vm.remoteMu.Lock()
+		err = e.remote.WriteAt(p.scratch[:4], e.raddr+off)
+		p.vm.remoteMu.Unlock()
+	}
+	p.leave()
+	return remoteErr(va, err)
+}
+
+// Store64 atomically stores the aligned 64-bit word at va.
+func (p *Port) Store64(va uint64, v uint64) error {
+	e, err := p.word(va, 8, AccessWrite)
+	if err != nil {
+		return err
+	}
+	off := va & pageMask
+	if e.mem != nil {
+		store64(e.mem, off, v)
+	} else {
+		binary.LittleEndian.PutUint64(p.scratch[:8], v)
+		p.vm.remoteMu.Lock()
+		err = e.remote.WriteAt(p.scratch[:8], e.raddr+off)
+		p.vm.remoteMu.Unlock()
+	}
+	p.leave()
+	return remoteErr(va, err)
+}
