@@ -13,7 +13,10 @@ import (
 type caller struct {
 	tgid int
 	d    *devDir
+	intr <-chan struct{} // the request's FUSE_INTERRUPT (go-fuse closes fuse.Context.Cancel)
 }
+
+func (c *caller) Interrupted() <-chan struct{} { return c.intr }
 
 func (c *caller) Tgid() int { return c.tgid }
 

@@ -288,7 +288,7 @@ func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []b
 	}
 	buf := make([]byte, max(len(input), len(output)))
 	copy(buf, input)
-	errno := h.f.Ioctl(&caller{tgid: tgid, d: h.d}, cmd, buf)
+	errno := h.f.Ioctl(&caller{tgid: tgid, d: h.d, intr: ctx.Done()}, cmd, buf)
 	copy(output, buf)
 	return -int32(errno), 0
 }

@@ -106,7 +106,14 @@ func openClient(mnt string) (*client, error) {
 	return c, nil
 }
 
-func (c *client) close() { unix.Close(c.kfd); unix.Close(c.render) }
+// close closes the client's files (once; later calls do nothing).
+func (c *client) close() {
+	if c.kfd >= 0 {
+		unix.Close(c.kfd)
+		unix.Close(c.render)
+		c.kfd, c.render = -1, -1
+	}
+}
 
 // alloc allocates and maps a BO and returns its CPU mapping (through the render node).
 func (c *client) alloc(va, size uint64, flags uint32) (handle uint64, cpu []byte, err error) {
@@ -204,10 +211,28 @@ func TestAQLBarrierThroughMount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.close) // before the mount goes: a client fd left open at exit would wait on a dead server
+	// kfd_queue_buffer_get: the ring, and the page of each ring pointer, are whole BOs. Here: the
+	// ring at va, the read and write pointers in the page at va+0x8000, signals at va+0x9000.
 	const va = 0x100000000
-	h, mem, err := c.alloc(va, 1<<16, abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT)
-	if err != nil {
-		t.Fatal(err)
+	var handles []uint64
+	var views [3][]byte
+	for i, size := range []uint64{4096, 4096, 4096} {
+		h, m, err := c.alloc(va+[]uint64{0, 0x8000, 0x9000}[i], size, abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles, views[i] = append(handles, h), m
+	}
+	// view returns the CPU bytes at va+off.
+	view := func(off int) []byte {
+		switch {
+		case off < 0x8000:
+			return views[0][off:]
+		case off < 0x9000:
+			return views[1][off-0x8000:]
+		}
+		return views[2][off-0x9000:]
 	}
 	ph, _, err := c.alloc(0x200000000, 4096*8, abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT)
 	if err != nil {
@@ -218,13 +243,24 @@ func TestAQLBarrierThroughMount(t *testing.T) {
 		t.Fatalf("CREATE_EVENT: %v", e)
 	}
 	const ring, rptr, wptr, sig, dep = 0, 0x8000, 0x8008, 0x9000, 0x9040
-	u64 := func(off int) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&mem[off])) }
+	u64 := func(off int) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&view(off)[0])) }
 	u64(sig + 8).Store(2)                                   // completion signal value
 	u64(sig + 16).Store(0x200000000 + 8*uint64(ev.EventID)) // event mailbox
 	u64(sig + 24).Store(uint64(ev.EventID))
 	u64(dep + 8).Store(1) // dependency, released later by the CPU
+	// kfd_queue_acquire_buffers: the EOP buffer and the context save area are mapped BOs of the
+	// sizes the node requires.
+	eop, ctl, cwsr, total, _ := d.QueueBufferSizes(c.gpu)
+	const eopVA, cwsrVA = 0x300000000, 0x400000000
+	if _, _, err := c.alloc(eopVA, uint64(eop), abi.KFD_IOC_ALLOC_MEM_FLAGS_VRAM); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.alloc(cwsrVA, total, abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT); err != nil {
+		t.Fatal(err)
+	}
 	q := abi.CreateQueueArgs{RingBaseAddress: va + ring, RingSize: 4096, GPUID: c.gpu, QueueType: abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
-		QueuePercentage: 100, ReadPointerAddress: va + rptr, WritePointerAddress: va + wptr}
+		QueuePercentage: 100, ReadPointerAddress: va + rptr, WritePointerAddress: va + wptr,
+		EOPBufferAddress: eopVA, EOPBufferSize: uint64(eop), CtxSaveRestoreAddress: cwsrVA, CtxSaveRestoreSize: cwsr, CtlStackSize: ctl}
 	if e := ioctl(c.kfd, abi.AMDKFD_IOC_CREATE_QUEUE, &q); e != 0 {
 		t.Fatalf("CREATE_QUEUE: %v", e)
 	}
@@ -235,7 +271,7 @@ func TestAQLBarrierThroughMount(t *testing.T) {
 	}
 	doorbell := (*atomic.Uint64)(unsafe.Pointer(&bell[q.DoorbellOffset&(slice-1)]))
 	submit := func(idx int, deps ...uint64) {
-		p := mem[ring+64*idx : ring+64*idx+64]
+		p := view(ring + 64*idx)[:64]
 		for i := 4; i < 64; i++ {
 			p[i] = 0
 		}
@@ -260,8 +296,8 @@ func TestAQLBarrierThroughMount(t *testing.T) {
 	}
 	submit(0)
 	waitFor("first completion", func() bool { return u64(sig+8).Load() == 1 })
-	if u64(rptr).Load() != 1 || binary.LittleEndian.Uint16(mem[ring:]) != 1 {
-		t.Errorf("read index %d, slot header %d", u64(rptr).Load(), binary.LittleEndian.Uint16(mem[ring:]))
+	if u64(rptr).Load() != 1 || binary.LittleEndian.Uint16(view(ring)) != 1 {
+		t.Errorf("read index %d, slot header %d", u64(rptr).Load(), binary.LittleEndian.Uint16(view(ring)))
 	}
 	// The completion raised the event through its mailbox: the wait completes without SET_EVENT.
 	evd := make([]byte, 48)
@@ -282,9 +318,11 @@ func TestAQLBarrierThroughMount(t *testing.T) {
 		t.Errorf("DESTROY_QUEUE: %v", e)
 	}
 	unix.Munmap(bell)
-	unix.Munmap(mem)
-	if e := ioctl(c.kfd, abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: h}); e != 0 {
-		t.Errorf("FREE: %v", e)
+	for i, h := range handles {
+		unix.Munmap(views[i])
+		if e := ioctl(c.kfd, abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: h}); e != 0 {
+			t.Errorf("FREE: %v", e)
+		}
 	}
 	c.close()
 	waitStats(t, d, 0)

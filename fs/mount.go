@@ -336,6 +336,9 @@ func (s *Server) Wait() { s.srvs[0].Wait() }
 func (s *Server) Unmount() error {
 	err := s.unmountAll()
 	s.watch.close()
+	if s.opts.Device != nil {
+		s.opts.Device.Close() // stop the hardware model; clients get ENOTCONN from the dead mount
+	}
 	return err
 }
 

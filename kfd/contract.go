@@ -24,6 +24,11 @@ type Caller interface {
 	// mount's render nodes and, if so, its DRM minor and the tgid that
 	// opened it. Errors: ErrBadFD (no such fd, or not a render node here).
 	RenderNode(fd int) (minor uint32, owner int, err error)
+	// Interrupted is closed when the caller's syscall is interrupted (a signal, FUSE_INTERRUPT):
+	// a blocking ioctl returns EINTR, as amdkfd's -ERESTARTSYS reaches a caller whose signal
+	// handler does not restart it. A killed client's thread cannot leave the kernel before the
+	// daemon answers, so every wait must watch it. nil means never.
+	Interrupted() <-chan struct{}
 }
 
 // Sentinel errors of Caller implementations.
@@ -48,6 +53,9 @@ type Device interface {
 	// Debug is the debugfs view served at MNT/sys/kernel/debug/kfd (files
 	// like processes, queues, mqds, faults), rendered on every read.
 	Debug() *topology.Tree
+	// Close tears down every process and stops the hardware model; called once, after the
+	// mount is gone.
+	Close()
 }
 
 // File is one open(2) of a device file.

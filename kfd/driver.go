@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
+	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/pasid"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -26,6 +28,16 @@ type Driver struct {
 	procs map[int]*Process // by tgid
 	// vramUsed is the VRAM allocated per GPU by all processes (amdgpu_amdkfd_reserve_mem_limit).
 	vramUsed map[uint32]uint64
+	// sdmaUsed is dqm->sdma_bitmap per GPU: {engine, queue} pairs taken by SDMA queues.
+	sdmaUsed map[uint32]map[[2]uint32]bool
+
+	bells *doorbell.Watcher // detects doorbell stores of every queue
+	stats driverStats
+}
+
+// driverStats are counters of the hardware model (debugfs kfdemu/stats).
+type driverStats struct {
+	waveInstructions atomic.Uint64
 }
 
 // New creates the driver for a topology and hooks its VRAM accounting into used_memory.
@@ -33,7 +45,8 @@ func New(sys *topology.System, log *slog.Logger) *Driver {
 	if log == nil {
 		log = slog.Default()
 	}
-	d := &Driver{sys: sys, log: log, pasid: pasid.NewSpace(), procs: map[int]*Process{}, vramUsed: map[uint32]uint64{}}
+	d := &Driver{sys: sys, log: log, pasid: pasid.NewSpace(), procs: map[int]*Process{}, vramUsed: map[uint32]uint64{},
+		sdmaUsed: map[uint32]map[[2]uint32]bool{}, bells: doorbell.NewWatcher(doorbell.Tuning{})}
 	sys.SetUsedMemoryFunc(func(gpuID uint32, bank int) uint64 {
 		if bank != 0 {
 			return 0
@@ -46,6 +59,22 @@ func New(sys *topology.System, log *slog.Logger) *Driver {
 }
 
 var _ Device = (*Driver)(nil)
+
+// Close tears down every process and stops the hardware model (daemon shutdown).
+func (d *Driver) Close() {
+	d.mu.Lock()
+	procs := d.procs
+	d.procs = map[int]*Process{}
+	d.mu.Unlock()
+	for _, p := range procs {
+		p.teardown()
+	}
+	d.bells.Close()
+}
+
+// Poke tells the doorbell watcher that a client is active (every ioctl): it scans the doorbells at
+// once, so a client that rings and then blocks in WAIT_EVENTS is served without polling delay.
+func (d *Driver) Poke() { d.bells.Poke() }
 
 // process returns (creating) the KFD process of tgid and takes a reference.
 func (d *Driver) process(tgid int) (*Process, error) {
@@ -142,7 +171,8 @@ func (d *Driver) Stats() map[string]int {
 		procs = append(procs, p)
 	}
 	d.mu.Unlock()
-	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse()}
+	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(),
+		"wave_instructions": int(d.stats.waveInstructions.Load())}
 	for _, p := range procs {
 		p.mu.Lock()
 		st["bos"] += len(p.bos)

@@ -181,10 +181,30 @@ func (p *Process) SignalInterrupt(id uint32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev := p.events[id]; ev != nil && (ev.typ == abi.KFD_IOC_EVENT_SIGNAL || ev.typ == abi.KFD_IOC_EVENT_DEBUG_EVENT) {
+		// acknowledge_signal: the slot the CP wrote goes back to "unsignalled".
 		if p.evt.page != nil && int(id) < signalSlots {
-			binary.LittleEndian.PutUint64(p.evt.page[8*id:], uint64(id))
+			word64(p.evt.page[8*id:]).Store(slotUnsignalled)
 		}
 		p.signalLocked(ev)
+	}
+}
+
+// raiseMemoryException is kfd_signal_vm_fault_event: every MEMORY event of the process gets the
+// fault's data (not present, or read-only for a write) and is set.
+func (p *Process) raiseMemoryException(gpuID uint32, va uint64, write, notPresent bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ev := range p.events {
+		if ev.typ == abi.KFD_IOC_EVENT_MEMORY {
+			d := &abi.HSAMemoryExceptionData{VA: va, GPUID: gpuID}
+			if write && !notPresent {
+				d.Failure.ReadOnly = 1
+			} else {
+				d.Failure.NotPresent = 1
+			}
+			ev.memExc = d
+			p.signalLocked(ev)
+		}
 	}
 }
 
@@ -236,6 +256,7 @@ func waitEvents(p *Process, c Caller, arg []byte) syscall.Errno {
 	}
 	active := func(i int) bool { return evs[i].signaled || evs[i].sets != seen[i] }
 	result := uint32(abi.KFD_IOC_WAIT_RESULT_TIMEOUT)
+	var errno syscall.Errno
 	for {
 		done, n := true, 0
 		for i := range evs {
@@ -258,6 +279,10 @@ func waitEvents(p *Process, c Caller, arg []byte) syscall.Errno {
 		case <-ch:
 		case <-deadline:
 			p.mu.Lock()
+			goto out
+		case <-c.Interrupted():
+			p.mu.Lock()
+			errno = syscall.EINTR // kfd_wait_on_events: -ERESTARTSYS on a pending signal
 			goto out
 		}
 		p.mu.Lock()
@@ -294,6 +319,9 @@ out:
 		}
 	}
 	p.mu.Unlock()
+	if errno != 0 {
+		return errno
+	}
 	if err := c.WriteMemory(a.EventsPtr, raw); err != nil {
 		return syscall.EFAULT
 	}

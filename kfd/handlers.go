@@ -19,7 +19,7 @@ func getVersion(p *Process, c Caller, arg []byte) syscall.Errno {
 
 // apertures follows kfd_init_apertures_v9 (kfd_flat_memory.c) for GFX9 and later.
 func apertures(pd *pdd) abi.ProcessDeviceApertures {
-	const lds, scratch = 1 << 48, 2 << 48
+	const lds, scratch = ldsApertureBase, scratchApertureBase
 	return abi.ProcessDeviceApertures{
 		LDSBase: lds, LDSLimit: lds | 0xffffffff,
 		ScratchBase: scratch, ScratchLimit: scratch | 0xffffffff,
@@ -29,8 +29,10 @@ func apertures(pd *pdd) abi.ProcessDeviceApertures {
 }
 
 const (
-	svmUserBase = 0x1000000 // SVM_USER_BASE: 16 MiB
-	gpuvmSize   = 1 << 47   // min(VM size, AMDGPU_GMC_HOLE_START) on 48-bit GFX9
+	ldsApertureBase     = 1 << 48   // MAKE_LDS_APP_BASE_V9
+	scratchApertureBase = 2 << 48   // MAKE_SCRATCH_APP_BASE_V9
+	svmUserBase         = 0x1000000 // SVM_USER_BASE: 16 MiB
+	gpuvmSize           = 1 << 47   // min(VM size, AMDGPU_GMC_HOLE_START) on 48-bit GFX9
 )
 
 // sortedPDDs lists the process's devices in topology order.

@@ -46,6 +46,7 @@ func (p *Process) ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
 	if abi.IOCType(cmd) != abi.AMDKFDIOCTLBase || nr < abi.AMDKFD_COMMAND_START || nr >= abi.AMDKFD_COMMAND_END {
 		return syscall.ENOTTY
 	}
+	p.d.Poke() // a client that makes a syscall may just have rung a doorbell
 	desc := ioctls[nr]
 	if desc.fn == nil {
 		return syscall.EINVAL

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -52,6 +53,8 @@ func (c *fakeCaller) WriteMemory(addr uint64, p []byte) error {
 	return err
 }
 func (c *fakeCaller) GetFD(fd int) (*os.File, error) { return nil, ErrBadFD }
+func (c *fakeCaller) Interrupted() <-chan struct{}   { return nil }
+
 func (c *fakeCaller) RenderNode(fd int) (uint32, int, error) {
 	if v, ok := c.fds[fd]; ok {
 		return uint32(v[0]), v[1], nil
@@ -422,30 +425,84 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+// alloc allocates and maps a GTT BO at va on the env's GPU.
+func (e *env) alloc(va, size uint64) uint64 {
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: va, Size: size, GPUID: e.gpu, Flags: allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+		e.t.Fatalf("ALLOC %#x: %v", va, errno)
+	}
+	binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+	if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != 0 {
+		e.t.Fatalf("MAP %#x: %v", va, errno)
+	}
+	return a.Handle
+}
+
+// queueArgs allocates what kfd_queue_acquire_buffers requires of a compute queue at base: a 4 KiB
+// ring, a page holding the amd_queue_t read/write indices, the EOP buffer and the CWSR area with
+// the node's sizes.
+func (e *env) queueArgs(base uint64) abi.CreateQueueArgs {
+	sz := queueSizes(e.sys.NodeByGPUID(e.gpu))
+	total := alignUp(uint64(sz.cwsr+sz.debugMem)*uint64(sz.xcc), pageSize)
+	e.alloc(base, 4096)
+	e.alloc(base+0x10000, 4096)
+	e.alloc(base+0x20000, uint64(sz.eop))
+	e.alloc(base+0x100000, total)
+	return abi.CreateQueueArgs{RingBaseAddress: base, RingSize: 4096, GPUID: e.gpu,
+		QueueType: abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, QueuePercentage: 100,
+		WritePointerAddress: base + 0x10038, ReadPointerAddress: base + 0x10080,
+		EOPBufferAddress: base + 0x20000, EOPBufferSize: uint64(sz.eop),
+		CtxSaveRestoreAddress: base + 0x100000, CtxSaveRestoreSize: sz.cwsr, CtlStackSize: sz.ctlStack}
+}
+
+// The sizes kfd_queue_ctx_save_restore_size gives an MI210 are the ones ROCr 5.2.3 passes
+// (traced: ctl_stack_size 0x9000, ctx_save_restore_size 0x3c91000, a 0x3cb1000 BO, EOP 0x1000).
+func TestQueueSizesMI210(t *testing.T) {
+	sys, _ := topology.Profile("mi210")
+	sz := queueSizes(sys.GPUs()[0])
+	if sz.ctlStack != 0x9000 || sz.cwsr != 0x3c91000 || sz.cwsr+sz.debugMem != 0x3cb1000 || sz.eop != 0x1000 {
+		t.Errorf("sizes %+v", sz)
+	}
+}
+
 func TestQueueArguments(t *testing.T) {
 	e := newEnv(t, "mi210")
 	e.acquire(e.gpu)
-	ring := abi.AllocMemoryOfGPUArgs{VAAddr: 0x600000000, Size: 1 << 16, GPUID: e.gpu, Flags: allocGTT}
-	e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &ring)
-	binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
-	e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: ring.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1})
-	good := abi.CreateQueueArgs{RingBaseAddress: 0x600000000, RingSize: 4096, GPUID: e.gpu,
-		QueueType: abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, QueuePercentage: 100,
-		ReadPointerAddress: 0x600008000, WritePointerAddress: 0x600008008}
-	for name, mut := range map[string]func(*abi.CreateQueueArgs){
-		"percentage": func(a *abi.CreateQueueArgs) { a.QueuePercentage = 101 },
-		"priority":   func(a *abi.CreateQueueArgs) { a.QueuePriority = 16 },
-		"not pow2":   func(a *abi.CreateQueueArgs) { a.RingSize = 3000 },
-		"too small":  func(a *abi.CreateQueueArgs) { a.RingSize = 512 },
-		"bad gpu":    func(a *abi.CreateQueueArgs) { a.GPUID = 1 },
-		"unmapped":   func(a *abi.CreateQueueArgs) { a.RingBaseAddress = 0x700000000 },
-		"bad type":   func(a *abi.CreateQueueArgs) { a.QueueType = 9 },
+	good := e.queueArgs(0x600000000)
+	for name, c := range map[string]struct {
+		mut  func(*abi.CreateQueueArgs)
+		want syscall.Errno
+	}{
+		"percentage":      {func(a *abi.CreateQueueArgs) { a.QueuePercentage = 101 }, syscall.EINVAL},
+		"priority":        {func(a *abi.CreateQueueArgs) { a.QueuePriority = 16 }, syscall.EINVAL},
+		"not pow2":        {func(a *abi.CreateQueueArgs) { a.RingSize = 3000 }, syscall.EINVAL},
+		"ring BO smaller": {func(a *abi.CreateQueueArgs) { a.RingSize = 8192 }, syscall.EINVAL},
+		"kernel address":  {func(a *abi.CreateQueueArgs) { a.WritePointerAddress = 1 << 63 }, syscall.EFAULT},
+		"bad gpu":         {func(a *abi.CreateQueueArgs) { a.GPUID = 1 }, syscall.EINVAL},
+		"unmapped ring":   {func(a *abi.CreateQueueArgs) { a.RingBaseAddress = 0x700000000 }, syscall.EINVAL},
+		"ring mid-BO":     {func(a *abi.CreateQueueArgs) { a.RingBaseAddress += 0x100000 + 0x1000 }, syscall.EINVAL},
+		"unmapped wptr":   {func(a *abi.CreateQueueArgs) { a.WritePointerAddress = 0x700000000 }, syscall.EINVAL},
+		"eop size":        {func(a *abi.CreateQueueArgs) { a.EOPBufferSize = 0x2000 }, syscall.EINVAL},
+		"ctl stack size":  {func(a *abi.CreateQueueArgs) { a.CtlStackSize = 0x1000 }, syscall.EINVAL},
+		"cwsr size":       {func(a *abi.CreateQueueArgs) { a.CtxSaveRestoreSize = 0x1000 }, syscall.EINVAL},
+		"cwsr not mapped": {func(a *abi.CreateQueueArgs) { a.CtxSaveRestoreAddress = 0x700000000 }, syscall.EINVAL},
+		"bad type":        {func(a *abi.CreateQueueArgs) { a.QueueType = 9 }, syscall.ENOTSUP},
+		"SDMA bad engine": {func(a *abi.CreateQueueArgs) { a.QueueType, a.SDMAEngineID = abi.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID, 99 }, syscall.EINVAL},
 	} {
 		a := good
-		mut(&a)
-		if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno == 0 {
-			t.Errorf("%s: accepted", name)
+		c.mut(&a)
+		if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != c.want {
+			t.Errorf("%s: %v, want %v", name, errno, c.want)
 		}
+	}
+	// A ring below the minimum is clamped to 1024 bytes; a one-page ring BO still matches.
+	small := good
+	small.RingSize = 512
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &small); errno != 0 {
+		t.Fatalf("small ring: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: small.QueueID}); errno != 0 {
+		t.Fatal(errno)
 	}
 	a := good
 	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
@@ -453,6 +510,12 @@ func TestQueueArguments(t *testing.T) {
 	}
 	if a.DoorbellOffset%doorbellSlice != 0 || a.DoorbellOffset >= 1<<63 {
 		t.Errorf("doorbell offset %#x", a.DoorbellOffset)
+	}
+	// The queue's buffers cannot be unmapped while it exists (bo_va queue_refcount).
+	ring := e.d.procs[e.c.tgid].boAt(e.gpu, good.RingBaseAddress)
+	binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+	if errno := e.do(abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &abi.MapMemoryToGPUArgs{Handle: ring.handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != syscall.EBUSY {
+		t.Errorf("unmap of a queue's ring: %v", errno)
 	}
 	x := abi.SetXnackModeArgs{XnackEnabled: 0}
 	if errno := e.do(abi.AMDKFD_IOC_SET_XNACK_MODE, &x); errno != syscall.EBUSY {
@@ -561,5 +624,49 @@ func TestAutoResetWakesAllWaiters(t *testing.T) {
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 0}
 	if e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); w.WaitResult != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
 		t.Errorf("auto-reset event left signalled after waking its waiters")
+	}
+}
+
+// TestPM4Queue drives a KFD_IOC_QUEUE_TYPE_COMPUTE queue through the driver: WRITE_DATA and
+// RELEASE_MEM packets in the ring, the 64-bit write pointer and the doorbell as kfdtest's
+// PM4Queue uses them; the data lands in the BO and the 32-bit read pointer follows.
+func TestPM4Queue(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base = 0x600000000
+	a := e.queueArgs(base)
+	a.QueueType = abi.KFD_IOC_QUEUE_TYPE_COMPUTE
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, ptrs := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	const dst, fence = base + 0x10100, base + 0x10200
+	pkts := []uint32{
+		pm4.Header(pm4.OpWriteData, 3), 5 << 8, dst & 0xffffffff, dst >> 32, 0xc0ffee, // WRITE_DATA, dst_sel memory
+		pm4.Header(pm4.OpReleaseMem, 6), pm4.EventCacheFlushAndInvTS | 5<<8, 1 << 29, // DATA_SEL 1: 32-bit value
+		fence & 0xffffffff, fence >> 32, 7, 0, 0,
+	}
+	for i, w := range pkts {
+		binary.LittleEndian.PutUint32(ring[4*i:], w)
+	}
+	word64(ptrs[0x38:]).Store(uint64(len(pkts))) // write pointer, in dwords
+	pd := p.pdds[e.gpu]
+	word64(pd.doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(uint64(len(pkts)))
+	deadline := time.Now().Add(5 * time.Second)
+	for word32(ptrs[0x200:]).Load() != 7 {
+		if time.Now().After(deadline) {
+			t.Fatalf("RELEASE_MEM not executed; queue: %s", p.queues[a.QueueID].eng.status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if v := binary.LittleEndian.Uint32(ptrs[0x100:]); v != 0xc0ffee {
+		t.Errorf("WRITE_DATA wrote %#x", v)
+	}
+	if r := word32(ptrs[0x80:]).Load(); r != uint32(len(pkts)) {
+		t.Errorf("read pointer %d, want %d", r, len(pkts))
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
+		t.Errorf("destroy: %v", errno)
 	}
 }

@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"encoding/binary"
+	"strconv"
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
@@ -33,6 +34,9 @@ type bo struct {
 	userptr uint64 // client CPU address of a USERPTR BO
 	mapped  map[uint32]bool
 	shared  bool // mem belongs to the pdd (doorbell slice), not released with the BO
+	// queueRefs counts queues that acquired this BO (kfd_queue_acquire_buffers: bo_va
+	// queue_refcount); UNMAP and FREE get EBUSY while it is non-zero.
+	queueRefs int
 }
 
 // handle encoding of kfd_priv.h: MAKE_HANDLE(gpu_id, idr_handle) = gpu_id << 32 | idr_handle.
@@ -115,7 +119,9 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 	}
 	p.nextIDR[a.GPUID]++
 	b.handle = makeHandle(a.GPUID, p.nextIDR[a.GPUID])
+	p.vmMu.Lock()
 	p.bos[b.handle] = b
+	p.vmMu.Unlock()
 	a.Handle = b.handle
 	switch dom {
 	case allocUserptr:
@@ -124,8 +130,13 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 		a.MmapOffset = uint64(b.off)
 	}
 	encode(arg, a)
+	p.d.log.Debug("memory allocated", "tgid", p.tgid, "handle", hexVA(b.handle), "gpu", b.gpu, "va", hexVA(b.va),
+		"size", b.size, "flags", hexVA(uint64(b.flags)), "mmap_offset", hexVA(a.MmapOffset))
 	return 0
 }
+
+// hexVA formats an address or handle for logs.
+func hexVA(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 
 func (p *Process) unaccount(b *bo) {
 	if b.flags&allocVRAM != 0 {
@@ -160,22 +171,23 @@ func freeMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 	if p.evt.pageBO == b {
 		return syscall.EBUSY // the signal page stays while events use it
 	}
-	for _, q := range p.queues {
-		if q.uses(b) {
-			return syscall.EBUSY
-		}
+	if b.queueRefs > 0 {
+		return syscall.EBUSY
 	}
 	p.freeBOLocked(a.Handle, b)
 	return 0
 }
 
 func (p *Process) freeBOLocked(h uint64, b *bo) {
+	p.vmMu.Lock() // no engine access is in flight once we hold it
 	delete(p.bos, h)
-	p.unaccount(b)
-	if b.mem != nil && !b.shared {
-		b.sp.release(b.off, b.mem)
-	}
+	mem := b.mem
 	b.mem = nil
+	p.vmMu.Unlock()
+	p.unaccount(b)
+	if mem != nil && !b.shared {
+		b.sp.release(b.off, mem)
+	}
 }
 
 // mapMemory is kfd_ioctl_map_memory_to_gpu: devices from n_success on, restartable.
@@ -200,6 +212,8 @@ func mapUnmap(p *Process, c Caller, arg []byte, doMap bool) syscall.Errno {
 		return syscall.EINVAL
 	}
 	var errno syscall.Errno
+	p.vmMu.Lock()
+	defer p.vmMu.Unlock()
 	for i := a.NSuccess; i < a.NDevices; i++ {
 		id := binary.LittleEndian.Uint32(raw[4*i:])
 		pd := p.pdds[id]
@@ -216,6 +230,10 @@ func mapUnmap(p *Process, c Caller, arg []byte, doMap bool) syscall.Errno {
 		} else {
 			if !b.mapped[id] {
 				errno = syscall.EINVAL // amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu: not mapped
+				break
+			}
+			if b.queueRefs > 0 {
+				errno = syscall.EBUSY // "bo_va->queue_refcount": a queue still uses it
 				break
 			}
 			delete(b.mapped, id)
@@ -259,13 +277,26 @@ func (p *Process) writeUser(addr uint64, buf []byte) bool {
 	return err == nil && n == len(buf)
 }
 
-// doorbells allocates the process's doorbell slice on a GPU (kfd_alloc_process_doorbells), aligned
-// to its size so that libhsakmt's "offset & (slice size - 1)" finds the queue's doorbell in it.
+// doorbells allocates the process's doorbell slice on a GPU (kfd_alloc_process_doorbells).
+//
+// Its mmap offset has the low 32 bits clear, one 4 GiB window per GPU, as amdkfd's
+// KFD_MMAP_TYPE_DOORBELL | KFD_MMAP_GPU_ID(gpu_id) has: CREATE_QUEUE returns it ORed with the
+// doorbell's byte offset in the slice, and libhsakmt (hsaKmtCreateQueue) splits that value with
+// a mask of the slice size, which is still 0 for the first queue of a node (map_doorbell sets
+// it afterwards), so the mask is then ~0xFFFFFFFF: only a 4 GiB aligned offset works for both.
+// (The kernel's own values, with bits 62-63 set, are beyond what a memfd can be mapped at.)
 func (p *Process) doorbells(pd *pdd) syscall.Errno {
 	if pd.doorbellMem != nil {
 		return 0
 	}
-	off, mem, err := p.kfdSpace.allocAligned(doorbellSlice, doorbellSlice)
+	idx := 0
+	for i, n := range p.d.sys.GPUs() {
+		if n.GPUID == pd.gpuID {
+			idx = i
+		}
+	}
+	off := int64(fixedBase) + int64(idx)<<32
+	mem, err := p.kfdSpace.mapAt(off, doorbellSlice)
 	if err != nil {
 		return syscall.ENOMEM
 	}

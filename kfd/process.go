@@ -3,6 +3,8 @@ package kfd
 import (
 	"sync"
 
+	"github.com/kfdemu/kfdemu/doorbell"
+	"github.com/kfdemu/kfdemu/gpu/cp"
 	"github.com/kfdemu/kfdemu/topology"
 )
 
@@ -26,6 +28,11 @@ type Process struct {
 	evt            eventState
 	runtimeEnabled bool
 	xnack          bool
+
+	// vmMu is the GPU side of the mappings: engines read-lock it around each access (gpuPort);
+	// whoever changes bos, bo.mapped or releases bo memory holds Process.mu and write-locks it.
+	vmMu   sync.RWMutex
+	userMu sync.Mutex // serializes GPU read-modify-writes of userptr memory (process_vm)
 }
 
 // pdd is kfd_process_device: what a process has on one GPU.
@@ -40,6 +47,10 @@ type pdd struct {
 	// The process's doorbell slice on this GPU in the kfd space, once allocated.
 	doorbellOff int64
 	doorbellMem []byte
+	slice       *doorbell.Slice // doorbell ids in the slice
+	layout      doorbell.Layout
+	sizes       ctxSaveSizes // queue buffer sizes of the node (kfd_queue_ctx_save_restore_size)
+	group       cp.Group     // the process's AQL queues on this GPU wake each other's barriers
 }
 
 func newProcess(d *Driver, tgid int) (*Process, error) {
@@ -56,7 +67,8 @@ func newProcess(d *Driver, tgid int) (*Process, error) {
 		return nil, err
 	}
 	for _, n := range d.sys.GPUs() {
-		p.pdds[n.GPUID] = &pdd{node: n, gpuID: n.GPUID}
+		l := doorbell.LayoutFor(n.GfxTarget())
+		p.pdds[n.GPUID] = &pdd{node: n, gpuID: n.GPUID, layout: l, slice: doorbell.NewSlice(l), sizes: queueSizes(n)}
 	}
 	p.evt.init()
 	return p, nil
@@ -92,6 +104,9 @@ func (p *Process) teardown() {
 		q.stop()
 	}
 	p.mu.Lock()
+	for _, q := range queues {
+		q.release()
+	}
 	p.evt.closeAll(p)
 	for h, b := range p.bos {
 		p.freeBOLocked(h, b)

@@ -1,85 +1,248 @@
 package kfd
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 )
 
-// Queues: CREATE/DESTROY/UPDATE_QUEUE as kfd_chardev.c and kfd_process_queue_manager.c check them,
-// and an AQL packet processor per queue (the CP firmware's part): it follows the doorbell, consumes
-// packets between the read and write indices through the process's GPU mappings, honours the
-// barrier bit, processes barrier-AND/OR packets and completion signals (amd_signal_t, event
-// mailbox). A kernel dispatch needs the shader model, which is not connected yet: it puts the queue
-// in the error state and raises a hardware exception event, never a fake success.
+// Queues: CREATE/DESTROY/UPDATE_QUEUE as kfd_chardev.c (set_queue_properties_from_user),
+// kfd_process_queue_manager.c (pqm_create_queue, find_available_queue_slot), kfd_queue.c
+// (kfd_queue_acquire_buffers) and kfd_device_queue_manager.c (allocate_doorbell) check them. Each
+// queue is driven by an engine of the hardware model: the AQL packet processor (gpu/cp) for
+// COMPUTE_AQL. The engine reaches memory through the process's GPUVM and is kicked by the
+// doorbell watcher (package doorbell) when the client stores to the queue's doorbell.
 
 const maxQueuesPerProcess = 1024 // KFD_MAX_NUM_OF_QUEUES_PER_PROCESS
 
-type queueState int32
+const noDoorbell = ^uint32(0)
 
-const (
-	qActive queueState = iota
-	qError
-	qStopped
-)
+// engine is a hardware queue: the AQL processor, an SDMA ring or a PM4 ring.
+type engine interface {
+	Start() error
+	Stop()
+	Kick()
+	Err() error
+	status() string // one debugfs line: state and pointers
+}
 
 type queue struct {
-	p        *Process
-	id       uint32
-	gpu      uint32
-	typ      uint32
-	ring     uint64 // GPU VA of the ring
-	size     uint64 // ring size in bytes
-	rptr     uint64 // VA of the 64-bit read index (amd_queue_t.read_dispatch_id)
-	wptr     uint64 // VA of the 64-bit write index
-	doorbell []byte // the 8-byte doorbell in the process's doorbell slice
-	prio     uint32
-	pct      uint32
-	state    atomic.Int32
-	read     uint64 // packets consumed
-	lastErr  string
-	stopCh   chan struct{}
-	done     chan struct{}
-	once     sync.Once
-	packets  atomic.Uint64
+	p          *Process
+	pd         *pdd
+	id         uint32
+	args       abi.CreateQueueArgs // as created (ring size clamped), updated by UPDATE_QUEUE
+	doorbellID uint32
+	bell       *doorbell.Bell
+	mem        *gpuPort
+	eng        engine
+	bufs       []*bo  // BOs acquired by kfd_queue_acquire_buffers (queue_refcount)
+	sdmaQueue  uint32 // SDMA queues: the queue index on its engine
+	sdmaHeld   bool   // the engine/queue pair is taken in Driver.sdmaUsed
+
+	mu      sync.Mutex
+	lastErr string
+	stopped bool
+	packets atomic.Uint64
 }
 
-func (q *queue) uses(b *bo) bool {
-	return q.ring >= b.va && q.ring < b.va+b.size
+// Errors of the queue manager.
+var errQueueState = errors.New("kfd: queue is not in a state that allows this")
+
+// queueTypeName is the debugfs name of a KFD_IOC_QUEUE_TYPE_*.
+func queueTypeName(t uint32) string {
+	switch t {
+	case abi.KFD_IOC_QUEUE_TYPE_COMPUTE:
+		return "pm4"
+	case abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL:
+		return "aql"
+	case abi.KFD_IOC_QUEUE_TYPE_SDMA:
+		return "sdma"
+	case abi.KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+		return "sdma-xgmi"
+	case abi.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
+		return "sdma-eng"
+	}
+	return fmt.Sprint(t)
 }
+
+func isSDMA(t uint32) bool {
+	return t == abi.KFD_IOC_QUEUE_TYPE_SDMA || t == abi.KFD_IOC_QUEUE_TYPE_SDMA_XGMI || t == abi.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID
+}
+
+// setQueueProperties is set_queue_properties_from_user: the checks made before the device is looked
+// up. access_ok only rejects addresses above the user address space.
+func setQueueProperties(a *abi.CreateQueueArgs) syscall.Errno {
+	if a.QueuePercentage&0xff > abi.KFD_MAX_QUEUE_PERCENTAGE || a.QueuePriority > abi.KFD_MAX_QUEUE_PRIORITY {
+		return syscall.EINVAL
+	}
+	for _, va := range []uint64{a.RingBaseAddress, a.ReadPointerAddress, a.WritePointerAddress, a.EOPBufferAddress, a.CtxSaveRestoreAddress} {
+		if va >= userAddressLimit {
+			return syscall.EFAULT
+		}
+	}
+	if a.RingSize != 0 && a.RingSize&(a.RingSize-1) != 0 {
+		return syscall.EINVAL // "Ring size must be a power of 2 or 0"
+	}
+	if a.RingSize < abi.KFD_MIN_QUEUE_RING_SIZE {
+		a.RingSize = abi.KFD_MIN_QUEUE_RING_SIZE // "Size lower. clamped to KFD_MIN_QUEUE_RING_SIZE"
+	}
+	switch a.QueueType {
+	case abi.KFD_IOC_QUEUE_TYPE_COMPUTE, abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, abi.KFD_IOC_QUEUE_TYPE_SDMA,
+		abi.KFD_IOC_QUEUE_TYPE_SDMA_XGMI, abi.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
+	default:
+		return syscall.ENOTSUP // -ENOTSUPP (524) in the kernel; ENOTSUP is the closest errno
+	}
+	return 0
+}
+
+// userAddressLimit is TASK_SIZE on x86-64 (access_ok).
+const userAddressLimit = 1 << 47
+
+// ctxSaveSizes are the node properties kfd_queue_ctx_save_restore_size computes for a GPU node:
+// control stack, CWSR area, debugger memory and EOP buffer sizes (kfd_queue.c).
+type ctxSaveSizes struct {
+	ctlStack, cwsr, debugMem, eop uint32
+	xcc                           uint32
+}
+
+func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
+
+func queueSizes(n interface{ Prop(string) uint64 }) ctxSaveSizes {
+	gfxv := n.Prop("gfx_target_version")
+	xcc := uint32(max(n.Prop("num_xcc"), 1))
+	var s ctxSaveSizes
+	s.xcc = xcc
+	if gfxv < 80001 || n.Prop("simd_per_cu") == 0 {
+		return s
+	}
+	cu := n.Prop("simd_count") / n.Prop("simd_per_cu") / uint64(xcc)
+	var waves uint64
+	if gfxv < 100100 {
+		sae := max(n.Prop("simd_arrays_per_engine"), 1)
+		waves = min(cu*40, n.Prop("array_count")/sae*512)
+	} else {
+		waves = cu * 32
+	}
+	vgpr := uint64(0x40000)
+	switch {
+	case gfxv/100*100 == 90400, gfxv == 90010, gfxv == 90008, gfxv == 90500:
+		vgpr = 0x80000
+	case gfxv == 110000, gfxv == 110001, gfxv == 120000, gfxv == 120001:
+		vgpr = 0x60000
+	}
+	lds := uint64(0x10000)
+	if gfxv == 90500 {
+		lds = n.Prop("lds_size_in_kb") << 10
+	}
+	wgData := alignUp(cu*(vgpr+0x4000+lds+0x1000), pageSize)
+	perWave := uint64(8)
+	if gfxv >= 100100 {
+		perWave = 12
+	}
+	ctl := alignUp(40+waves*perWave+8, pageSize)
+	if gfxv/10000*10000 == 100000 {
+		ctl = min(ctl, 0x7000)
+	}
+	s.ctlStack = uint32(ctl)
+	s.debugMem = uint32(alignUp(waves*32, 64))
+	s.cwsr = uint32(ctl + wgData)
+	switch {
+	case gfxv == 80002:
+		s.eop = 0x8000
+	case gfxv >= 80000:
+		s.eop = 4096
+	}
+	return s
+}
+
+// QueueBufferSizes are the sizes CREATE_QUEUE requires of a compute queue's buffers on a GPU
+// (kfd_queue_ctx_save_restore_size): the EOP buffer, the control stack, the context save area
+// per XCC and the whole mapping at ctx_save_restore_address (save area plus debugger memory, per
+// XCC, page aligned). ok is false for an unknown gpuID.
+func (d *Driver) QueueBufferSizes(gpuID uint32) (eop, ctlStack, ctxSave uint32, total uint64, ok bool) {
+	for _, n := range d.sys.GPUs() {
+		if n.GPUID == gpuID {
+			s := queueSizes(n)
+			return s.eop, s.ctlStack, s.cwsr, alignUp(uint64(s.cwsr+s.debugMem)*uint64(s.xcc), pageSize), true
+		}
+	}
+	return 0, 0, 0, 0, false
+}
+
+// queueBuffer is kfd_queue_buffer_get: va must be the first page of a GPU mapping that, when
+// size is at least a page, ends exactly size bytes later. Called with Process.mu held.
+func (p *Process) queueBuffer(pd *pdd, va, size uint64) (*bo, bool) {
+	page := va >> 12
+	b := p.boAt(pd.gpuID, va)
+	if b == nil || page != b.va>>12 {
+		return nil, false
+	}
+	if n := size >> 12; n != 0 && page+n-1 != (b.va+b.size-1)>>12 {
+		return nil, false
+	}
+	return b, true
+}
+
+// boAt returns the BO mapped on gpu that contains va.
+func (p *Process) boAt(gpu uint32, va uint64) *bo {
+	for _, b := range p.bos {
+		if b.mapped[gpu] && va >= b.va && va-b.va < b.size {
+			return b
+		}
+	}
+	return nil
+}
+
+// acquireBuffers is kfd_queue_acquire_buffers: the write and read pointers, the ring and, for
+// compute queues, the EOP buffer and context-save area must be GPU-mapped with the sizes the node
+// requires. The BOs are referenced until the queue is destroyed (UNMAP gets EBUSY meanwhile).
+func (p *Process) acquireBuffers(pd *pdd, a *abi.CreateQueueArgs) ([]*bo, syscall.Errno) {
+	var bufs []*bo
+	get := func(va, size uint64) bool {
+		b, ok := p.queueBuffer(pd, va, size)
+		if ok {
+			bufs = append(bufs, b)
+		}
+		return ok
+	}
+	if !get(a.WritePointerAddress, pageSize) || !get(a.ReadPointerAddress, pageSize) ||
+		!get(a.RingBaseAddress, uint64(a.RingSize)) {
+		return nil, syscall.EINVAL
+	}
+	if a.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE && a.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL {
+		return bufs, 0
+	}
+	sz := pd.sizes
+	if a.EOPBufferAddress != 0 {
+		if a.EOPBufferSize != uint64(sz.eop) || !get(a.EOPBufferAddress, a.EOPBufferSize) {
+			return nil, syscall.EINVAL
+		}
+	}
+	if a.CtlStackSize != sz.ctlStack || a.CtxSaveRestoreSize != sz.cwsr {
+		return nil, syscall.EINVAL
+	}
+	_, _, _, total, _ := p.d.QueueBufferSizes(pd.gpuID)
+	if !get(a.CtxSaveRestoreAddress, total) {
+		return nil, syscall.EINVAL // (an SVM range with GPU_ALWAYS_MAPPED would also do; see svm)
+	}
+	return bufs, 0
+}
+
+// doorbellIdle is the value of a queue's doorbell word before the client's first store.
+const doorbellIdle = ^uint64(0)
 
 func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	var a abi.CreateQueueArgs
 	decode(arg, &a)
-	// set_queue_properties_from_user
-	if a.QueuePercentage&0xff > abi.KFD_MAX_QUEUE_PERCENTAGE || a.QueuePriority > abi.KFD_MAX_QUEUE_PRIORITY {
-		return syscall.EINVAL
-	}
-	if a.RingSize != 0 && a.RingSize&(a.RingSize-1) != 0 {
-		return syscall.EINVAL
-	}
-	if a.RingSize < abi.KFD_MIN_QUEUE_RING_SIZE {
-		return syscall.EINVAL
-	}
-	switch a.QueueType {
-	case abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL:
-	case abi.KFD_IOC_QUEUE_TYPE_COMPUTE, abi.KFD_IOC_QUEUE_TYPE_SDMA, abi.KFD_IOC_QUEUE_TYPE_SDMA_XGMI,
-		abi.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
-		// Valid types whose engines (PM4, SDMA) are not modelled yet.
-		p.d.log.Warn("queue type not modelled", "tgid", p.tgid, "type", a.QueueType)
-		return syscall.EINVAL
-	default:
-		return syscall.ENOTSUP // -ENOTSUPP (524) in the kernel; ENOTSUP is the closest errno
-	}
-	if a.RingBaseAddress == 0 || a.ReadPointerAddress == 0 || a.WritePointerAddress == 0 ||
-		a.ReadPointerAddress&7 != 0 || a.WritePointerAddress&7 != 0 {
-		return syscall.EFAULT
+	if errno := setQueueProperties(&a); errno != 0 {
+		return errno
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -90,46 +253,167 @@ func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	if _, errno := p.bind(a.GPUID); errno != 0 {
 		return syscall.ESRCH
 	}
-	if len(p.queues) >= maxQueuesPerProcess {
-		return syscall.ENOSPC
-	}
-	// kfd_queue_acquire_buffers: the ring and the read/write indices must be GPU-mapped.
-	if _, _, ok := p.gpuAccess(a.GPUID, a.RingBaseAddress, uint64(a.RingSize)); !ok {
-		return syscall.EINVAL
-	}
-	for _, va := range []uint64{a.ReadPointerAddress, a.WritePointerAddress} {
-		if _, _, ok := p.gpuAccess(a.GPUID, va, 8); !ok {
-			if !p.readableUser(va) {
-				return syscall.EINVAL
-			}
+	n := 0
+	for _, q := range p.queues {
+		if q.pd == pd {
+			n++
 		}
 	}
-	if errno := p.doorbells(pd); errno != 0 {
-		return errno
+	if n >= maxQueuesPerProcess {
+		return syscall.ENOSPC // pqm_create_queue: qpd.queue_count >= max_queues
 	}
 	id := uint32(0)
 	for id < maxQueuesPerProcess && p.queues[id] != nil {
 		id++
 	}
-	q := &queue{p: p, id: id, gpu: a.GPUID, typ: a.QueueType, ring: a.RingBaseAddress, size: uint64(a.RingSize),
-		rptr: a.ReadPointerAddress, wptr: a.WritePointerAddress, doorbell: pd.doorbellMem[8*id : 8*id+8],
-		prio: a.QueuePriority, pct: a.QueuePercentage, stopCh: make(chan struct{}), done: make(chan struct{})}
+	if id == maxQueuesPerProcess {
+		return syscall.ENOMEM // find_available_queue_slot
+	}
+	bufs, errno := p.acquireBuffers(pd, &a)
+	if errno != 0 {
+		return errno
+	}
+	q := &queue{p: p, pd: pd, id: id, args: a, bufs: bufs, doorbellID: noDoorbell}
+	for _, b := range bufs {
+		b.queueRefs++
+	}
+	if isSDMA(a.QueueType) {
+		if q.args.SDMAEngineID, q.sdmaQueue, errno = p.pickSDMA(pd, &a); errno != 0 {
+			q.release()
+			return errno
+		}
+		q.sdmaHeld = true
+	}
+	if errno := p.doorbells(pd); errno != 0 {
+		q.release()
+		return errno
+	}
+	var err error
+	if isSDMA(a.QueueType) {
+		q.doorbellID, err = pd.slice.AllocSDMA(q.args.SDMAEngineID, q.sdmaQueue)
+	} else {
+		q.doorbellID, err = pd.slice.AllocCP()
+	}
+	if err != nil {
+		q.doorbellID = noDoorbell
+		q.release()
+		return syscall.EBUSY // allocate_doorbell: "No doorbells available"
+	}
+	q.mem = p.port(pd)
+	if q.eng, err = newEngine(q); err != nil {
+		p.d.log.Warn("queue creation failed", "tgid", p.tgid, "type", queueTypeName(a.QueueType), "err", err)
+		q.release()
+		return syscall.EINVAL
+	}
+	if err := q.eng.Start(); err != nil {
+		q.release()
+		return syscall.EINVAL
+	}
+	dbID := q.doorbellID
+	a = q.args
+	// A store is seen as a change of the word, and a client's first store may well be 0 (AQL
+	// packet index 0): the word starts at a value no ring pointer takes, so every store after
+	// creation is a change. (Reads of a hardware doorbell return nothing meaningful either.)
+	bell := word64(pd.doorbellMem[8*dbID:])
+	bell.Store(doorbellIdle)
+	q.bell = p.d.bells.Watch(bell, q.eng.Kick)
 	p.queues[id] = q
 	a.QueueID = id
 	// Doorbell offset: the slice's mmap offset in dev/kfd plus the doorbell's byte offset (SOC15:
-	// queue id * 8); libhsakmt maps "offset & ~(slice-1)" and adds "offset & (slice-1)".
-	a.DoorbellOffset = uint64(pd.doorbellOff) + 8*uint64(id)
+	// doorbell id * 8); libhsakmt maps "offset & ~(slice-1)" and adds "offset & (slice-1)".
+	a.DoorbellOffset = uint64(pd.doorbellOff) + 8*uint64(dbID)
 	encode(arg, a)
-	go q.run()
+	p.d.log.Debug("queue created", "tgid", p.tgid, "queue", id, "type", queueTypeName(a.QueueType), "gpu", a.GPUID,
+		"ring", hexVA(a.RingBaseAddress), "doorbell_offset", hexVA(a.DoorbellOffset))
 	return 0
 }
 
-// readableUser reports whether a userptr-backed address (amd_queue_t in system memory registered
-// as userptr) is reachable; userptr BOs are found by gpuAccess already, so this is the fallback
-// for indices placed in memory the GPU reaches through an SVM/userptr range.
-func (p *Process) readableUser(va uint64) bool {
-	var b [8]byte
-	return p.readUser(va, b[:])
+// pickSDMA is allocate_sdma_queue: SDMA queues go to the lowest free queue of the PCIe engines,
+// SDMA_XGMI queues to the XGMI engines (numbered after the PCIe ones), SDMA_BY_ENG_ID queues to
+// the engine the caller names. It returns the engine index and the queue index on it.
+func (p *Process) pickSDMA(pd *pdd, a *abi.CreateQueueArgs) (engine, index uint32, errno syscall.Errno) {
+	n := pd.node
+	pcie, xgmi := uint32(n.Prop("num_sdma_engines")), uint32(n.Prop("num_sdma_xgmi_engines"))
+	perEngine := uint32(n.Prop("num_sdma_queues_per_engine"))
+	var engines []uint32
+	switch a.QueueType {
+	case abi.KFD_IOC_QUEUE_TYPE_SDMA:
+		for e := uint32(0); e < pcie; e++ {
+			engines = append(engines, e)
+		}
+	case abi.KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+		for e := pcie; e < pcie+xgmi; e++ {
+			engines = append(engines, e)
+		}
+	case abi.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
+		if a.SDMAEngineID >= pcie+xgmi {
+			return 0, 0, syscall.EINVAL // "Invalid SDMA engine id"
+		}
+		engines = []uint32{a.SDMAEngineID}
+	}
+	// dqm->sdma_bitmap is device-wide: queue ids go engine-minor across all processes.
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	used := p.d.sdmaUsed[pd.gpuID]
+	if used == nil {
+		used = map[[2]uint32]bool{}
+		p.d.sdmaUsed[pd.gpuID] = used
+	}
+	for i := uint32(0); i < perEngine; i++ {
+		for _, e := range engines {
+			if k := [2]uint32{e, i}; !used[k] && int(e) < len(pd.layout.SDMAEngine) {
+				used[k] = true
+				return e, i, 0
+			}
+		}
+	}
+	return 0, 0, syscall.ENOMEM // "No more SDMA queue to allocate"
+}
+
+// newEngine builds the hardware queue for the queue type.
+func newEngine(q *queue) (engine, error) {
+	switch q.args.QueueType {
+	case abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL:
+		return newAQL(q)
+	case abi.KFD_IOC_QUEUE_TYPE_COMPUTE:
+		return newPM4(q)
+	}
+	return nil, fmt.Errorf("queue type %s is not modelled yet", queueTypeName(q.args.QueueType))
+}
+
+// release undoes what createQueue acquired; the engine must be stopped.
+func (q *queue) release() {
+	for _, b := range q.bufs {
+		b.queueRefs--
+	}
+	q.bufs = nil
+	if q.doorbellID != noDoorbell {
+		q.pd.slice.Free(q.doorbellID)
+	}
+	if q.sdmaHeld {
+		q.p.d.mu.Lock()
+		delete(q.p.d.sdmaUsed[q.pd.gpuID], [2]uint32{q.args.SDMAEngineID, q.sdmaQueue})
+		q.p.d.mu.Unlock()
+	}
+	if q.mem != nil {
+		q.mem.Close()
+	}
+}
+
+// stop stops the engine and the doorbell (DESTROY_QUEUE preempts first; teardown). It must be
+// called without Process.mu: the engine may be delivering an event.
+func (q *queue) stop() {
+	q.mu.Lock()
+	if q.stopped {
+		q.mu.Unlock()
+		return
+	}
+	q.stopped = true
+	q.mu.Unlock()
+	if q.bell != nil {
+		q.bell.Close()
+	}
+	q.eng.Stop()
 }
 
 func destroyQueue(p *Process, c Caller, arg []byte) syscall.Errno {
@@ -144,6 +428,9 @@ func destroyQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	delete(p.queues, a.QueueID)
 	p.mu.Unlock()
 	q.stop() // preempt first: wait until the processor has stopped
+	p.mu.Lock()
+	q.release()
+	p.mu.Unlock()
 	return 0
 }
 
@@ -153,7 +440,10 @@ func updateQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	if a.QueuePercentage&0xff > abi.KFD_MAX_QUEUE_PERCENTAGE || a.QueuePriority > abi.KFD_MAX_QUEUE_PRIORITY {
 		return syscall.EINVAL
 	}
-	if a.RingSize != 0 && (a.RingSize&(a.RingSize-1) != 0 || a.RingSize < abi.KFD_MIN_QUEUE_RING_SIZE) {
+	if a.RingBaseAddress >= userAddressLimit {
+		return syscall.EFAULT
+	}
+	if a.RingSize != 0 && a.RingSize&(a.RingSize-1) != 0 {
 		return syscall.EINVAL
 	}
 	p.mu.Lock()
@@ -162,19 +452,31 @@ func updateQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	if q == nil {
 		return syscall.EINVAL
 	}
-	q.prio, q.pct = a.QueuePriority, a.QueuePercentage
+	// pqm_update_queue_properties: the ring may not move or change size (6.12+: "Cannot update
+	// ring address or size").
+	if (a.RingBaseAddress != 0 && a.RingBaseAddress != q.args.RingBaseAddress) ||
+		(a.RingSize != 0 && a.RingSize != q.args.RingSize) {
+		return syscall.EINVAL
+	}
+	q.args.QueuePriority, q.args.QueuePercentage = a.QueuePriority, a.QueuePercentage
 	return 0
 }
 
 func setCUMask(p *Process, c Caller, arg []byte) syscall.Errno {
 	var a abi.SetCUMaskArgs
 	decode(arg, &a)
-	if a.NumCUMask == 0 || a.NumCUMask%32 != 0 {
-		return syscall.EINVAL // "CU mask cannot be 0" / "num_cu_mask must be a multiple of 32"
+	if a.NumCUMask%32 != 0 || a.NumCUMask == 0 {
+		return syscall.EINVAL // "num_cu_mask must be a multiple of 32" / "CU mask cannot be 0"
+	}
+	n := min(a.NumCUMask, 1024) / 32 // "CU mask cannot be greater than 1024 bits"
+	mask := make([]byte, 4*n)
+	if err := c.ReadMemory(a.CUMaskPtr, mask); err != nil {
+		return syscall.EFAULT
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.queues[a.QueueID] == nil {
+	q := p.queues[a.QueueID]
+	if q == nil {
 		return syscall.EINVAL
 	}
 	return 0
@@ -202,242 +504,36 @@ func allocQueueGWS(p *Process, c Caller, arg []byte) syscall.Errno {
 	return syscall.ENODEV // GWS is not modelled (kfd: -ENODEV when the device has no GWS)
 }
 
-// stop stops the packet processor and waits for it (DESTROY_QUEUE, teardown).
-func (q *queue) stop() {
-	q.once.Do(func() { close(q.stopCh) })
-	<-q.done
-	q.state.Store(int32(qStopped))
-}
-
-// run is the packet processor. It polls the doorbell: every 50 µs while packets flow, backing off
-// to 10 ms after 20 ms without activity, so an idle queue costs ~100 wake-ups per second.
-func (q *queue) run() {
-	defer close(q.done)
-	var last uint64
-	idleSince := time.Now()
-	for {
-		bell := word64(q.doorbell).Load()
-		if bell != last || q.pending() {
-			last = bell
-			q.process()
-			idleSince = time.Now()
-		}
-		wait := 50 * time.Microsecond
-		if time.Since(idleSince) > 20*time.Millisecond {
-			wait = 10 * time.Millisecond
-		}
-		select {
-		case <-q.stopCh:
-			return
-		case <-time.After(wait):
-		}
-	}
-}
-
-// pending reports unread packets (read index behind write index) on an active queue.
-func (q *queue) pending() bool {
-	if queueState(q.state.Load()) != qActive {
-		return false
-	}
-	w, ok := q.load64(q.wptr)
-	return ok && w > q.read
-}
-
-func (q *queue) load64(va uint64) (uint64, bool) {
-	p := q.p
-	p.mu.Lock()
-	mem, user, ok := p.gpuAccess(q.gpu, va, 8)
-	p.mu.Unlock()
-	if mem != nil && va&7 == 0 {
-		return word64(mem).Load(), true
-	}
-	var b [8]byte
-	if (ok && user != 0 && p.readUser(user, b[:])) || (!ok && p.readUser(va, b[:])) {
-		return binary.LittleEndian.Uint64(b[:]), true
-	}
-	return 0, false
-}
-
-func (q *queue) store64(va, v uint64) bool {
-	p := q.p
-	p.mu.Lock()
-	mem, user, ok := p.gpuAccess(q.gpu, va, 8)
-	p.mu.Unlock()
-	if mem != nil && va&7 == 0 {
-		word64(mem).Store(v)
-		return true
-	}
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], v)
-	if ok && user != 0 {
-		return p.writeUser(user, b[:])
-	}
-	return !ok && p.writeUser(va, b[:])
-}
-
-// add64 atomically adds to a signal value. Signals in VRAM/GTT are real atomics on shared memory;
-// in userptr memory the daemon can only read-modify-write through process_vm (docs/memory.md).
-func (q *queue) add64(va uint64, d int64) (int64, bool) {
-	p := q.p
-	p.mu.Lock()
-	mem, _, _ := p.gpuAccess(q.gpu, va, 8)
-	p.mu.Unlock()
-	if mem != nil && va&7 == 0 {
-		return int64(word64(mem).Add(uint64(d))), true
-	}
-	v, ok := q.load64(va)
-	if !ok {
-		return 0, false
-	}
-	nv := int64(v) + d
-	return nv, q.store64(va, uint64(nv))
-}
-
-func (q *queue) fail(format string, args ...any) {
-	q.lastErr = fmt.Sprintf(format, args...)
-	q.state.Store(int32(qError))
-	p := q.p
-	p.d.log.Warn("queue error", "tgid", p.tgid, "queue", q.id, "err", q.lastErr)
-	p.mu.Lock()
-	p.raiseHWExceptionLocked(q.gpu)
-	p.mu.Unlock()
-}
-
-// process consumes packets from the read index up to the write index.
-func (q *queue) process() {
-	for queueState(q.state.Load()) == qActive {
-		w, ok := q.load64(q.wptr)
-		if !ok {
-			q.fail("write index at %#x not readable", q.wptr)
-			return
-		}
-		if q.read >= w {
-			return
-		}
-		slot := q.ring + (q.read*hsa.PacketSize)%q.size
-		var pkt [hsa.PacketSize]byte
-		if !q.readGPU(slot, pkt[:]) {
-			q.fail("ring slot at %#x not readable", slot)
-			return
-		}
-		hdr := binary.LittleEndian.Uint16(pkt[:])
-		switch hsa.PacketType(hdr) {
-		case hsa.PacketTypeInvalid:
-			return // the producer has not published this packet yet: wait for the next kick
-		case hsa.PacketTypeBarrierAnd, hsa.PacketTypeBarrierOr:
-			if !q.barrier(pkt[:], hsa.PacketType(hdr) == hsa.PacketTypeBarrierAnd) {
-				return // dependencies not met: re-check on the next poll
-			}
-		case hsa.PacketTypeKernelDispatch:
-			q.fail("kernel dispatch at read index %d: the shader model is not connected to queues", q.read)
-			return
-		default:
-			q.fail("unsupported AQL packet type %d at read index %d", hsa.PacketType(hdr), q.read)
-			return
-		}
-		if !q.complete(binary.LittleEndian.Uint64(pkt[56:])) {
-			return
-		}
-		// Release the slot (header -> INVALID) before publishing the new read index.
-		q.writeHeaderInvalid(slot)
-		q.read++
-		q.store64(q.rptr, q.read)
-		q.packets.Add(1)
-	}
-}
-
-func (q *queue) readGPU(va uint64, b []byte) bool {
-	p := q.p
-	p.mu.Lock()
-	mem, user, ok := p.gpuAccess(q.gpu, va, uint64(len(b)))
-	if mem != nil {
-		copy(b, mem)
-	}
-	p.mu.Unlock()
-	if mem != nil {
-		// The header word was published with a release store: read it atomically last.
-		binary.LittleEndian.PutUint32(b, word32(mem).Load())
-		return true
-	}
-	return ok && user != 0 && p.readUser(user, b)
-}
-
-func (q *queue) writeHeaderInvalid(slot uint64) {
-	p := q.p
-	p.mu.Lock()
-	mem, user, ok := p.gpuAccess(q.gpu, slot, 4)
-	p.mu.Unlock()
-	if mem != nil {
-		v := word32(mem).Load()
-		word32(mem).Store(v&^0xffff | hsa.PacketTypeInvalid)
-		return
-	}
-	if ok && user != 0 {
-		var b [2]byte
-		binary.LittleEndian.PutUint16(b[:], hsa.PacketTypeInvalid)
-		p.writeUser(user, b[:])
-	}
-}
-
-// barrier evaluates a barrier-AND (all dependencies at 0) or barrier-OR (any at 0) packet; null
-// signal handles are ignored (HSA: an OR with no dependencies is satisfied).
-func (q *queue) barrier(pkt []byte, and bool) bool {
-	any, none := false, true
-	for i := 0; i < 5; i++ {
-		h := binary.LittleEndian.Uint64(pkt[8+8*i:])
-		if h == 0 {
-			continue
-		}
-		none = false
-		v, ok := q.load64(h + hsa.SignalValueOffset)
-		if !ok {
-			q.fail("dependency signal %#x not readable", h)
-			return false
-		}
-		if v == 0 {
-			any = true
-		} else if and {
-			return false
-		}
-	}
-	return and || any || none
-}
-
-// complete decrements the completion signal and raises its event, if any.
-func (q *queue) complete(sig uint64) bool {
-	if sig == 0 {
-		return true
-	}
-	if _, ok := q.add64(sig+hsa.SignalValueOffset, -1); !ok {
-		q.fail("completion signal %#x not writable", sig)
-		return false
-	}
-	mailbox, ok1 := q.load64(sig + hsa.SignalMailboxOffset)
-	id, ok2 := q.load64(sig + hsa.SignalEventIDOffset)
-	if ok1 && ok2 && mailbox != 0 {
-		q.store64(mailbox, uint64(uint32(id)))
-		q.p.SignalInterrupt(uint32(id))
-	}
-	return true
+// fail records a queue error for debugfs and the log.
+func (q *queue) fail(err error) {
+	q.mu.Lock()
+	q.lastErr = err.Error()
+	q.mu.Unlock()
+	q.p.d.log.Warn("queue error", "tgid", q.p.tgid, "queue", q.id, "type", queueTypeName(q.args.QueueType), "err", err)
 }
 
 func (d *Driver) debugQueues() string {
-	out := fmt.Sprintf("%-8s %-5s %-10s %-6s %-18s %-8s %-10s %-8s %s\n", "tgid", "queue", "gpu_id", "type", "ring", "size", "read", "packets", "state")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %-5s %-10s %-9s %-8s %-18s %-8s %s\n", "tgid", "queue", "gpu_id", "type", "doorbell", "ring", "size", "state")
 	for _, p := range d.sortedProcs() {
 		p.mu.Lock()
-		for id := uint32(0); id < maxQueuesPerProcess; id++ {
+		ids := make([]uint32, 0, len(p.queues))
+		for id := range p.queues {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		for _, id := range ids {
 			q := p.queues[id]
-			if q == nil {
-				continue
-			}
-			st := [...]string{"active", "error", "stopped"}[q.state.Load()]
+			st := q.eng.status()
+			q.mu.Lock()
 			if q.lastErr != "" {
-				st += ": " + q.lastErr
+				st += " error: " + q.lastErr
 			}
-			out += fmt.Sprintf("%-8d %-5d %-10d %-6s %#-18x %-8d %-10d %-8d %s\n", p.tgid, q.id, q.gpu, "aql",
-				q.ring, q.size, q.read, q.packets.Load(), st)
+			q.mu.Unlock()
+			fmt.Fprintf(&b, "%-8d %-5d %-10d %-9s %#-8x %#-18x %-8d %s\n", p.tgid, q.id, q.args.GPUID,
+				queueTypeName(q.args.QueueType), q.doorbellID, q.args.RingBaseAddress, q.args.RingSize, st)
 		}
 		p.mu.Unlock()
 	}
-	return out
+	return b.String()
 }

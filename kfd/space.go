@@ -16,10 +16,41 @@ type space struct {
 	mu   sync.Mutex
 	f    *os.File
 	next int64
+	size int64 // file size: only grows (a shrink would cut off mappings above)
 }
 
 // Offsets must stay below 2^63 (a FUSE regular file cannot be mapped above); the limit is far below.
-const spaceLimit = 1 << 46
+// Allocations from next stay below fixedBase; the range above holds fixed-offset mappings
+// (doorbell slices, see Process.doorbells).
+const (
+	spaceLimit = 1 << 46
+	fixedBase  = 1 << 45
+)
+
+// grow extends the file to end bytes. Called with s.mu held.
+func (s *space) grow(end int64) error {
+	if end <= s.size {
+		return nil
+	}
+	if err := s.f.Truncate(end); err != nil {
+		return err
+	}
+	s.size = end
+	return nil
+}
+
+// mapAt maps size bytes at a fixed offset at or above fixedBase (not allocated from next).
+func (s *space) mapAt(off int64, size uint64) ([]byte, error) {
+	if off < fixedBase || uint64(off)+size > spaceLimit || off%pageSize != 0 {
+		return nil, errNoSpace
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.grow(off + int64(size)); err != nil {
+		return nil, err
+	}
+	return unix.Mmap(int(s.f.Fd()), off, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+}
 
 func newSpace(name string) (*space, error) {
 	fd, err := unix.MemfdCreate("kfdemu-"+name, unix.MFD_CLOEXEC)
@@ -42,11 +73,11 @@ func (s *space) allocAligned(size, align uint64) (off int64, mem []byte, err err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := (uint64(s.next) + align - 1) &^ (align - 1)
-	if size == 0 || next+size > spaceLimit {
+	if size == 0 || next+size > fixedBase {
 		return 0, nil, errNoSpace
 	}
 	off = int64(next)
-	if err := s.f.Truncate(off + int64(size)); err != nil {
+	if err := s.grow(off + int64(size)); err != nil {
 		return 0, nil, err
 	}
 	mem, err = unix.Mmap(int(s.f.Fd()), off, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)

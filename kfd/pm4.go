@@ -1,0 +1,99 @@
+package kfd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
+	"github.com/kfdemu/kfdemu/gpu/shader"
+)
+
+// The PM4 engine: a KFD_IOC_QUEUE_TYPE_COMPUTE queue is a ring of PM4 type-3 packets consumed by
+// gpu/cp/pm4 (an HQD of the MEC). DISPATCH_DIRECT runs on gpu/shader from the SET_SH_REG state,
+// RELEASE_MEM interrupts carry the event id in int_ctxid (kfd_int_process_v9.c passes context_id0
+// to kfd_signal_event_interrupt), and a queue error is reported as a GPU fault (memory exception
+// event) or a hardware exception, as the kfd interrupt handlers do for a hung or faulting queue.
+
+type pm4Engine struct {
+	q     *queue
+	pq    *pm4.Queue
+	epoch time.Time
+}
+
+func newPM4(q *queue) (*pm4Engine, error) {
+	a := q.args
+	e := &pm4Engine{q: q, epoch: time.Now()}
+	pq, err := pm4.New(pm4.Config{RingBase: a.RingBaseAddress, RingSizeBytes: a.RingSize,
+		ReadPtrVA: a.ReadPointerAddress, WritePtrVA: a.WritePointerAddress, Memory: q.mem, Host: e, Tag: q})
+	if err != nil {
+		return nil, err
+	}
+	e.pq = pq
+	return e, nil
+}
+
+func (e *pm4Engine) Start() error { return e.pq.Start() }
+func (e *pm4Engine) Stop()        { e.pq.Stop() }
+func (e *pm4Engine) Kick()        { e.pq.Kick() }
+func (e *pm4Engine) Err() error   { return e.pq.Err() }
+
+func (e *pm4Engine) status() string {
+	s := e.pq.Status()
+	return fmt.Sprintf("%s rptr=%d wptr=%d packets=%d dispatches=%d interrupts=%d", s.State, s.ReadPtr, s.WritePtr,
+		s.Packets, s.Dispatches, s.Interrupts)
+}
+
+// Dispatch implements pm4.Host: DISPATCH_DIRECT with the queue's compute registers.
+func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
+	r := shader.RegParams{
+		PgmAddr: cs.PGM, RSRC1: cs.RSRC1, RSRC2: cs.RSRC2, RSRC3: cs.RSRC3, UserData: cs.UserData,
+		NumGroups:   cs.Groups,
+		TmpringSize: cs.TmpRingSize, ScratchBase: cs.ScratchBase,
+		Apertures: shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
+	}
+	for i := range r.WorkgroupSize {
+		r.WorkgroupSize[i] = uint16(cs.NumThread[i])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	stop := pq.Stopping()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-done:
+		}
+	}()
+	st, err := shader.DispatchRegs(ctx, e.q.mem, r)
+	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
+	return err
+}
+
+// Interrupt implements pm4.Host: RELEASE_MEM with INT_SEL raised the end-of-pipe interrupt.
+func (e *pm4Engine) Interrupt(_ *pm4.Queue, contextID uint32) { e.q.p.SignalInterrupt(contextID) }
+
+// Timestamp implements pm4.Host: a 100 MHz GPU clock (gfx9 reports 100 MHz as its timestamp
+// frequency through AMDGPU_INFO; the value only has to be monotonic).
+func (e *pm4Engine) Timestamp() uint64 { return uint64(time.Since(e.epoch) / (10 * time.Nanosecond)) }
+
+// QueueError implements pm4.Host.
+func (e *pm4Engine) QueueError(_ *pm4.Queue, err error) {
+	q := e.q
+	q.fail(err)
+	var fault *shader.Fault
+	var fe *pm4.FaultError
+	switch {
+	case errors.As(err, &fault):
+		q.p.raiseMemoryException(q.pd.gpuID, fault.Addr, fault.Write, true)
+	case errors.As(err, &fe):
+		q.p.raiseMemoryException(q.pd.gpuID, fe.VA, false, true)
+	default:
+		q.p.mu.Lock()
+		q.p.raiseHWExceptionLocked(q.pd.gpuID)
+		q.p.mu.Unlock()
+	}
+}
