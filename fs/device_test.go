@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func mountDriver(t *testing.T, profile string) (string, *kfd.Driver) {
+func mountDriver(t testing.TB, profile string) (string, *kfd.Driver) {
 	t.Helper()
 	testenv.NeedMount(t)
 	sys, err := topology.Profile(profile)

@@ -217,7 +217,16 @@ func Mount(dir string, opts Options) (*Server, error) {
 	}
 	long := time.Hour
 	zero := time.Duration(0)
-	for _, m := range mounts {
+	for i, m := range mounts {
+		if i == 1 {
+			// st_dev of the mount, taken before the nested mounts: every request the daemon makes
+			// to its own mount is done before a readiness probe can succeed (a daemon killed while
+			// one is in flight cannot exit: its thread waits on a server that is gone).
+			var st unix.Stat_t
+			if err := unix.Stat(dir, &st); err == nil {
+				s.dev.mountDev.Store(st.Dev)
+			}
+		}
 		srv, err := fs.Mount(m.dir, m.root, &fs.Options{
 			EntryTimeout: &long, AttrTimeout: &long, NegativeTimeout: &zero,
 			MountOptions: fuse.MountOptions{
@@ -238,10 +247,6 @@ func Mount(dir string, opts Options) (*Server, error) {
 	}
 	if opts.System != nil && opts.Capture == nil {
 		opts.System.OnUsedMemoryChange(s.invalidateDynamic)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err == nil {
-		s.dev.mountDev.Store(st.Dev)
 	}
 	opts.Log.Info("mounted", "dir", dir)
 	return s, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
+	"github.com/kfdemu/kfdemu/gpu/hsa"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -665,6 +666,48 @@ func TestPM4Queue(t *testing.T) {
 	}
 	if r := word32(ptrs[0x80:]).Load(); r != uint32(len(pkts)) {
 		t.Errorf("read pointer %d, want %d", r, len(pkts))
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
+		t.Errorf("destroy: %v", errno)
+	}
+}
+
+// TestAQLFaultRaisesMemoryException: a packet whose completion signal is not GPU-mapped is a GPU
+// page fault: the queue stops and every MEMORY event gets the faulting address
+// (kfd_signal_vm_fault_event), as ROCr's memory-exception handler expects.
+func TestAQLFaultRaisesMemoryException(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base, sig = 0x600000000, 0x7000000000
+	a := e.queueArgs(base)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	mev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mev); errno != 0 {
+		t.Fatal(errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	var pkt [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{CompletionSignal: sig}).Encode(pkt[:])
+	copy(ring[4:64], pkt[4:])
+	word32(ring).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	word64(aq[0x38:]).Store(1)
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
+
+	binary.LittleEndian.PutUint32(e.c.mem[40:], mev.EventID)
+	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
+	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+		t.Fatalf("memory event: %v result %d; queue: %s", errno, w.WaitResult, p.queues[a.QueueID].eng.status())
+	}
+	notPresent := binary.LittleEndian.Uint32(e.c.mem[0:])
+	va, gpu := binary.LittleEndian.Uint64(e.c.mem[16:]), binary.LittleEndian.Uint32(e.c.mem[24:])
+	if notPresent != 1 || va < sig || va >= sig+hsa.PacketSize || gpu != e.gpu {
+		t.Errorf("exception data: not_present %d va %#x gpu %d", notPresent, va, gpu)
+	}
+	if err := p.queues[a.QueueID].eng.Err(); err == nil {
+		t.Error("queue still running after the fault")
 	}
 	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
 		t.Errorf("destroy: %v", errno)

@@ -73,7 +73,12 @@ func served(mnt string) bool {
 	if _, err := os.ReadDir(filepath.Join(mnt, nsexec.TopologyPath)); err != nil {
 		return false
 	}
-	_, err := os.ReadFile(filepath.Join(mnt, nsexec.GenerationPath))
+	if _, err := os.ReadFile(filepath.Join(mnt, nsexec.GenerationPath)); err != nil {
+		return false
+	}
+	// The debugfs connection is mounted last (at MNT/sys/kernel/debug): once it answers, the
+	// daemon has finished every request it makes to its own mount during startup.
+	_, err := os.ReadFile(filepath.Join(mnt, "sys/kernel/debug/kfdemu/stats"))
 	return err == nil
 }
 
