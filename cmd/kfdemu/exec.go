@@ -78,7 +78,7 @@ func served(mnt string) bool {
 	}
 	// The debugfs connection is mounted last (at MNT/sys/kernel/debug): once it answers, the
 	// daemon has finished every request it makes to its own mount during startup.
-	_, err := os.ReadFile(filepath.Join(mnt, "sys/kernel/debug/kfdemu/stats"))
+	_, err := os.ReadFile(filepath.Join(mnt, nsexec.StatsPath))
 	return err == nil
 }
 

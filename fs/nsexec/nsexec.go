@@ -68,6 +68,9 @@ const (
 	ModulePath     = "sys/module/amdgpu"
 	TopologyPath   = "sys/devices/virtual/kfd/kfd/topology"
 	GenerationPath = TopologyPath + "/generation_id"
+	// StatsPath is in the debugfs connection, which the daemon mounts last: its presence means
+	// the daemon is fully up (MNT only; the namespace does not expose debugfs).
+	StatsPath = "sys/kernel/debug/kfdemu/stats"
 )
 
 // AmdgpuModuleLine is the line /proc/modules shows for a loaded amdgpu (kernel/module/procfs.c
