@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,6 +48,11 @@ type Server struct {
 	dev         *devDir
 	watch       *procWatch
 	mu          sync.Mutex
+	// ready is set when Mount has returned: every request the daemon makes to its own mounts
+	// (go-fuse's poll hack opens and closes a file in each) is done. A daemon killed while one is
+	// in flight cannot exit (its thread waits in FLUSH for a server that is gone), so readiness
+	// probes (the "ready" line of kfdemu/stats) wait for this.
+	ready atomic.Bool
 }
 
 // Errors of Mount that serve reports with exit code 2.
@@ -248,6 +254,7 @@ func Mount(dir string, opts Options) (*Server, error) {
 	if opts.System != nil && opts.Capture == nil {
 		opts.System.OnUsedMemoryChange(s.invalidateDynamic)
 	}
+	s.ready.Store(true)
 	opts.Log.Info("mounted", "dir", dir)
 	return s, nil
 }
@@ -417,6 +424,11 @@ func (s *Server) hotplugWrite(data []byte) syscall.Errno {
 
 func (s *Server) stats() []byte {
 	var b strings.Builder
+	r := 0
+	if s.ready.Load() {
+		r = 1
+	}
+	fmt.Fprintf(&b, "ready %d\n", r)
 	fmt.Fprintf(&b, "generation %d\n", s.generation())
 	fmt.Fprintf(&b, "client_processes %d\n", s.dev.clientCount())
 	fmt.Fprintf(&b, "watched_pids %d\n", s.watch.count())

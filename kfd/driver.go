@@ -38,6 +38,7 @@ type Driver struct {
 // driverStats are counters of the hardware model (debugfs kfdemu/stats).
 type driverStats struct {
 	waveInstructions atomic.Uint64
+	sdmaBytes        atomic.Uint64 // bytes copied or filled by SDMA queues that have stopped
 }
 
 // New creates the driver for a topology and hooks its VRAM accounting into used_memory.
@@ -172,7 +173,7 @@ func (d *Driver) Stats() map[string]int {
 	}
 	d.mu.Unlock()
 	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(),
-		"wave_instructions": int(d.stats.waveInstructions.Load())}
+		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
 	for _, p := range procs {
 		p.mu.Lock()
 		st["bos"] += len(p.bos)

@@ -1,6 +1,7 @@
 package kfd
 
 import (
+	"bytes"
 	"encoding/binary"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
 	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/sdma"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -708,6 +710,55 @@ func TestAQLFaultRaisesMemoryException(t *testing.T) {
 	}
 	if err := p.queues[a.QueueID].eng.Err(); err == nil {
 		t.Error("queue still running after the fault")
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
+		t.Errorf("destroy: %v", errno)
+	}
+}
+
+// TestSDMAQueue drives an SDMA queue through the driver: a copy, an atomic decrement of a signal
+// and a trap, as ROCr's BlitSdma submits them; the trap signals the event.
+func TestSDMAQueue(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base = 0x600000000
+	e.alloc(base, 4096)           // ring
+	e.alloc(base+0x10000, 4096)   // read pointer page
+	e.alloc(base+0x20000, 4096)   // write pointer page
+	e.alloc(base+0x30000, 0x4000) // data
+	page := abi.AllocMemoryOfGPUArgs{VAAddr: 0x400000000, Size: signalSlots * 8, GPUID: e.gpu, Flags: allocGTT}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &page); errno != 0 {
+		t.Fatal(errno)
+	}
+	ev := abi.CreateEventArgs{EventPageOffset: page.Handle, EventType: abi.KFD_IOC_EVENT_SIGNAL}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
+		t.Fatal(errno)
+	}
+	a := abi.CreateQueueArgs{RingBaseAddress: base, RingSize: 4096, GPUID: e.gpu, QueueType: abi.KFD_IOC_QUEUE_TYPE_SDMA,
+		QueuePercentage: 100, ReadPointerAddress: base + 0x10000, WritePointerAddress: base + 0x20000}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, wp, d := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x20000).mem, p.boAt(e.gpu, base+0x30000).mem
+	for i := 0; i < 0x1000; i++ {
+		d[i] = byte(i)
+	}
+	binary.LittleEndian.PutUint64(d[0x3000:], 1) // signal value
+	var pk []byte
+	pk = sdma.AppendCopyLinear(pk, base+0x31000, base+0x30000, 0x1000)
+	pk = sdma.AppendAtomic(pk, sdma.Atomic{Op: sdma.AtomicAdd64, Addr: base + 0x33000, Src: ^uint64(0)})
+	pk = sdma.AppendTrap(pk, ev.EventID)
+	copy(ring, pk)
+	word64(wp).Store(uint64(len(pk)))
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(uint64(len(pk)))
+	binary.LittleEndian.PutUint32(e.c.mem[40:], ev.EventID)
+	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
+	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+		t.Fatalf("trap event: %v result %d; queue: %s", errno, w.WaitResult, p.queues[a.QueueID].eng.status())
+	}
+	if !bytes.Equal(d[0:0x1000], d[0x1000:0x2000]) || binary.LittleEndian.Uint64(d[0x3000:]) != 0 {
+		t.Errorf("copy or signal wrong; queue: %s", p.queues[a.QueueID].eng.status())
 	}
 	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
 		t.Errorf("destroy: %v", errno)

@@ -324,7 +324,8 @@ func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	a.DoorbellOffset = uint64(pd.doorbellOff) + 8*uint64(dbID)
 	encode(arg, a)
 	p.d.log.Debug("queue created", "tgid", p.tgid, "queue", id, "type", queueTypeName(a.QueueType), "gpu", a.GPUID,
-		"ring", hexVA(a.RingBaseAddress), "doorbell_offset", hexVA(a.DoorbellOffset))
+		"ring", hexVA(a.RingBaseAddress), "rptr", hexVA(a.ReadPointerAddress), "wptr", hexVA(a.WritePointerAddress),
+		"doorbell_offset", hexVA(a.DoorbellOffset))
 	return 0
 }
 
@@ -377,6 +378,8 @@ func newEngine(q *queue) (engine, error) {
 		return newAQL(q)
 	case abi.KFD_IOC_QUEUE_TYPE_COMPUTE:
 		return newPM4(q)
+	case abi.KFD_IOC_QUEUE_TYPE_SDMA, abi.KFD_IOC_QUEUE_TYPE_SDMA_XGMI, abi.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
+		return newSDMA(q)
 	}
 	return nil, fmt.Errorf("queue type %s is not modelled yet", queueTypeName(q.args.QueueType))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -76,10 +77,10 @@ func served(mnt string) bool {
 	if _, err := os.ReadFile(filepath.Join(mnt, nsexec.GenerationPath)); err != nil {
 		return false
 	}
-	// The debugfs connection is mounted last (at MNT/sys/kernel/debug): once it answers, the
-	// daemon has finished every request it makes to its own mount during startup.
-	_, err := os.ReadFile(filepath.Join(mnt, nsexec.StatsPath))
-	return err == nil
+	// The daemon reports "ready 1" once it has finished every request it makes to its own mounts
+	// during startup (fs.Server.ready).
+	b, err := os.ReadFile(filepath.Join(mnt, nsexec.StatsPath))
+	return err == nil && bytes.HasPrefix(b, []byte("ready 1\n"))
 }
 
 // startDaemon runs `kfdemu serve --mount mnt [--profile p]` as a child, waits (bounded) until it

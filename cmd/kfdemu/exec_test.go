@@ -67,7 +67,7 @@ func fakeMount(t *testing.T) string {
 		nsexec.KFDPath:                             "fake kfd\n",
 		nsexec.DRIPath + "/renderD128":             "fake renderD128\n",
 		nsexec.GenerationPath:                      "1\n",
-		nsexec.StatsPath:                           "processes 0\n",
+		nsexec.StatsPath:                           "ready 1\ngeneration 1\n",
 		nsexec.ModulePath + "/initstate":           "live\n",
 		nsexec.ModulePath + "/version":             "6.10.5\n",
 		nsexec.ModulePath + "/refcnt":              "0\n",

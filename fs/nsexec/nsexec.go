@@ -68,8 +68,8 @@ const (
 	ModulePath     = "sys/module/amdgpu"
 	TopologyPath   = "sys/devices/virtual/kfd/kfd/topology"
 	GenerationPath = TopologyPath + "/generation_id"
-	// StatsPath is in the debugfs connection, which the daemon mounts last: its presence means
-	// the daemon is fully up (MNT only; the namespace does not expose debugfs).
+	// StatsPath is the daemon's counters; its first line is "ready 1" once the daemon is fully
+	// up (MNT only; the namespace does not expose debugfs).
 	StatsPath = "sys/kernel/debug/kfdemu/stats"
 )
 

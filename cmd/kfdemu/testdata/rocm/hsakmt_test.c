@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK(call)                                                                   \
 	do {                                                                          \
@@ -99,6 +100,39 @@ int main(int argc, char **argv)
 						64 * 1024, NULL, &qr));
 			printf("queue %u aql id %llu\n", n, (unsigned long long)qr.QueueId);
 			CHECK(hsaKmtDestroyQueue(qr.QueueId));
+			/* An SDMA queue copies what the CPU wrote in system memory into VRAM, then fences:
+			 * the GPU side sees the CPU's bytes and the CPU sees the GPU's. SDMA v4 packets
+			 * (vega10_sdma_pkt_open.h): COPY_LINEAR and FENCE; pointers are byte indices. */
+			uint32_t *sring = alloc(0, 4096, 0);
+			memset(&qr, 0, sizeof(qr));
+			/* libhsakmt keeps the read and write pointers of SDMA queues itself and returns
+			 * them in the resource. */
+			CHECK(hsaKmtCreateQueue(n, HSA_QUEUE_SDMA, 100, HSA_QUEUE_PRIORITY_NORMAL, sring, 4096, NULL, &qr));
+			uint64_t *srptr = (uint64_t *)qr.Queue_read_ptr, *swptr = (uint64_t *)qr.Queue_write_ptr;
+			uint64_t src = (uintptr_t)sys, dst = (uintptr_t)(vram + 1024), fence = (uintptr_t)(sys + 2048);
+			uint32_t pk[] = {1, 4096 - 1, 0, (uint32_t)src, (uint32_t)(src >> 32), (uint32_t)dst, (uint32_t)(dst >> 32),
+					 5, (uint32_t)fence, (uint32_t)(fence >> 32), 0x5d3a};
+			memcpy(sring, pk, sizeof(pk));
+			__atomic_store_n(swptr, sizeof(pk), __ATOMIC_RELEASE);
+			__atomic_store_n((uint64_t *)qr.Queue_DoorBell, sizeof(pk), __ATOMIC_RELEASE);
+			for (int i = 0; __atomic_load_n(&sys[2048], __ATOMIC_ACQUIRE) != 0x5d3a; i++) {
+				if (i > 5000) {
+					fprintf(stderr, "FAIL SDMA fence not written (read pointer %llu)\n",
+						(unsigned long long)*srptr);
+					return 1;
+				}
+				struct timespec ts = {0, 1000000};
+				nanosleep(&ts, NULL);
+			}
+			if (memcmp(vram + 1024, sys, 4096) || *srptr != sizeof(pk)) {
+				fprintf(stderr, "FAIL SDMA copy differs or read pointer %llu\n", (unsigned long long)*srptr);
+				return 1;
+			}
+			printf("queue %u sdma copy ok\n", n);
+			CHECK(hsaKmtDestroyQueue(qr.QueueId));
+			CHECK(hsaKmtUnmapMemoryToGPU(sring));
+			CHECK(hsaKmtFreeMemory(sring, 4096));
+
 			/* Events. */
 			HsaEventDescriptor ed = {.EventType = HSA_EVENTTYPE_SIGNAL, .NodeId = n};
 			HsaEvent *ev;

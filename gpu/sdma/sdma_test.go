@@ -1,0 +1,310 @@
+package sdma
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// flat is a Memory over one byte slice at base; everything else faults.
+type flat struct {
+	mu   sync.Mutex
+	base uint64
+	b    []byte
+}
+
+var errHole = errors.New("unmapped")
+
+func (m *flat) span(va uint64, n int) ([]byte, error) {
+	if va < m.base || va-m.base+uint64(n) > uint64(len(m.b)) {
+		return nil, fmt.Errorf("%w: %#x", errHole, va)
+	}
+	return m.b[va-m.base : va-m.base+uint64(n)], nil
+}
+
+func (m *flat) Read(va uint64, p []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.span(va, len(p))
+	if err == nil {
+		copy(p, s)
+	}
+	return err
+}
+
+func (m *flat) Write(va uint64, p []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.span(va, len(p))
+	if err == nil {
+		copy(s, p)
+	}
+	return err
+}
+
+func (m *flat) Atomic(va uint64, size int, f func(uint64) uint64) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.span(va, size)
+	if err != nil {
+		return 0, err
+	}
+	var o uint64
+	if size == 4 {
+		o = uint64(binary.LittleEndian.Uint32(s))
+	} else {
+		o = binary.LittleEndian.Uint64(s)
+	}
+	if f != nil {
+		if size == 4 {
+			binary.LittleEndian.PutUint32(s, uint32(f(o)))
+		} else {
+			binary.LittleEndian.PutUint64(s, f(o))
+		}
+	}
+	return o, nil
+}
+
+type host struct {
+	mu    sync.Mutex
+	ints  []uint32
+	err   error
+	errCh chan error
+}
+
+func (h *host) Interrupt(_ *Queue, id uint32) {
+	h.mu.Lock()
+	h.ints = append(h.ints, id)
+	h.mu.Unlock()
+}
+func (h *host) Timestamp() uint64 { return 0x1234_5678_9abc }
+func (h *host) QueueError(_ *Queue, err error) {
+	h.mu.Lock()
+	h.err = err
+	h.mu.Unlock()
+	h.errCh <- err
+}
+
+// Layout of the test memory.
+const (
+	base  = 0x10_0000_0000
+	ring  = base           // 4 KiB ring
+	rptr  = base + 0x1000  // 64-bit read pointer
+	wptr  = base + 0x1008  // 64-bit write pointer
+	data  = base + 0x2000  // scratch data, 64 KiB
+	data2 = base + 0x12000 // second buffer, 64 KiB
+	size  = 0x22000
+)
+
+type env struct {
+	t   *testing.T
+	m   *flat
+	h   *host
+	q   *Queue
+	pos uint64 // write index (bytes)
+}
+
+func newEnv(t *testing.T) *env {
+	e := &env{t: t, m: &flat{base: base, b: make([]byte, size)}, h: &host{errCh: make(chan error, 1)}}
+	q, err := New(Config{RingBase: ring, RingSizeBytes: 4096, ReadPtrVA: rptr, WritePtrVA: wptr, Memory: e.m, Host: e.h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.q = q
+	if err := q.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Stop)
+	return e
+}
+
+// submit writes packets at the write index (wrapping), publishes the write pointer and kicks.
+func (e *env) submit(pkts []byte) {
+	for i := range pkts {
+		e.m.b[(e.pos+uint64(i))%4096] = pkts[i]
+	}
+	e.pos += uint64(len(pkts))
+	e.m.Atomic(wptr, 8, func(uint64) uint64 { return e.pos })
+	e.q.Kick()
+}
+
+func (e *env) u64(va uint64) uint64 { v, _ := e.m.Atomic(va, 8, nil); return v }
+func (e *env) u32(va uint64) uint32 { v, _ := e.m.Atomic(va, 4, nil); return uint32(v) }
+
+func (e *env) waitIdle() {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for e.u64(rptr) != e.pos {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("read pointer %d, write pointer %d; status %+v", e.u64(rptr), e.pos, e.q.Status())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestROCrCopySequence is what ROCr's BlitSdma submits for hsa_amd_memory_async_copy with a
+// dependency and a completion signal that has an event: poll the dependency, HDP flush, copy,
+// decrement the signal, write the event id to the mailbox, trap.
+func TestROCrCopySequence(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < 0x8000; i++ {
+		e.m.b[data-base+uint64(i)] = byte(i * 7)
+	}
+	const dep, sig, mailbox = data2 + 0x9000, data2 + 0xa000, data2 + 0xb000
+	binary.LittleEndian.PutUint64(e.m.b[dep-base:], 1)
+	binary.LittleEndian.PutUint64(e.m.b[sig-base:], 1)
+	var p []byte
+	p = AppendPoll(p, Poll{Addr: dep, Value: 0, Mask: ^uint32(0), Func: PollEqual, Interval: 4, Retry: RetryForever, MemPoll: true})
+	p = AppendPoll(p, Poll{HDPFlush: true, Func: PollEqual, Interval: 10, Retry: RetryForever})
+	p = AppendCopyLinear(p, data2, data, 0x8000)
+	p = AppendAtomic(p, Atomic{Op: AtomicAdd64, Addr: sig, Src: ^uint64(0)})
+	p = AppendFence(p, mailbox, 77)
+	p = AppendTrap(p, 77)
+	e.submit(p)
+	time.Sleep(5 * time.Millisecond)
+	if e.u64(rptr) != 0 || !e.q.Status().Polling {
+		t.Fatalf("the dependency poll did not block: rptr %d status %+v", e.u64(rptr), e.q.Status())
+	}
+	e.m.Atomic(dep, 8, func(uint64) uint64 { return 0 })
+	e.q.Kick()
+	e.waitIdle()
+	if !bytes.Equal(e.m.b[data-base:data-base+0x8000], e.m.b[data2-base:data2-base+0x8000]) {
+		t.Error("copy differs")
+	}
+	if v := e.u64(sig); v != 0 {
+		t.Errorf("signal %d", v)
+	}
+	if v := e.u32(mailbox); v != 77 {
+		t.Errorf("mailbox %d", v)
+	}
+	if len(e.h.ints) != 1 || e.h.ints[0] != 77 {
+		t.Errorf("interrupts %v", e.h.ints)
+	}
+}
+
+func TestWriteFillTimestampAtomics(t *testing.T) {
+	e := newEnv(t)
+	var p []byte
+	p = AppendWrite(p, data, []uint32{1, 2, 3})
+	p = AppendConstFill(p, data+0x100, 0xa5, FillByte, 7)
+	p = AppendConstFill(p, data+0x200, 0xdeadbeef, FillDword, 16)
+	p = AppendTimestampGet(p, data+0x300, true)
+	p = AppendAtomic(p, Atomic{Op: AtomicAdd32 + 0x40, Addr: data + 0x400, Src: 5})
+	p = AppendAtomic(p, Atomic{Op: AtomicCmpSwap64, Addr: data + 0x408, Src: 9, Cmp: 0})
+	p = AppendAtomic(p, Atomic{Op: AtomicUMax32, Addr: data + 0x410, Src: 3})
+	p = AppendNOP(p, 3)
+	e.submit(p)
+	e.waitIdle()
+	if a, b, c := e.u32(data), e.u32(data+4), e.u32(data+8); a != 1 || b != 2 || c != 3 {
+		t.Errorf("write: %d %d %d", a, b, c)
+	}
+	if !bytes.Equal(e.m.b[data-base+0x100:data-base+0x108], []byte{0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0xa5, 0}) {
+		t.Errorf("byte fill: % x", e.m.b[data-base+0x100:data-base+0x108])
+	}
+	if e.u32(data+0x200) != 0xdeadbeef || e.u32(data+0x20c) != 0xdeadbeef || e.u32(data+0x210) != 0 {
+		t.Error("dword fill")
+	}
+	if e.u64(data+0x300) != 0x1234_5678_9abc {
+		t.Errorf("timestamp %#x", e.u64(data+0x300))
+	}
+	if e.u32(data+0x400) != 5 || e.u64(data+0x408) != 9 || e.u32(data+0x410) != 3 {
+		t.Errorf("atomics %d %d %d", e.u32(data+0x400), e.u64(data+0x408), e.u32(data+0x410))
+	}
+}
+
+// TestRingWrapAndPartial: a packet crossing the ring end, and one published in two halves.
+func TestRingWrapAndPartial(t *testing.T) {
+	e := newEnv(t)
+	e.submit(AppendNOP(nil, 1021)) // 4088 bytes: the next packet wraps
+	e.waitIdle()
+	p := AppendFence(nil, data, 42)
+	e.submit(p[:8])
+	time.Sleep(2 * time.Millisecond)
+	if e.u64(rptr) != 4088 {
+		t.Fatalf("a half-written packet was executed: rptr %d", e.u64(rptr))
+	}
+	e.submit(p[8:])
+	e.waitIdle()
+	if e.u32(data) != 42 {
+		t.Errorf("fence %d", e.u32(data))
+	}
+}
+
+func TestQueueErrors(t *testing.T) {
+	for name, c := range map[string]struct {
+		pkt  []byte
+		want error
+	}{
+		"unknown opcode":    {[]byte{99, 0, 0, 0}, ErrUnsupported},
+		"tiled copy":        {binary.LittleEndian.AppendUint32(nil, header(OpCopy, SubCopyTiled)), ErrUnsupported},
+		"fault":             {AppendFence(nil, 0x1000, 1), ErrFault},
+		"copy fault":        {AppendCopyLinear(nil, data, 0x5000, 16), ErrFault},
+		"register poll":     {AppendPoll(nil, Poll{Addr: 0x1234, Func: PollEqual}), ErrUnsupported},
+		"misaligned atomic": {AppendAtomic(nil, Atomic{Op: AtomicAdd64, Addr: data + 4}), ErrMalformed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			e.submit(c.pkt)
+			select {
+			case err := <-e.h.errCh:
+				if !errors.Is(err, c.want) {
+					t.Errorf("error %v, want %v", err, c.want)
+				}
+				if e.u64(rptr) != 0 {
+					t.Errorf("read pointer moved past the failing packet: %d", e.u64(rptr))
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no queue error")
+			}
+		})
+	}
+	e := newEnv(t)
+	e.m.Atomic(wptr, 8, func(uint64) uint64 { return 8192 })
+	e.q.Kick()
+	if err := <-e.h.errCh; !errors.Is(err, ErrWritePtr) {
+		t.Errorf("write pointer two rings ahead: %v", err)
+	}
+}
+
+// TestStopDuringPoll: Stop abandons a blocked poll and Start resumes it.
+func TestStopDuringPoll(t *testing.T) {
+	e := newEnv(t)
+	binary.LittleEndian.PutUint32(e.m.b[data-base:], 1)
+	e.submit(AppendPoll(nil, Poll{Addr: data, Value: 0, Mask: ^uint32(0), Func: PollEqual, MemPoll: true, Retry: RetryForever}))
+	time.Sleep(2 * time.Millisecond)
+	e.q.Stop()
+	e.m.Atomic(data, 4, func(uint64) uint64 { return 0 })
+	if err := e.q.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.waitIdle()
+}
+
+func FuzzRing(f *testing.F) {
+	f.Add(AppendFence(AppendCopyLinear(nil, data2, data, 64), data, 1))
+	f.Add(AppendAtomic(AppendConstFill(nil, data, 1, FillWord, 6), Atomic{Op: AtomicDec32, Addr: data, Src: 3}))
+	f.Fuzz(func(t *testing.T, pkts []byte) {
+		if len(pkts) > 4096 {
+			pkts = pkts[:4096]
+		}
+		pkts = pkts[:len(pkts)&^3]
+		m := &flat{base: base, b: make([]byte, size)}
+		h := &host{errCh: make(chan error, 1)}
+		copy(m.b, pkts)
+		binary.LittleEndian.PutUint64(m.b[wptr-base:], uint64(len(pkts)))
+		q, err := New(Config{RingBase: ring, RingSizeBytes: 4096, ReadPtrVA: rptr, WritePtrVA: wptr, Memory: m, Host: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Start()
+		deadline := time.Now().Add(20 * time.Millisecond)
+		for time.Now().Before(deadline) && q.Err() == nil && q.Status().ReadIndex != uint64(len(pkts)) && !q.Status().Polling {
+			time.Sleep(100 * time.Microsecond)
+		}
+		q.Stop()
+	})
+}

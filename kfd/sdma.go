@@ -1,0 +1,78 @@
+package kfd
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/sdma"
+)
+
+// The SDMA engine: SDMA, SDMA_XGMI and SDMA_BY_ENG_ID queues are rings of SDMA packets consumed by
+// gpu/sdma. A TRAP's int_context is the event id (kfd_int_process_v9.c: SDMA trap interrupts go to
+// kfd_signal_event_interrupt with context_id0 & 0xfffffff); a fault raises the MEMORY events, any
+// other queue error a hardware exception.
+
+type sdmaEngine struct {
+	q       *queue
+	sq      *sdma.Queue
+	epoch   time.Time
+	counted uint64 // bytes already added to the driver's counter
+}
+
+func newSDMA(q *queue) (*sdmaEngine, error) {
+	a := q.args
+	e := &sdmaEngine{q: q, epoch: time.Now()}
+	sq, err := sdma.New(sdma.Config{RingBase: a.RingBaseAddress, RingSizeBytes: a.RingSize,
+		ReadPtrVA: a.ReadPointerAddress, WritePtrVA: a.WritePointerAddress, Memory: q.mem, Host: e, Tag: q})
+	if err != nil {
+		return nil, err
+	}
+	e.sq = sq
+	return e, nil
+}
+
+func (e *sdmaEngine) Start() error { return e.sq.Start() }
+func (e *sdmaEngine) Kick()        { e.sq.Kick() }
+func (e *sdmaEngine) Err() error   { return e.sq.Err() }
+
+// Stop stops the queue and adds the bytes it moved to the driver's sdma_bytes counter.
+func (e *sdmaEngine) Stop() {
+	e.sq.Stop()
+	b := e.sq.Status().Bytes
+	e.q.p.d.stats.sdmaBytes.Add(b - e.counted)
+	e.counted = b
+}
+
+func (e *sdmaEngine) status() string {
+	s := e.sq.Status()
+	st := "idle"
+	switch {
+	case s.Err != nil:
+		st = "error: " + s.Err.Error()
+	case s.Polling:
+		st = "polling"
+	}
+	return fmt.Sprintf("%s engine=%d queue=%d read=%d write=%d doorbell=%d packets=%d bytes=%d", st, e.q.args.SDMAEngineID,
+		e.q.sdmaQueue, s.ReadIndex, s.WriteIndex, int64(word64(e.q.pd.doorbellMem[8*e.q.doorbellID:]).Load()), s.Packets, s.Bytes)
+}
+
+// Interrupt implements sdma.Host.
+func (e *sdmaEngine) Interrupt(_ *sdma.Queue, contextID uint32) { e.q.p.SignalInterrupt(contextID) }
+
+// Timestamp implements sdma.Host: the 100 MHz GPU clock.
+func (e *sdmaEngine) Timestamp() uint64 { return uint64(time.Since(e.epoch) / (10 * time.Nanosecond)) }
+
+// QueueError implements sdma.Host.
+func (e *sdmaEngine) QueueError(_ *sdma.Queue, err error) {
+	q := e.q
+	q.fail(err)
+	var fe *sdma.FaultError
+	if errors.As(err, &fe) {
+		q.p.raiseMemoryException(q.pd.gpuID, fe.VA, false, true)
+		return
+	}
+	q.p.mu.Lock()
+	q.p.raiseHWExceptionLocked(q.pd.gpuID)
+	q.p.mu.Unlock()
+}
