@@ -764,3 +764,64 @@ func TestSDMAQueue(t *testing.T) {
 		t.Errorf("destroy: %v", errno)
 	}
 }
+
+// peer opens the driver as another process (tgid) with its GPU VM acquired.
+func (e *env) peer(tgid int) *env {
+	c := newCaller(tgid)
+	f, err := e.d.OpenKFD(tgid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(f.Release)
+	p := &env{t: e.t, d: e.d, sys: e.sys, f: f, c: c, gpu: e.gpu}
+	p.acquire(e.gpu)
+	return p
+}
+
+// TestQueueIsolation: a packet of one process that names an address where only another process
+// has memory faults in its own process; the other process's memory is untouched and it gets no
+// exception (each process has its own GPU address space, kfd's per-PASID VM).
+func TestQueueIsolation(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	other := e.peer(2000)
+	const victim = 0x7000000000
+	other.alloc(victim, 4096)
+	vmem := other.d.procs[other.c.tgid].boAt(e.gpu, victim).mem
+	binary.LittleEndian.PutUint64(vmem[hsa.SignalValueOffset:], 1)
+	oev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
+	if errno := other.do(abi.AMDKFD_IOC_CREATE_EVENT, &oev); errno != 0 {
+		t.Fatal(errno)
+	}
+	mev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mev); errno != 0 {
+		t.Fatal(errno)
+	}
+	const base = 0x600000000
+	a := e.queueArgs(base)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	var pkt [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{CompletionSignal: victim}).Encode(pkt[:])
+	copy(ring[4:64], pkt[4:])
+	word32(ring).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	word64(aq[0x38:]).Store(1)
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
+	binary.LittleEndian.PutUint32(e.c.mem[40:], mev.EventID)
+	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
+	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+		t.Fatalf("no fault in the submitting process: %v result %d", errno, w.WaitResult)
+	}
+	if v := binary.LittleEndian.Uint64(vmem[hsa.SignalValueOffset:]); v != 1 {
+		t.Errorf("another process's memory changed: %d", v)
+	}
+	binary.LittleEndian.PutUint32(other.c.mem[40:], oev.EventID)
+	w = abi.WaitEventsArgs{EventsPtr: other.c.base, NumEvents: 1, Timeout: 0}
+	if errno := other.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
+		t.Errorf("the other process saw an exception: %v result %d", errno, w.WaitResult)
+	}
+	e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID})
+}
