@@ -19,8 +19,10 @@
 // A client rings a doorbell with a plain store into shared memory: there is no syscall and
 // nothing a FUSE server or the kernel reports. Watcher therefore polls the doorbell words of
 // live queues, adaptively: after a change it spins (yielding) for SpinFor, then sleeps with an
-// exponential backoff from MinPoll up to MaxPoll, reached after IdleAfter without a store. With no
-// doorbell registered it does not wake at all. Poke (called by kfd on every ioctl of a process,
+// exponential backoff from MinPoll up to MaxPoll, reached after IdleAfter without a store, and
+// DeepPoll after DeepAfter (defaults: 10 ms after 100 ms, 50 ms after 2 s). With no doorbell
+// registered it does not wake at all. The cost is the first store after a long idle: it is seen
+// within DeepPoll unless the client makes any kfd ioctl (a blocking wait does) first. Poke (called by kfd on every ioctl of a process,
 // so in particular when a client blocks in WAIT_EVENTS) scans at once and restarts the fast
 // phase. A changed value calls the doorbell's kick function, which must not block (the packet
 // processors' Kick is a non-blocking channel send). kfdemu bench and BenchmarkIdle measure the

@@ -111,6 +111,24 @@ func TestWatcherDetectsStores(t *testing.T) {
 	}
 }
 
+// After DeepAfter without a store the scanner polls at DeepPoll, and a store is still seen.
+func TestWatcherDeepIdle(t *testing.T) {
+	w := NewWatcher(Tuning{MaxPoll: 5 * time.Millisecond, IdleAfter: 10 * time.Millisecond,
+		DeepAfter: 50 * time.Millisecond, DeepPoll: 40 * time.Millisecond})
+	defer w.Close()
+	var word atomic.Uint64
+	var kicks atomic.Int32
+	w.Watch(&word, func() { kicks.Add(1) })
+	time.Sleep(150 * time.Millisecond)
+	s0, _ := w.Stats()
+	time.Sleep(400 * time.Millisecond)
+	if n, _ := w.Stats(); n-s0 > 15 { // ~10 at 40 ms; 80 at the 5 ms ceiling
+		t.Errorf("%d scans in 400 ms of deep idle", n-s0)
+	}
+	word.Store(1)
+	waitKicks(t, &kicks, 1)
+}
+
 // With no doorbell the scanner sleeps: no scans at all.
 func TestWatcherIdleWithoutBells(t *testing.T) {
 	w := NewWatcher(Tuning{})

@@ -13,6 +13,8 @@ type Tuning struct {
 	MinPoll   time.Duration // first sleep after the spin (default 50 µs)
 	MaxPoll   time.Duration // ceiling of the backoff (default 10 ms)
 	IdleAfter time.Duration // time without a store before the ceiling may be reached (default 100 ms)
+	DeepPoll  time.Duration // poll interval after DeepAfter without a store (default max(50 ms, MaxPoll))
+	DeepAfter time.Duration // time without a store before DeepPoll (default 2 s)
 }
 
 func (t Tuning) withDefaults() Tuning {
@@ -26,6 +28,9 @@ func (t Tuning) withDefaults() Tuning {
 	def(&t.MaxPoll, 10*time.Millisecond)
 	def(&t.IdleAfter, 100*time.Millisecond)
 	t.MaxPoll = max(t.MaxPoll, t.MinPoll)
+	def(&t.DeepPoll, max(50*time.Millisecond, t.MaxPoll))
+	def(&t.DeepAfter, 2*time.Second)
+	t.DeepPoll = max(t.DeepPoll, t.MaxPoll)
 	return t
 }
 
@@ -183,6 +188,9 @@ func (w *Watcher) run() {
 			last, delay = time.Now(), w.t.MinPoll
 		case <-timer.C:
 			ceiling := w.t.MaxPoll
+			if now.Sub(last) >= w.t.DeepAfter {
+				ceiling = w.t.DeepPoll // long idle: the queues' owners are not submitting
+			}
 			if now.Sub(last) < w.t.IdleAfter {
 				ceiling = min(ceiling, max(w.t.MinPoll, w.t.IdleAfter/100))
 			}
