@@ -207,6 +207,43 @@ func TestROCrCopy(t *testing.T) {
 	}
 }
 
+// TestROCrDispatch compiles an OpenCL kernel for gfx90a with clang-14 and ld.lld-14, and has
+// ROCr 5.2.3 load the code object (its loader, including the PM4-IB cache invalidation packet it
+// sends on its internal queue), dispatch the kernel over 10000 elements (a partial last
+// work-group) and check every result: LLVM's code runs on the emulated GPU through /dev/kfd.
+func TestROCrDispatch(t *testing.T) {
+	for _, tool := range []string{"clang-14", "ld.lld-14"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", tool)
+		}
+	}
+	bin := buildC(t, "testdata/rocm/rocr_dispatch.c", "hsa-runtime64", "/usr/include/hsa/hsa.h")
+	dir := t.TempDir()
+	obj, co := filepath.Join(dir, "vadd.o"), filepath.Join(dir, "vadd.co")
+	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
+		"-cl-std=CL2.0", "-c", "testdata/rocm/vadd.cl", "-o", obj).CombinedOutput(); err != nil {
+		t.Fatalf("clang-14: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
+		t.Fatalf("ld.lld-14: %v\n%s", err, out)
+	}
+	mnt := daemon(t, "mi210")
+	before := stats(t, mnt)["wave_instructions"]
+	out, err := runExecCmd(t, mnt, bin, co)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "dispatch ok 10000 elements") || !strings.Contains(out, "\ndone\n") {
+		t.Errorf("dispatch did not complete:\n%s", out)
+	}
+	if n := stats(t, mnt)["wave_instructions"] - before; n <= 0 {
+		t.Errorf("no wave instructions executed (%d)", n)
+	} else {
+		t.Logf("vadd over 10000 elements: %d wave instructions", n)
+	}
+	noLeaks(t, mnt)
+}
+
 // TestRocminfo runs Debian's rocminfo: exit 0 and every agent with the profile's values.
 func TestRocminfo(t *testing.T) {
 	if _, err := exec.LookPath("rocminfo"); err != nil {

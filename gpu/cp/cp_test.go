@@ -1,6 +1,7 @@
 package cp
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -520,5 +521,41 @@ func stopWithin(t testing.TB, q *Queue) {
 	case <-ch:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Stop hung")
+	}
+}
+
+// TestPM4IBPacket: ROCr's AMD_AQL_FORMAT_PM4_IB packet (an INDIRECT_BUFFER to an ACQUIRE_MEM, the
+// cache invalidation it sends after loading code) completes; any other PM4 opcode is a queue error.
+func TestPM4IBPacket(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue(qopt{})
+	ib, done := e.signal(0), e.signal(1) // the 64 bytes behind a signal hold the 8-dword IB
+	words := []uint32{3<<30 | 5<<16 | pm4OpAcquireMem<<8, 0, 0xffffffff, 0xff, 0, 0, 4, 3<<30 | 0x3fff<<16 | pm4OpNOP<<8}
+	b := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	if err := e.m.Write(ib, b); err != nil {
+		t.Fatal(err)
+	}
+	pkt := func(ibVA uint64, n uint32, completion uint64) []byte {
+		p := make([]byte, 64)
+		binary.LittleEndian.PutUint16(p, hsa.MakeHeader(hsa.PacketTypeVendorSpecific, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem))
+		p[2] = amdFormatPM4IB
+		for i, w := range []uint32{3<<30 | 2<<16 | pm4OpIB<<8, uint32(ibVA), uint32(ibVA >> 32), n | 1<<23, n} {
+			binary.LittleEndian.PutUint32(p[4+4*i:], w)
+		}
+		binary.LittleEndian.PutUint64(p[56:], completion)
+		return p
+	}
+	q.submit(pkt(ib, uint32(len(words)), done))
+	waitFor(t, "PM4-IB completion", func() bool { return e.value(done) == 0 })
+	// WRITE_DATA (0x37) is not a cache operation: unsupported, the queue stops.
+	binary.LittleEndian.PutUint32(b, 3<<30|5<<16|0x37<<8)
+	e.m.Write(ib, b)
+	q.submit(pkt(ib, uint32(len(words)), 0))
+	waitFor(t, "queue error", func() bool { return q.Err() != nil })
+	if !errors.Is(q.Err(), ErrUnsupported) {
+		t.Errorf("error %v, want ErrUnsupported", q.Err())
 	}
 }

@@ -195,6 +195,14 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	case hsa.PacketTypeVendorSpecific:
 		var v hsa.BarrierValuePacket
 		v.Decode(q.pkt[:])
+		if v.Header.AmdFormat == amdFormatPM4IB {
+			c, err := q.runPM4IB(q.pkt[:])
+			if err != nil {
+				return false, perr(err)
+			}
+			completion = c
+			break
+		}
 		if v.Header.AmdFormat != hsa.AMDPacketTypeBarrierValue {
 			return false, perr(fmt.Errorf("%w: vendor packet with AMD format %d", ErrUnsupported, v.Header.AmdFormat))
 		}
@@ -390,4 +398,61 @@ func validateDispatch(p *hsa.KernelDispatchPacket) error {
 		return fmt.Errorf("%w: kernel_object is 0", ErrInvalidDispatch)
 	}
 	return nil
+}
+
+// AMD_AQL_FORMAT_PM4_IB (ROCr amd_hsa_queue.h, amd_aql_pm4_ib_packet_t): a vendor packet whose
+// ib_jump_cmd[4] (bytes 4-19) is a PM4 INDIRECT_BUFFER packet the CP executes, followed by
+// dw_cnt_remain, reserved dwords and the completion signal at byte 56. ROCr 5.2.3 sends one
+// (AqlQueue::ExecutePM4) to invalidate caches after loading code (ACQUIRE_MEM).
+const (
+	amdFormatPM4IB  = 1
+	pm4OpNOP        = 0x10
+	pm4OpIB         = 0x3F
+	pm4OpEventWrite = 0x46
+	pm4OpAcquireMem = 0x58
+	maxPM4IBDwords  = 1 << 12 // the IBs ROCr builds are a few dwords
+)
+
+// runPM4IB executes the indirect buffer of a PM4-IB packet and returns its completion signal. The
+// packets a PM4-IB carries from ROCr are cache operations; caches are coherent here, so NOP,
+// ACQUIRE_MEM and EVENT_WRITE complete at once and anything else is ErrUnsupported.
+func (q *Queue) runPM4IB(pkt []byte) (uint64, error) {
+	le := binary.LittleEndian
+	jump := [4]uint32{le.Uint32(pkt[4:]), le.Uint32(pkt[8:]), le.Uint32(pkt[12:]), le.Uint32(pkt[16:])}
+	if jump[0]>>30 != 3 || jump[0]>>8&0xff != pm4OpIB || jump[0]>>16&0x3fff != 2 {
+		return 0, fmt.Errorf("%w: PM4-IB packet without an INDIRECT_BUFFER (%#08x)", ErrMalformed, jump[0])
+	}
+	base := uint64(jump[1]&^3) | uint64(jump[2]&0xffff)<<32
+	n := jump[3] & 0xfffff
+	if n == 0 || n > maxPM4IBDwords {
+		return 0, fmt.Errorf("%w: PM4 indirect buffer of %d dwords", ErrMalformed, n)
+	}
+	ib := make([]byte, 4*n)
+	if err := q.cfg.Memory.Read(base, ib); err != nil {
+		return 0, &FaultError{VA: base, Op: "PM4 indirect buffer", Err: err}
+	}
+	for i := uint32(0); i < n; {
+		h := le.Uint32(ib[4*i:])
+		switch {
+		case h == 0x80000000: // type-2 filler
+			i++
+			continue
+		case h>>30 != 3:
+			return 0, fmt.Errorf("%w: PM4 type-%d packet in an AQL PM4-IB", ErrUnsupported, h>>30)
+		}
+		op, body := h>>8&0xff, h>>16&0x3fff+1
+		if op == pm4OpNOP && body == 0x4000 {
+			body = 0 // PACKET3(NOP, 0x3FFF): a one-dword NOP (amdgpu ring->funcs->nop)
+		}
+		switch op {
+		case pm4OpNOP, pm4OpAcquireMem, pm4OpEventWrite:
+		default:
+			return 0, fmt.Errorf("%w: PM4 opcode %#x in an AQL PM4-IB", ErrUnsupported, op)
+		}
+		if i+1+body > n {
+			return 0, fmt.Errorf("%w: PM4 packet crosses the end of its indirect buffer", ErrMalformed)
+		}
+		i += 1 + body
+	}
+	return le.Uint64(pkt[56:]), nil
 }
