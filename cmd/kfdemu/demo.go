@@ -2,12 +2,19 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
 	"unsafe"
 
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"github.com/kfdemu/kfdemu/topology"
 	"golang.org/x/sys/unix"
 )
@@ -37,6 +44,8 @@ func runDemo(args []string) int {
 		defer os.Remove(dir)
 		f.mount = dir
 	}
+	// A closed stdout (kfdemu demo | head) must not kill the demo before it unmounts.
+	signal.Ignore(syscall.SIGPIPE)
 	log := newLogger("warn")
 	srv, code, err := mountEmulator(&f, log)
 	if err != nil {
@@ -80,5 +89,71 @@ func runDemo(args []string) int {
 	}
 	fmt.Printf("\nopen(%s) + AMDKFD_IOC_GET_VERSION -> %d.%d\n", kfdPath,
 		binary.LittleEndian.Uint32(v[0:]), binary.LittleEndian.Uint32(v[4:]))
+	if err := demoQueue(m); err != nil {
+		fmt.Fprintln(os.Stderr, "kfdemu demo: AQL queue:", err)
+		return 1
+	}
 	return 0
+}
+
+// demoQueue drives the emulated GPU the way ROCr does, through runtime/kmt: GTT memory for the
+// ring and an amd_queue_t, an AQL queue, a signal event, one barrier-AND packet published with a
+// doorbell store (no syscall) and the completion seen both in memory and through WAIT_EVENTS.
+func demoQueue(mnt string) error {
+	d, err := kmt.Open(kmt.Config{Root: mnt})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	g := d.GPUs()[0]
+	ring, err := d.AllocGTT(g, 4096, kmt.Coherent)
+	if err != nil {
+		return err
+	}
+	amdq, err := d.AllocGTT(g, 4096, kmt.Coherent)
+	if err != nil {
+		return err
+	}
+	for _, m := range []*kmt.Memory{ring, amdq} {
+		if err := m.Map(); err != nil {
+			return err
+		}
+	}
+	q, err := d.CreateQueue(kmt.QueueSpec{GPU: g, Type: kmt.QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
+		ReadPtrVA: amdq.VA + hsa.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + hsa.AMDQueueWriteDispatchIDOffset})
+	if err != nil {
+		return err
+	}
+	defer q.Destroy()
+	ev, err := d.CreateEvent(kmt.EventSignal, false, false)
+	if err != nil {
+		return err
+	}
+	defer ev.Destroy()
+	const sig = 0x400 // an amd_signal_t in the amd_queue_t page, past the structure
+	b, rb := amdq.Bytes(), ring.Bytes()
+	kmt.Word64(b, sig+hsa.SignalValueOffset).Store(1)
+	kmt.Word64(b, sig+hsa.SignalMailboxOffset).Store(ev.MailboxVA)
+	kmt.Word32(b, sig+hsa.SignalEventIDOffset).Store(ev.TriggerData)
+	var pkt [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{CompletionSignal: amdq.VA + sig}).Encode(pkt[:])
+	copy(rb[4:hsa.PacketSize], pkt[4:])
+	start := time.Now()
+	kmt.Word64(b, hsa.AMDQueueWriteDispatchIDOffset).Store(1)
+	kmt.Word32(rb, 0).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	q.RingDoorbell(0)
+	for kmt.Word64(b, sig+hsa.SignalValueOffset).Load() != 0 {
+		if time.Since(start) > 5*time.Second {
+			return errors.New("the barrier packet did not complete in 5 s")
+		}
+		runtime.Gosched()
+	}
+	lat := time.Since(start)
+	ok, err := ev.Wait(time.Second)
+	if err != nil || !ok {
+		return fmt.Errorf("completion event: %v %v", ok, err)
+	}
+	fmt.Printf("\nAQL queue %d on gpu_id %d: barrier-AND packet + doorbell store -> completion signal 0 after %v, event %d signalled\n",
+		q.ID, g.ID(), lat.Round(time.Microsecond), ev.ID)
+	return nil
 }

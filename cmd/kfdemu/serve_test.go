@@ -241,3 +241,18 @@ func TestTopoAndScript(t *testing.T) {
 		t.Errorf("kfd-topology.sh on the mount: %v\n%s", err, out)
 	}
 }
+
+// TestDemo runs the README's first command: the demo mounts, shows the topology and the device,
+// and completes a barrier packet on an AQL queue through runtime/kmt.
+func TestDemo(t *testing.T) {
+	testenv.NeedMount(t)
+	out, err := exec.Command(testenv.Kfdemu(t), "demo").CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"gfx90a", "aldebaran", "AMDKFD_IOC_GET_VERSION -> 1.", "barrier-AND packet + doorbell store -> completion signal 0", "signalled"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
