@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,17 +17,48 @@ import (
 	"github.com/kfdemu/kfdemu/topology"
 )
 
-// daemon runs `kfdemu serve` on a temporary mount for one test and stops it at cleanup.
+// lockedBuffer collects the daemon's log from its stderr pipe.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// daemon runs `kfdemu serve` on a temporary mount for one test and stops it at cleanup. The
+// daemon logs at debug level into a buffer; when the test fails, the log's warnings and failed
+// ioctls are printed, so a failing library call is shown with the ioctl and errno behind it.
 func daemon(t *testing.T, profile string) string {
 	t.Helper()
 	testenv.NeedMount(t)
 	bin := testenv.Kfdemu(t)
 	mnt := filepath.Join(t.TempDir(), "mnt")
-	cmd := exec.Command(bin, "serve", "--mount", mnt, "--profile", profile, "--log-level", "warn")
-	cmd.Stderr = os.Stderr
+	cmd := exec.Command(bin, "serve", "--mount", mnt, "--profile", profile, "--log-level", "debug")
+	var log lockedBuffer
+	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, l := range strings.Split(log.String(), "\n") {
+			if strings.Contains(l, "ioctl failed") || strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+				t.Log("daemon:", l)
+			}
+		}
+	})
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
@@ -190,20 +223,26 @@ func TestROCrBarrier(t *testing.T) {
 // moved at least both megabytes, and nothing of the process may be left.
 func TestROCrCopy(t *testing.T) {
 	bin := buildC(t, "testdata/rocm/rocr_test.c", "hsa-runtime64", "/usr/include/hsa/hsa.h")
-	mnt := daemon(t, "mi210")
-	before := stats(t, mnt)["sdma_bytes"]
-	out, err := runExecCmd(t, mnt, bin, "copy")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if !strings.Contains(out, "copy ok") || !strings.Contains(out, "\ndone\n") {
-		t.Errorf("copy did not complete:\n%s", out)
-	}
-	noLeaks(t, mnt)
-	if n := stats(t, mnt)["sdma_bytes"] - before; n < 2<<20 {
-		t.Errorf("SDMA queues moved %d bytes, want at least 2 MiB", n)
-	} else {
-		t.Logf("SDMA: %d bytes", n)
+	for _, profile := range []string{"mi210", "mi210x8"} {
+		t.Run(profile, func(t *testing.T) {
+			mnt := daemon(t, profile)
+			before := stats(t, mnt)["sdma_bytes"]
+			out, err := runExecCmd(t, mnt, bin, "copy")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			for _, want := range []string{"name gfx90a cus 104 wave 64", "barrier 2 ok", "copy ok", "\ndone\n"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("missing %q in:\n%s", want, out)
+				}
+			}
+			noLeaks(t, mnt)
+			if n := stats(t, mnt)["sdma_bytes"] - before; n < 2<<20 {
+				t.Errorf("SDMA queues moved %d bytes, want at least 2 MiB", n)
+			} else {
+				t.Logf("SDMA: %d bytes", n)
+			}
+		})
 	}
 }
 
