@@ -825,3 +825,48 @@ func TestQueueIsolation(t *testing.T) {
 	}
 	e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID})
 }
+
+// TestBarrierChainAcrossQueues: queue A's barrier-AND waits on the completion signal of a packet on
+// queue B; A completes only after B has run, without any CPU action in between.
+func TestBarrierChainAcrossQueues(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	p := e.d.procs[e.c.tgid]
+	const baseA, baseB, sigs = 0x600000000, 0x800000000, 0x900000000
+	e.alloc(sigs, 4096)
+	smem := p.boAt(e.gpu, sigs).mem
+	sigB, doneA := uint64(sigs), uint64(sigs+64) // amd_signal_t handles
+	binary.LittleEndian.PutUint64(smem[hsa.SignalValueOffset:], 1)
+	binary.LittleEndian.PutUint64(smem[64+hsa.SignalValueOffset:], 1)
+	submit := func(base uint64, a abi.CreateQueueArgs, bp hsa.BarrierPacket) {
+		ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+		var pkt [hsa.PacketSize]byte
+		bp.Encode(pkt[:])
+		copy(ring[4:64], pkt[4:])
+		word32(ring).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+		word64(aq[0x38:]).Store(1)
+		word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
+	}
+	qa, qb := e.queueArgs(baseA), e.queueArgs(baseB)
+	for _, a := range []*abi.CreateQueueArgs{&qa, &qb} {
+		if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, a); errno != 0 {
+			t.Fatalf("create: %v", errno)
+		}
+	}
+	submit(baseA, qa, hsa.BarrierPacket{DepSignal: [5]uint64{sigB}, CompletionSignal: doneA})
+	time.Sleep(20 * time.Millisecond)
+	if v := word64(smem[64+hsa.SignalValueOffset:]).Load(); v != 1 {
+		t.Fatalf("queue A completed before its dependency: %d", v)
+	}
+	submit(baseB, qb, hsa.BarrierPacket{CompletionSignal: sigB})
+	deadline := time.Now().Add(5 * time.Second)
+	for word64(smem[64+hsa.SignalValueOffset:]).Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("queue A did not complete after queue B: A %s, B %s", p.queues[qa.QueueID].eng.status(), p.queues[qb.QueueID].eng.status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, a := range []abi.CreateQueueArgs{qa, qb} {
+		e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID})
+	}
+}
