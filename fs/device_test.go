@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -326,4 +327,75 @@ func TestAQLBarrierThroughMount(t *testing.T) {
 	}
 	c.close()
 	waitStats(t, d, 0)
+}
+
+// TestManyWaitersDoNotStarve: 128 threads block in WAIT_EVENTS through the mount; other ioctls are
+// still served at once, and one SET_EVENT releases every waiter.
+func TestManyWaitersDoNotStarve(t *testing.T) {
+	mnt, _ := mountDriver(t, "mi210")
+	c, err := openClient(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	ph, pmem, err := c.alloc(0x200000000, 4096*8, abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(pmem) })
+	ev := abi.CreateEventArgs{EventPageOffset: ph, EventType: abi.KFD_IOC_EVENT_SIGNAL, AutoReset: 0}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_CREATE_EVENT, &ev); e != 0 {
+		t.Fatalf("CREATE_EVENT: %v", e)
+	}
+	const n = 128
+	results := make(chan error, n)
+	// The event arrays are on the heap (captured by the goroutines): the driver reads them by
+	// address, and a goroutine stack may move while a call is being set up.
+	evds := make([]byte, 48*n)
+	for i := 0; i < n; i++ {
+		go func() {
+			evd := evds[48*i : 48*i+48]
+			binary.LittleEndian.PutUint32(evd[40:], ev.EventID)
+			w := abi.WaitEventsArgs{EventsPtr: uint64(uintptr(unsafe.Pointer(&evd[0]))), NumEvents: 1, Timeout: 0xffffffff}
+			e := ioctl(c.kfd, abi.AMDKFD_IOC_WAIT_EVENTS, &w)
+			runtime.KeepAlive(evds) // the driver reads it through its address only
+			switch {
+			case e != 0:
+				results <- fmt.Errorf("WAIT_EVENTS: %v", e)
+			case w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE:
+				results <- fmt.Errorf("wait result %d", w.WaitResult)
+			default:
+				results <- nil
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // let the waiters block
+	start := time.Now()
+	for i := 0; i < 100; i++ {
+		var v abi.GetVersionArgs
+		if e := ioctl(c.kfd, abi.AMDKFD_IOC_GET_VERSION, &v); e != 0 {
+			t.Fatalf("GET_VERSION with %d waiters: %v", n, e)
+		}
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("100 ioctls took %v with %d waiters blocked", d, n)
+	}
+	select {
+	case err := <-results:
+		t.Fatalf("a waiter returned before SET_EVENT: %v", err)
+	default:
+	}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: ev.EventID}); e != 0 {
+		t.Fatalf("SET_EVENT: %v", e)
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case err := <-results:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d of %d waiters still blocked after SET_EVENT", n-i, n)
+		}
+	}
 }
