@@ -870,3 +870,48 @@ func TestBarrierChainAcrossQueues(t *testing.T) {
 		e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID})
 	}
 }
+
+// TestDestroyQueueWithPacketsInFlight: DESTROY_QUEUE on a queue whose barrier waits on a signal
+// nobody will set returns at once (the processor is stopped first), the queue's buffers can then be
+// unmapped and freed, and the process tears down with nothing left.
+func TestDestroyQueueWithPacketsInFlight(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base, sigs = 0x600000000, 0x900000000
+	a := e.queueArgs(base)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	e.alloc(sigs, 4096)
+	p := e.d.procs[e.c.tgid]
+	smem := p.boAt(e.gpu, sigs).mem
+	binary.LittleEndian.PutUint64(smem[hsa.SignalValueOffset:], 1) // never signalled
+	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	for i := 0; i < 3; i++ { // one blocked barrier and two packets behind it
+		var pkt [hsa.PacketSize]byte
+		(&hsa.BarrierPacket{DepSignal: [5]uint64{sigs}}).Encode(pkt[:])
+		copy(ring[64*i+4:64*i+64], pkt[4:])
+		word32(ring[64*i:]).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	}
+	word64(aq[0x38:]).Store(3)
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(2)
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
+		t.Fatalf("destroy: %v", errno)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("DESTROY_QUEUE took %v with a blocked barrier", d)
+	}
+	if r := word64(aq[0x80:]).Load(); r != 0 {
+		t.Errorf("read index %d: the blocked barrier was retired", r)
+	}
+	ring0 := p.boAt(e.gpu, base)
+	binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+	if errno := e.do(abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &abi.MapMemoryToGPUArgs{Handle: ring0.handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != 0 {
+		t.Errorf("unmap of the ring after destroy: %v", errno)
+	}
+	if st := e.d.Stats(); st["queues"] != 0 || st["doorbells_watched"] != 0 {
+		t.Errorf("after destroy: %v", st)
+	}
+}
