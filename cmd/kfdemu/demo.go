@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -96,64 +95,97 @@ func runDemo(args []string) int {
 	return 0
 }
 
-// demoQueue drives the emulated GPU the way ROCr does, through runtime/kmt: GTT memory for the
-// ring and an amd_queue_t, an AQL queue, a signal event, one barrier-AND packet published with a
-// doorbell store (no syscall) and the completion seen both in memory and through WAIT_EVENTS.
-func demoQueue(mnt string) error {
+// aqlClient is an AQL queue set up the way ROCr lays one out, through runtime/kmt: a 4 KiB ring
+// BO, an amd_queue_t page holding the read/write dispatch ids and, past the structure, one
+// amd_signal_t whose event mailbox is a signal event's slot.
+type aqlClient struct {
+	d        *kmt.Device
+	g        *kmt.GPU
+	q        *kmt.Queue
+	ev       *kmt.Event
+	ring, aq []byte
+	sigVA    uint64
+	pkt      [hsa.PacketSize]byte
+	hdr      uint32
+}
+
+const aqlSignalOff = 0x400
+
+func newAQLClient(mnt string) (*aqlClient, error) {
 	d, err := kmt.Open(kmt.Config{Root: mnt})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer d.Close()
-	g := d.GPUs()[0]
-	ring, err := d.AllocGTT(g, 4096, kmt.Coherent)
+	c := &aqlClient{d: d, g: d.GPUs()[0]}
+	fail := func(err error) (*aqlClient, error) { d.Close(); return nil, err }
+	ring, err := d.AllocGTT(c.g, 4096, kmt.Coherent)
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	amdq, err := d.AllocGTT(g, 4096, kmt.Coherent)
+	amdq, err := d.AllocGTT(c.g, 4096, kmt.Coherent)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	for _, m := range []*kmt.Memory{ring, amdq} {
 		if err := m.Map(); err != nil {
-			return err
+			return fail(err)
 		}
 	}
-	q, err := d.CreateQueue(kmt.QueueSpec{GPU: g, Type: kmt.QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
-		ReadPtrVA: amdq.VA + hsa.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + hsa.AMDQueueWriteDispatchIDOffset})
-	if err != nil {
-		return err
+	if c.q, err = d.CreateQueue(kmt.QueueSpec{GPU: c.g, Type: kmt.QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
+		ReadPtrVA: amdq.VA + hsa.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + hsa.AMDQueueWriteDispatchIDOffset}); err != nil {
+		return fail(err)
 	}
-	defer q.Destroy()
-	ev, err := d.CreateEvent(kmt.EventSignal, false, false)
-	if err != nil {
-		return err
+	if c.ev, err = d.CreateEvent(kmt.EventSignal, false, false); err != nil {
+		return fail(err)
 	}
-	defer ev.Destroy()
-	const sig = 0x400 // an amd_signal_t in the amd_queue_t page, past the structure
-	b, rb := amdq.Bytes(), ring.Bytes()
-	kmt.Word64(b, sig+hsa.SignalValueOffset).Store(1)
-	kmt.Word64(b, sig+hsa.SignalMailboxOffset).Store(ev.MailboxVA)
-	kmt.Word32(b, sig+hsa.SignalEventIDOffset).Store(ev.TriggerData)
-	var pkt [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{CompletionSignal: amdq.VA + sig}).Encode(pkt[:])
-	copy(rb[4:hsa.PacketSize], pkt[4:])
+	c.ring, c.aq, c.sigVA = ring.Bytes(), amdq.Bytes(), amdq.VA+aqlSignalOff
+	kmt.Word64(c.aq, aqlSignalOff+hsa.SignalMailboxOffset).Store(c.ev.MailboxVA)
+	kmt.Word32(c.aq, aqlSignalOff+hsa.SignalEventIDOffset).Store(c.ev.TriggerData)
+	(&hsa.BarrierPacket{CompletionSignal: c.sigVA}).Encode(c.pkt[:])
+	c.hdr = uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem))
+	return c, nil
+}
+
+func (c *aqlClient) Close() { c.d.Close() } // destroys the queue, event and memory
+
+// barrier submits one barrier-AND packet with the doorbell and spins until its completion signal
+// drops to 0; it returns the time from the first store to the completion.
+func (c *aqlClient) barrier(timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
-	kmt.Word64(b, hsa.AMDQueueWriteDispatchIDOffset).Store(1)
-	kmt.Word32(rb, 0).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
-	q.RingDoorbell(0)
-	for kmt.Word64(b, sig+hsa.SignalValueOffset).Load() != 0 {
-		if time.Since(start) > 5*time.Second {
-			return errors.New("the barrier packet did not complete in 5 s")
+	idx := kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Load()
+	slot := c.ring[64*(idx%64) : 64*(idx%64)+64]
+	copy(slot[4:], c.pkt[4:])
+	sig := kmt.Word64(c.aq, aqlSignalOff+hsa.SignalValueOffset)
+	sig.Store(1)
+	kmt.Word32(slot, 0).Store(c.hdr)
+	kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+	c.q.RingDoorbell(idx)
+	for sig.Load() != 0 {
+		if time.Since(start) > timeout {
+			return 0, fmt.Errorf("barrier packet %d did not complete in %v", idx, timeout)
 		}
 		runtime.Gosched()
 	}
-	lat := time.Since(start)
-	ok, err := ev.Wait(time.Second)
+	return time.Since(start), nil
+}
+
+// demoQueue drives the emulated GPU the way ROCr does: one barrier-AND packet published with a
+// doorbell store (no syscall), the completion seen in memory and through WAIT_EVENTS.
+func demoQueue(mnt string) error {
+	c, err := newAQLClient(mnt)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	lat, err := c.barrier(5 * time.Second)
+	if err != nil {
+		return err
+	}
+	ok, err := c.ev.Wait(time.Second)
 	if err != nil || !ok {
 		return fmt.Errorf("completion event: %v %v", ok, err)
 	}
 	fmt.Printf("\nAQL queue %d on gpu_id %d: barrier-AND packet + doorbell store -> completion signal 0 after %v, event %d signalled\n",
-		q.ID, g.ID(), lat.Round(time.Microsecond), ev.ID)
+		c.q.ID, c.g.ID(), lat.Round(time.Microsecond), c.ev.ID)
 	return nil
 }

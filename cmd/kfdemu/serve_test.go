@@ -256,3 +256,18 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+// TestBench runs `kfdemu bench`: both figures are printed with the floor from the same run.
+func TestBench(t *testing.T) {
+	testenv.NeedMount(t)
+	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200").CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	for _, want := range []string{"floor: no-op ioctl (GET_VERSION) through FUSE", "AQL barrier round trip (doorbell -> signal)", "p50/floor"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("\n%s", out)
+}
