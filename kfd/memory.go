@@ -169,7 +169,9 @@ func freeMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 		return syscall.EINVAL
 	}
 	if p.evt.pageBO == b {
-		return syscall.EBUSY // the signal page stays while events use it
+		// kfd_ioctl_free_memory_of_gpu: "Free signal BO is not allowed"; it is freed at process
+		// termination.
+		return syscall.EPERM
 	}
 	if b.queueRefs > 0 {
 		return syscall.EBUSY

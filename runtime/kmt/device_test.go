@@ -32,6 +32,28 @@ var suites = []struct {
 	{"Misc", testMisc},
 }
 
+// waitReleased waits until the daemon serving root holds no process: FUSE reports the release of
+// a file to the daemon after close(2) has returned, so a Device opened right after Close could
+// otherwise still meet the previous one's driver process (its signal page and addresses).
+func waitReleased(t *testing.T, root string) {
+	stats := filepath.Join(root, "sys/kernel/debug/kfdemu/stats")
+	if _, err := os.Stat(stats); err != nil {
+		return // a real /dev/kfd: close releases synchronously
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(stats)
+		if err != nil || strings.Contains(string(b), "\nprocesses 0\n") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the daemon still holds a process 5 s after Close:\n%s", b)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func TestMount(t *testing.T) {
 	root := rttest.Root(t)
 	for _, s := range suites {
@@ -54,7 +76,10 @@ func open(t *testing.T, root string) *Device {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
+	t.Cleanup(func() {
+		d.Close()
+		waitReleased(t, root)
+	})
 	if len(d.GPUs()) == 0 {
 		t.Fatal("no GPU opened")
 	}
