@@ -102,18 +102,8 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 		}
 		params.ScratchBase, params.ScratchSize = sc[0], sc[1]
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := stopContext(cq.Stopping())
 	defer cancel()
-	stop := cq.Stopping()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-done:
-		}
-	}()
 	st, err := shader.Dispatch(ctx, e.q.mem, params)
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
 	return err
@@ -181,4 +171,18 @@ func (e *aqlEngine) reportInactive(code uint64) {
 	if err == nil && m.Store64(mb, uint64(id)) == nil {
 		e.q.p.SignalInterrupt(id)
 	}
+}
+
+// stopContext is a context cancelled when stop closes (the queue is being stopped, so a dispatch
+// ends at the next work-group boundary); cancel releases it.
+func stopContext(stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }

@@ -1,7 +1,6 @@
 package kfd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -56,18 +55,8 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 	for i := range r.WorkgroupSize {
 		r.WorkgroupSize[i] = uint16(cs.NumThread[i])
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := stopContext(pq.Stopping())
 	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	stop := pq.Stopping()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-done:
-		}
-	}()
 	st, err := shader.DispatchRegs(ctx, e.q.mem, r)
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
 	return err

@@ -35,44 +35,29 @@ func (g *gpuPort) span(va uint64, n int) ([]byte, uint64, error) {
 	return mem, user, nil
 }
 
-func (g *gpuPort) Read(va uint64, b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	g.p.vmMu.RLock()
-	defer g.p.vmMu.RUnlock()
-	mem, user, err := g.span(va, len(b))
-	if err != nil {
-		return err
-	}
-	if mem != nil {
-		copy(b, mem)
-		return nil
-	}
-	if !g.p.readUser(user, b) {
-		return fmt.Errorf("%w: userptr %#x unreadable", errGPUFault, user)
-	}
-	return nil
-}
-
+func (g *gpuPort) Read(va uint64, b []byte) error  { return g.access(va, b, false) }
+func (g *gpuPort) Write(va uint64, b []byte) error { return g.access(va, b, true) }
 func (g *gpuPort) Fetch(va uint64, b []byte) error { return g.Read(va, b) }
 
-func (g *gpuPort) Write(va uint64, b []byte) error {
+// access copies b to (write) or from GPU address va.
+func (g *gpuPort) access(va uint64, b []byte, write bool) error {
 	if len(b) == 0 {
 		return nil
 	}
 	g.p.vmMu.RLock()
 	defer g.p.vmMu.RUnlock()
 	mem, user, err := g.span(va, len(b))
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if mem != nil {
+	case mem != nil && write:
 		copy(mem, b)
-		return nil
-	}
-	if !g.p.writeUser(user, b) {
+	case mem != nil:
+		copy(b, mem)
+	case write && !g.p.writeUser(user, b):
 		return fmt.Errorf("%w: userptr %#x unwritable", errGPUFault, user)
+	case !write && !g.p.readUser(user, b):
+		return fmt.Errorf("%w: userptr %#x unreadable", errGPUFault, user)
 	}
 	return nil
 }
