@@ -116,9 +116,10 @@ func (c *client) close() {
 	}
 }
 
-// alloc allocates and maps a BO and returns its CPU mapping (through the render node).
+// alloc allocates and maps a BO and returns its CPU mapping (through the render node). The BO is
+// GPU-writable, as libhsakmt makes every allocation that is not ReadOnly.
 func (c *client) alloc(va, size uint64, flags uint32) (handle uint64, cpu []byte, err error) {
-	a := abi.AllocMemoryOfGPUArgs{VAAddr: va, Size: size, GPUID: c.gpu, Flags: flags}
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: va, Size: size, GPUID: c.gpu, Flags: flags | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
 	if e := ioctl(c.kfd, abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); e != 0 {
 		return 0, nil, fmt.Errorf("ALLOC: %v", e)
 	}
@@ -129,6 +130,20 @@ func (c *client) alloc(va, size uint64, flags uint32) (handle uint64, cpu []byte
 	}
 	cpu, err = unix.Mmap(c.render, int64(a.MmapOffset), int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	return a.Handle, cpu, err
+}
+
+// free unmaps a BO from the client's GPU and frees it, as hsaKmtFreeMemory does (FREE of a
+// mapped BO is EBUSY).
+func (c *client) free(h uint64) error {
+	ids := []uint32{c.gpu}
+	m := abi.MapMemoryToGPUArgs{Handle: h, DeviceIDsArrayPtr: uint64(uintptr(unsafe.Pointer(&ids[0]))), NDevices: 1}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &m); e != 0 {
+		return fmt.Errorf("UNMAP: %v", e)
+	}
+	if e := ioctl(c.kfd, abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: h}); e != 0 {
+		return fmt.Errorf("FREE: %v", e)
+	}
+	return nil
 }
 
 func TestDeviceFiles(t *testing.T) {
@@ -321,8 +336,8 @@ func TestAQLBarrierThroughMount(t *testing.T) {
 	unix.Munmap(bell)
 	for i, h := range handles {
 		unix.Munmap(views[i])
-		if e := ioctl(c.kfd, abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: h}); e != 0 {
-			t.Errorf("FREE: %v", e)
+		if err := c.free(h); err != nil {
+			t.Error(err)
 		}
 	}
 	c.close()

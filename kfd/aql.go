@@ -117,7 +117,7 @@ func (e *aqlEngine) QueueError(_ *cp.Queue, err error) {
 	var fault *shader.Fault
 	switch {
 	case errors.As(err, &fault):
-		q.p.raiseMemoryException(q.pd.gpuID, fault.Addr, fault.Write, true)
+		q.p.raiseMemoryException(q.pd.gpuID, err, fault.Addr, fault.Write)
 		code = qerrMemViolation
 	case errors.Is(err, cp.ErrFault):
 		var fe *cp.FaultError
@@ -125,7 +125,7 @@ func (e *aqlEngine) QueueError(_ *cp.Queue, err error) {
 		if errors.As(err, &fe) {
 			va = fe.VA
 		}
-		q.p.raiseMemoryException(q.pd.gpuID, va, false, true)
+		q.p.raiseMemoryException(q.pd.gpuID, err, va, false)
 		code = qerrMemViolation
 	case errors.Is(err, cp.ErrInvalidDispatch):
 		code = qerrInvalidDim

@@ -6,11 +6,17 @@
 // Sentinel errors stay inside; ioctl handlers return the errno amdkfd returns. The fs package is the
 // only caller (see contract.go).
 //
-// Lock order: Process.mu before Driver.mu (Driver.mu guards device-wide accounting and the
-// process table and is never held while taking a Process.mu) before space.mu; Process.mu before
-// Process.vmMu (engines take vmMu alone, for reading, around each GPU access) before
-// Process.userMu, a leaf. Event waits drop Process.mu before blocking. No lock is held while reading or writing
-// client memory through a Caller. Queue engines run on their own goroutines and take
-// Process.mu to deliver events and to reach memory, so an engine is always stopped without
-// Process.mu held (DESTROY_QUEUE, teardown).
+// Memory: every BO gets a segment of the driver's physical address space (mmu.Phys) at ALLOC;
+// MAP and UNMAP write the pdd's GPUVM page tables (mmu.VM, created at ACQUIRE_VM); engines reach
+// memory only through an mmu.Port of that VM, whose TLB hits take no lock. UNMAP waits for every
+// Port of the VM to leave accesses that may use the old translation, so FREE (which requires the
+// BO to be unmapped, as amdgpu does) can release the memory at once.
+//
+// Lock order: Process.mu before Driver.mu (Driver.mu guards device-wide accounting, the process
+// table and the fault filters, and is never held while taking a Process.mu) before space.mu;
+// Process.mu before the mmu locks (package mmu documents its own order; engines hold no kfd lock
+// while they access memory). Event waits drop Process.mu before blocking. No lock is held while
+// reading or writing client memory through a Caller. Queue engines run on their own goroutines
+// and take Process.mu to deliver events, so an engine is always stopped without Process.mu held
+// (DESTROY_QUEUE, teardown).
 package kfd

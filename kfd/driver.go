@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/doorbell"
+	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/pasid"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -33,6 +34,12 @@ type Driver struct {
 
 	bells *doorbell.Watcher // detects doorbell stores of every queue
 	stats driverStats
+
+	// phys is the physical address space every BO gets a segment of (VRAM windows per GPU,
+	// system memory); PTEs point into it. filters are the per-GPU retry-fault filters
+	// (amdgpu_gmc_filter_faults), under mu.
+	phys    *mmu.Phys
+	filters map[uint32]*mmu.Filter
 }
 
 // driverStats are counters of the hardware model (debugfs kfdemu/stats).
@@ -47,7 +54,8 @@ func New(sys *topology.System, log *slog.Logger) *Driver {
 		log = slog.Default()
 	}
 	d := &Driver{sys: sys, log: log, pasid: pasid.NewSpace(), procs: map[int]*Process{}, vramUsed: map[uint32]uint64{},
-		sdmaUsed: map[uint32]map[[2]uint32]bool{}, bells: doorbell.NewWatcher(doorbell.Tuning{})}
+		sdmaUsed: map[uint32]map[[2]uint32]bool{}, bells: doorbell.NewWatcher(doorbell.Tuning{}),
+		phys: mmu.NewPhys(), filters: map[uint32]*mmu.Filter{}}
 	sys.SetUsedMemoryFunc(func(gpuID uint32, bank int) uint64 {
 		if bank != 0 {
 			return 0
@@ -71,6 +79,29 @@ func (d *Driver) Close() {
 		p.teardown()
 	}
 	d.bells.Close()
+}
+
+// filter returns GPU gpuID's retry-fault filter.
+func (d *Driver) filter(gpuID uint32) *mmu.Filter {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f := d.filters[gpuID]
+	if f == nil {
+		f = mmu.NewFilter(mmu.DefaultFilterWindow)
+		d.filters[gpuID] = f
+	}
+	return f
+}
+
+// gpuIndex is the position of gpuID among the system's GPUs: its VRAM window in phys and its
+// doorbell window in the kfd space.
+func (d *Driver) gpuIndex(gpuID uint32) int {
+	for i, n := range d.sys.GPUs() {
+		if n.GPUID == gpuID {
+			return i
+		}
+	}
+	return 0
 }
 
 // Poke tells the doorbell watcher that a client is active (every ioctl): it scans the doorbells at

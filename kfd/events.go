@@ -2,10 +2,12 @@ package kfd
 
 import (
 	"encoding/binary"
+	"errors"
 	"syscall"
 	"time"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/mmu"
 )
 
 // Events follow kfd_events.c: signal events own a slot of the signal page (4096 slots of 8 bytes,
@@ -190,19 +192,36 @@ func (p *Process) SignalInterrupt(id uint32) {
 }
 
 // raiseMemoryException is kfd_signal_vm_fault_event: every MEMORY event of the process gets the
-// fault's data (not present, or read-only for a write) and is set.
-func (p *Process) raiseMemoryException(gpuID uint32, va uint64, write, notPresent bool) {
+// fault's data and is set. err is the engine's error: when it holds the GPUVM's *mmu.FaultError,
+// that fault's page and kind fill the data as the gfx9 fault status does (NotPresent for a missing
+// or invalid PTE, ReadOnly for a write without WRITEABLE, NoExecute for a fetch without
+// EXECUTABLE); otherwise va and write describe the failed access. The VA is the faulting page
+// (info->page_addr << PAGE_SHIFT).
+func (p *Process) raiseMemoryException(gpuID uint32, err error, va uint64, write bool) {
+	f := mmu.Fault{VA: va, Kind: mmu.FaultNotPresent, Access: mmu.AccessRead}
+	if write {
+		f.Access = mmu.AccessWrite
+	}
+	var fe *mmu.FaultError
+	if errors.As(err, &fe) {
+		f = fe.Fault
+	}
+	d := abi.HSAMemoryExceptionData{VA: f.VA &^ (pageSize - 1), GPUID: gpuID}
+	switch {
+	case f.Kind == mmu.FaultProtection && f.Access == mmu.AccessExec:
+		d.Failure.NoExecute = 1
+	case f.Kind == mmu.FaultProtection && (f.Access == mmu.AccessWrite || f.Access == mmu.AccessAtomic):
+		d.Failure.ReadOnly = 1
+	default:
+		d.Failure.NotPresent = 1
+	}
+	p.d.log.Warn("GPU memory fault", "tgid", p.tgid, "gpu", gpuID, "va", hexVA(f.VA), "access", f.Access.String(), "kind", f.Kind.String())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, ev := range p.events {
 		if ev.typ == abi.KFD_IOC_EVENT_MEMORY {
-			d := &abi.HSAMemoryExceptionData{VA: va, GPUID: gpuID}
-			if write && !notPresent {
-				d.Failure.ReadOnly = 1
-			} else {
-				d.Failure.NotPresent = 1
-			}
-			ev.memExc = d
+			ev.memExc = &abi.HSAMemoryExceptionData{}
+			*ev.memExc = d
 			p.signalLocked(ev)
 		}
 	}

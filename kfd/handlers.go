@@ -4,6 +4,7 @@ import (
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/mmu"
 	"golang.org/x/sys/unix"
 )
 
@@ -112,6 +113,9 @@ func acquireVM(p *Process, c Caller, arg []byte) syscall.Errno {
 		return syscall.EINVAL
 	}
 	pd.acquired, pd.drmMinor = true, minor
+	// amdgpu_vm_make_compute: the process's GPUVM on this device. Faults are fatal (XNACK off)
+	// until SVM with retry faults is enabled.
+	pd.vm = mmu.NewVM(p.d.phys, mmu.Config{PASID: p.pasid, GPU: pd.gpuID, Filter: p.d.filter(pd.gpuID)})
 	return 0
 }
 

@@ -3,6 +3,7 @@ package kfd
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"log/slog"
 	"os"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/kfdemu/kfdemu/gpu/hsa"
 	"github.com/kfdemu/kfdemu/gpu/sdma"
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/topology"
 )
 
@@ -295,18 +297,37 @@ func TestMemory(t *testing.T) {
 	if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &bad); errno != syscall.EFAULT {
 		t.Errorf("map bad pointer: %v", errno)
 	}
-	// The GPU side sees what is in the BO's memory.
+	// The GPU side sees what is in the BO's memory, through the page tables MAP wrote: a 1 MiB
+	// VRAM BO is one 256-page fragment of readable, not writeable (no WRITABLE flag) PTEs.
 	p := e.d.procs[e.c.tgid]
-	mem, _, ok := p.gpuAccess(e.gpu, 0x200000000, 8)
-	if !ok || len(mem) != 8 {
-		t.Fatal("mapped BO not reachable by the GPU")
+	pd := p.pdds[e.gpu]
+	pte, size, ok := pd.vm.Walk(0x200000000)
+	if !ok || size != 4096 || pte.Frag() != 8 || pte&mmu.PTEReadable == 0 || pte&(mmu.PTEWriteable|mmu.PTEExecutable|mmu.PTESystem) != 0 || pte.MType() != mmu.MTypeRW {
+		t.Errorf("PTE %v size %d ok %v", pte, size, ok)
+	}
+	port := pd.vm.NewPort()
+	defer port.Close()
+	bo := p.bos[a.Handle]
+	copy(bo.mem, "kfdemu!!")
+	var buf [8]byte
+	if err := port.Read(0x200000000, buf[:]); err != nil || string(buf[:]) != "kfdemu!!" {
+		t.Fatalf("mapped BO not reachable by the GPU: %q %v", buf, err)
+	}
+	if err := port.Write(0x200000000, buf[:]); !errors.Is(err, mmu.ErrFault) {
+		t.Errorf("GPU write to a read-only BO: %v", err)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: a.Handle}); errno != syscall.EBUSY {
+		t.Errorf("free of a mapped BO: %v, want EBUSY", errno)
 	}
 	u := abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}
 	if errno := e.do(abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &u); errno != 0 {
 		t.Errorf("unmap: %v", errno)
 	}
-	if _, _, ok := p.gpuAccess(e.gpu, 0x200000000, 8); ok {
-		t.Error("unmapped BO still reachable")
+	if err := port.Read(0x200000000, buf[:]); !errors.Is(err, mmu.ErrFault) {
+		t.Errorf("unmapped BO still reachable: %v", err)
+	}
+	if st := pd.vm.Stats(); st.PTEs4K != 0 || st.Tables != 0 {
+		t.Errorf("page tables left after unmap: %+v", st)
 	}
 	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: a.Handle}); errno != 0 {
 		t.Errorf("free: %v", errno)
@@ -913,5 +934,84 @@ func TestDestroyQueueWithPacketsInFlight(t *testing.T) {
 	}
 	if st := e.d.Stats(); st["queues"] != 0 || st["doorbells_watched"] != 0 {
 		t.Errorf("after destroy: %v", st)
+	}
+}
+
+// TestGPUVMPermissions: a dispatch reaches memory through the process's page tables with the
+// permissions ALLOC asked for. Code in a BO without EXECUTABLE faults on the first fetch
+// (NoExecute); a store to a BO without WRITABLE faults (ReadOnly); the exception names the page.
+func TestGPUVMPermissions(t *testing.T) {
+	const (
+		code = 0x800000000 // kernel descriptor at 0, code at 0x100
+		ro   = 0x900000000
+	)
+	store := []uint32{ // v[2:3] = ro + 0x10; global_store_dword v[2:3], v1, off; s_endpgm
+		0x7E0402FF, (ro + 0x10) & 0xffffffff, 0x7E0602FF, (ro + 0x10) >> 32, 0xDC708000, 0x007F0102, 0xBF810000,
+	}
+	for _, tc := range []struct {
+		name      string
+		codeFlags uint32
+		want      abi.MemoryExceptionFailure
+		va        uint64
+	}{
+		{"no execute", allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE, abi.MemoryExceptionFailure{NoExecute: 1}, code},
+		{"read only", allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE, abi.MemoryExceptionFailure{ReadOnly: 1}, ro},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "mi210")
+			e.acquire(e.gpu)
+			const base = 0x600000000
+			a := e.queueArgs(base)
+			if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+				t.Fatalf("create: %v", errno)
+			}
+			mev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
+			if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mev); errno != 0 {
+				t.Fatal(errno)
+			}
+			for _, bo := range []struct {
+				va    uint64
+				flags uint32
+			}{{code, tc.codeFlags}, {ro, allocGTT}} {
+				al := abi.AllocMemoryOfGPUArgs{VAAddr: bo.va, Size: 4096, GPUID: e.gpu, Flags: bo.flags}
+				if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &al); errno != 0 {
+					t.Fatal(errno)
+				}
+				binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+				if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: al.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != 0 {
+					t.Fatal(errno)
+				}
+			}
+			p := e.d.procs[e.c.tgid]
+			cmem := p.boAt(e.gpu, code).mem
+			binary.LittleEndian.PutUint64(cmem[16:], 0x100) // kernel_code_entry_byte_offset
+			binary.LittleEndian.PutUint32(cmem[52:], 2<<1)  // COMPUTE_PGM_RSRC2: USER_SGPR_COUNT 2
+			binary.LittleEndian.PutUint16(cmem[56:], 1<<3)  // kernarg segment ptr
+			for i, w := range store {
+				binary.LittleEndian.PutUint32(cmem[0x100+4*i:], w)
+			}
+			ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+			var pkt [hsa.PacketSize]byte
+			(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1,
+				GridSizeX: 1, GridSizeY: 1, GridSizeZ: 1, KernelObject: code}).Encode(pkt[:])
+			copy(ring[4:64], pkt[4:])
+			word32(ring).Store(uint32(hsa.MakeHeader(hsa.PacketTypeKernelDispatch, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)) | 1<<16)
+			word64(aq[0x38:]).Store(1)
+			word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
+
+			binary.LittleEndian.PutUint32(e.c.mem[40:], mev.EventID)
+			w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
+			if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+				t.Fatalf("memory event: %v result %d; queue: %s", errno, w.WaitResult, p.queues[a.QueueID].eng.status())
+			}
+			var got abi.MemoryExceptionFailure
+			got.NotPresent = binary.LittleEndian.Uint32(e.c.mem[0:])
+			got.ReadOnly = binary.LittleEndian.Uint32(e.c.mem[4:])
+			got.NoExecute = binary.LittleEndian.Uint32(e.c.mem[8:])
+			va := binary.LittleEndian.Uint64(e.c.mem[16:])
+			if got != tc.want || va != tc.va {
+				t.Errorf("exception %+v at %#x, want %+v at %#x", got, va, tc.want, tc.va)
+			}
+		})
 	}
 }

@@ -2,10 +2,12 @@ package kfd
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/mmu"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,7 +35,8 @@ type bo struct {
 	mem     []byte // the daemon's mapping of the BO; nil for userptr
 	userptr uint64 // client CPU address of a USERPTR BO
 	mapped  map[uint32]bool
-	shared  bool // mem belongs to the pdd (doorbell slice), not released with the BO
+	pa      uint64 // physical address of its mmu segment (0: none yet)
+	shared  bool   // mem belongs to the pdd (doorbell slice), not released with the BO
 	// queueRefs counts queues that acquired this BO (kfd_queue_acquire_buffers: bo_va
 	// queue_refcount); UNMAP and FREE get EBUSY while it is non-zero.
 	queueRefs int
@@ -117,11 +120,17 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 		}
 		b.sp = sp
 	}
+	if err := p.placeBO(b); err != nil {
+		p.d.log.Warn("no physical memory for BO", "tgid", p.tgid, "gpu", a.GPUID, "size", size, "err", err)
+		if b.mem != nil && !b.shared {
+			b.sp.release(b.off, b.mem)
+		}
+		p.unaccount(b)
+		return syscall.ENOMEM
+	}
 	p.nextIDR[a.GPUID]++
 	b.handle = makeHandle(a.GPUID, p.nextIDR[a.GPUID])
-	p.vmMu.Lock()
 	p.bos[b.handle] = b
-	p.vmMu.Unlock()
 	a.Handle = b.handle
 	switch dom {
 	case allocUserptr:
@@ -137,6 +146,85 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 
 // hexVA formats an address or handle for logs.
 func hexVA(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
+
+// placeBO gives b its physical segment: in its GPU's VRAM window for VRAM, else system memory
+// (GTT, doorbell and MMIO pages in the daemon's mapping; userptr pages reached in the client).
+func (p *Process) placeBO(b *bo) error {
+	var err error
+	switch {
+	case b.userptr != 0:
+		b.pa, err = p.d.phys.AllocSystem(b.size, mmu.Backing{Remote: clientMemory(p.tgid), RemoteAddr: b.userptr})
+	case b.flags&allocVRAM != 0:
+		b.pa, err = p.d.phys.AllocVRAM(p.d.gpuIndex(b.gpu), b.size, mmu.Backing{Mem: b.mem})
+	default:
+		b.pa, err = p.d.phys.AllocSystem(b.size, mmu.Backing{Mem: b.mem[:b.size:b.size]})
+	}
+	return err
+}
+
+// pteFlags is get_pte_flags (amdgpu_amdkfd_gpuvm.c) with the GFX 9.4.2 coherence rules of
+// gmc_v9_0_get_coherence_flags: always readable, writeable and executable as the allocation
+// asked; local VRAM RW (CC if coherent), peer VRAM and system memory NC (UC if coherent or
+// uncached), system pages snooped.
+func pteFlags(b *bo, gpu uint32) mmu.PTE {
+	f := mmu.PTEValid | mmu.PTEReadable
+	if b.flags&abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE != 0 {
+		f |= mmu.PTEWriteable
+	}
+	if b.flags&abi.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE != 0 {
+		f |= mmu.PTEExecutable
+	}
+	coherent := b.flags&(abi.KFD_IOC_ALLOC_MEM_FLAGS_COHERENT|abi.KFD_IOC_ALLOC_MEM_FLAGS_EXT_COHERENT) != 0
+	uncached := b.flags&abi.KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED != 0
+	switch {
+	case b.flags&allocVRAM != 0 && b.gpu == gpu && uncached:
+		f |= mmu.PTEMType(mmu.MTypeUC)
+	case b.flags&allocVRAM != 0 && b.gpu == gpu && coherent:
+		f |= mmu.PTEMType(mmu.MTypeCC)
+	case b.flags&allocVRAM != 0 && b.gpu == gpu:
+		f |= mmu.PTEMType(mmu.MTypeRW)
+	case b.flags&allocVRAM != 0 && (coherent || uncached):
+		f |= mmu.PTEMType(mmu.MTypeUC)
+	case b.flags&allocVRAM != 0:
+		f |= mmu.PTEMType(mmu.MTypeNC)
+	case coherent || uncached:
+		f |= mmu.PTESystem | mmu.PTESnooped | mmu.PTEMType(mmu.MTypeUC)
+	default:
+		f |= mmu.PTESystem | mmu.PTESnooped | mmu.PTEMType(mmu.MTypeNC)
+	}
+	return f
+}
+
+// clientMemory reaches a client's userptr pages (process_vm_readv/writev): mmu.Remote.
+type clientMemory int
+
+func (c clientMemory) ReadAt(buf []byte, addr uint64) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	l := []unix.Iovec{{Base: &buf[0]}}
+	l[0].SetLen(len(buf))
+	r := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(int(c), l, r, 0)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("process_vm_readv: %d of %d bytes", n, len(buf))
+	}
+	return err
+}
+
+func (c clientMemory) WriteAt(buf []byte, addr uint64) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	l := []unix.Iovec{{Base: &buf[0]}}
+	l[0].SetLen(len(buf))
+	r := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMWritev(int(c), l, r, 0)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("process_vm_writev: %d of %d bytes", n, len(buf))
+	}
+	return err
+}
 
 func (p *Process) unaccount(b *bo) {
 	if b.flags&allocVRAM != 0 {
@@ -173,19 +261,27 @@ func freeMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 		// termination.
 		return syscall.EPERM
 	}
-	if b.queueRefs > 0 {
+	if b.queueRefs > 0 || len(b.mapped) > 0 {
+		// amdgpu_amdkfd_gpuvm_free_memory_of_gpu: "BO VA ... is still mapped" (libhsakmt
+		// unmaps before it frees).
 		return syscall.EBUSY
 	}
 	p.freeBOLocked(a.Handle, b)
 	return 0
 }
 
+// freeBOLocked releases an unmapped BO: no page table points at its segment, so no engine can
+// reach its memory (every Unmap waited for the engines' TLBs).
 func (p *Process) freeBOLocked(h uint64, b *bo) {
-	p.vmMu.Lock() // no engine access is in flight once we hold it
 	delete(p.bos, h)
+	if b.pa != 0 {
+		if err := p.d.phys.Free(b.pa); err != nil {
+			p.d.log.Error("BO segment lost", "tgid", p.tgid, "handle", hexVA(h), "err", err)
+		}
+		b.pa = 0
+	}
 	mem := b.mem
 	b.mem = nil
-	p.vmMu.Unlock()
 	p.unaccount(b)
 	if mem != nil && !b.shared {
 		b.sp.release(b.off, mem)
@@ -214,8 +310,6 @@ func mapUnmap(p *Process, c Caller, arg []byte, doMap bool) syscall.Errno {
 		return syscall.EINVAL
 	}
 	var errno syscall.Errno
-	p.vmMu.Lock()
-	defer p.vmMu.Unlock()
 	for i := a.NSuccess; i < a.NDevices; i++ {
 		id := binary.LittleEndian.Uint32(raw[4*i:])
 		pd := p.pdds[id]
@@ -228,7 +322,15 @@ func mapUnmap(p *Process, c Caller, arg []byte, doMap bool) syscall.Errno {
 			break
 		}
 		if doMap {
-			b.mapped[id] = true
+			if !b.mapped[id] { // amdgpu_amdkfd_gpuvm_map_memory_to_gpu skips a mapped attachment
+				if err := pd.vm.Map(b.va, b.size, b.pa, pteFlags(b, id)); err != nil {
+					// amdgpu_vm_bo_map: "va ... conflict with ..." or out of range
+					p.d.log.Warn("GPU mapping refused", "tgid", p.tgid, "gpu", id, "va", hexVA(b.va), "size", b.size, "err", err)
+					errno = syscall.EINVAL
+					break
+				}
+				b.mapped[id] = true
+			}
 		} else {
 			if !b.mapped[id] {
 				errno = syscall.EINVAL // amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu: not mapped
@@ -238,45 +340,15 @@ func mapUnmap(p *Process, c Caller, arg []byte, doMap bool) syscall.Errno {
 				errno = syscall.EBUSY // "bo_va->queue_refcount": a queue still uses it
 				break
 			}
+			if err := pd.vm.Unmap(b.va, b.size); err != nil {
+				p.d.log.Error("GPU unmapping failed", "tgid", p.tgid, "gpu", id, "va", hexVA(b.va), "err", err)
+			}
 			delete(b.mapped, id)
 		}
 		a.NSuccess = i + 1
 	}
 	encode(arg, a)
 	return errno
-}
-
-// gpuAccess finds the BO mapped on gpu that holds [va, va+n) and returns the daemon's view of it
-// (VRAM, GTT, doorbell) or, for userptr memory, the client address to reach with process_vm.
-func (p *Process) gpuAccess(gpu uint32, va, n uint64) (mem []byte, userptr uint64, ok bool) {
-	for _, b := range p.bos {
-		if b.mapped[gpu] && va >= b.va && va+n <= b.va+b.size && va+n >= va {
-			if b.userptr != 0 {
-				return nil, b.userptr + (va - b.va), true
-			}
-			if b.mem != nil {
-				return b.mem[va-b.va : va-b.va+n], 0, true
-			}
-		}
-	}
-	return nil, 0, false
-}
-
-// readUser/writeUser reach client memory of userptr BOs (process_vm_readv/writev).
-func (p *Process) readUser(addr uint64, buf []byte) bool {
-	l := []unix.Iovec{{Base: &buf[0]}}
-	l[0].SetLen(len(buf))
-	r := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
-	n, err := unix.ProcessVMReadv(p.tgid, l, r, 0)
-	return err == nil && n == len(buf)
-}
-
-func (p *Process) writeUser(addr uint64, buf []byte) bool {
-	l := []unix.Iovec{{Base: &buf[0]}}
-	l[0].SetLen(len(buf))
-	r := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
-	n, err := unix.ProcessVMWritev(p.tgid, l, r, 0)
-	return err == nil && n == len(buf)
 }
 
 // doorbells allocates the process's doorbell slice on a GPU (kfd_alloc_process_doorbells).

@@ -77,9 +77,9 @@ func (e *pm4Engine) QueueError(_ *pm4.Queue, err error) {
 	var fe *pm4.FaultError
 	switch {
 	case errors.As(err, &fault):
-		q.p.raiseMemoryException(q.pd.gpuID, fault.Addr, fault.Write, true)
+		q.p.raiseMemoryException(q.pd.gpuID, err, fault.Addr, fault.Write)
 	case errors.As(err, &fe):
-		q.p.raiseMemoryException(q.pd.gpuID, fe.VA, false, true)
+		q.p.raiseMemoryException(q.pd.gpuID, err, fe.VA, false)
 	default:
 		q.p.mu.Lock()
 		q.p.raiseHWExceptionLocked(q.pd.gpuID)

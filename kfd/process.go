@@ -5,6 +5,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/cp"
+	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/topology"
 )
 
@@ -28,19 +29,15 @@ type Process struct {
 	evt            eventState
 	runtimeEnabled bool
 	xnack          bool
-
-	// vmMu is the GPU side of the mappings: engines read-lock it around each access (gpuPort);
-	// whoever changes bos, bo.mapped or releases bo memory holds Process.mu and write-locks it.
-	vmMu   sync.RWMutex
-	userMu sync.Mutex // serializes GPU read-modify-writes of userptr memory (process_vm)
 }
 
 // pdd is kfd_process_device: what a process has on one GPU.
 type pdd struct {
 	node      *topology.Node
 	gpuID     uint32
-	acquired  bool   // ACQUIRE_VM done
-	drmMinor  uint32 // render node whose VM was acquired
+	acquired  bool    // ACQUIRE_VM done
+	vm        *mmu.VM // the GPUVM acquired at ACQUIRE_VM: every engine reaches memory through it
+	drmMinor  uint32  // render node whose VM was acquired
 	scratchVA uint64
 	tba, tma  uint64
 	policySet bool
@@ -108,7 +105,14 @@ func (p *Process) teardown() {
 		q.release()
 	}
 	p.evt.closeAll(p)
+	// amdgpu_vm_fini: the VMs go first (no engine runs any more), then the BOs they mapped.
+	for _, pd := range p.pdds {
+		if pd.vm != nil {
+			pd.vm.Close()
+		}
+	}
 	for h, b := range p.bos {
+		clear(b.mapped)
 		p.freeBOLocked(h, b)
 	}
 	for _, pd := range p.pdds {

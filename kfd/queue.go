@@ -11,6 +11,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/mmu"
 )
 
 // Queues: CREATE/DESTROY/UPDATE_QUEUE as kfd_chardev.c (set_queue_properties_from_user),
@@ -40,7 +41,7 @@ type queue struct {
 	args       abi.CreateQueueArgs // as created (ring size clamped), updated by UPDATE_QUEUE
 	doorbellID uint32
 	bell       *doorbell.Bell
-	mem        *gpuPort
+	mem        *mmu.Port
 	eng        engine
 	bufs       []*bo  // BOs acquired by kfd_queue_acquire_buffers (queue_refcount)
 	sdmaQueue  uint32 // SDMA queues: the queue index on its engine

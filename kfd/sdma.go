@@ -69,7 +69,7 @@ func (e *sdmaEngine) QueueError(_ *sdma.Queue, err error) {
 	q.fail(err)
 	var fe *sdma.FaultError
 	if errors.As(err, &fe) {
-		q.p.raiseMemoryException(q.pd.gpuID, fe.VA, false, true)
+		q.p.raiseMemoryException(q.pd.gpuID, err, fe.VA, false)
 		return
 	}
 	q.p.mu.Lock()

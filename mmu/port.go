@@ -229,10 +229,18 @@ func remoteErr(va uint64, err error) error {
 // and returns the old value (needs PTEReadable and PTEWriteable). On Mem backing it is a CAS loop,
 // atomic against every other access to the memory, the client's CPU included. On Remote backing it
 // is a read and a write under the VM's remote mutex: atomic against the other Atomic and Store
-// calls of this VM's Ports, not against the client's CPU or other VMs.
+// calls of this VM's Ports, not against the client's CPU or other VMs. f == nil is an atomic
+// load (Load32/Load64: needs PTEReadable only).
 func (p *Port) Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error) {
 	if size != 4 && size != 8 {
 		return 0, fmt.Errorf("%w: atomic size %d", ErrInvalid, size)
+	}
+	if f == nil {
+		if size == 4 {
+			v, err := p.Load32(va)
+			return uint64(v), err
+		}
+		return p.Load64(va)
 	}
 	e, err := p.word(va, size, AccessAtomic)
 	if err != nil {

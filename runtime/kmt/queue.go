@@ -302,6 +302,9 @@ func (d *Device) mapDoorbells(g *GPU, off, size uint64) (*Memory, error) {
 	}
 	if err := m.area.mapFixed(d.kfd, int64(off), unix.PROT_READ|unix.PROT_WRITE, true); err != nil {
 		if m.Handle != 0 {
+			m.mu.Lock()
+			m.mapLocked(false, m.mappedIDsLocked()) // FREE of a mapped BO is EBUSY
+			m.mu.Unlock()
 			f := abi.FreeMemoryOfGPUArgs{Handle: m.Handle}
 			ioctl(d.kfd, "FREE_MEMORY_OF_GPU", abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f)
 		}
