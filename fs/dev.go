@@ -236,7 +236,13 @@ func (f *devFile) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAtt
 func (f *devFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	tgid := f.d.callerTgid(ctx)
 	if tgid != f.key.tgid {
-		return nil, 0, syscall.EACCES // another process's inode (reached through /proc/PID/root)
+		// Another process's inode: the kernel still held a dentry another process looked up
+		// (an entry timeout rounds up to one jiffy) or the path went through /proc/PID/root.
+		// Opening it would pass its memfd through to this caller, so refuse with ESTALE: the
+		// VFS retries the open once with LOOKUP_REVAL (do_filp_open), which makes FUSE look the
+		// name up again, on behalf of this caller, and so reach the caller's own inode.
+		f.d.s.opts.Log.Debug("open of another process's device inode, asking for a fresh lookup", "tgid", tgid, "owner", f.key.tgid)
+		return nil, 0, syscall.ESTALE
 	}
 	dev := f.d.s.opts.Device
 	var file kfd.File

@@ -16,7 +16,12 @@ import (
 	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
 )
 
-func TestMain(m *testing.M) { rttest.Main(m) }
+func TestMain(m *testing.M) {
+	if root := os.Getenv(helperEnv); root != "" {
+		os.Exit(crossProcessHelper(root)) // a second client process of testAQLAcrossProcesses
+	}
+	rttest.Main(m)
+}
 
 // suites run against the kfdemu mount (TestMount) and, where one exists, the real driver
 // (TestRealKFD).
@@ -29,6 +34,9 @@ var suites = []struct {
 	{"Errors", testErrors},
 	{"Events", testEvents},
 	{"AQLQueue", testAQLQueue},
+	{"AQLChains", testAQLChains},
+	{"AQLErrors", testAQLErrors},
+	{"AQLAcrossProcesses", testAQLAcrossProcesses},
 	{"Misc", testMisc},
 }
 

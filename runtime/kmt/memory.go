@@ -127,10 +127,26 @@ func (d *Device) AllocGTT(g *GPU, size uint64, flags MemFlags) (*Memory, error) 
 // a userptr BO (fmm.c's paged host path: mmap anonymous at the aperture address, then
 // ALLOC_MEMORY_OF_GPU USERPTR with mmap_offset = the CPU address).
 func (d *Device) RegisterUserptr(g *GPU, size uint64, flags MemFlags) (*Memory, error) {
-	return d.alloc(g, KindUserptr, size, abi.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR|flags.ioc(), true)
+	return d.allocAt(g, KindUserptr, size, abi.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR|flags.ioc(), true, -1, 0)
+}
+
+// RegisterShared maps size bytes of the file fd at offset off (MAP_SHARED) at a fresh GPU VA and
+// registers them with g as a userptr BO: host memory another process maps too (a memfd or shm
+// file), so GPU work of both processes meets in it, as with hsaKmtRegisterMemory of a shared
+// mapping.
+func (d *Device) RegisterShared(g *GPU, fd int, off int64, size uint64, flags MemFlags) (*Memory, error) {
+	if fd < 0 {
+		return nil, fmt.Errorf("%w: fd %d", ErrInvalidArgument, fd)
+	}
+	return d.allocAt(g, KindUserptr, size, abi.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR|flags.ioc(), true, fd, off)
 }
 
 func (d *Device) alloc(g *GPU, kind MemKind, size uint64, ioc uint32, cpu bool) (*Memory, error) {
+	return d.allocAt(g, kind, size, ioc, cpu, -1, 0)
+}
+
+// allocAt is alloc; a userptr BO's pages are the file fd at fileOff when fd >= 0, else anonymous.
+func (d *Device) allocAt(g *GPU, kind MemKind, size uint64, ioc uint32, cpu bool, fd int, fileOff int64) (*Memory, error) {
 	if err := d.check(); err != nil {
 		return nil, err
 	}
@@ -150,7 +166,7 @@ func (d *Device) alloc(g *GPU, kind MemKind, size uint64, ioc uint32, cpu bool) 
 	m.VA = m.area.va()
 	a := abi.AllocMemoryOfGPUArgs{VAAddr: m.VA, Size: size, GPUID: g.ID(), Flags: ioc}
 	if kind == KindUserptr {
-		if err := m.area.mapFixed(-1, 0, unix.PROT_READ|unix.PROT_WRITE, false); err != nil {
+		if err := m.area.mapFixed(fd, fileOff, unix.PROT_READ|unix.PROT_WRITE, fd >= 0); err != nil {
 			d.va.release(off)
 			return nil, fmt.Errorf("kmt: mmap anonymous memory for userptr: %w", err)
 		}

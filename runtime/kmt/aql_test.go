@@ -1,0 +1,340 @@
+package kmt
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"golang.org/x/sys/unix"
+)
+
+// aqlRing is a client's view of one AQL queue for the tests: the ring, the amd_queue_t page and
+// the doorbell, written the way ROCr's AqlQueue does.
+type aqlRing struct {
+	q          *Queue
+	ring, amdq *Memory
+}
+
+// submit writes one packet (header last, with release semantics) and rings the doorbell.
+func (r *aqlRing) submit(typ uint8, p hsa.BarrierPacket) {
+	b, rb := r.amdq.Bytes(), r.ring.Bytes()
+	idx := Word64(b, hsa.AMDQueueWriteDispatchIDOffset).Load()
+	slot := int(idx%64) * 64
+	var pkt [64]byte
+	p.Encode(pkt[:])
+	copy(rb[slot+4:slot+64], pkt[4:])
+	Word64(b, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+	Word32(rb, slot).Store(uint32(hsa.MakeHeader(typ, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	r.q.RingDoorbell(idx)
+}
+
+func (r *aqlRing) readIndex() uint64 {
+	return Word64(r.amdq.Bytes(), hsa.AMDQueueReadDispatchIDOffset).Load()
+}
+
+// signals is a page of amd_signal_t (64 bytes each) mapped on the GPU.
+type signals struct{ m *Memory }
+
+func newSignals(t *testing.T, d *Device, g *GPU) signals {
+	t.Helper()
+	m, err := d.AllocGTT(g, 4096, Coherent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Map(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Free() })
+	return signals{m}
+}
+
+func (s signals) va(i int) uint64 { return s.m.VA + uint64(64*i) }
+func (s signals) value(i int) int64 {
+	return int64(Word64(s.m.Bytes(), 64*i+hsa.SignalValueOffset).Load())
+}
+func (s signals) set(i int, v int64) {
+	Word64(s.m.Bytes(), 64*i+hsa.SignalValueOffset).Store(uint64(v))
+}
+func (s signals) event(i int, e *Event) {
+	Word64(s.m.Bytes(), 64*i+hsa.SignalMailboxOffset).Store(e.MailboxVA)
+	Word32(s.m.Bytes(), 64*i+hsa.SignalEventIDOffset).Store(e.TriggerData)
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// testAQLChains: barrier-AND and barrier-OR packets on three queues form a chain that only the
+// last submitted packet can start; nothing completes early and everything completes after it.
+func testAQLChains(t *testing.T, root string) {
+	d := open(t, root)
+	g := d.GPUs()[0]
+	var qs [3]aqlRing
+	for i := range qs {
+		q, ring, amdq := aqlQueue(t, d, g)
+		qs[i] = aqlRing{q, ring, amdq}
+		t.Cleanup(func() { q.Destroy(); ring.Free(); amdq.Free() })
+	}
+	s := newSignals(t, d, g)
+	const start, done1, done2, never, chainEnd = 0, 1, 2, 3, 4
+	for i := range 5 {
+		s.set(i, 1)
+	}
+	ev, err := d.CreateEvent(EventSignal, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Destroy()
+	s.event(chainEnd, ev)
+	// queue 0: AND(start) -> done1; queue 1: OR(never, done1) -> done2; queue 0 again: AND(done1,
+	// done2) -> chainEnd (behind the first packet on the same queue).
+	qs[0].submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(start)}, CompletionSignal: s.va(done1)})
+	qs[1].submit(hsa.PacketTypeBarrierOr, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(never), s.va(done1)}, CompletionSignal: s.va(done2)})
+	qs[0].submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(done1), s.va(done2)}, CompletionSignal: s.va(chainEnd)})
+	time.Sleep(50 * time.Millisecond)
+	if s.value(done1) != 1 || s.value(done2) != 1 || s.value(chainEnd) != 1 || qs[0].readIndex() != 0 || qs[1].readIndex() != 0 {
+		t.Fatalf("chain moved before its start: done1 %d done2 %d end %d", s.value(done1), s.value(done2), s.value(chainEnd))
+	}
+	// queue 2 starts it: a barrier with no dependencies that completes "start".
+	qs[2].submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(start)})
+	if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
+		t.Fatalf("chain end event: %v %v (done1 %d done2 %d)", ok, err, s.value(done1), s.value(done2))
+	}
+	if s.value(start) != 0 || s.value(done1) != 0 || s.value(done2) != 0 || s.value(chainEnd) != 0 || s.value(never) != 1 {
+		t.Errorf("signals after the chain: %d %d %d %d never %d", s.value(start), s.value(done1), s.value(done2), s.value(chainEnd), s.value(never))
+	}
+	if qs[0].readIndex() != 2 || qs[1].readIndex() != 1 || qs[2].readIndex() != 1 {
+		t.Errorf("read indices %d %d %d", qs[0].readIndex(), qs[1].readIndex(), qs[2].readIndex())
+	}
+}
+
+// testAQLErrors: the error paths a client meets, each ending as amdkfd and the CP end them.
+func testAQLErrors(t *testing.T, root string) {
+	d := open(t, root)
+	g := d.GPUs()[0]
+	mem, err := d.CreateEvent(EventMemory, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Destroy()
+
+	t.Run("unmapped completion signal", func(t *testing.T) {
+		q, ring, amdq := aqlQueue(t, d, g)
+		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
+		r := aqlRing{q, ring, amdq}
+		const bad = 0x7ff000000000 // never mapped: the GPUVM faults, the queue stops
+		r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: bad + 0x40})
+		ok, data, err := d.WaitEvents([]*Event{mem}, false, 5*time.Second)
+		if !ok || err != nil {
+			t.Fatalf("memory exception: %v %v", ok, err)
+		}
+		m := data[0].Memory
+		if m == nil || m.VA != bad || m.GPUID != g.ID() || m.Failure.NotPresent != 1 || m.Failure.ReadOnly != 0 {
+			t.Errorf("exception data %+v", m)
+		}
+		// The queue is off: a later packet is not processed.
+		s := newSignals(t, d, g)
+		s.set(0, 1)
+		r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(0)})
+		time.Sleep(20 * time.Millisecond)
+		if s.value(0) != 1 {
+			t.Error("a queue stopped by a GPU fault processed another packet")
+		}
+		mem.Reset()
+	})
+
+	t.Run("malformed packet", func(t *testing.T) {
+		q, ring, amdq := aqlQueue(t, d, g)
+		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
+		r := aqlRing{q, ring, amdq}
+		s := newSignals(t, d, g)
+		ev, err := d.CreateEvent(EventSignal, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ev.Destroy()
+		s.set(0, 0)
+		s.event(0, ev)
+		Word64(amdq.Bytes(), hsa.AMDQueueInactiveSignalOffset).Store(s.va(0))
+		r.submit(7, hsa.BarrierPacket{}) // packet type 7 is reserved
+		if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
+			t.Fatalf("queue_inactive_signal event: %v %v", ok, err)
+		}
+		if v := s.value(0); v != 32 { // SQ_WAVE... invalid packet format, as ROCr decodes it
+			t.Errorf("queue_inactive_signal value %#x, want 0x20 (invalid packet format)", v)
+		}
+	})
+
+	t.Run("ring unmapped under a live queue", func(t *testing.T) {
+		q, ring, amdq := aqlQueue(t, d, g)
+		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
+		// kfd_queue_acquire_buffers holds the ring: UNMAP and FREE are EBUSY until DESTROY_QUEUE.
+		if err := ring.Unmap(); !errors.Is(err, syscall.EBUSY) {
+			t.Fatalf("UNMAP of a live queue's ring: %v, want EBUSY", err)
+		}
+		r := aqlRing{q, ring, amdq}
+		s := newSignals(t, d, g)
+		s.set(0, 1)
+		r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(0)})
+		waitUntil(t, "the queue to go on after the refused UNMAP", func() bool { return s.value(0) == 0 })
+	})
+
+	t.Run("destroy with packets in flight", func(t *testing.T) {
+		q, ring, amdq := aqlQueue(t, d, g)
+		r := aqlRing{q, ring, amdq}
+		s := newSignals(t, d, g)
+		s.set(0, 1)
+		for range 3 {
+			r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(0)}})
+		}
+		time.Sleep(10 * time.Millisecond)
+		begin := time.Now()
+		if err := q.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(begin); el > time.Second {
+			t.Errorf("Destroy took %v with a blocked barrier", el)
+		}
+		if r.readIndex() != 0 {
+			t.Errorf("blocked barrier retired: read index %d", r.readIndex())
+		}
+		if err := ring.Free(); err != nil {
+			t.Errorf("Free of the ring after Destroy: %v", err)
+		}
+		amdq.Free()
+	})
+}
+
+// helperEnv names the device root in the environment of the helper process of
+// testAQLAcrossProcesses; the shared memfd is its fd 3.
+const helperEnv = "KMT_TEST_CROSS_PROCESS_ROOT"
+
+// crossProcessHelper is the second process: it registers the shared page, queues a barrier-AND on
+// signal 0 whose completion is signal 1, says "ready" and waits for signal 1 to reach 0.
+func crossProcessHelper(root string) int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, "helper:", err); return 1 }
+	d, err := Open(Config{Root: root})
+	if err != nil {
+		return fail(err)
+	}
+	defer d.Close()
+	g := d.GPUs()[0]
+	shared, err := d.RegisterShared(g, 3, 0, 4096, Coherent)
+	if err != nil {
+		return fail(err)
+	}
+	if err := shared.Map(); err != nil {
+		return fail(err)
+	}
+	r, err := newRing(d, g)
+	if err != nil {
+		return fail(err)
+	}
+	s := signals{shared}
+	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(0)}, CompletionSignal: s.va(1)})
+	fmt.Println("ready")
+	deadline := time.Now().Add(10 * time.Second)
+	for s.value(1) != 0 {
+		if time.Now().After(deadline) {
+			return fail(fmt.Errorf("signal 1 still %d", s.value(1)))
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return 0
+}
+
+// newRing is aqlQueue without a testing.T (for the helper process).
+func newRing(d *Device, g *GPU) (*aqlRing, error) {
+	ring, err := d.AllocGTT(g, 4096, Coherent)
+	if err != nil {
+		return nil, err
+	}
+	amdq, err := d.AllocGTT(g, 4096, Coherent)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range []*Memory{ring, amdq} {
+		if err := m.Map(); err != nil {
+			return nil, err
+		}
+	}
+	q, err := d.CreateQueue(QueueSpec{GPU: g, Type: QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
+		ReadPtrVA: amdq.VA + hsa.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + hsa.AMDQueueWriteDispatchIDOffset})
+	if err != nil {
+		return nil, err
+	}
+	return &aqlRing{q, ring, amdq}, nil
+}
+
+// testAQLAcrossProcesses: two processes register the same shared page as userptr memory; the
+// other process's queue waits in a barrier-AND on a signal in it that only this process's queue
+// completes, and its completion signal, also in the page, is seen here.
+func testAQLAcrossProcesses(t *testing.T, root string) {
+	d := open(t, root)
+	g := d.GPUs()[0]
+	fd, err := unix.MemfdCreate("kmt-shared-signals", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "kmt-shared-signals")
+	defer f.Close()
+	if err := f.Truncate(4096); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := d.RegisterShared(g, fd, 0, 4096, Coherent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Free()
+	if err := shared.Map(); err != nil {
+		t.Fatal(err)
+	}
+	s := signals{shared}
+	s.set(0, 1)
+	s.set(1, 1)
+	r, err := newRing(d, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { r.q.Destroy(); r.ring.Free(); r.amdq.Free() }()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+root)
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		cmd.Wait()
+		t.Fatalf("helper: %q %v", line, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if s.value(1) != 1 {
+		t.Fatal("the other process's barrier completed before its dependency")
+	}
+	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(0)})
+	waitUntil(t, "the other process's barrier to complete", func() bool { return s.value(1) == 0 })
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("helper: %v", err)
+	}
+}
