@@ -83,7 +83,7 @@ func TestConformanceThroughMount(t *testing.T) {
 		{"ALLOC_QUEUE_GWS unknown", abi.AMDKFD_IOC_ALLOC_QUEUE_GWS, &abi.AllocQueueGWSArgs{QueueID: 5}, syscall.EINVAL},
 		{"SMI_EVENTS", abi.AMDKFD_IOC_SMI_EVENTS, &abi.SMIEventsArgs{GPUID: c.gpu}, syscall.EOPNOTSUPP},
 		{"SMI_EVENTS bad gpu", abi.AMDKFD_IOC_SMI_EVENTS, &abi.SMIEventsArgs{GPUID: 3}, syscall.EINVAL},
-		{"SVM", abi.AMDKFD_IOC_SVM, &abi.SVMArgs{}, syscall.EOPNOTSUPP},
+		{"SVM at address 0", abi.AMDKFD_IOC_SVM, &abi.SVMArgs{}, syscall.EINVAL},
 		{"SET_XNACK_MODE query", abi.AMDKFD_IOC_SET_XNACK_MODE, &abi.SetXnackModeArgs{XnackEnabled: -1}, 0},
 		{"CRIU_OP bad op", abi.AMDKFD_IOC_CRIU_OP, &abi.CRIUArgs{Op: 9}, syscall.EINVAL},
 		{"AVAILABLE_MEMORY", abi.AMDKFD_IOC_AVAILABLE_MEMORY, &abi.GetAvailableMemoryArgs{GPUID: c.gpu}, 0},

@@ -226,6 +226,8 @@ func (d *Driver) Debug() *topology.Tree {
 		file("processes", d.debugProcesses),
 		file("memory", d.debugMemory),
 		file("queues", d.debugQueues),
+		file("svm", d.debugSVM),
+		file("faults", d.debugFaults),
 	}}
 }
 

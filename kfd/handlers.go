@@ -113,9 +113,16 @@ func acquireVM(p *Process, c Caller, arg []byte) syscall.Errno {
 		return syscall.EINVAL
 	}
 	pd.acquired, pd.drmMinor = true, minor
-	// amdgpu_vm_make_compute: the process's GPUVM on this device. Faults are fatal (XNACK off)
-	// until SVM with retry faults is enabled.
-	pd.vm = mmu.NewVM(p.d.phys, mmu.Config{PASID: p.pasid, GPU: pd.gpuID, Filter: p.d.filter(pd.gpuID)})
+	// amdgpu_vm_make_compute: the process's GPUVM on this device. Translation faults are retry
+	// faults serviced by the SVM range list while XNACK is on, else fatal.
+	gi := 0
+	for i, x := range p.svmPDDs {
+		if x == pd {
+			gi = i
+		}
+	}
+	pd.vm = mmu.NewVM(p.d.phys, mmu.Config{PASID: p.pasid, GPU: pd.gpuID, Filter: p.d.filter(pd.gpuID), Fault: p.gpuFault(gi)})
+	pd.vm.SetRetryFaults(p.xnack)
 	return 0
 }
 
@@ -260,7 +267,16 @@ func setXnackMode(p *Process, c Caller, arg []byte) syscall.Errno {
 			}
 		}
 	}
-	p.xnack = a.XnackEnabled != 0
+	on := a.XnackEnabled != 0
+	if errno := p.svm.SetXNACK(on); errno != 0 {
+		return errno // svm_range_switch_xnack_reserve_mem
+	}
+	p.xnack = on
+	for _, pd := range p.pdds {
+		if pd.vm != nil {
+			pd.vm.SetRetryFaults(on)
+		}
+	}
 	return 0
 }
 
@@ -343,7 +359,3 @@ func criuOp(p *Process, c Caller, arg []byte) syscall.Errno {
 // dmabufUnsupported: DMA-buf needs fds installed in or taken from the kernel's dma-buf layer, which
 // a FUSE file cannot provide; documented errno.
 func dmabufUnsupported(p *Process, c Caller, arg []byte) syscall.Errno { return syscall.EOPNOTSUPP }
-
-// svmUnsupported: SVM ranges are not modelled yet; the reported version (1.2) predates SVM, so
-// libhsakmt does not use it.
-func svmUnsupported(p *Process, c Caller, arg []byte) syscall.Errno { return syscall.EOPNOTSUPP }

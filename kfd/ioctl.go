@@ -106,7 +106,7 @@ func init() {
 	def(abi.AMDKFD_IOC_GET_DMABUF_INFO, dmabufUnsupported)
 	def(abi.AMDKFD_IOC_IMPORT_DMABUF, dmabufUnsupported)
 	def(abi.AMDKFD_IOC_EXPORT_DMABUF, dmabufUnsupported)
-	def(abi.AMDKFD_IOC_SVM, svmUnsupported)
+	def(abi.AMDKFD_IOC_SVM, svmIoctl)
 	def(abi.AMDKFD_IOC_CREATE_EVENT, createEvent)
 	def(abi.AMDKFD_IOC_DESTROY_EVENT, destroyEvent)
 	def(abi.AMDKFD_IOC_SET_EVENT, setEvent)

@@ -68,6 +68,12 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 	if p.overlaps(a.GPUID, a.VAAddr, size) {
 		return syscall.EINVAL // amdgpu_vm_bo_map: "va ... conflict with ..."
 	}
+	// kfd_ioctl_alloc_memory_of_gpu: "Address ... already allocated by SVM", and for userptr
+	// "User Buffer Address ... already allocated by SVM".
+	if a.VAAddr != 0 && p.svmOverlaps(a.VAAddr, size) || dom == allocUserptr && p.svmOverlaps(a.MmapOffset, size) {
+		p.d.log.Warn("ALLOC over an SVM range", "tgid", p.tgid, "va", hexVA(a.VAAddr), "user", hexVA(a.MmapOffset), "size", size)
+		return syscall.EADDRINUSE
+	}
 	b := &bo{gpu: a.GPUID, va: a.VAAddr, size: size, flags: a.Flags, mapped: map[uint32]bool{}}
 	var err error
 	switch dom {

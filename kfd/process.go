@@ -5,6 +5,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/cp"
+	"github.com/kfdemu/kfdemu/kfd/svm"
 	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -29,15 +30,18 @@ type Process struct {
 	evt            eventState
 	runtimeEnabled bool
 	xnack          bool
+	svm            *svm.Manager // the SVM range list (svms); its callbacks run under Process.mu
+	svmPDDs        []*pdd       // the devices in svm gpu-index order (topology order)
 }
 
 // pdd is kfd_process_device: what a process has on one GPU.
 type pdd struct {
 	node      *topology.Node
 	gpuID     uint32
-	acquired  bool    // ACQUIRE_VM done
-	vm        *mmu.VM // the GPUVM acquired at ACQUIRE_VM: every engine reaches memory through it
-	drmMinor  uint32  // render node whose VM was acquired
+	acquired  bool              // ACQUIRE_VM done
+	vm        *mmu.VM           // the GPUVM acquired at ACQUIRE_VM: every engine reaches memory through it
+	svmChunks map[uint64]uint64 // SVM: client chunk base -> its physical segment (sharedvm.go)
+	drmMinor  uint32            // render node whose VM was acquired
 	scratchVA uint64
 	tba, tma  uint64
 	policySet bool
@@ -68,6 +72,11 @@ func newProcess(d *Driver, tgid int) (*Process, error) {
 		p.pdds[n.GPUID] = &pdd{node: n, gpuID: n.GPUID, layout: l, slice: doorbell.NewSlice(l), sizes: queueSizes(n)}
 	}
 	p.evt.init()
+	if err := p.newSVM(); err != nil {
+		p.kfdSpace.close()
+		d.pasid.Free(id)
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -106,9 +115,11 @@ func (p *Process) teardown() {
 	}
 	p.evt.closeAll(p)
 	// amdgpu_vm_fini: the VMs go first (no engine runs any more), then the BOs they mapped.
+	p.svm.Close()
 	for _, pd := range p.pdds {
 		if pd.vm != nil {
 			pd.vm.Close()
+			p.freeSVMChunks(pd)
 		}
 	}
 	for h, b := range p.bos {

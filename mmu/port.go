@@ -101,7 +101,7 @@ func (p *Port) miss(va uint64, acc Access) (*tlbEntry, error) {
 			return &p.tlb[(va>>pageShift)%tlbSize], nil
 		}
 		f := Fault{VA: va, PASID: vm.cfg.PASID, GPU: vm.cfg.GPU, Access: acc, Kind: kind,
-			Retryable: vm.cfg.Fault != nil && (kind == FaultNotPresent || kind == FaultProtection)}
+			Retryable: vm.retry.Load() && (kind == FaultNotPresent || kind == FaultProtection)}
 		if !f.Retryable || retries >= vm.maxRetries {
 			vm.faults.Add(1)
 			vm.record(f, OutcomeFatal, retries)

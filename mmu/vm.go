@@ -65,6 +65,7 @@ type VM struct {
 
 	gen    atomic.Uint64 // invalidation generation, starts at 1
 	closed atomic.Bool
+	retry  atomic.Bool // translation faults are retry faults (Config.Fault set and XNACK on)
 
 	mu                      sync.RWMutex // the tables and the counters below
 	root                    *table
@@ -106,7 +107,22 @@ func NewVM(ph *Phys, cfg Config) *VM {
 		vm.maxRetries = DefaultMaxRetries
 	}
 	vm.gen.Store(1)
+	vm.retry.Store(cfg.Fault != nil)
 	return vm
+}
+
+// SetRetryFaults turns retry faults on or off (the process's XNACK mode, which amdkfd programs
+// into the VM's fault behaviour). Without a Config.Fault handler every fault stays fatal.
+func (vm *VM) SetRetryFaults(on bool) { vm.retry.Store(on && vm.cfg.Fault != nil) }
+
+// Mapped reports whether any page of [va, va+size) has a valid translation.
+func (vm *VM) Mapped(va, size uint64) bool {
+	if checkVA(va, size) != nil {
+		return false
+	}
+	vm.mu.RLock()
+	defer vm.mu.RUnlock()
+	return vm.root != nil && vm.anyValid(va>>pageShift, (va+size)>>pageShift)
 }
 
 // Stats returns a snapshot of the VM's counters.

@@ -1,0 +1,307 @@
+package kfd
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/kfd/svm"
+	"github.com/kfdemu/kfdemu/mmu"
+)
+
+// Shared virtual memory: AMDKFD_IOC_SVM, SET_XNACK_MODE and GPU retry faults, on the range list of
+// package svm. SVM memory is the client's own pages at the same address (GPU VA == CPU VA): the
+// GPU page tables point into physical segments whose backing is the client's address space,
+// reached with process_vm_readv/writev like userptr memory. Segments cover aligned 2 MiB chunks
+// of client address space (svmChunk); a chunk gets its segment when a page of it is first mapped
+// on a GPU and gives it back when no page of it is mapped there any more.
+
+// svmChunk is the span of client address space one physical segment covers.
+const svmChunk = 2 << 20
+
+// newSVM creates the process's range list (svm_range_list_init) over its devices in topology order.
+func (p *Process) newSVM() error {
+	var gpus []svm.GPU
+	for _, pd := range p.sortedPDDs() {
+		gpus = append(gpus, svm.GPU{ID: pd.gpuID, NoSVM: !svmSupported(pd.node.GfxTarget()),
+			Hive: pd.node.Prop("hive_id"), VRAMBytes: pd.node.VRAMSize()})
+		p.svmPDDs = append(p.svmPDDs, pd)
+	}
+	m, err := svm.New(svm.Config{GPUs: gpus, XNACK: p.xnack, FindVMA: p.findVMA, OverlapsBO: p.overlapsMappedBO,
+		Mapper: svmMapper{p}})
+	if err != nil {
+		return err
+	}
+	p.svm = m
+	return nil
+}
+
+// svmSupported is KFD_IS_SVM_API_SUPPORTED for a dGPU: SOC15 parts (GFX9 and later) have the HMM
+// device memory SVM migrates to.
+func svmSupported(gfx string) bool {
+	return strings.HasPrefix(gfx, "gfx9") || strings.HasPrefix(gfx, "gfx1")
+}
+
+// findVMA is vma_lookup on the client, from /proc/PID/maps.
+func (p *Process) findVMA(addr uint64) (svm.VMA, bool) {
+	f, err := os.Open("/proc/" + strconv.Itoa(p.tgid) + "/maps")
+	if err != nil {
+		return svm.VMA{}, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		v, ok := parseMapsLine(sc.Text())
+		if ok && addr >= v.Start && addr < v.End {
+			return v, true
+		}
+	}
+	return svm.VMA{}, false
+}
+
+// parseMapsLine reads one line of /proc/PID/maps: "start-end perms offset dev inode [path]". A
+// mapping of a device file (VM_IO/VM_PFNMAP in the kernel: the kfd and render files themselves)
+// is a device VMA, not valid for SVM.
+func parseMapsLine(line string) (svm.VMA, bool) {
+	fields := strings.Fields(line)
+	if len(fields) < 5 {
+		return svm.VMA{}, false
+	}
+	lo, hi, ok := strings.Cut(fields[0], "-")
+	if !ok || len(fields[1]) < 4 {
+		return svm.VMA{}, false
+	}
+	s, err1 := strconv.ParseUint(lo, 16, 64)
+	e, err2 := strconv.ParseUint(hi, 16, 64)
+	if err1 != nil || err2 != nil || e <= s {
+		return svm.VMA{}, false
+	}
+	v := svm.VMA{Start: s, End: e, Read: fields[1][0] == 'r', Write: fields[1][1] == 'w'}
+	if len(fields) >= 6 {
+		path := fields[5]
+		v.HeapStack = path == "[heap]" || path == "[stack]"
+		v.Device = strings.HasSuffix(path, "/dev/kfd") || strings.Contains(path, "/dev/dri/")
+	}
+	return v, true
+}
+
+// overlapsMappedBO is svm_range_check_vm: a BO mapped on some GPU in [start, start+size). Called
+// with Process.mu held.
+func (p *Process) overlapsMappedBO(start, size uint64) bool {
+	for _, b := range p.bos {
+		if len(b.mapped) > 0 && start < b.va+b.size && b.va < start+size {
+			return true
+		}
+	}
+	return false
+}
+
+// svmMapper maps SVM pages into the process's GPUVMs. Its methods run with the svm Manager's lock
+// held, which also guards the chunk tables.
+type svmMapper struct{ p *Process }
+
+func (m svmMapper) pdd(gi int) (*pdd, error) {
+	if gi < 0 || gi >= len(m.p.svmPDDs) {
+		return nil, syscall.EINVAL
+	}
+	pd := m.p.svmPDDs[gi]
+	if pd.vm == nil {
+		return nil, syscall.EINVAL // kfd_bind_process_to_device fails without ACQUIRE_VM
+	}
+	return pd, nil
+}
+
+func (m svmMapper) MapGPU(gi int, start, npages uint64, writable, executable bool) error {
+	pd, err := m.pdd(gi)
+	if err != nil {
+		return err
+	}
+	size := npages * pageSize
+	if err := m.UnmapGPU(gi, start, npages); err != nil { // a re-validation replaces the PTEs
+		return err
+	}
+	// svm_range_get_pte_flags for system memory on GFX 9.4.2: snooped, MTYPE UC for coherent
+	// ranges is not distinguished here (every SVM range starts COHERENT), readable always.
+	flags := mmu.PTEValid | mmu.PTEReadable | mmu.PTESystem | mmu.PTESnooped | mmu.PTEMType(mmu.MTypeUC)
+	if writable {
+		flags |= mmu.PTEWriteable
+	}
+	if executable {
+		flags |= mmu.PTEExecutable
+	}
+	for va := start; va < start+size; {
+		chunk := va &^ (svmChunk - 1)
+		end := min(start+size, chunk+svmChunk)
+		pa, err := m.chunk(pd, chunk)
+		if err != nil {
+			return err
+		}
+		if err := pd.vm.Map(va, end-va, pa+(va-chunk), flags); err != nil {
+			return err
+		}
+		va = end
+	}
+	return nil
+}
+
+// chunk returns the physical segment of the client chunk at base, allocating it.
+func (m svmMapper) chunk(pd *pdd, base uint64) (uint64, error) {
+	if pa, ok := pd.svmChunks[base]; ok {
+		return pa, nil
+	}
+	pa, err := m.p.d.phys.AllocSystem(svmChunk, mmu.Backing{Remote: clientMemory(m.p.tgid), RemoteAddr: base})
+	if err != nil {
+		return 0, err
+	}
+	if pd.svmChunks == nil {
+		pd.svmChunks = map[uint64]uint64{}
+	}
+	pd.svmChunks[base] = pa
+	return pa, nil
+}
+
+func (m svmMapper) UnmapGPU(gi int, start, npages uint64) error {
+	pd, err := m.pdd(gi)
+	if err != nil {
+		return err
+	}
+	size := npages * pageSize
+	if !pd.vm.Mapped(start, size) {
+		return nil
+	}
+	if err := pd.vm.Unmap(start, size); err != nil {
+		return err
+	}
+	for c := start &^ (svmChunk - 1); c < start+size; c += svmChunk {
+		if pa, ok := pd.svmChunks[c]; ok && !pd.vm.Mapped(c, svmChunk) {
+			m.p.d.phys.Free(pa)
+			delete(pd.svmChunks, c)
+		}
+	}
+	return nil
+}
+
+// freeSVMChunks gives back every chunk segment of pd (teardown, after its VM is closed).
+func (p *Process) freeSVMChunks(pd *pdd) {
+	for c, pa := range pd.svmChunks {
+		p.d.phys.Free(pa)
+		delete(pd.svmChunks, c)
+	}
+}
+
+// gpuFault is the retry-fault handler of pd's VM (amdgpu_vm_handle_fault ->
+// svm_range_restore_pages): the range list maps the faulting granule and the access walks again.
+// It runs on the faulting engine's goroutine outside any access section; engines hold no kfd lock
+// while they access memory, so it may take Process.mu.
+func (p *Process) gpuFault(gi int) mmu.FaultHandler {
+	return func(f *mmu.Fault) bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.dead || p.svm == nil {
+			return false
+		}
+		write := f.Access == mmu.AccessWrite || f.Access == mmu.AccessAtomic
+		ok := p.svm.Fault(gi, f.VA, write)
+		p.d.log.Debug("GPU retry fault", "tgid", p.tgid, "gpu", f.GPU, "va", hexVA(f.VA), "access", f.Access.String(), "resolved", ok)
+		return ok
+	}
+}
+
+// svmIoctl is kfd_ioctl_svm: the argument is the header followed by nattr attributes, its size
+// the command's _IOC_SIZE (libhsakmt encodes the whole size into the command word).
+func svmIoctl(p *Process, c Caller, arg []byte) syscall.Errno {
+	var a abi.SVMArgs
+	decode(arg, &a)
+	if errno := svm.ValidateArgs(uint32(len(arg)), a.NAttr); errno != 0 {
+		return errno
+	}
+	if !svm.ValidOp(a.Op) {
+		// svm_ioctl returns the positive EINVAL, which ioctl(2) hands back as its result; a FUSE
+		// server can only answer an error (README).
+		return syscall.EINVAL
+	}
+	attrs := make([]abi.SVMAttribute, a.NAttr)
+	decode(arg[24:], attrs)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.svm == nil {
+		return syscall.EINVAL
+	}
+	errno := p.svm.Ioctl(a.Op, a.StartAddr, a.Size, attrs)
+	if a.Op == abi.KFD_IOCTL_SVM_OP_GET_ATTR {
+		encode(arg[24:], attrs)
+	}
+	return errno
+}
+
+// svmOverlaps is the SVM check of kfd_ioctl_alloc_memory_of_gpu: a BO may not take an address
+// an SVM range has ("already allocated by SVM" -> EADDRINUSE).
+func (p *Process) svmOverlaps(va, size uint64) bool {
+	if p.svm == nil {
+		return false
+	}
+	for _, r := range p.svm.Ranges() {
+		if va < r.End && r.Start < va+size {
+			return true
+		}
+	}
+	return false
+}
+
+// debugSVM is debugfs kfd/svm: every process's ranges and its log of faults and migrations.
+func (d *Driver) debugSVM() string {
+	var b strings.Builder
+	for _, p := range d.sortedProcs() {
+		p.mu.Lock()
+		m := p.svm
+		xnack := p.xnack
+		p.mu.Unlock()
+		if m == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "tgid %d xnack %v\n", p.tgid, xnack)
+		for _, r := range m.Ranges() {
+			fmt.Fprintf(&b, "  range [%#x, %#x) granularity %d flags %#x preferred %#x prefetch %#x actual %#x vram_pages %d access %v in_place %v mapped %v\n",
+				r.Start, r.End, r.Granularity, r.Flags, r.PreferredLoc, r.PrefetchLoc, r.ActualLoc, r.VRAMPages, r.Access, r.AccessInPlace, r.Mapped)
+		}
+		for _, e := range m.Log() {
+			fmt.Fprintf(&b, "  %s\n", svmEventString(e))
+		}
+	}
+	return b.String()
+}
+
+func svmEventString(e svm.Event) string {
+	switch e.Kind {
+	case svm.EventFault:
+		return fmt.Sprintf("fault gpu %d addr %#x write %v -> [%#x, +%#x) migrated %v resolved %v", e.GPU, e.Addr, e.Write, e.Start, e.Size, e.Migrated, e.Resolved)
+	case svm.EventMigrate:
+		return fmt.Sprintf("migrate %s [%#x, +%#x) %#x -> %#x", e.Trigger, e.Start, e.Size, e.From, e.To)
+	default:
+		return fmt.Sprintf("%s %s gpu %d [%#x, +%#x)", e.Kind, e.Trigger, e.GPU, e.Start, e.Size)
+	}
+}
+
+// debugFaults is debugfs kfd/faults: the GPU page faults of every process's VMs.
+func (d *Driver) debugFaults() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %-10s %-16s %-7s %-12s %-10s %s\n", "tgid", "gpu_id", "va", "access", "kind", "outcome", "retries")
+	for _, p := range d.sortedProcs() {
+		p.mu.Lock()
+		pds := p.sortedPDDs()
+		p.mu.Unlock()
+		for _, pd := range pds {
+			if pd.vm == nil {
+				continue
+			}
+			for _, r := range pd.vm.Faults() {
+				fmt.Fprintf(&b, "%-8d %-10d %#-16x %-7s %-12s %-10s %d\n", p.tgid, pd.gpuID, r.Fault.VA, r.Fault.Access, r.Fault.Kind, r.Outcome, r.Retries)
+			}
+		}
+	}
+	return b.String()
+}
