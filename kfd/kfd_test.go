@@ -28,6 +28,10 @@ type fakeCaller struct {
 	fds  map[int][2]int // fd -> {minor, owner}
 }
 
+// fakeTgid is above PID_MAX_LIMIT (2^22): no real process has it, so the driver's
+// process_vm accesses and /proc lookups for a fake client can never reach a real process.
+const fakeTgid = 1 << 22
+
 func newCaller(tgid int) *fakeCaller {
 	return &fakeCaller{tgid: tgid, base: 0x7f0000000000, mem: make([]byte, 1<<20), fds: map[int][2]int{}}
 }
@@ -82,7 +86,7 @@ func newEnv(t *testing.T, profile string) *env {
 		t.Fatal(err)
 	}
 	d := New(sys, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	c := newCaller(1000)
+	c := newCaller(fakeTgid)
 	f, err := d.OpenKFD(c.tgid)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +351,7 @@ func TestIsolation(t *testing.T) {
 	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
 		t.Fatal(errno)
 	}
-	other := newCaller(2000)
+	other := newCaller(fakeTgid + 1)
 	f2, _ := e.d.OpenKFD(other.tgid)
 	defer f2.Release()
 	buf := make([]byte, 8)
@@ -585,7 +589,7 @@ func FuzzIoctl(f *testing.F) {
 	sys, _ := topology.Profile("mi210")
 	d := New(sys, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
 	f.Fuzz(func(t *testing.T, nr uint8, arg []byte) {
-		c := newCaller(5000)
+		c := newCaller(fakeTgid + 2)
 		file, err := d.OpenKFD(c.tgid)
 		if err != nil {
 			t.Fatal(err)
@@ -805,7 +809,7 @@ func (e *env) peer(tgid int) *env {
 func TestQueueIsolation(t *testing.T) {
 	e := newEnv(t, "mi210")
 	e.acquire(e.gpu)
-	other := e.peer(2000)
+	other := e.peer(fakeTgid + 4)
 	const victim = 0x7000000000
 	other.alloc(victim, 4096)
 	vmem := other.d.procs[other.c.tgid].boAt(e.gpu, victim).mem
@@ -1014,4 +1018,76 @@ func TestGPUVMPermissions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzIoctlSequence runs a sequence of ioctls on one process whose first GPU's VM is acquired, so
+// that ALLOC, MAP, UNMAP, FREE, SVM and queue calls meet each other's state. Input: records of
+// [nr][len][len bytes of argument]; the client's memory window starts with the GPU id (a device
+// array for MAP/UNMAP). After the process is released nothing may be left: no process, PASID,
+// physical segment or page table.
+func FuzzIoctlSequence(f *testing.F) {
+	sys, _ := topology.Profile("mi210")
+	gpu := sys.GPUs()[0].GPUID
+	le := binary.LittleEndian
+	rec := func(nr uint8, v any) []byte {
+		var b bytes.Buffer
+		binary.Write(&b, le, v)
+		return append([]byte{nr, uint8(b.Len())}, b.Bytes()...)
+	}
+	const base = 0x7f0000000000 // fakeCaller's window
+	alloc := rec(0x16, abi.AllocMemoryOfGPUArgs{VAAddr: 0x100000000, Size: 1 << 16, GPUID: gpu,
+		Flags: allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE})
+	vram := rec(0x16, abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4 << 20, GPUID: gpu, Flags: allocVRAM})
+	mapBO := rec(0x18, abi.MapMemoryToGPUArgs{Handle: uint64(gpu)<<32 | 1, DeviceIDsArrayPtr: base, NDevices: 1})
+	mapVRAM := rec(0x18, abi.MapMemoryToGPUArgs{Handle: uint64(gpu)<<32 | 2, DeviceIDsArrayPtr: base, NDevices: 1})
+	unmapBO := rec(0x19, abi.MapMemoryToGPUArgs{Handle: uint64(gpu)<<32 | 1, DeviceIDsArrayPtr: base, NDevices: 1})
+	free := rec(0x17, abi.FreeMemoryOfGPUArgs{Handle: uint64(gpu)<<32 | 1})
+	svmSet := append(rec(0x20, abi.SVMArgs{StartAddr: 0x100000000, Size: 1 << 16, NAttr: 1}), 2, 0, 0, 0, 0, 0, 0, 0)
+	svmSet[1] += 8
+	xnack := rec(0x21, abi.SetXnackModeArgs{XnackEnabled: 1})
+	queue := rec(0x02, abi.CreateQueueArgs{RingBaseAddress: 0x100000000, RingSize: 4096, GPUID: gpu,
+		QueueType: abi.KFD_IOC_QUEUE_TYPE_SDMA, QueuePercentage: 100, ReadPointerAddress: 0x100001000, WritePointerAddress: 0x100002000})
+	f.Add(bytes.Join([][]byte{alloc, mapBO, unmapBO, free}, nil))
+	f.Add(bytes.Join([][]byte{alloc, vram, mapBO, mapVRAM, free, queue}, nil))
+	f.Add(bytes.Join([][]byte{xnack, svmSet, alloc, mapBO}, nil))
+	f.Add(bytes.Join([][]byte{alloc, mapBO, queue, unmapBO, free}, nil))
+	d := New(sys, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := newCaller(fakeTgid + 3)
+		le.PutUint32(c.mem, gpu)
+		kf, err := d.OpenKFD(c.tgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := sys.NodeByGPUID(gpu)
+		rf, err := d.OpenRender(n.RenderMinor(), c.tgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.fds[10] = [2]int{int(n.RenderMinor()), c.tgid}
+		buf := make([]byte, 16)
+		encode(buf, abi.AcquireVMArgs{DRMFD: 10, GPUID: gpu})
+		if errno := kf.Ioctl(c, abi.AMDKFD_IOC_ACQUIRE_VM, buf); errno != 0 {
+			t.Fatal(errno)
+		}
+		for calls := 0; len(data) >= 2 && calls < 16; calls++ {
+			nr, size := data[0], int(data[1])
+			data = data[2:]
+			arg := make([]byte, size)
+			copy(arg, data)
+			data = data[min(size, len(data)):]
+			if nr == 0x0c && size >= 20 { // WAIT_EVENTS: never block the fuzzer
+				le.PutUint32(arg[16:], 0)
+			}
+			kf.Ioctl(c, abi.IOC(abi.IOCRead|abi.IOCWrite, 'K', uint32(nr), uint32(size)), arg)
+		}
+		kf.Release()
+		rf.Release()
+		if st := d.Stats(); st["processes"] != 0 || st["pasids"] != 0 {
+			t.Fatalf("leak: %v", st)
+		}
+		if ps := d.phys.Stats(); ps.Segments != 0 || ps.PageTableBytes != 0 {
+			t.Fatalf("physical memory left after release: %+v", ps)
+		}
+	})
 }
