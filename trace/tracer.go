@@ -52,6 +52,7 @@ type Tracer struct {
 	obj   objects
 	links []link.Link
 	rd    *ringbuf.Reader
+	paths map[[2]int]string // (pid, fd) -> device path last resolved (Read's goroutine only)
 }
 
 // ErrUnavailable wraps every reason the kernel refuses the tracer.
@@ -189,8 +190,19 @@ func (t *Tracer) Read() (Call, error) {
 		if err != nil {
 			continue
 		}
-		c.Device = fdPath(c.Pid, c.FD)
-		if t.opts.AllFDs || isGPUDevice(c.Device) {
+		// The fd is resolved when the record is read, which can be after the process closed it
+		// or exited: fall back to the path it had before, then to the ioctl type ('K' is
+		// amdkfd's, 'd' DRM's) so a short-lived client's calls are not lost.
+		key := [2]int{c.Pid, c.FD}
+		if c.Device = fdPath(c.Pid, c.FD); c.Device != "" {
+			if t.paths == nil {
+				t.paths = map[[2]int]string{}
+			}
+			t.paths[key] = c.Device
+		} else {
+			c.Device = t.paths[key]
+		}
+		if t.opts.AllFDs || isGPUDevice(c.Device) || c.Device == "" && gpuIoctlType(c.Cmd) {
 			return c, nil
 		}
 	}
@@ -230,6 +242,9 @@ func fdPath(pid, fd int) string {
 	}
 	return p
 }
+
+// gpuIoctlType reports whether cmd is of amdkfd's ('K') or DRM's ('d') ioctl type.
+func gpuIoctlType(cmd uint32) bool { t := cmd >> 8 & 0xff; return t == 'K' || t == 'd' }
 
 // isGPUDevice keeps the real device nodes and kfdemu's (MNT/dev/kfd, MNT/dev/dri/renderD*).
 func isGPUDevice(path string) bool {
