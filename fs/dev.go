@@ -27,15 +27,27 @@ type devKey struct {
 	tgid  int
 	kind  devKind
 	minor uint32
+	gen   uint32 // generation of the (tgid, kind, minor) inode; 0 in base keys
 }
+
+func (k devKey) base() devKey { k.gen = 0; return k }
 
 // devDir owns the per-process device inodes. Every (process, device file) pair gets its own inode
 // number, so that FUSE passthrough can give each process its own backing memfd.
+//
+// An inode also has a generation: when the last open file of an inode is released, the next
+// lookup of that name by the same process gets a new inode. go-fuse registers an inode's
+// passthrough backing file at its first open and reuses it while any open of the inode lives, and
+// it drops it only after our Release has run; a process that closes the device and opens it again
+// at once would otherwise get the previous kfd process's memfd (whose pages nobody sees any more)
+// for its new mappings.
 type devDir struct {
 	s       *Server
 	mu      sync.Mutex
 	ino     map[devKey]uint64
 	byIno   map[uint64]devKey
+	gen     map[devKey]uint32 // base key -> current generation
+	opens   map[devKey]int    // base key -> open files of the current generation
 	nextIno uint64
 	minors  []uint32
 	parent  *fs.Inode
@@ -45,7 +57,8 @@ type devDir struct {
 }
 
 func newDevDir(s *Server) *devDir {
-	d := &devDir{s: s, ino: map[devKey]uint64{}, byIno: map[uint64]devKey{}, nextIno: 1 << 40}
+	d := &devDir{s: s, ino: map[devKey]uint64{}, byIno: map[uint64]devKey{}, gen: map[devKey]uint32{},
+		opens: map[devKey]int{}, nextIno: 1 << 40}
 	if s.opts.Device != nil {
 		d.minors = s.opts.Device.RenderMinors()
 	}
@@ -77,7 +90,51 @@ func (d *devDir) forget(tgid int) {
 			delete(d.byIno, ino)
 		}
 	}
+	for k := range d.gen {
+		if k.tgid == tgid {
+			delete(d.gen, k)
+			delete(d.opens, k)
+		}
+	}
 	d.mu.Unlock()
+}
+
+// current returns k with the current generation of its inode.
+func (d *devDir) current(k devKey) devKey {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k.gen = d.gen[k.base()]
+	return k
+}
+
+// opened counts an open of k's inode; false if k is of an older generation.
+func (d *devDir) opened(k devKey) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gen[k.base()] != k.gen {
+		return false
+	}
+	d.opens[k.base()]++
+	return true
+}
+
+// closed uncounts an open of k's inode; the last one retires the inode's generation.
+func (d *devDir) closed(k devKey) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b := k.base()
+	if d.gen[b] != k.gen {
+		return
+	}
+	if d.opens[b]--; d.opens[b] > 0 {
+		return
+	}
+	delete(d.opens, b)
+	d.gen[b]++
+	if ino, ok := d.ino[k]; ok {
+		delete(d.ino, k)
+		delete(d.byIno, ino)
+	}
 }
 
 func (d *devDir) inoFor(k devKey) uint64 {
@@ -185,6 +242,7 @@ func (n *devNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	default:
 		return nil, syscall.ENOENT
 	}
+	k = n.d.current(k)
 	// Per-process inode: never cached by the kernel across processes. go-fuse replaces a zero
 	// timeout with the mount default, so 1 ns (expires at once) stands for "do not cache".
 	out.SetEntryTimeout(time.Nanosecond)
@@ -244,6 +302,11 @@ func (f *devFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32
 		f.d.s.opts.Log.Debug("open of another process's device inode, asking for a fresh lookup", "tgid", tgid, "owner", f.key.tgid)
 		return nil, 0, syscall.ESTALE
 	}
+	if !f.d.opened(f.key) {
+		// An inode of a previous generation (its last open was released): its passthrough
+		// backing may be the previous kfd process's memfd. A fresh lookup gives the new one.
+		return nil, 0, syscall.ESTALE
+	}
 	dev := f.d.s.opts.Device
 	var file kfd.File
 	var err error
@@ -253,12 +316,13 @@ func (f *devFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32
 		file, err = dev.OpenRender(f.key.minor, tgid)
 	}
 	if err != nil {
+		f.d.closed(f.key)
 		f.d.s.opts.Log.Warn("open failed", "tgid", tgid, "err", err)
 		return nil, 0, errnoOf(err)
 	}
 	f.d.s.watch.add(tgid)
 	// Device files are not page-cache backed: direct I/O unless passthrough takes over.
-	return &devHandle{d: f.d, f: file, owner: tgid}, fuse.FOPEN_DIRECT_IO, 0
+	return &devHandle{d: f.d, f: file, owner: tgid, key: f.key}, fuse.FOPEN_DIRECT_IO, 0
 }
 
 // devHandle is one open file description of a device file.
@@ -266,6 +330,7 @@ type devHandle struct {
 	d     *devDir
 	f     kfd.File
 	owner int
+	key   devKey
 	once  sync.Once
 }
 
@@ -300,7 +365,13 @@ func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []b
 }
 
 func (h *devHandle) Release(ctx context.Context) syscall.Errno {
-	h.once.Do(h.f.Release)
+	h.once.Do(func() {
+		// Retire the inode generation first: releasing the file may end the kfd process, and
+		// a reopen that follows must meet a new inode, not this one (whose passthrough backing
+		// go-fuse keeps until after this returns).
+		h.d.closed(h.key)
+		h.f.Release()
+	})
 	return 0
 }
 

@@ -129,7 +129,7 @@ func (e *FaultError) Is(target error) bool { return target == ErrFault }
 type Status struct {
 	State      State
 	ReadIndex  uint64 // packets released by the CP (its read pointer)
-	WriteIndex uint64 // write index loaded from WriteIndexVA (0 if it faults)
+	WriteIndex uint64 // write index as the packet processor last loaded it from WriteIndexVA
 	Doorbell   uint64 // Config.Doorbell(), 0 without one
 	RingBase   uint64
 	RingSize   uint32
@@ -155,6 +155,7 @@ type Queue struct {
 
 	state   atomic.Int32
 	rd      atomic.Uint64 // read index; written only by the queue goroutine
+	wrSeen  atomic.Uint64 // write index as the queue goroutine last loaded it (Status)
 	packets atomic.Uint64
 	scans   atomic.Uint64
 
@@ -285,9 +286,9 @@ func (q *Queue) Err() error {
 func (q *Queue) Status() Status {
 	s := Status{State: q.State(), ReadIndex: q.rd.Load(), RingBase: q.cfg.RingBase, RingSize: q.cfg.RingSize,
 		Packets: q.packets.Load(), Scans: q.scans.Load(), Err: q.Err()}
-	if wr, err := q.load64(q.cfg.WriteIndexVA, "write index"); err == nil {
-		s.WriteIndex = wr
-	}
+	// Memory is the queue goroutine's alone (an engine's TLB port): Status reports what the
+	// processor last saw instead of loading the write index itself.
+	s.WriteIndex = q.wrSeen.Load()
 	if q.cfg.Doorbell != nil {
 		s.Doorbell = q.cfg.Doorbell()
 	}

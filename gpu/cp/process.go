@@ -136,6 +136,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	q.wrSeen.Store(wr)
 	if wr <= rd { // empty (PSA-2.8-I05); indices never wrap (PSA-2.8-I04)
 		return false, nil
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,11 +73,26 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s%s", what, debugQueues())
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
 }
+
+// debugQueues returns the daemon's debugfs queue view (kfdemu mounts only) for failure messages.
+func debugQueues() string {
+	if debugRoot == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(debugRoot, "sys/kernel/debug/kfd/queues"))
+	if err != nil {
+		return ""
+	}
+	return "\nqueues:\n" + string(b)
+}
+
+// debugRoot is the device root of the running suite (set by open).
+var debugRoot string
 
 // testAQLChains: barrier-AND and barrier-OR packets on three queues form a chain that only the
 // last submitted packet can start; nothing completes early and everything completes after it.
@@ -111,7 +128,7 @@ func testAQLChains(t *testing.T, root string) {
 	// queue 2 starts it: a barrier with no dependencies that completes "start".
 	qs[2].submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(start)})
 	if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
-		t.Fatalf("chain end event: %v %v (done1 %d done2 %d)", ok, err, s.value(done1), s.value(done2))
+		t.Fatalf("chain end event: %v %v (done1 %d done2 %d)%s", ok, err, s.value(done1), s.value(done2), debugQueues())
 	}
 	if s.value(start) != 0 || s.value(done1) != 0 || s.value(done2) != 0 || s.value(chainEnd) != 0 || s.value(never) != 1 {
 		t.Errorf("signals after the chain: %d %d %d %d never %d", s.value(start), s.value(done1), s.value(done2), s.value(chainEnd), s.value(never))
@@ -171,7 +188,7 @@ func testAQLErrors(t *testing.T, root string) {
 		Word64(amdq.Bytes(), hsa.AMDQueueInactiveSignalOffset).Store(s.va(0))
 		r.submit(7, hsa.BarrierPacket{}) // packet type 7 is reserved
 		if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
-			t.Fatalf("queue_inactive_signal event: %v %v", ok, err)
+			t.Fatalf("queue_inactive_signal event: %v %v%s", ok, err, debugQueues())
 		}
 		if v := s.value(0); v != 32 { // SQ_WAVE... invalid packet format, as ROCr decodes it
 			t.Errorf("queue_inactive_signal value %#x, want 0x20 (invalid packet format)", v)
@@ -336,5 +353,46 @@ func testAQLAcrossProcesses(t *testing.T, root string) {
 	waitUntil(t, "the other process's barrier to complete", func() bool { return s.value(1) == 0 })
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("helper: %v", err)
+	}
+}
+
+// TestReopenCycles opens and closes the device many times in one process and checks that each
+// new queue's doorbell is the one the daemon watches (kfdemu's doorbell word reads as the idle
+// value ^0 after CREATE_QUEUE) and that a barrier runs. A reopen right after a close must reach
+// the new kfd process's memory: the daemon gives a released device file a new inode, since
+// go-fuse keeps an inode's passthrough backing (the previous process's memfd) until after the
+// release.
+func TestReopenCycles(t *testing.T) {
+	root := rttest.Root(t)
+	for iter := range 200 {
+		d, err := Open(Config{Root: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := d.GPUs()[0]
+		for k := range 3 {
+			q, ring, amdq := aqlQueue(t, d, g)
+			if v := q.Doorbell().Load(); v != ^uint64(0) {
+				t.Fatalf("cycle %d queue %d: the doorbell reads %#x after CREATE_QUEUE, not the daemon's idle value: a stale mapping", iter, k, v)
+			}
+			if k == 0 {
+				r := aqlRing{q, ring, amdq}
+				s := Word64(amdq.Bytes(), 0x400+hsa.SignalValueOffset)
+				s.Store(1)
+				r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: amdq.VA + 0x400})
+				deadline := time.Now().Add(5 * time.Second)
+				for s.Load() != 0 {
+					if time.Now().After(deadline) {
+						t.Fatalf("cycle %d: barrier never completed", iter)
+					}
+					time.Sleep(50 * time.Microsecond)
+				}
+			}
+			q.Destroy()
+			ring.Free()
+			amdq.Free()
+		}
+		d.Close()
+		waitReleased(t, root)
 	}
 }

@@ -80,6 +80,7 @@ func TestRealKFD(t *testing.T) {
 }
 
 func open(t *testing.T, root string) *Device {
+	debugRoot = root
 	t.Helper()
 	d, err := Open(Config{Root: root})
 	if err != nil {

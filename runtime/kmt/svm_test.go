@@ -82,7 +82,7 @@ func testSVM(t *testing.T, root string) {
 		deadline := time.Now().Add(5 * time.Second)
 		for Word64(mem, int(off)+hsa.SignalValueOffset).Load() != 0 {
 			if time.Now().After(deadline) {
-				t.Fatalf("signal %d in SVM memory never completed (retry fault not serviced)", i)
+				t.Fatalf("signal %d in SVM memory never completed (retry fault not serviced)%s", i, debugQueues())
 			}
 			time.Sleep(100 * time.Microsecond)
 		}

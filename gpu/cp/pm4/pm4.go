@@ -298,7 +298,7 @@ type Status struct {
 	State         State
 	ReadPtr       uint32 // last read pointer stored at ReadPtrVA (dwords, wraps at the ring size)
 	ReadIndex     uint64 // the CP's 64-bit read index (dwords, never wraps)
-	WritePtr      uint64 // write pointer loaded from WritePtrVA (0 if it faults)
+	WritePtr      uint64 // write pointer as the queue last loaded it from WritePtrVA
 	RingBase      uint64
 	RingSizeBytes uint32
 	Depth         int    // IB nesting of the packet being executed (0 in the ring)

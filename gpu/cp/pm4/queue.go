@@ -35,6 +35,7 @@ type Queue struct {
 
 	state      atomic.Int32
 	rd         atomic.Uint64 // ring read index, mirrored from frames[0].pos for Status
+	wptrSeen   atomic.Uint64 // write pointer as the queue goroutine last loaded it (Status)
 	rptr       atomic.Uint32
 	depth      atomic.Int32
 	packets    atomic.Uint64
@@ -94,6 +95,7 @@ func New(cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	q.wptrSeen.Store(w)
 	rd := w - (w-r)&(q.sizeDw-1)
 	q.frames[0] = frame{base: cfg.RingBase, size: q.sizeDw, pos: rd}
 	q.rd.Store(rd)
@@ -186,9 +188,7 @@ func (q *Queue) Status() Status {
 	s := Status{State: q.State(), ReadPtr: q.rptr.Load(), ReadIndex: q.rd.Load(), RingBase: q.cfg.RingBase,
 		RingSizeBytes: q.cfg.RingSizeBytes, Depth: int(q.depth.Load()), Packets: q.packets.Load(),
 		Dispatches: q.dispatches.Load(), Interrupts: q.interrupts.Load(), Scans: q.scans.Load(), Err: q.Err()}
-	if w, err := q.cfg.Memory.Atomic(q.cfg.WritePtrVA, 8, keep); err == nil {
-		s.WritePtr = w
-	}
+	s.WritePtr = q.wptrSeen.Load() // Memory is the queue goroutine's alone
 	return s
 }
 
@@ -323,6 +323,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		q.wptrSeen.Store(w)
 		if w == f.pos {
 			return false, nil
 		}
