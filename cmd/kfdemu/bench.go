@@ -1,27 +1,52 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/kfdemu/kfdemu/fs/nsexec"
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"golang.org/x/sys/unix"
 )
 
-// runBench mounts a profile in a temporary directory and measures what a client pays, each figure
-// against a floor measured in the same run: the AQL barrier round trip (doorbell store to
-// completion signal, p50/p99) against a no-op ioctl through FUSE (GET_VERSION).
+// figure is one line of `kfdemu bench`: a measurement and the floor it is compared to, both taken
+// in the same run (ARCHITECTURE section 7).
+type figure struct {
+	Name       string  `json:"name"`
+	Unit       string  `json:"unit"`
+	Value      float64 `json:"value"` // median for latencies, total for rates and costs
+	P99        float64 `json:"p99,omitempty"`
+	Floor      string  `json:"floor,omitempty"`
+	FloorValue float64 `json:"floor_value,omitempty"`
+	Ratio      float64 `json:"ratio,omitempty"` // value / floor
+	Note       string  `json:"note,omitempty"`
+}
+
+// runBench mounts profiles in temporary directories and measures what a client pays, each figure
+// against a floor measured in the same run.
 func runBench(args []string) int {
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var f serveFlags
 	f.register(fl)
-	n := fl.Int("n", 5000, "iterations per figure")
+	n := fl.Int("n", 5000, "iterations of each latency figure")
+	asJSON := fl.Bool("json", false, "print the figures as JSON")
+	topoProfile := fl.String("topology-profile", "mi300x-cpx", "profile whose tree the topology figure enumerates")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: kfdemu bench [--profile NAME|FILE] [-n N]\n\nMounts the emulator in a temporary "+
-			"directory and prints figures with the floor each is compared to, measured in the same run.")
+		fmt.Fprintln(fl.Output(), "usage: kfdemu bench [--profile NAME|FILE] [-n N] [--json]\n\nMounts the emulator in a temporary "+
+			"directory and prints every tracked figure with the floor it is compared to, measured in the same run.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -31,54 +56,496 @@ func runBench(args []string) int {
 		fmt.Fprintln(os.Stderr, "kfdemu bench: -n must be at least 100")
 		return 2
 	}
-	dir, err := os.MkdirTemp("", "kfdemu-bench-")
+	figs, err := benchAll(&f, *n, *topoProfile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfdemu bench:", err)
 		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(struct {
+			Profile string   `json:"profile"`
+			N       int      `json:"n"`
+			CPUs    int      `json:"cpus"`
+			Figures []figure `json:"figures"`
+		}{f.profile, *n, runtime.NumCPU(), figs})
+		return 0
+	}
+	printFigures(os.Stdout, f.profile, *n, figs)
+	return 0
+}
+
+func printFigures(w io.Writer, profile string, n int, figs []figure) {
+	fmt.Fprintf(w, "profile %s, %d iterations per latency figure, %d CPUs\n\n", profile, n, runtime.NumCPU())
+	fmt.Fprintf(w, "%-46s %14s %12s   %-44s %14s %8s\n", "figure", "value", "p99", "floor (same run)", "floor value", "ratio")
+	for _, g := range figs {
+		p99 := ""
+		if g.P99 != 0 {
+			p99 = fmtValue(g.P99, g.Unit)
+		}
+		fv, ratio := "", ""
+		if g.Floor != "" {
+			fv, ratio = fmtValue(g.FloorValue, g.Unit), fmt.Sprintf("%.3g", g.Ratio)
+		}
+		fmt.Fprintf(w, "%-46s %14s %12s   %-44s %14s %8s\n", g.Name, fmtValue(g.Value, g.Unit), p99, g.Floor, fv, ratio)
+		if g.Note != "" {
+			fmt.Fprintf(w, "  %s\n", g.Note)
+		}
+	}
+}
+
+func fmtValue(v float64, unit string) string {
+	switch unit {
+	case "ns":
+		return time.Duration(v).Round(10 * time.Nanosecond).String()
+	case "packets/s", "calls/s", "faults/s":
+		return fmt.Sprintf("%.3gM/s", v/1e6)
+	default:
+		return fmt.Sprintf("%.4g %s", v, unit)
+	}
+}
+
+func ratio(v, floor float64) float64 {
+	if floor == 0 {
+		return 0
+	}
+	return v / floor
+}
+
+// benchAll mounts f's profile (and the topology profile) and takes every figure.
+func benchAll(f *serveFlags, n int, topoProfile string) ([]figure, error) {
+	dir, err := os.MkdirTemp("", "kfdemu-bench-")
+	if err != nil {
+		return nil, err
 	}
 	defer os.Remove(dir)
 	f.mount = dir
-	srv, code, err := mountEmulator(&f, newLogger("warn"))
+	srv, _, err := mountEmulator(f, newLogger("warn"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "kfdemu bench:", err)
-		return code
+		return nil, err
 	}
 	defer srv.Unmount()
+	var figs []figure
+
+	// Idle CPU first, before any client: the daemon alone, then with queues that sit idle.
+	idle, err := benchIdle(dir)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, idle)
+
 	c, err := newAQLClient(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "kfdemu bench:", err)
-		return 1
+		return nil, err
 	}
-	defer c.Close()
-	// Floor: GET_VERSION, _IOR('K', 0x01, 8 bytes), the cheapest request a client can make.
+
+	// ioctl round trip against a request the daemon answers without the driver.
+	floor := make([]time.Duration, n)
+	ver := make([]time.Duration, n)
 	var v [8]byte
-	floor := make([]time.Duration, *n)
-	for i := range floor {
+	for i := range n {
 		start := time.Now()
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(c.d.FD()), 0x80084B01, uintptr(unsafe.Pointer(&v))); e != 0 {
-			fmt.Fprintln(os.Stderr, "kfdemu bench: GET_VERSION:", e)
-			return 1
-		}
+		unix.Syscall(unix.SYS_IOCTL, uintptr(c.d.FD()), 0x5800, 0) // _IO('X', 0): ENOTTY, no driver work
 		floor[i] = time.Since(start)
+		start = time.Now()
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(c.d.FD()), 0x80084B01, uintptr(unsafe.Pointer(&v))); e != 0 {
+			return nil, fmt.Errorf("GET_VERSION: %v", e)
+		}
+		ver[i] = time.Since(start)
 	}
-	rt := make([]time.Duration, *n)
+	f50, f99 := percentiles(floor)
+	v50, v99 := percentiles(ver)
+	const noop = "no-op FUSE ioctl (_IO('X',0) -> ENOTTY)"
+	figs = append(figs, figure{Name: "ioctl round trip (GET_VERSION)", Unit: "ns", Value: float64(v50), P99: float64(v99),
+		Floor: noop, FloorValue: float64(f50), Ratio: ratio(float64(v50), float64(f50)),
+		Note: fmt.Sprintf("floor p99 %v", f99.Round(10*time.Nanosecond))})
+
+	// AQL round trip against a shared-memory ping-pong between two threads (taken first, while
+	// the daemon's doorbell watcher is idle and leaves the CPUs to it).
+	pp50 := pingPong(n)
+	rt := make([]time.Duration, n)
 	for i := range rt {
 		if rt[i], err = c.barrier(5 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, "kfdemu bench:", err)
-			return 1
+			return nil, err
 		}
 	}
-	pf50, pf99 := percentiles(floor)
-	pa50, pa99 := percentiles(rt)
-	fmt.Printf("profile %s, %d iterations each\n\n", f.profile, *n)
-	fmt.Printf("%-44s %12s %12s %8s\n", "figure", "p50", "p99", "p50/floor")
-	fmt.Printf("%-44s %12v %12v %8s\n", "floor: no-op ioctl (GET_VERSION) through FUSE", pf50, pf99, "1")
-	fmt.Printf("%-44s %12v %12v %8.3f\n", "AQL barrier round trip (doorbell -> signal)", pa50, pa99, float64(pa50)/float64(pf50))
-	return 0
+	a50, a99 := percentiles(rt)
+	figs = append(figs, figure{Name: "AQL barrier round trip (doorbell -> signal)", Unit: "ns", Value: float64(a50), P99: float64(a99),
+		Floor: "shared-memory ping-pong, two threads", FloorValue: float64(pp50), Ratio: ratio(float64(a50), float64(pp50)),
+		Note: fmt.Sprintf("vs the no-op ioctl: %.3gx", ratio(float64(a50), float64(f50)))})
+
+	// Packets per second on one and on 8 queues, against no-op ioctls per second (what one
+	// syscall per packet would allow).
+	ioctlRate := 1e9 / float64(f50)
+	for _, nq := range []int{1, 8} {
+		rate, err := packetRate(c, nq, n)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, figure{Name: fmt.Sprintf("AQL packets per second, %d queue(s)", nq), Unit: "packets/s", Value: rate,
+			Floor: "no-op ioctls per second (1/p50)", FloorValue: ioctlRate, Ratio: ratio(rate, ioctlRate)})
+	}
+
+	// GPUVM: MAP of 1 GiB in 4 KiB PTEs (GTT) and in 2 MiB leaves (VRAM).
+	for _, m := range []struct {
+		name string
+		vram bool
+	}{{"MAP 1 GiB GTT (4 KiB PTEs)", false}, {"MAP 1 GiB VRAM (2 MiB PDEs)", true}} {
+		d, err := mapCost(c, m.vram)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, figure{Name: m.name, Unit: "ns", Value: float64(d), Floor: noop, FloorValue: float64(f50),
+			Ratio: ratio(float64(d), float64(f50))})
+	}
+
+	// Retry faults through the whole driver: barrier completion signals in SVM memory, each on a
+	// page the GPU has not mapped yet (XNACK on), against the same packets on mapped memory.
+	c.Close() // one process per kmt.Device: the fault figure opens its own
+	if err := waitNoProcess(dir); err != nil {
+		return nil, err
+	}
+	if fig, err := faultRate(dir); err != nil {
+		figs = append(figs, figure{Name: "GPU retry faults serviced (SVM, XNACK on)", Note: "not measured: " + err.Error()})
+	} else {
+		figs = append(figs, fig)
+	}
+
+	// Topology enumeration on a large tree, mounted vs a tmpfs copy.
+	if fig, err := topoCost(f, topoProfile); err != nil {
+		figs = append(figs, figure{Name: "topology enumeration", Note: "not measured: " + err.Error()})
+	} else {
+		figs = append(figs, fig)
+	}
+	return figs, nil
+}
+
+// waitNoProcess waits until the daemon holds no kfd process: FUSE delivers the release of a
+// closed device file after close(2) returns, and a device opened before that meets the previous
+// one's process (README).
+func waitNoProcess(mnt string) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(mnt, nsexec.StatsPath))
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), "\nprocesses 0\n") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the daemon still holds a process 5 s after the client closed")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2], s[len(s)*99/100]
+}
+
+// pingPong is the median round trip of a word bounced between two OS threads through shared
+// memory: the least a doorbell-to-signal round trip through another thread can cost.
+func pingPong(n int) time.Duration {
+	var ball atomic.Uint64
+	done := make(chan struct{})
+	// Spin without yielding (but yield now and then, so one CPU cannot deadlock).
+	wait := func(v uint64) {
+		for k := 1; ball.Load() != v; k++ {
+			if k%4096 == 0 {
+				runtime.Gosched()
+			}
+		}
+	}
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for i := uint64(1); ; i += 2 {
+			for k := 1; ball.Load() != i; k++ {
+				if k%4096 == 0 {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					runtime.Gosched()
+				}
+			}
+			ball.Store(i + 1)
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	lat := make([]time.Duration, n)
+	for i := range n {
+		want := uint64(2*i + 2)
+		start := time.Now()
+		ball.Store(want - 1)
+		wait(want)
+		lat[i] = time.Since(start)
+	}
+	close(done)
+	p50, _ := percentiles(lat)
+	return p50
+}
+
+// benchIdle is the daemon's CPU time over 2 s with two AQL queues created and left idle (measured
+// once the doorbell watcher has settled into its idle polling, 2.5 s after the last store),
+// against 2 s with no client at all. The daemon runs in this process, which does nothing else
+// meanwhile.
+func benchIdle(mnt string) (figure, error) {
+	const span = 2 * time.Second
+	cpu := func() time.Duration {
+		var ru unix.Rusage
+		unix.Getrusage(unix.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	time.Sleep(200 * time.Millisecond)
+	c0 := cpu()
+	time.Sleep(span)
+	base := cpu() - c0
+	a, err := newAQLClient(mnt)
+	if err != nil {
+		return figure{}, err
+	}
+	defer a.Close()
+	b, err := newQueueClient(a.d)
+	if err != nil {
+		return figure{}, err
+	}
+	defer b.Close()
+	time.Sleep(2500 * time.Millisecond)
+	c1 := cpu()
+	time.Sleep(span)
+	busy := cpu() - c1
+	return figure{Name: "daemon CPU over 2 s, 2 idle AQL queues", Unit: "ms", Value: float64(busy) / 1e6,
+		Floor: "daemon CPU over 2 s, no client", FloorValue: float64(base) / 1e6, Ratio: ratio(float64(busy), float64(base)),
+		Note: fmt.Sprintf("%.2f%% of one CPU", 100*float64(busy)/float64(span))}, nil
+}
+
+// packetRate submits batches of 63 barrier packets (one doorbell each, the last with a completion
+// signal) on nq queues at once, one client thread per queue, and returns packets per second.
+func packetRate(first *aqlClient, nq, n int) (float64, error) {
+	cs := []*aqlClient{first}
+	defer func() {
+		for _, c := range cs[1:] {
+			c.Close()
+		}
+	}()
+	for range nq - 1 {
+		c, err := newQueueClient(first.d)
+		if err != nil {
+			return 0, err
+		}
+		cs = append(cs, c)
+	}
+	batches := max(n/5, 100)
+	var wg sync.WaitGroup
+	errs := make(chan error, nq)
+	start := time.Now()
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range batches {
+				if err := c.batch63(5 * time.Second); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(63*batches*nq) / el.Seconds(), nil
+}
+
+// batch63 submits 63 barrier packets with one doorbell store (the ring holds 64), only the last
+// with the completion signal, and spins until it drops.
+func (c *aqlClient) batch63(timeout time.Duration) error {
+	var none [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{}).Encode(none[:])
+	idx := kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Load()
+	sig := kmt.Word64(c.aq, aqlSignalOff+hsa.SignalValueOffset)
+	sig.Store(1)
+	for k := uint64(0); k < 63; k++ {
+		slot := c.ring[64*((idx+k)%64) : 64*((idx+k)%64)+64]
+		if k == 62 {
+			copy(slot[4:], c.pkt[4:])
+		} else {
+			copy(slot[4:], none[4:])
+		}
+		kmt.Word32(slot, 0).Store(c.hdr)
+	}
+	kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 63)
+	c.q.RingDoorbell(idx + 62)
+	start := time.Now()
+	for sig.Load() != 0 {
+		if time.Since(start) > timeout {
+			return fmt.Errorf("batch at %d did not complete in %v", idx, timeout)
+		}
+		runtime.Gosched()
+	}
+	return nil
+}
+
+// mapCost is the median of 5 MAP_MEMORY_TO_GPU calls of a 1 GiB BO (each followed by UNMAP).
+func mapCost(c *aqlClient, vram bool) (time.Duration, error) {
+	const size = 1 << 30
+	alloc := c.d.AllocGTT
+	if vram {
+		alloc = c.d.AllocVRAM
+	}
+	m, err := alloc(c.g, size, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer m.Free()
+	var ds []time.Duration
+	for range 5 {
+		start := time.Now()
+		if err := m.Map(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(start))
+		if err := m.Unmap(); err != nil {
+			return 0, err
+		}
+	}
+	p50, _ := percentiles(ds)
+	return p50, nil
+}
+
+// faultRate measures GPU retry faults serviced per second through the driver: with XNACK on,
+// 256 barrier packets whose completion signals lie on 256 distinct pages of plain client memory
+// the GPU has not mapped; each completion faults, the SVM range list maps the page and the
+// access is replayed. The floor is the same packets with signals on memory already mapped.
+func faultRate(mnt string) (figure, error) {
+	d, err := kmt.Open(kmt.Config{Root: mnt})
+	if err != nil {
+		return figure{}, err
+	}
+	defer d.Close()
+	if err := d.SetXNACKMode(true); err != nil {
+		return figure{}, fmt.Errorf("SET_XNACK_MODE: %w", err)
+	}
+	c := &aqlClient{d: d, g: d.GPUs()[0], own: true}
+	if err := c.setupQueue(); err != nil {
+		return figure{}, err
+	}
+	const pages = 256
+	mem, err := unix.Mmap(-1, 0, pages*4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return figure{}, err
+	}
+	defer unix.Munmap(mem)
+	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	run := func(sigVA func(i int) uint64, word func(i int) *atomic.Uint64) (time.Duration, error) {
+		start := time.Now()
+		for i := range pages {
+			word(i).Store(1)
+			if err := c.barrierTo(sigVA(i), word(i), 5*time.Second); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start), nil
+	}
+	faulted, err := run(func(i int) uint64 { return base + uint64(i)*4096 }, func(i int) *atomic.Uint64 { return kmt.Word64(mem, i*4096+8) })
+	if err != nil {
+		return figure{}, err
+	}
+	bo, err := d.AllocGTT(c.g, pages*4096, kmt.Coherent)
+	if err != nil {
+		return figure{}, err
+	}
+	if err := bo.Map(); err != nil {
+		return figure{}, err
+	}
+	mapped, err := run(func(i int) uint64 { return bo.VA + uint64(i)*4096 }, func(i int) *atomic.Uint64 { return kmt.Word64(bo.Bytes(), i*4096+8) })
+	if err != nil {
+		return figure{}, err
+	}
+	rate, floorRate := pages/faulted.Seconds(), pages/mapped.Seconds()
+	return figure{Name: "GPU retry faults serviced (SVM, XNACK on)", Unit: "faults/s", Value: rate,
+		Floor: "the same packets, signals in a mapped BO (/s)", FloorValue: floorRate, Ratio: ratio(rate, floorRate),
+		Note: fmt.Sprintf("%v per packet whose signal faults vs %v", (faulted / pages).Round(time.Microsecond/10), (mapped / pages).Round(time.Microsecond/10))}, nil
+}
+
+// topoCost mounts profile and times kmt.ReadTopology (libhsakmt's topology snapshot) of its tree
+// against the same tree copied to a tmpfs, median of 5 each.
+func topoCost(base *serveFlags, profile string) (figure, error) {
+	dir, err := os.MkdirTemp("", "kfdemu-bench-topo-")
+	if err != nil {
+		return figure{}, err
+	}
+	defer os.Remove(dir)
+	f := *base
+	f.mount, f.profile = dir, profile
+	srv, _, err := mountEmulator(&f, newLogger("warn"))
+	if err != nil {
+		return figure{}, err
+	}
+	defer srv.Unmount()
+	tmpRoot := "/dev/shm"
+	if st, err := os.Stat(tmpRoot); err != nil || !st.IsDir() {
+		tmpRoot = ""
+	}
+	copyDir, err := os.MkdirTemp(tmpRoot, "kfdemu-bench-tree-")
+	if err != nil {
+		return figure{}, err
+	}
+	defer os.RemoveAll(copyDir)
+	src := filepath.Join(dir, "sys/devices/virtual/kfd/kfd/topology")
+	files := 0
+	err = filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		dst := filepath.Join(copyDir, rel)
+		if e.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files++
+		return os.WriteFile(dst, b, 0o444)
+	})
+	if err != nil {
+		return figure{}, err
+	}
+	time1 := func(d string) (time.Duration, int, error) {
+		var ds []time.Duration
+		nodes := 0
+		for range 5 {
+			start := time.Now()
+			t, err := kmt.ReadTopology(d)
+			if err != nil {
+				return 0, 0, err
+			}
+			ds = append(ds, time.Since(start))
+			nodes = len(t.Nodes)
+		}
+		p50, _ := percentiles(ds)
+		return p50, nodes, nil
+	}
+	onMount, nodes, err := time1(src)
+	if err != nil {
+		return figure{}, err
+	}
+	onTmp, _, err := time1(copyDir)
+	if err != nil {
+		return figure{}, err
+	}
+	return figure{Name: fmt.Sprintf("topology snapshot, %s (%d nodes)", profile, nodes), Unit: "ns", Value: float64(onMount),
+		Floor: "the same tree (" + fmt.Sprint(files) + " files) on tmpfs", FloorValue: float64(onTmp), Ratio: ratio(float64(onMount), float64(onTmp))}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -104,6 +105,8 @@ type aqlClient struct {
 	q        *kmt.Queue
 	ev       *kmt.Event
 	ring, aq []byte
+	mems     []*kmt.Memory
+	own      bool // the client opened d (Close closes it)
 	sigVA    uint64
 	pkt      [hsa.PacketSize]byte
 	hdr      uint32
@@ -116,57 +119,111 @@ func newAQLClient(mnt string) (*aqlClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	c := &aqlClient{d: d, g: d.GPUs()[0], own: true}
+	if err := c.setupQueue(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// newQueueClient is another queue of the same process (one kmt.Device per process, as one
+// libhsakmt instance per process).
+func newQueueClient(d *kmt.Device) (*aqlClient, error) {
 	c := &aqlClient{d: d, g: d.GPUs()[0]}
-	fail := func(err error) (*aqlClient, error) { d.Close(); return nil, err }
+	if err := c.setupQueue(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// setupQueue creates the client's AQL queue on its first GPU, laid out as ROCr lays it out, and a
+// completion signal in the amd_queue_t page whose mailbox is a signal event's slot.
+func (c *aqlClient) setupQueue() error {
+	d := c.d
 	ring, err := d.AllocGTT(c.g, 4096, kmt.Coherent)
 	if err != nil {
-		return fail(err)
+		return err
 	}
+	c.mems = append(c.mems, ring)
 	amdq, err := d.AllocGTT(c.g, 4096, kmt.Coherent)
 	if err != nil {
-		return fail(err)
+		return err
 	}
+	c.mems = append(c.mems, amdq)
 	for _, m := range []*kmt.Memory{ring, amdq} {
 		if err := m.Map(); err != nil {
-			return fail(err)
+			return err
 		}
 	}
 	if c.q, err = d.CreateQueue(kmt.QueueSpec{GPU: c.g, Type: kmt.QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
 		ReadPtrVA: amdq.VA + hsa.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + hsa.AMDQueueWriteDispatchIDOffset}); err != nil {
-		return fail(err)
+		return err
 	}
 	if c.ev, err = d.CreateEvent(kmt.EventSignal, false, false); err != nil {
-		return fail(err)
+		return err
 	}
 	c.ring, c.aq, c.sigVA = ring.Bytes(), amdq.Bytes(), amdq.VA+aqlSignalOff
 	kmt.Word64(c.aq, aqlSignalOff+hsa.SignalMailboxOffset).Store(c.ev.MailboxVA)
 	kmt.Word32(c.aq, aqlSignalOff+hsa.SignalEventIDOffset).Store(c.ev.TriggerData)
 	(&hsa.BarrierPacket{CompletionSignal: c.sigVA}).Encode(c.pkt[:])
 	c.hdr = uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem))
-	return c, nil
+	return nil
 }
 
-func (c *aqlClient) Close() { c.d.Close() } // destroys the queue, event and memory
+// Close destroys the queue, event and memory (closing the device if the client opened it).
+func (c *aqlClient) Close() {
+	if c.own {
+		c.d.Close()
+		return
+	}
+	if c.q != nil {
+		c.q.Destroy()
+	}
+	if c.ev != nil {
+		c.ev.Destroy()
+	}
+	for _, m := range c.mems {
+		m.Free()
+	}
+}
 
 // barrier submits one barrier-AND packet with the doorbell and spins until its completion signal
 // drops to 0; it returns the time from the first store to the completion.
 func (c *aqlClient) barrier(timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
-	idx := kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Load()
-	slot := c.ring[64*(idx%64) : 64*(idx%64)+64]
-	copy(slot[4:], c.pkt[4:])
 	sig := kmt.Word64(c.aq, aqlSignalOff+hsa.SignalValueOffset)
 	sig.Store(1)
+	if err := c.submit(c.pkt, sig, timeout); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// barrierTo is barrier with the completion signal at sigVA, whose value word the client sees as
+// value (set to non-zero by the caller).
+func (c *aqlClient) barrierTo(sigVA uint64, value *atomic.Uint64, timeout time.Duration) error {
+	var pkt [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{CompletionSignal: sigVA}).Encode(pkt[:])
+	return c.submit(pkt, value, timeout)
+}
+
+func (c *aqlClient) submit(pkt [hsa.PacketSize]byte, sig *atomic.Uint64, timeout time.Duration) error {
+	start := time.Now()
+	idx := kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Load()
+	slot := c.ring[64*(idx%64) : 64*(idx%64)+64]
+	copy(slot[4:], pkt[4:])
 	kmt.Word32(slot, 0).Store(c.hdr)
 	kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
 	c.q.RingDoorbell(idx)
 	for sig.Load() != 0 {
 		if time.Since(start) > timeout {
-			return 0, fmt.Errorf("barrier packet %d did not complete in %v", idx, timeout)
+			return fmt.Errorf("barrier packet %d did not complete in %v", idx, timeout)
 		}
 		runtime.Gosched()
 	}
-	return time.Since(start), nil
+	return nil
 }
 
 // demoQueue drives the emulated GPU the way ROCr does: one barrier-AND packet published with a

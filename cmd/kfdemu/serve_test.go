@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -260,14 +261,37 @@ func TestDemo(t *testing.T) {
 // TestBench runs `kfdemu bench`: both figures are printed with the floor from the same run.
 func TestBench(t *testing.T) {
 	testenv.NeedMount(t)
-	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200").CombinedOutput()
+	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200", "--json").Output()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"floor: no-op ioctl (GET_VERSION) through FUSE", "AQL barrier round trip (doorbell -> signal)", "p50/floor"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("bench output lacks %q:\n%s", want, out)
+	var res struct {
+		Profile string
+		Figures []figure
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	want := []string{"daemon CPU over 2 s, 2 idle AQL queues", "ioctl round trip (GET_VERSION)",
+		"AQL barrier round trip (doorbell -> signal)", "AQL packets per second, 1 queue(s)", "AQL packets per second, 8 queue(s)",
+		"MAP 1 GiB GTT (4 KiB PTEs)", "MAP 1 GiB VRAM (2 MiB PDEs)", "GPU retry faults serviced (SVM, XNACK on)",
+		"topology snapshot, mi300x-cpx (65 nodes)"}
+	if len(res.Figures) != len(want) || res.Profile != "mi210" {
+		t.Fatalf("profile %q, %d figures, want %d:\n%s", res.Profile, len(res.Figures), len(want), out)
+	}
+	for i, f := range res.Figures {
+		// Every figure is measured here, each with its floor (the daemon's idle CPU without a
+		// client may round to 0).
+		if f.Name != want[i] || f.Value <= 0 || f.Floor == "" || f.FloorValue < 0 || strings.HasPrefix(f.Note, "not measured") {
+			t.Errorf("figure %d: %+v, want %q measured against a floor", i, f, want[i])
 		}
 	}
-	t.Logf("\n%s", out)
+	var b strings.Builder
+	printFigures(&b, res.Profile, 200, res.Figures)
+	for _, w := range append(want, "floor (same run)", "ratio") {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("table lacks %q:\n%s", w, b.String())
+		}
+	}
+	t.Logf("\n%s", b.String())
 }
