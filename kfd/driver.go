@@ -205,6 +205,8 @@ func (d *Driver) Stats() map[string]int {
 	d.mu.Unlock()
 	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(),
 		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
+	ps := d.phys.Stats()
+	st["gpu_memory_segments"], st["page_table_bytes"] = ps.Segments, int(ps.PageTableBytes)
 	for _, p := range procs {
 		p.mu.Lock()
 		st["bos"] += len(p.bos)

@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if root := os.Getenv(helperEnv); root != "" {
 		os.Exit(crossProcessHelper(root)) // a second client process of testAQLAcrossProcesses
 	}
+	if arg := os.Getenv(stressEnv); arg != "" {
+		os.Exit(stressHelper(arg)) // a client process of TestStressAndCrash
+	}
 	rttest.Main(m)
 }
 
