@@ -137,13 +137,27 @@ type RegParams struct {
 	MaxWaveInstructions uint64 // per-wave hang guard; 0 = 1<<32
 }
 
-// PreemptedError is returned when the context ends at a work-group boundary; dispatch again with
-// StartGroup = NextGroup to resume.
-type PreemptedError struct{ NextGroup uint64 }
+// PreemptedError is returned when the context ends: at a work-group boundary (dispatch again
+// with StartGroup = NextGroup to resume), or, for a wave that runs on without reaching one (a
+// kernel that never ends), inside work-group NextGroup after at most waveStopCheck more
+// instructions of a wave (MidGroup): that group's waves are abandoned where they stood, as a queue
+// reset leaves them (wave state is not saved: no CWSR).
+type PreemptedError struct {
+	NextGroup uint64
+	MidGroup  bool
+}
 
 func (e *PreemptedError) Error() string {
+	if e.MidGroup {
+		return fmt.Sprintf("shader: dispatch stopped inside work-group %d", e.NextGroup)
+	}
 	return fmt.Sprintf("shader: dispatch preempted at work-group %d", e.NextGroup)
 }
+
+// waveStopCheck is how many instructions a wave runs between looks at the dispatch's context.
+const waveStopCheck = 1 << 14
+
+var errStopMidGroup = errors.New("shader: stopped inside a work-group")
 
 // ErrBadDispatch is wrapped by errors about invalid dispatch parameters or descriptors.
 var ErrBadDispatch = errors.New("shader: invalid dispatch")
@@ -165,6 +179,7 @@ type launch struct {
 }
 
 type dispatch struct {
+	ctx      context.Context
 	l        launch
 	mem      Memory
 	fetchMem func(va uint64, p []byte) error
@@ -299,7 +314,7 @@ func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 
 // run is the common dispatch: SPI launches the work-groups' waves with the initial register state.
 func run(ctx context.Context, mem Memory, l launch) (Stats, error) {
-	d := &dispatch{l: l, mem: mem, code: map[uint64]*Inst{}, fetchMem: mem.Read}
+	d := &dispatch{ctx: ctx, l: l, mem: mem, code: map[uint64]*Inst{}, fetchMem: mem.Read}
 	if f, ok := mem.(Fetcher); ok {
 		d.fetchMem = f.Fetch
 	}
@@ -344,6 +359,9 @@ func run(ctx context.Context, mem Memory, l launch) (Stats, error) {
 		}
 		id := [3]uint64{gi % ng[0], gi / ng[0] % ng[1], gi / (ng[0] * ng[1])}
 		if err := d.runGroup(g, id); err != nil {
+			if errors.Is(err, errStopMidGroup) {
+				return d.stats, &PreemptedError{NextGroup: gi, MidGroup: true}
+			}
 			return d.stats, err
 		}
 		d.stats.Groups++
@@ -528,6 +546,9 @@ func (d *dispatch) run(w *wave) error {
 		}
 		if w.steps >= limit {
 			return &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
+		}
+		if w.steps%waveStopCheck == waveStopCheck-1 && d.ctx.Err() != nil {
+			return errStopMidGroup
 		}
 		w.steps++
 		d.stats.WaveInstructions++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // miniKernel places a descriptor at 0x1000 and code at 0x1100 in a fresh memory.
@@ -113,4 +114,22 @@ func BenchmarkMatmulWaveInstructions(b *testing.B) {
 		total += st.WaveInstructions
 	}
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "wave-inst/s")
+}
+
+// TestStopNeverEndingKernel: a wave that loops forever (s_branch -1) stops within a bounded
+// number of instructions once the dispatch's context ends, inside its work-group.
+func TestStopNeverEndingKernel(t *testing.T) {
+	m, p := miniKernel(t, []uint32{0xBF82FFFF})
+	p.MaxWaveInstructions = 0 // no hang guard: only the context can stop it
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	st, err := Dispatch(ctx, m, p)
+	var pe *PreemptedError
+	if !errors.As(err, &pe) || !pe.MidGroup || pe.NextGroup != 0 {
+		t.Fatalf("err = %v", err)
+	}
+	if el := time.Since(start); el > 2*time.Second || st.WaveInstructions < waveStopCheck {
+		t.Errorf("stopped after %v and %d instructions", el, st.WaveInstructions)
+	}
 }

@@ -2,6 +2,7 @@ package kmt
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -170,7 +171,9 @@ func testAQLErrors(t *testing.T, root string) {
 		if s.value(0) != 1 {
 			t.Error("a queue stopped by a GPU fault processed another packet")
 		}
-		mem.Reset()
+		if err := mem.Reset(); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("RESET_EVENT of a memory event: %v, want EINVAL (only signal events)", err)
+		}
 	})
 
 	t.Run("malformed packet", func(t *testing.T) {
@@ -207,6 +210,77 @@ func testAQLErrors(t *testing.T, root string) {
 		s.set(0, 1)
 		r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(0)})
 		waitUntil(t, "the queue to go on after the refused UNMAP", func() bool { return s.value(0) == 0 })
+	})
+
+	// kernel places a kernel descriptor and code in an executable BO and dispatches it (one
+	// work-item) on r.
+	kernel := func(t *testing.T, r *aqlRing, code []uint32) *Memory {
+		t.Helper()
+		m, err := d.AllocGTT(g, 4096, Coherent|Executable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Map(); err != nil {
+			t.Fatal(err)
+		}
+		b := m.Bytes()
+		binary.LittleEndian.PutUint64(b[16:], 0x100) // kernel_code_entry_byte_offset
+		binary.LittleEndian.PutUint32(b[52:], 2<<1)  // COMPUTE_PGM_RSRC2: USER_SGPR_COUNT 2
+		binary.LittleEndian.PutUint16(b[56:], 1<<3)  // kernarg segment pointer
+		for i, w := range code {
+			binary.LittleEndian.PutUint32(b[0x100+4*i:], w)
+		}
+		var pkt [64]byte
+		(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1,
+			GridSizeX: 1, GridSizeY: 1, GridSizeZ: 1, KernelObject: m.VA}).Encode(pkt[:])
+		ab, rb := r.amdq.Bytes(), r.ring.Bytes()
+		idx := Word64(ab, hsa.AMDQueueWriteDispatchIDOffset).Load()
+		slot := int(idx%64) * 64
+		copy(rb[slot+4:slot+64], pkt[4:])
+		Word64(ab, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+		Word32(rb, slot).Store(uint32(hsa.MakeHeader(hsa.PacketTypeKernelDispatch, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)) | 1<<16)
+		r.q.RingDoorbell(idx)
+		return m
+	}
+
+	t.Run("kernel storing to an unmapped address", func(t *testing.T) {
+		// A fresh event: a memory event cannot be reset from the CPU (kfd_reset_event: only
+		// signal events), so the first one stays signalled with the first fault's data.
+		mem2, err := d.CreateEvent(EventMemory, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mem2.Destroy()
+		q, ring, amdq := aqlQueue(t, d, g)
+		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
+		const bad = 0x7fe000000000
+		// v[2:3] = bad + 0x10; global_store_dword v[2:3], v1, off; s_endpgm
+		code := kernel(t, &aqlRing{q, ring, amdq}, []uint32{0x7E0402FF, (bad + 0x10) & 0xffffffff, 0x7E0602FF, (bad + 0x10) >> 32,
+			0xDC708000, 0x007F0102, 0xBF810000})
+		defer code.Free()
+		ok, data, err := d.WaitEvents([]*Event{mem2}, false, 5*time.Second)
+		if !ok || err != nil {
+			t.Fatalf("memory exception: %v %v%s", ok, err, debugQueues())
+		}
+		if m := data[0].Memory; m == nil || m.VA != bad || m.Failure.NotPresent != 1 {
+			t.Errorf("exception data %+v", m)
+		}
+	})
+
+	t.Run("kernel that never ends", func(t *testing.T) {
+		q, ring, amdq := aqlQueue(t, d, g)
+		code := kernel(t, &aqlRing{q, ring, amdq}, []uint32{0xBF82FFFF}) // s_branch -1
+		defer code.Free()
+		time.Sleep(20 * time.Millisecond)
+		begin := time.Now()
+		if err := q.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(begin); el > 2*time.Second {
+			t.Errorf("DESTROY_QUEUE of a queue running a never-ending kernel took %v", el)
+		}
+		ring.Free()
+		amdq.Free()
 	})
 
 	t.Run("destroy with packets in flight", func(t *testing.T) {
