@@ -289,7 +289,11 @@ func waitEvents(p *Process, c Caller, arg []byte) syscall.Errno {
 			result = abi.KFD_IOC_WAIT_RESULT_COMPLETE
 			break
 		}
-		if p.dead || a.Timeout == 0 {
+		if p.dead {
+			errno = syscall.ENODEV // the driver went away (daemon stopping) under the wait
+			break
+		}
+		if a.Timeout == 0 {
 			break
 		}
 		ch := p.evt.changed
@@ -306,6 +310,7 @@ func waitEvents(p *Process, c Caller, arg []byte) syscall.Errno {
 		}
 		p.mu.Lock()
 		if p.dead {
+			errno = syscall.ENODEV
 			break
 		}
 		// An event destroyed while waited on fails the wait (kfd: -EINVAL... wait_result FAIL).

@@ -47,6 +47,12 @@ func (p *Process) ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
 		return syscall.ENOTTY
 	}
 	p.d.Poke() // a client that makes a syscall may just have rung a doorbell
+	p.mu.Lock()
+	dead := p.dead
+	p.mu.Unlock()
+	if dead {
+		return syscall.ENODEV // torn down under an open file (the daemon is stopping)
+	}
 	desc := ioctls[nr]
 	if desc.fn == nil {
 		return syscall.EINVAL

@@ -107,14 +107,24 @@ func runServe(args []string) int {
 	}
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	stopped := make(chan struct{})
 	go func() {
 		s := <-sig
 		log.Info("stopping", "signal", s.String())
 		if err := srv.Unmount(); err != nil {
 			log.Error("unmount", "err", err)
 		}
+		close(stopped)
 	}()
-	srv.Wait()
+	served := make(chan struct{})
+	go func() { srv.Wait(); close(served) }()
+	// A client that still holds files keeps a lazily detached mount's connection alive, and with
+	// it the serve loops: once Unmount has torn the driver down, exit; closing /dev/fuse aborts
+	// the connection and the client's calls fail with ENOTCONN.
+	select {
+	case <-served:
+	case <-stopped:
+	}
 	log.Info("unmounted", "dir", f.mount)
 	return 0
 }

@@ -37,9 +37,9 @@ func (e *IoctlError) Error() string {
 func (e *IoctlError) Unwrap() error { return e.Errno }
 
 // DeviceGone reports whether err says the device went away (the emulator's daemon stopped, the
-// FUSE connection was aborted, or the GPU was removed): ENOTCONN, ECONNABORTED or EIO
+// FUSE connection was aborted, or the GPU was removed): ENOTCONN, ECONNABORTED, EIO or ENODEV
 // from the device file.
 func DeviceGone(err error) bool {
 	return errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ECONNABORTED) ||
-		errors.Is(err, syscall.EIO) || errors.Is(err, ErrClosed)
+		errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ENODEV) || errors.Is(err, ErrClosed)
 }

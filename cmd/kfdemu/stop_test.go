@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/internal/testenv"
+	"github.com/kfdemu/kfdemu/runtime/kmt"
+)
+
+// TestStopWhileClientsWait stops the daemon with SIGTERM while a client blocks in WAIT_EVENTS
+// (no timeout) and holds a queue whose barrier never completes. The daemon exits 0 within its
+// shutdown bound, the wait returns an error (the device is gone: ENODEV or ENOTCONN, as after
+// a driver unload), and later calls fail the same way instead of hanging.
+func TestStopWhileClientsWait(t *testing.T) {
+	testenv.NeedMount(t)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--log-level", "error")
+	var log lockedBuffer
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	deadline := time.Now().Add(20 * time.Second)
+	for !served(mnt) {
+		if time.Now().After(deadline) {
+			t.Fatal("daemon did not come up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c, err := newAQLClient(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A barrier that waits forever on its own completion signal's neighbour.
+	dep := kmt.Word64(c.aq, 0x800+hsa.SignalValueOffset)
+	dep.Store(1)
+	var pkt [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{DepSignal: [5]uint64{c.sigVA - aqlSignalOff + 0x800}}).Encode(pkt[:])
+	go c.submit(pkt, dep, time.Minute)
+	waitErr := make(chan error, 1)
+	go func() {
+		_, err := c.ev.Wait(kmt.Infinite)
+		waitErr <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("serve exited with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Signal(syscall.SIGQUIT) // the goroutine dump goes to log
+		time.Sleep(time.Second)
+		t.Fatalf("daemon did not stop within 15 s of SIGTERM with a client waiting:\n%s", log.String())
+	}
+	select {
+	case err := <-waitErr:
+		if err == nil || !kmt.DeviceGone(err) {
+			t.Errorf("WAIT_EVENTS when the daemon stopped: %v, want the device gone (ENODEV/ENOTCONN)", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("WAIT_EVENTS still blocked after the daemon exited")
+	}
+	if _, err := c.d.AvailableMemory(c.g); err == nil || !kmt.DeviceGone(err) {
+		t.Errorf("an ioctl after the daemon stopped: %v, want the device gone", err)
+	}
+}
