@@ -243,7 +243,8 @@ func TestMemory(t *testing.T) {
 		want syscall.Errno
 	}{
 		{"no domain", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4096, Flags: 0}, syscall.EINVAL},
-		{"two domains", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4096, Flags: allocVRAM | allocGTT}, syscall.EINVAL},
+		{"no domain", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4096, Flags: abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}, syscall.EINVAL},
+		{"doorbell size with VRAM", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 4096, Flags: allocVRAM | allocDoorbell}, syscall.EINVAL},
 		{"size 0", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 0, Flags: allocVRAM}, syscall.EINVAL},
 		{"unaligned va", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000010, Size: 4096, Flags: allocVRAM}, syscall.EINVAL},
 		{"too much vram", abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: vram + 4096, Flags: allocVRAM}, syscall.ENOMEM},
@@ -1090,4 +1091,26 @@ func FuzzIoctlSequence(f *testing.F) {
 			t.Fatalf("physical memory left after release: %+v", ps)
 		}
 	})
+}
+
+// TestAllocDomainPrecedence: with several domain flags the allocation takes the first of VRAM,
+// GTT, USERPTR, DOORBELL, MMIO_REMAP (amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu's if/else chain).
+func TestAllocDomainPrecedence(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	avail := abi.GetAvailableMemoryArgs{GPUID: e.gpu}
+	e.do(abi.AMDKFD_IOC_AVAILABLE_MEMORY, &avail)
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: 0x200000000, Size: 1 << 20, GPUID: e.gpu, Flags: allocVRAM | allocGTT | allocUserptr}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+		t.Fatal(errno)
+	}
+	after := abi.GetAvailableMemoryArgs{GPUID: e.gpu}
+	e.do(abi.AMDKFD_IOC_AVAILABLE_MEMORY, &after)
+	if avail.Available-after.Available != 1<<20 {
+		t.Errorf("VRAM|GTT|USERPTR took %d bytes of VRAM, want 1 MiB", avail.Available-after.Available)
+	}
+	g := abi.AllocMemoryOfGPUArgs{VAAddr: 0x300000000, Size: 4096, GPUID: e.gpu, Flags: allocGTT | allocUserptr}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &g); errno != 0 || g.MmapOffset == 0 {
+		t.Errorf("GTT|USERPTR (no user address): %v offset %#x, want a GTT BO", errno, g.MmapOffset)
+	}
 }

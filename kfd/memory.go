@@ -57,9 +57,14 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 	if _, errno := p.bind(a.GPUID); errno != 0 {
 		return errno
 	}
-	dom := a.Flags & allocDomains
-	if dom == 0 || dom&(dom-1) != 0 || a.Size == 0 {
-		return syscall.EINVAL // amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu: exactly one domain
+	dom := allocDomain(a.Flags)
+	if dom == 0 || a.Size == 0 {
+		return syscall.EINVAL // amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu: no domain
+	}
+	// kfd_ioctl_alloc_memory_of_gpu checks the DOORBELL and MMIO_REMAP sizes before amdgpu picks
+	// the domain, whatever other flags are set.
+	if a.Flags&allocDoorbell != 0 && a.Size != doorbellSlice || a.Flags&allocDoorbell == 0 && a.Flags&allocMMIO != 0 && a.Size != pageSize {
+		return syscall.EINVAL
 	}
 	if a.VAAddr&(pageSize-1) != 0 || a.VAAddr+a.Size < a.VAAddr || a.VAAddr+a.Size > gpuvmSize {
 		return syscall.EINVAL
@@ -147,6 +152,18 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 	encode(arg, a)
 	p.d.log.Debug("memory allocated", "tgid", p.tgid, "handle", hexVA(b.handle), "gpu", b.gpu, "va", hexVA(b.va),
 		"size", b.size, "flags", hexVA(uint64(b.flags)), "mmap_offset", hexVA(a.MmapOffset))
+	return 0
+}
+
+// allocDomain is the domain an allocation gets when several domain flags are set: VRAM, then
+// GTT, then USERPTR (amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu's if/else chain), then DOORBELL,
+// then MMIO_REMAP (kfd_ioctl_alloc_memory_of_gpu). 0: no domain flag.
+func allocDomain(flags uint32) uint32 {
+	for _, d := range []uint32{allocVRAM, allocGTT, allocUserptr, allocDoorbell, allocMMIO} {
+		if flags&d != 0 {
+			return d
+		}
+	}
 	return 0
 }
 
