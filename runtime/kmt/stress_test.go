@@ -176,7 +176,7 @@ func stressHelper(arg string) int {
 			}{
 				{"FREE", abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: uint64(g.ID())<<32 | 0xfffff}},
 				{"DESTROY_QUEUE", abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: 1000 + uint32(rng.IntN(20))}},
-				{"ALLOC", abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &abi.AllocMemoryOfGPUArgs{VAAddr: 1 << 40, Size: 4096, GPUID: g.ID(), Flags: 3}},
+				{"ALLOC", abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &abi.AllocMemoryOfGPUArgs{VAAddr: 1 << 40, Size: 4096, GPUID: g.ID(), Flags: abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}}, // no domain
 				{"SET_EVENT", abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: 4000 + uint32(rng.IntN(90))}},
 				{"CREATE_QUEUE", abi.AMDKFD_IOC_CREATE_QUEUE, &abi.CreateQueueArgs{GPUID: g.ID(), RingSize: 3000, QueuePercentage: 100}},
 			}
