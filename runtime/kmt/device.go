@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"golang.org/x/sys/unix"
@@ -149,6 +152,7 @@ func Open(cfg Config) (*Device, error) {
 	}
 	d.va = newVAAllocator(size, pageSize)
 	ok = true
+	openDevices.Add(1)
 	runtime.SetFinalizer(d, func(d *Device) { d.Close() })
 	return d, nil
 }
@@ -256,7 +260,40 @@ func (d *Device) Close() error {
 		m.release()
 	}
 	d.closeFDs()
+	if openDevices.Add(-1) == 0 {
+		d.waitReleased() // the process's last Device: the driver process goes away
+	}
 	return nil
+}
+
+// openDevices counts this process's open Devices (they share one driver process).
+var openDevices atomic.Int32
+
+// waitReleased makes Close synchronous on a kfdemu mount, as it is with amdkfd: FUSE tells the
+// daemon that the last file is closed only after close(2) has returned, so a Device opened right
+// after Close could otherwise meet this one's driver process (its signal page, its memory). It
+// waits (at most 5 s) until the daemon's debugfs process table no longer lists this process. On a
+// real /dev/kfd there is no such table and it returns at once.
+func (d *Device) waitReleased() {
+	path := filepath.Join(d.root, "sys/kernel/debug/kfd/processes")
+	me := strconv.Itoa(os.Getpid())
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return
+		}
+		listed := false
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == me {
+				listed = true
+			}
+		}
+		if !listed || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (d *Device) closeFDs() {
