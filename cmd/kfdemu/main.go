@@ -19,9 +19,10 @@ var commands = map[string]command{
 	"gpu":      {runGPU, "hot-plug: gpu add TEMPLATE | gpu remove NODE"},
 	"profiles": {runProfiles, "list the built-in device profiles"},
 	"demo":     {runDemo, "mount the default profile in a temporary directory and show it working"},
-	"bench":    {runBench, "measure AQL round trips against a no-op ioctl floor on a temporary mount"},
+	"bench":    {runBench, "take every tracked figure against its floor on a temporary mount"},
 	"trace":    {runTrace, "decode every kfd/amdgpu ioctl of a command with eBPF"},
 	"exec":     {runExec, "run a command with the emulator at /dev/kfd, /sys/... (private mount namespace)"},
+	"info":     {runInfo, "print the HSA agents, pools and ISAs of a device (rocminfo-style, Go runtime)"},
 }
 
 // hidden commands used internally (re-exec helpers)

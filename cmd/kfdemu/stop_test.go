@@ -3,6 +3,7 @@ package main
 import (
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -73,5 +74,26 @@ func TestStopWhileClientsWait(t *testing.T) {
 	}
 	if _, err := c.d.AvailableMemory(c.g); err == nil || !kmt.DeviceGone(err) {
 		t.Errorf("an ioctl after the daemon stopped: %v, want the device gone", err)
+	}
+}
+
+// TestInfo runs `kfdemu info` on a mount of the mi210x8 profile: nine agents, the GPUs gfx90a
+// with 104 CUs and a VRAM pool, the CPU with its system pools.
+func TestInfo(t *testing.T) {
+	mnt := daemon(t, "mi210x8")
+	out, err := exec.Command(testenv.Kfdemu(t), "info", "--root", mnt).CombinedOutput()
+	if err != nil {
+		t.Fatalf("info: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{"KFD interface 1.2", "Agent 9\n", "Device Type:                 GPU", "Name:                        gfx90a",
+		"Compute Unit:                104", "Queue Max Size:              131072(0x20000)", "amdgcn-amd-amdhsa--gfx90a",
+		"GLOBAL; FLAGS: coarse-grained", "GLOBAL; FLAGS: kernarg", "*** Done ***"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("info lacks %q:\n%s", want, s)
+		}
+	}
+	if n := strings.Count(s, "Device Type:                 GPU"); n != 8 {
+		t.Errorf("%d GPU agents, want 8", n)
 	}
 }

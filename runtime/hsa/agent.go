@@ -3,6 +3,8 @@ package hsa
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/runtime/kmt"
@@ -45,6 +47,9 @@ type Agent struct {
 func newCPUAgent(r *Runtime, n *kmt.Node) *Agent {
 	a := &Agent{r: r, Kind: CPU, Node: n, Name: n.Name}
 	if a.Name == "" {
+		a.Name = cpuModelName() // libhsakmt's topology_parse_cpuinfo
+	}
+	if a.Name == "" {
 		a.Name = fmt.Sprintf("CPU node %d", n.ID)
 	}
 	size := n.HeapSize(0) // HSA_HEAPTYPE_SYSTEM
@@ -62,6 +67,20 @@ func newGPUAgent(r *Runtime, g *kmt.GPU) *Agent {
 	a.Pools = []*Pool{{agent: a, Kind: CoarseGrained, Size: g.Node.HeapSize(1, 2), Name: "GPU local (VRAM)"}}
 	a.system = &Pool{agent: a, Kind: FineGrained, Name: "system fine-grained", system: true}
 	return a
+}
+
+// cpuModelName is the first "model name" of /proc/cpuinfo.
+func cpuModelName() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // ComputeUnits is the number of CUs (HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT).
