@@ -47,6 +47,9 @@ const (
 	AcquireRelease
 )
 
+// spinFor is how long Wait busy-waits before it sleeps.
+const spinFor = 200 * time.Microsecond
+
 // amdSignalKindUser is AMD_SIGNAL_KIND_USER (amd_hsa_signal.h).
 const amdSignalKindUser = 1
 
@@ -203,11 +206,16 @@ func (s *Signal) Wait(cond Condition, x int64, timeout time.Duration) (int64, bo
 	}
 	start := time.Now()
 	expired := func() bool { return timeout >= 0 && time.Since(start) >= timeout }
-	for i := 0; i < 2000; i++ {
+	// Busy-wait first, as ROCr does before it blocks (about 200 µs): a packet completes in a few
+	// microseconds, and sleeping costs far more than that.
+	for i := 0; ; i++ {
 		if v := s.Load(Acquire); cond.holds(v, x) {
 			return v, true, nil
 		}
 		if i%64 == 63 {
+			if time.Since(start) > spinFor || expired() {
+				break
+			}
 			runtime.Gosched()
 		}
 	}
