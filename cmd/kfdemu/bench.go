@@ -1,15 +1,19 @@
 package main
 
 import (
+	_ "embed"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +22,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/fs/nsexec"
 	"github.com/kfdemu/kfdemu/gpu/hsa"
+	hsart "github.com/kfdemu/kfdemu/runtime/hsa"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"golang.org/x/sys/unix"
 )
@@ -44,6 +49,7 @@ func runBench(args []string) int {
 	n := fl.Int("n", 5000, "iterations of each latency figure")
 	asJSON := fl.Bool("json", false, "print the figures as JSON")
 	topoProfile := fl.String("topology-profile", "mi300x-cpx", "profile whose tree the topology figure enumerates")
+	vaddN := fl.Int("vadd", 1<<24, "elements of the vadd kernel the interpreter figure runs")
 	fl.Usage = func() {
 		fmt.Fprintln(fl.Output(), "usage: kfdemu bench [--profile NAME|FILE] [-n N] [--json]\n\nMounts the emulator in a temporary "+
 			"directory and prints every tracked figure with the floor it is compared to, measured in the same run.")
@@ -56,7 +62,7 @@ func runBench(args []string) int {
 		fmt.Fprintln(os.Stderr, "kfdemu bench: -n must be at least 100")
 		return 2
 	}
-	figs, err := benchAll(&f, *n, *topoProfile)
+	figs, err := benchAll(&f, *n, *topoProfile, *vaddN)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfdemu bench:", err)
 		return 1
@@ -99,7 +105,7 @@ func fmtValue(v float64, unit string) string {
 	switch unit {
 	case "ns":
 		return time.Duration(v).Round(10 * time.Nanosecond).String()
-	case "packets/s", "calls/s", "faults/s":
+	case "packets/s", "calls/s", "faults/s", "elements/s":
 		return fmt.Sprintf("%.3gM/s", v/1e6)
 	default:
 		return fmt.Sprintf("%.4g %s", v, unit)
@@ -114,7 +120,7 @@ func ratio(v, floor float64) float64 {
 }
 
 // benchAll mounts f's profile (and the topology profile) and takes every figure.
-func benchAll(f *serveFlags, n int, topoProfile string) ([]figure, error) {
+func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, error) {
 	dir, err := os.MkdirTemp("", "kfdemu-bench-")
 	if err != nil {
 		return nil, err
@@ -208,6 +214,16 @@ func benchAll(f *serveFlags, n int, topoProfile string) ([]figure, error) {
 	}
 	if fig, err := faultRate(dir); err != nil {
 		figs = append(figs, figure{Name: "GPU retry faults serviced (SVM, XNACK on)", Note: "not measured: " + err.Error()})
+	} else {
+		figs = append(figs, fig)
+	}
+
+	// The ISA interpreter on a real compiled kernel.
+	if err := waitNoProcess(dir); err != nil {
+		return nil, err
+	}
+	if fig, err := interpRate(dir, vaddN); err != nil {
+		figs = append(figs, figure{Name: "ISA interpreter, vadd (clang-14, gfx90a)", Note: "not measured: " + err.Error()})
 	} else {
 		figs = append(figs, fig)
 	}
@@ -548,4 +564,125 @@ func topoCost(base *serveFlags, profile string) (figure, error) {
 	}
 	return figure{Name: fmt.Sprintf("topology snapshot, %s (%d nodes)", profile, nodes), Unit: "ns", Value: float64(onMount),
 		Floor: "the same tree (" + fmt.Sprint(files) + " files) on tmpfs", FloorValue: float64(onTmp), Ratio: ratio(float64(onMount), float64(onTmp))}, nil
+}
+
+//go:embed testdata/rocm/vadd.cl
+var vaddSource string
+
+// interpRate compiles the vadd kernel of cmd/kfdemu/testdata/rocm/vadd.cl with clang-14 (needed on
+// PATH), loads it with runtime/hsa and runs it over n elements: elements per second through the
+// whole stack (dispatch, interpreter, memory through the GPUVM), against the same loop in Go on
+// the CPU as the floor, and wave-instructions per second from the daemon's counter.
+func interpRate(mnt string, n int) (figure, error) {
+	if n < 256 {
+		return figure{}, fmt.Errorf("-vadd %d: at least 256 elements", n)
+	}
+	for _, tool := range []string{"clang-14", "ld.lld-14"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return figure{}, fmt.Errorf("%s not installed", tool)
+		}
+	}
+	dir, err := os.MkdirTemp("", "kfdemu-bench-vadd-")
+	if err != nil {
+		return figure{}, err
+	}
+	defer os.RemoveAll(dir)
+	src, obj, co := filepath.Join(dir, "vadd.cl"), filepath.Join(dir, "vadd.o"), filepath.Join(dir, "vadd.co")
+	if err := os.WriteFile(src, []byte(vaddSource), 0o644); err != nil {
+		return figure{}, err
+	}
+	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
+		"-cl-std=CL2.0", "-c", src, "-o", obj).CombinedOutput(); err != nil {
+		return figure{}, fmt.Errorf("clang-14: %v: %s", err, out)
+	}
+	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
+		return figure{}, fmt.Errorf("ld.lld-14: %v: %s", err, out)
+	}
+	b, err := os.ReadFile(co)
+	if err != nil {
+		return figure{}, err
+	}
+	r, err := hsart.Init(hsart.Config{Root: mnt})
+	if err != nil {
+		return figure{}, err
+	}
+	defer r.Shutdown()
+	g := r.GPUs()[0]
+	exe, err := g.LoadCodeObject(b)
+	if err != nil {
+		return figure{}, err
+	}
+	k, err := exe.Kernel("vadd")
+	if err != nil {
+		return figure{}, err
+	}
+	buf, err := g.SystemPool().Allocate(uint64(12 * n))
+	if err != nil {
+		return figure{}, err
+	}
+	defer buf.Free()
+	mem := buf.Bytes()
+	a := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), 3*n)
+	for i := range n {
+		a[i], a[n+i] = float32(i), 0.5
+	}
+	args, err := r.KernargPool().Allocate(uint64(k.KernargSize))
+	if err != nil {
+		return figure{}, err
+	}
+	defer args.Free()
+	ab := args.Bytes()
+	le := binary.LittleEndian
+	le.PutUint64(ab[0:], buf.VA)
+	le.PutUint64(ab[8:], buf.VA+uint64(4*n))
+	le.PutUint64(ab[16:], buf.VA+uint64(8*n))
+	le.PutUint32(ab[24:], uint32(n))
+	q, err := g.CreateQueue(64, nil)
+	if err != nil {
+		return figure{}, err
+	}
+	defer q.Destroy()
+	done, err := r.NewSignal(1, true)
+	if err != nil {
+		return figure{}, err
+	}
+	defer done.Destroy()
+	before := statValue(mnt, "wave_instructions")
+	start := time.Now()
+	if _, err := q.SubmitDispatch(hsart.Dispatch{Kernel: k, Grid: [3]uint32{uint32(n)}, Workgroup: [3]uint16{256},
+		Kernarg: args.VA, Completion: done}); err != nil {
+		return figure{}, err
+	}
+	if _, ok, err := done.Wait(hsart.Eq, 0, 10*time.Minute); !ok || err != nil {
+		return figure{}, fmt.Errorf("vadd did not complete: %v %v", err, q.Err())
+	}
+	el := time.Since(start)
+	insts := statValue(mnt, "wave_instructions") - before
+	for i := range n {
+		if a[2*n+i] != float32(i)+0.5 {
+			return figure{}, fmt.Errorf("vadd: c[%d] = %v, want %v", i, a[2*n+i], float32(i)+0.5)
+		}
+	}
+	// Floor: the same additions by the CPU in Go.
+	cstart := time.Now()
+	for i := range n {
+		a[2*n+i] = a[i] + a[n+i]
+	}
+	cpu := time.Since(cstart)
+	rate, floor := float64(n)/el.Seconds(), float64(n)/cpu.Seconds()
+	return figure{Name: fmt.Sprintf("ISA interpreter, vadd over %d elements", n), Unit: "elements/s", Value: rate,
+		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor),
+		Note: fmt.Sprintf("%.3gM wave-instructions/s (%d in %v)", float64(insts)/el.Seconds()/1e6, insts, el.Round(time.Millisecond))}, nil
+}
+
+// statValue reads one counter of MNT/sys/kernel/debug/kfdemu/stats (0 if absent).
+func statValue(mnt, key string) uint64 {
+	b, _ := os.ReadFile(filepath.Join(mnt, nsexec.StatsPath))
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, key+" "); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
 }

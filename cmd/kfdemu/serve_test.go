@@ -261,7 +261,7 @@ func TestDemo(t *testing.T) {
 // TestBench runs `kfdemu bench`: both figures are printed with the floor from the same run.
 func TestBench(t *testing.T) {
 	testenv.NeedMount(t)
-	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200", "--json").Output()
+	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200", "-vadd", "65536", "--json").Output()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
@@ -275,7 +275,7 @@ func TestBench(t *testing.T) {
 	want := []string{"daemon CPU over 2 s, 2 idle AQL queues", "ioctl round trip (GET_VERSION)",
 		"AQL barrier round trip (doorbell -> signal)", "AQL packets per second, 1 queue(s)", "AQL packets per second, 8 queue(s)",
 		"MAP 1 GiB GTT (4 KiB PTEs)", "MAP 1 GiB VRAM (2 MiB PDEs)", "GPU retry faults serviced (SVM, XNACK on)",
-		"topology snapshot, mi300x-cpx (65 nodes)"}
+		"ISA interpreter, vadd over 65536 elements", "topology snapshot, mi300x-cpx (65 nodes)"}
 	if len(res.Figures) != len(want) || res.Profile != "mi210" {
 		t.Fatalf("profile %q, %d figures, want %d:\n%s", res.Profile, len(res.Figures), len(want), out)
 	}
