@@ -18,18 +18,39 @@ import (
 
 func TestMain(m *testing.M) { rttest.Main(m) }
 
+// realRoot is "/" while TestRealKFD runs the suite against a real /dev/kfd.
+var realRoot string
+
 func initRT(t testing.TB) *Runtime {
 	t.Helper()
-	root := rttest.Root(t)
+	root := realRoot
+	if root == "" {
+		root = rttest.Root(t)
+	}
 	r, err := Init(Config{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		r.Shutdown()
-		waitIdle(t, root)
+		if realRoot == "" {
+			waitIdle(t, root)
+		}
 	})
 	return r
+}
+
+// TestRealKFD runs the device-independent tests against a real amdkfd where one exists.
+func TestRealKFD(t *testing.T) {
+	if ok, why := rttest.RealKFD(); !ok {
+		t.Skipf("skipping: no real /dev/kfd (%s)", why)
+	}
+	realRoot = "/"
+	defer func() { realRoot = "" }()
+	for name, fn := range map[string]func(*testing.T){"SignalOps": TestSignalOps, "InterruptSignalWaits": TestInterruptSignalWaits,
+		"QueueManyProducers": TestQueueManyProducers, "QueueFullAndErrors": TestQueueFullAndErrors, "DispatchVadd": TestDispatchVadd} {
+		t.Run(name, fn)
+	}
 }
 
 // waitIdle waits until the daemon holds no process (FUSE releases after close returns).
@@ -274,6 +295,9 @@ func TestDispatchVadd(t *testing.T) {
 	co := vaddCodeObject(t)
 	r := initRT(t)
 	g := r.GPUs()[0]
+	if g.Name != "gfx90a" {
+		t.Skipf("skipping: the test kernel is built for gfx90a, the GPU is %s", g.Name)
+	}
 	exe, err := g.LoadCodeObject(co)
 	if err != nil {
 		t.Fatal(err)
