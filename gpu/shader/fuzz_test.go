@@ -55,3 +55,34 @@ func FuzzDecodeStep(f *testing.F) {
 		}
 	})
 }
+
+// FuzzKernelDescriptor dispatches a kernel whose 64-byte descriptor and launch sizes come from the
+// input (the code is s_endpgm): every descriptor field a client controls is checked, nothing panics,
+// and the only errors are descriptor or dispatch errors.
+func FuzzKernelDescriptor(f *testing.F) {
+	var kd [64]byte
+	binary.LittleEndian.PutUint64(kd[16:], 0x100)
+	binary.LittleEndian.PutUint32(kd[52:], 2<<1|1<<7)
+	binary.LittleEndian.PutUint16(kd[56:], 1<<3)
+	f.Add(kd[:], uint32(256), uint16(64), uint32(0))
+	f.Add(make([]byte, 64), uint32(1), uint16(1), uint32(1<<20))
+	f.Fuzz(func(t *testing.T, desc []byte, grid uint32, wg uint16, lds uint32) {
+		if len(desc) > 256 {
+			desc = desc[:256]
+		}
+		grid %= 1 << 16 // bound the work of one input
+		m := newMem()
+		m.mapRange(0x1000, 0x1000)
+		m.Write(0x1000, desc)
+		m.Write(0x1100, []byte{0, 0, 0x81, 0xbf}) // s_endpgm (where an entry offset of 0x100 points)
+		_, err := Dispatch(context.Background(), m, DispatchParams{GridSize: [3]uint32{grid, 1, 1}, WorkgroupSize: [3]uint16{wg, 1, 1},
+			KernelObject: 0x1000, GroupSegmentSize: lds, Apertures: DefaultApertures, MaxWaveInstructions: 100})
+		var we *WaveError
+		var fe *Fault
+		var te *TrapError
+		if err != nil && !errors.As(err, &we) && !errors.As(err, &fe) && !errors.As(err, &te) && !errors.Is(err, ErrBadDispatch) &&
+			!errors.Is(err, ErrUnimplemented) {
+			t.Fatalf("unexpected error type %T: %v", err, err)
+		}
+	})
+}

@@ -221,7 +221,13 @@ func stressHelper(arg string) int {
 // segment or page table.
 func TestStressAndCrash(t *testing.T) {
 	root := rttest.Root(t)
-	const helpers, killed, ms = 6, 3, 2000
+	const helpers, killed = 6, 3
+	// KFDEMU_SOAK (a Go duration, e.g. 10m) runs the soak variant: the same for that long.
+	ms := 2000
+	if d, err := time.ParseDuration(os.Getenv("KFDEMU_SOAK")); err == nil && d > 0 {
+		ms = int(d / time.Millisecond)
+		t.Logf("soak: %v", d)
+	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
