@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -16,7 +17,8 @@ type Decoded struct {
 	Cmd      string            `json:"cmd"`
 	Fields   map[string]uint64 `json:"fields,omitempty"`
 	Order    []string          `json:"-"`
-	Array    []uint64          `json:"array,omitempty"`
+	Array    []uint64          `json:"array,omitempty"` // the pointed-to array, decoded (ArrayOf says what)
+	ArrayOf  string            `json:"array_of,omitempty"`
 	Result   int64             `json:"result"`
 	Errno    string            `json:"errno,omitempty"`
 	Duration float64           `json:"duration_us"`
@@ -45,10 +47,33 @@ func Decode(c Call) Decoded {
 			}
 		}
 	}
+	d.ArrayOf, d.Array = decodeArray(c.Cmd, c.Extra)
 	if e := c.Errno(); e != 0 {
 		d.Errno = errnoName(e)
 	}
 	return d
+}
+
+// decodeArray decodes the array the BPF program copied: WAIT_EVENTS' struct kfd_event_data
+// entries (48 bytes, event_id at 40) and MAP/UNMAP_MEMORY_TO/FROM_GPU's u32 gpu_ids.
+func decodeArray(cmd uint32, b []byte) (string, []uint64) {
+	if len(b) == 0 {
+		return "", nil
+	}
+	var out []uint64
+	switch cmd & 0xffff {
+	case cmdWaitEvents:
+		for i := 0; i+eventDataSize <= len(b); i += eventDataSize {
+			out = append(out, uint64(binary.LittleEndian.Uint32(b[i+40:])))
+		}
+		return "event_ids", out
+	case cmdMap, cmdUnmap:
+		for i := 0; i+4 <= len(b); i += 4 {
+			out = append(out, uint64(binary.LittleEndian.Uint32(b[i:])))
+		}
+		return "device_ids", out
+	}
+	return "", nil
 }
 
 // Format renders c as one line: time, pid, ioctl name, fields, result, duration.
@@ -63,7 +88,10 @@ func Format(c Call) string {
 	} else if len(c.Arg) > 0 {
 		fmt.Fprintf(&b, " arg=%x", c.Arg)
 	}
-	if len(c.Extra) > 0 {
+	switch {
+	case d.ArrayOf != "":
+		fmt.Fprintf(&b, " %s=%v", d.ArrayOf, d.Array)
+	case len(c.Extra) > 0:
 		fmt.Fprintf(&b, " array=%x", c.Extra)
 	}
 	if d.Errno != "" {

@@ -240,7 +240,9 @@ func fdPath(pid, fd int) string {
 	if err != nil {
 		return ""
 	}
-	return p
+	// kfdemu gives each process its own inode for a device name, so another process's lookup
+	// unhashes the dentry an open file holds and /proc shows it as deleted.
+	return strings.TrimSuffix(p, " (deleted)")
 }
 
 // gpuIoctlType reports whether cmd is of amdkfd's ('K') or DRM's ('d') ioctl type.

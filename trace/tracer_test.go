@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,33 @@ func TestDescribe(t *testing.T) {
 	}
 	if d := Decode(Call{Cmd: 0xc0184b18, Arg: make([]byte, 24), Ret: -22}); d.Ioctl != "AMDKFD_IOC_MAP_MEMORY_TO_GPU" || d.Errno == "" {
 		t.Errorf("decode %+v", d)
+	}
+	mapIDs := []byte{0xb0, 0x18, 0, 0, 7, 0, 0, 0}
+	if d := Decode(Call{Cmd: 0xc0184b18, Arg: make([]byte, 24), Extra: mapIDs}); d.ArrayOf != "device_ids" || len(d.Array) != 2 || d.Array[0] != 6320 || d.Array[1] != 7 {
+		t.Errorf("MAP device ids: %s %v", d.ArrayOf, d.Array)
+	}
+	ev := make([]byte, 96)
+	ev[40], ev[88] = 5, 9
+	if d := Decode(Call{Cmd: 0xc0184b0c, Arg: make([]byte, 24), Extra: ev}); d.ArrayOf != "event_ids" || len(d.Array) != 2 || d.Array[0] != 5 || d.Array[1] != 9 {
+		t.Errorf("WAIT_EVENTS event ids: %s %v", d.ArrayOf, d.Array)
+	}
+	if line := Format(Call{Cmd: 0xc0184b18, Arg: make([]byte, 24), Extra: mapIDs}); !strings.Contains(line, "device_ids=[6320 7]") {
+		t.Errorf("format: %s", line)
+	}
+}
+
+// TestFDPathDeleted: a device file whose dentry another process's lookup unhashed is still named
+// by its path (kfdemu's per-process inodes make /proc show " (deleted)").
+func TestFDPathDeleted(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "dev", "kfd")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	os.Remove(p)
+	if got := fdPath(os.Getpid(), int(f.Fd())); got != p || !isGPUDevice(got) {
+		t.Errorf("fdPath of an unlinked device file: %q, want %q", got, p)
 	}
 }

@@ -2,9 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kfdemu/kfdemu/internal/testenv"
 	"github.com/kfdemu/kfdemu/topology"
@@ -67,4 +74,130 @@ func TestTraceLibhsakmt(t *testing.T) {
 	if len(pids) != 1 {
 		t.Errorf("calls from %d processes, want only the test program's", len(pids))
 	}
+}
+
+type tracedCall struct {
+	Pid     int
+	Ioctl   string
+	Fields  map[string]uint64
+	Array   []uint64
+	ArrayOf string `json:"array_of"`
+	Result  int64
+}
+
+// traceJSON runs `kfdemu trace --json -- args...` with env added and decodes its records.
+func traceJSON(t *testing.T, env []string, args ...string) []tracedCall {
+	t.Helper()
+	cmd := exec.Command(testenv.Kfdemu(t), append([]string{"trace", "--json", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok && strings.Contains(string(ee.Stderr), "eBPF tracing unavailable") {
+		t.Skipf("skipping: %s", ee.Stderr)
+	}
+	if err != nil {
+		t.Fatalf("trace %v: %v", args, err)
+	}
+	var calls []tracedCall
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var c tracedCall
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		calls = append(calls, c)
+	}
+	return calls
+}
+
+// TestTraceRocminfoAndRuntime traces Debian's rocminfo under kfdemu exec and the Go runtime's barrier
+// example while unrelated processes use the same mount: the expected calls come in order, the
+// arrays (MAP device ids) are decoded, every traced allocation matches what the daemon logged it
+// received, and no call of another process appears.
+func TestTraceRocminfoAndRuntime(t *testing.T) {
+	testenv.NeedMount(t)
+	if _, err := exec.LookPath("rocminfo"); err != nil {
+		t.Skip("skipping: rocminfo not installed (Debian package from scripts/install-deps.sh)")
+	}
+	bin := testenv.Kfdemu(t)
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	serve := exec.Command(bin, "serve", "--mount", mnt, "--log-level", "debug")
+	var log lockedBuffer
+	serve.Stderr = &log
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Signal(syscall.SIGTERM); serve.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); !served(mnt); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("daemon did not come up")
+		}
+	}
+	// Unrelated clients of the same mount, outside the traced tree.
+	stop := make(chan struct{})
+	var others sync.Map
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c := exec.Command(bin, "info", "--root", mnt)
+			if c.Start() == nil {
+				others.Store(c.Process.Pid, true)
+				c.Wait()
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	sys, _ := topology.Profile("mi210")
+	gpu := uint64(sys.GPUs()[0].GPUID)
+	check := func(name string, calls []tracedCall, want []string) {
+		t.Helper()
+		var seq []string
+		for _, c := range calls {
+			if _, ok := others.Load(c.Pid); ok {
+				t.Errorf("%s: a call of unrelated process %d in the trace: %s", name, c.Pid, c.Ioctl)
+			}
+			seq = append(seq, c.Ioctl)
+			if c.Ioctl == "AMDKFD_IOC_MAP_MEMORY_TO_GPU" && c.Result == 0 && (c.ArrayOf != "device_ids" || len(c.Array) != 1 || c.Array[0] != gpu) {
+				t.Errorf("%s: MAP device ids %s %v, want [%d]", name, c.ArrayOf, c.Array, gpu)
+			}
+			if c.Ioctl == "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU" && c.Result == 0 {
+				f := c.Fields
+				line := fmt.Sprintf("handle=%#x gpu=%d va=%#x", f["Handle"], f["GPUID"], f["VAAddr"])
+				flags := fmt.Sprintf("flags=%#x", f["Flags"])
+				if !strings.Contains(log.String(), line) || !strings.Contains(log.String(), flags) {
+					t.Errorf("%s: traced ALLOC %s %s not in what the daemon received", name, line, flags)
+				}
+			}
+		}
+		at := 0
+		for _, w := range want { // in this order, not necessarily adjacent
+			i := slices.Index(seq[at:], w)
+			if i < 0 {
+				t.Errorf("%s: %s missing after position %d:\n%v", name, w, at, seq)
+				return
+			}
+			at += i + 1
+		}
+	}
+	check("rocminfo", traceJSON(t, nil, bin, "exec", "--mount", mnt, "--", "rocminfo"),
+		[]string{"AMDKFD_IOC_GET_VERSION", "AMDKFD_IOC_GET_PROCESS_APERTURES_NEW", "AMDKFD_IOC_ACQUIRE_VM",
+			"AMDKFD_IOC_ALLOC_MEMORY_OF_GPU", "AMDKFD_IOC_MAP_MEMORY_TO_GPU", "AMDKFD_IOC_CREATE_EVENT",
+			"AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU", "AMDKFD_IOC_FREE_MEMORY_OF_GPU"})
+
+	ex := filepath.Join(t.TempDir(), "barrier")
+	if out, err := exec.Command("go", "build", "-o", ex, "../../examples/barrier").CombinedOutput(); err != nil {
+		t.Fatalf("go build examples/barrier: %v\n%s", err, out)
+	}
+	check("examples/barrier", traceJSON(t, []string{"KFDEMU_ROOT=" + mnt}, ex, "-n", "10"),
+		[]string{"AMDKFD_IOC_GET_VERSION", "AMDKFD_IOC_ACQUIRE_VM", "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU",
+			"AMDKFD_IOC_MAP_MEMORY_TO_GPU", "AMDKFD_IOC_CREATE_QUEUE", "AMDKFD_IOC_DESTROY_QUEUE"})
 }
