@@ -201,3 +201,37 @@ func TestTraceRocminfoAndRuntime(t *testing.T) {
 		[]string{"AMDKFD_IOC_GET_VERSION", "AMDKFD_IOC_ACQUIRE_VM", "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU",
 			"AMDKFD_IOC_MAP_MEMORY_TO_GPU", "AMDKFD_IOC_CREATE_QUEUE", "AMDKFD_IOC_DESTROY_QUEUE"})
 }
+
+// TestTraceUnprivileged: without the capabilities the tracer says what is missing and how to get
+// it, and exits 1.
+func TestTraceUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: needs root to drop to an unprivileged user")
+	}
+	// A copy the unprivileged user can execute (the test binaries live in 0700 directories).
+	dir, err := os.MkdirTemp("", "kfdemu-unprivileged-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	b, err := os.ReadFile(testenv.Kfdemu(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "kfdemu")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "trace", "--", "true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("unprivileged trace: %v\n%s", err, out)
+	}
+	for _, want := range []string{"eBPF tracing unavailable", "needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN)"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("message lacks %q:\n%s", want, out)
+		}
+	}
+}
