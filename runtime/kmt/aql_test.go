@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
 	"golang.org/x/sys/unix"
 )
@@ -468,5 +471,112 @@ func TestReopenCycles(t *testing.T) {
 		}
 		d.Close()
 		waitReleased(t, root)
+	}
+}
+
+// isolationEnv carries "ROOT HANDLE QUEUE EVENT MMAP_OFFSET SIGNAL_VA" of the parent to the helper
+// process of testIsolationAcrossProcesses.
+const isolationEnv = "KMT_TEST_ISOLATION"
+
+// isolationHelper is the other process: every attempt to use the parent's BO handle, queue id,
+// event id, mmap offset or memory fails with the driver's errno or reaches only its own things.
+func isolationHelper(arg string) int {
+	var root string
+	var handle, va, off uint64
+	var qid, evid uint32
+	if _, err := fmt.Sscan(arg, &root, &handle, &qid, &evid, &off, &va); err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "isolation helper: "+format+"\n", a...)
+		return 1
+	}
+	d, err := Open(Config{Root: root})
+	if err != nil {
+		return fail("open: %v", err)
+	}
+	defer d.Close()
+	g := d.GPUs()[0]
+	if err := ioctl(d.kfd, "FREE", abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: handle}); !errors.Is(err, syscall.EINVAL) {
+		return fail("FREE of the other process's BO: %v", err)
+	}
+	ids := []uint32{g.ID()}
+	mp := abi.MapMemoryToGPUArgs{Handle: handle, DeviceIDsArrayPtr: uint64(uintptr(unsafe.Pointer(&ids[0]))), NDevices: 1}
+	if err := ioctl(d.kfd, "MAP", abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mp); !errors.Is(err, syscall.EINVAL) {
+		return fail("MAP of the other process's BO: %v", err)
+	}
+	if err := ioctl(d.kfd, "DESTROY_QUEUE", abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: qid}); !errors.Is(err, syscall.EINVAL) {
+		return fail("DESTROY_QUEUE of the other process's queue: %v", err)
+	}
+	if err := ioctl(d.kfd, "SET_EVENT", abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: evid}); !errors.Is(err, syscall.EINVAL) {
+		return fail("SET_EVENT of the other process's event: %v", err)
+	}
+	// The other process's mmap offset, through this process's own render node, maps this
+	// process's own memory at most.
+	own, err := d.AllocGTT(g, 4096, Coherent)
+	if err != nil {
+		return fail("alloc: %v", err)
+	}
+	if off <= own.MmapOffset { // inside this process's render memfd (beyond its end would be SIGBUS)
+		b, err := unix.Mmap(g.RenderFD, int64(off), 4096, unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			return fail("mmap of its own offset: %v", err)
+		}
+		if b[0] == 0xa5 {
+			return fail("mmap of the offset shows the other process's bytes")
+		}
+		unix.Munmap(b)
+	}
+	// GPU work naming the other process's signal address reaches nothing of it.
+	r, err := newRing(d, g)
+	if err != nil {
+		return fail("queue: %v", err)
+	}
+	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: va})
+	time.Sleep(50 * time.Millisecond)
+	fmt.Println("ok")
+	return 0
+}
+
+// testIsolationAcrossProcesses: another process gets EINVAL for this one's BO handle, queue id and
+// event id, sees none of its bytes through its mmap offset, and its GPU work does not touch this
+// process's signal.
+func testIsolationAcrossProcesses(t *testing.T, root string) {
+	if root == "/" {
+		t.Skip("skipping: needs the daemon-side view")
+	}
+	d := open(t, root)
+	g := d.GPUs()[0]
+	m, err := d.AllocGTT(g, 4096, Coherent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := m.Map(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Bytes() {
+		m.Bytes()[i] = 0xa5
+	}
+	q, ring, amdq := aqlQueue(t, d, g)
+	defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
+	ev, err := d.CreateEvent(EventSignal, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Destroy()
+	sig := Word64(m.Bytes(), 0x100+hsa.SignalValueOffset)
+	sig.Store(5)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d %d %d", isolationEnv, root, m.Handle, q.ID, ev.ID, m.MmapOffset, m.VA+0x100))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("isolation helper: %v\n%s", err, out)
+	}
+	if sig.Load() != 5 || m.Bytes()[0] != 0xa5 {
+		t.Errorf("the other process changed this one's memory: signal %d", sig.Load())
+	}
+	if ok, err := ev.Wait(0); ok || err != nil {
+		t.Errorf("the other process set this one's event: %v %v", ok, err)
 	}
 }

@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if root := os.Getenv(helperEnv); root != "" {
 		os.Exit(crossProcessHelper(root)) // a second client process of testAQLAcrossProcesses
 	}
+	if arg := os.Getenv(isolationEnv); arg != "" {
+		os.Exit(isolationHelper(arg)) // the other process of testIsolationAcrossProcesses
+	}
 	if arg := os.Getenv(stressEnv); arg != "" {
 		os.Exit(stressHelper(arg)) // a client process of TestStressAndCrash
 	}
@@ -41,6 +44,7 @@ var suites = []struct {
 	{"AQLErrors", testAQLErrors},
 	{"AQLAcrossProcesses", testAQLAcrossProcesses},
 	{"SVM", testSVM},
+	{"IsolationAcrossProcesses", testIsolationAcrossProcesses},
 	{"Misc", testMisc},
 }
 

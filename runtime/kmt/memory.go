@@ -69,6 +69,9 @@ type Memory struct {
 	VA     uint64 // GPU virtual address (= CPU address when CPU-mapped)
 	Size   uint64 // page-rounded size
 	Flags  uint32 // KFD_IOC_ALLOC_MEM_FLAGS_*
+	// MmapOffset is the offset ALLOC returned for mapping the BO through its device file (the
+	// user address for userptr memory).
+	MmapOffset uint64
 
 	area  region
 	vaOff uint64
@@ -177,7 +180,7 @@ func (d *Device) allocAt(g *GPU, kind MemKind, size uint64, ioc uint32, cpu bool
 		d.va.release(off)
 		return nil, err
 	}
-	m.Handle = a.Handle
+	m.Handle, m.MmapOffset = a.Handle, a.MmapOffset
 	if cpu && kind != KindUserptr {
 		// fmm.c: the CPU mapping of VRAM/GTT is mmap(render_fd, mmap_offset) at the BO's address.
 		prot := unix.PROT_READ | unix.PROT_WRITE
