@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	ghsa "github.com/kfdemu/kfdemu/gpu/hsa"
 	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
@@ -400,4 +402,66 @@ func TestDeviceGone(t *testing.T) {
 		t.Errorf("allocation after the daemon stopped: %v", err)
 	}
 	r.Shutdown()
+}
+
+// TestKernelRetryFaults runs vadd on plain client memory that no BO covers, with XNACK on: every
+// first touch of a page by a wave is a GPU retry fault that the driver's SVM code resolves, and the
+// wave's access is replayed; the result is exact.
+func TestKernelRetryFaults(t *testing.T) {
+	co := vaddCodeObject(t)
+	r := initRT(t)
+	if realRoot != "" {
+		t.Skip("skipping: changes the XNACK mode of the real device's process")
+	}
+	if err := r.d.SetXNACKMode(true); err != nil {
+		t.Skipf("skipping: XNACK not available: %v", err)
+	}
+	g := r.GPUs()[0]
+	exe, err := g.LoadCodeObject(co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Destroy()
+	k, _ := exe.Kernel("vadd")
+	const n = 64 << 10 // 3 x 256 KiB: 192 pages, each faulted in by the GPU
+	mem, err := syscall.Mmap(-1, 0, 12*n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	for i := range n {
+		binary.LittleEndian.PutUint32(mem[4*i:], math.Float32bits(float32(i)))
+		binary.LittleEndian.PutUint32(mem[4*n+4*i:], math.Float32bits(0.25))
+	}
+	args, _ := r.KernargPool().Allocate(uint64(k.KernargSize))
+	defer args.Free()
+	ab := args.Bytes()
+	binary.LittleEndian.PutUint64(ab[0:], base)
+	binary.LittleEndian.PutUint64(ab[8:], base+4*n)
+	binary.LittleEndian.PutUint64(ab[16:], base+8*n)
+	binary.LittleEndian.PutUint32(ab[24:], n)
+	done, _ := r.NewSignal(1, true)
+	defer done.Destroy()
+	q, err := g.CreateQueue(64, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Destroy()
+	if _, err := q.SubmitDispatch(Dispatch{Kernel: k, Grid: [3]uint32{n}, Workgroup: [3]uint16{256}, Kernarg: args.VA, Completion: done}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := done.Wait(Eq, 0, 60*time.Second); !ok || err != nil {
+		t.Fatalf("dispatch on SVM memory did not complete: %v %v", err, q.Err())
+	}
+	for i := range n {
+		if c := math.Float32frombits(binary.LittleEndian.Uint32(mem[8*n+4*i:])); c != float32(i)+0.25 {
+			t.Fatalf("c[%d] = %v, want %v", i, c, float32(i)+0.25)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(rttest.Root(t), "sys/kernel/debug/kfd/faults")); err == nil {
+		if c := strings.Count(string(b), " retry "); c == 0 {
+			t.Errorf("no serviced retry fault in the fault log:\n%s", b)
+		}
+	}
 }
