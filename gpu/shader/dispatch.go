@@ -36,6 +36,10 @@ type DispatchParams struct {
 	Apertures           Apertures
 	StartGroup          uint64 // first work-group (flattened x-fastest) to run: resume point after preemption
 	MaxWaveInstructions uint64 // per-wave hang guard; 0 = 1<<32
+	// Kill, if not nil, stops waves inside a work-group when it is closed (a queue reset after a
+	// preemption timeout, or the queue's destruction). Without it the dispatch context does both:
+	// with it, the context ends the dispatch at the next work-group boundary only.
+	Kill <-chan struct{}
 }
 
 // KernelDescriptor is the code object V3+ kernel descriptor (AMDGPUUsage "Kernel Descriptor"), or the
@@ -133,8 +137,9 @@ type RegParams struct {
 	ScratchBase         uint64 // scratch backing memory of the queue (FLAT_SCRATCH and wave offsets)
 	ScratchSize         uint64
 	Apertures           Apertures
-	StartGroup          uint64 // first work-group (flattened x-fastest): resume point after preemption
-	MaxWaveInstructions uint64 // per-wave hang guard; 0 = 1<<32
+	StartGroup          uint64          // first work-group (flattened x-fastest): resume point after preemption
+	MaxWaveInstructions uint64          // per-wave hang guard; 0 = 1<<32
+	Kill                <-chan struct{} // as DispatchParams.Kill
 }
 
 // PreemptedError is returned when the context ends: at a work-group boundary (dispatch again
@@ -152,6 +157,19 @@ func (e *PreemptedError) Error() string {
 		return fmt.Sprintf("shader: dispatch stopped inside work-group %d", e.NextGroup)
 	}
 	return fmt.Sprintf("shader: dispatch preempted at work-group %d", e.NextGroup)
+}
+
+// killed reports whether waves must stop inside their work-group.
+func (d *dispatch) killed() bool {
+	if d.kill == nil {
+		return d.ctx.Err() != nil
+	}
+	select {
+	case <-d.kill:
+		return true
+	default:
+		return false
+	}
 }
 
 // waveStopCheck is how many instructions a wave runs between looks at the dispatch's context.
@@ -176,10 +194,12 @@ type launch struct {
 	ap                  Apertures
 	start               uint64
 	maxSteps            uint64
+	kill                <-chan struct{}
 }
 
 type dispatch struct {
 	ctx      context.Context
+	kill     <-chan struct{} // closed: stop inside a work-group (nil: ctx does)
 	l        launch
 	mem      Memory
 	fetchMem func(va uint64, p []byte) error
@@ -238,7 +258,7 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
 		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize,
-		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions}
+		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill}
 	if kd.Flags>>10&1 != 0 && !kd.V2 {
 		return l, fmt.Errorf("%w: wave32 descriptor on gfx90a", ErrBadDispatch)
 	}
@@ -303,7 +323,7 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	l := launch{pgm: r.PgmAddr, rsrc1: r.RSRC1, rsrc2: r.RSRC2, rsrc3: r.RSRC3, user: r.UserData, wg: r.WorkgroupSize,
 		scratchBase: r.ScratchBase, scratchSize: r.ScratchSize, ap: r.Apertures, start: r.StartGroup,
-		maxSteps: r.MaxWaveInstructions}
+		maxSteps: r.MaxWaveInstructions, kill: r.Kill}
 	for i := 0; i < 3; i++ {
 		l.grid[i] = uint64(r.NumGroups[i]) * uint64(r.WorkgroupSize[i])
 	}
@@ -314,7 +334,7 @@ func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 
 // run is the common dispatch: SPI launches the work-groups' waves with the initial register state.
 func run(ctx context.Context, mem Memory, l launch) (Stats, error) {
-	d := &dispatch{ctx: ctx, l: l, mem: mem, code: map[uint64]*Inst{}, fetchMem: mem.Read}
+	d := &dispatch{ctx: ctx, kill: l.kill, l: l, mem: mem, code: map[uint64]*Inst{}, fetchMem: mem.Read}
 	if f, ok := mem.(Fetcher); ok {
 		d.fetchMem = f.Fetch
 	}
@@ -547,7 +567,7 @@ func (d *dispatch) run(w *wave) error {
 		if w.steps >= limit {
 			return &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
 		}
-		if w.steps%waveStopCheck == waveStopCheck-1 && d.ctx.Err() != nil {
+		if w.steps%waveStopCheck == waveStopCheck-1 && d.killed() {
 			return errStopMidGroup
 		}
 		w.steps++

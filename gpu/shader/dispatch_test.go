@@ -133,3 +133,35 @@ func TestStopNeverEndingKernel(t *testing.T) {
 		t.Errorf("stopped after %v and %d instructions", el, st.WaveInstructions)
 	}
 }
+
+// TestPreemptWaitsForGroupBoundary: with Kill set, a context that ends while a wave loops (600K
+// instructions) stops the dispatch at the next work-group boundary, not inside the group; closing
+// Kill stops it inside.
+func TestPreemptWaitsForGroupBoundary(t *testing.T) {
+	// s_mov_b32 s10, 200000; L: s_sub_u32 s10, s10, 1; s_cmp_lg_u32 s10, 0; s_cbranch_scc1 L; s_endpgm
+	code := []uint32{0xBE8A00FF, 200000, 0x808A810A, 0xBF07800A, 0xBF85FFFD, 0xBF810000}
+	m, p := miniKernel(t, code)
+	p.MaxWaveInstructions = 0
+	kill := make(chan struct{})
+	p.Kill = kill
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // preempt at once: the first group still runs to its end
+	st, err := Dispatch(ctx, m, p)
+	var pe *PreemptedError
+	if !errors.As(err, &pe) || pe.MidGroup || pe.NextGroup != 0 {
+		t.Fatalf("preempted before any group: %v", err)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	go func() { time.Sleep(time.Millisecond); cancel2() }()
+	st, err = Dispatch(ctx2, m, p)
+	if !errors.As(err, &pe) || pe.MidGroup || pe.NextGroup == 0 || st.Groups != pe.NextGroup {
+		t.Fatalf("preempted during a group: %v (%+v)", err, st)
+	}
+	close(kill)
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	cancel3()
+	p.StartGroup = pe.NextGroup
+	if _, err := Dispatch(ctx3, m, p); !errors.As(err, &pe) {
+		t.Fatalf("killed: %v", err)
+	}
+}
