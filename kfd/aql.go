@@ -18,8 +18,9 @@ import (
 // exception event (kfd_signal_vm_fault_event).
 
 type aqlEngine struct {
-	q  *queue
-	cq *cp.Queue
+	q   *queue
+	cq  *cp.Queue
+	pre preemptState // context save of the dispatch a preemption stopped
 }
 
 // Error codes of the queue-inactive signal (ROCr AqlQueue::DynamicScratchHandler).
@@ -88,6 +89,8 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 		Queue:              e.amdQueue(),
 		DispatchID:         id,
 		Apertures:          shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
+		StartGroup:         e.restore(id), // context restore after a preemption
+		Kill:               e.pre.killChan(),
 	}
 	for d := hsa.Dimensions(pkt.Setup); d < 3; d++ { // unused dimensions are 1
 		params.GridSize[d], params.WorkgroupSize[d] = 1, 1
@@ -106,6 +109,10 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 	defer cancel()
 	st, err := shader.Dispatch(ctx, e.q.mem, params)
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
+	var pe *shader.PreemptedError
+	if errors.As(err, &pe) && !pe.MidGroup {
+		e.save(id, pe.NextGroup) // context save: resume at this work-group when mapped again
+	}
 	return err
 }
 

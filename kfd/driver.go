@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/doorbell"
+	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/pasid"
 	"github.com/kfdemu/kfdemu/topology"
@@ -40,6 +41,9 @@ type Driver struct {
 	// (amdgpu_gmc_filter_faults), under mu.
 	phys    *mmu.Phys
 	filters map[uint32]*mmu.Filter
+	// scheds are the GPUs' hardware schedulers (sched.go), created with hwsCfg; under mu.
+	scheds map[uint32]*hws.Scheduler
+	hwsCfg hws.Config
 }
 
 // driverStats are counters of the hardware model (debugfs kfdemu/stats).
@@ -55,7 +59,7 @@ func New(sys *topology.System, log *slog.Logger) *Driver {
 	}
 	d := &Driver{sys: sys, log: log, pasid: pasid.NewSpace(), procs: map[int]*Process{}, vramUsed: map[uint32]uint64{},
 		sdmaUsed: map[uint32]map[[2]uint32]bool{}, bells: doorbell.NewWatcher(doorbell.Tuning{}),
-		phys: mmu.NewPhys(), filters: map[uint32]*mmu.Filter{}}
+		phys: mmu.NewPhys(), filters: map[uint32]*mmu.Filter{}, scheds: map[uint32]*hws.Scheduler{}}
 	sys.SetUsedMemoryFunc(func(gpuID uint32, bank int) uint64 {
 		if bank != 0 {
 			return 0
@@ -78,6 +82,7 @@ func (d *Driver) Close() {
 	for _, p := range procs {
 		p.teardown()
 	}
+	d.closeSchedulers()
 	d.bells.Close()
 }
 
@@ -229,6 +234,8 @@ func (d *Driver) Debug() *topology.Tree {
 		file("memory", d.debugMemory),
 		file("queues", d.debugQueues),
 		file("svm", d.debugSVM),
+		file("rls", d.debugRunlists),
+		file("mqds", d.debugMQDs),
 		file("faults", d.debugFaults),
 	}}
 }

@@ -1,6 +1,7 @@
 package kfd
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -43,14 +44,19 @@ type queue struct {
 	bell       *doorbell.Bell
 	mem        *mmu.Port
 	eng        engine
-	bufs       []*bo  // BOs acquired by kfd_queue_acquire_buffers (queue_refcount)
-	sdmaQueue  uint32 // SDMA queues: the queue index on its engine
-	sdmaHeld   bool   // the engine/queue pair is taken in Driver.sdmaUsed
+	bufs       []*bo    // BOs acquired by kfd_queue_acquire_buffers (queue_refcount)
+	sdmaQueue  uint32   // SDMA queues: the queue index on its engine
+	sdmaHeld   bool     // the engine/queue pair is taken in Driver.sdmaUsed
+	cuMask     []uint32 // SET_CU_MASK (recorded: the shader model runs one work-group at a time)
 
-	mu      sync.Mutex
-	lastErr string
-	stopped bool
-	packets atomic.Uint64
+	mu        sync.Mutex
+	lastErr   string
+	stopped   bool
+	scheduled bool // in its GPU's hardware scheduler (AQL queues)
+	packets   atomic.Uint64
+	// destroying makes the next Unmap abandon the running dispatch at once (DESTROY_QUEUE and
+	// teardown need no resume point).
+	destroying atomic.Bool
 }
 
 // Errors of the queue manager.
@@ -246,13 +252,36 @@ func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 		return errno
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	pd := p.pdds[a.GPUID]
-	if pd == nil {
+	q, errno := p.createQueueLocked(a, arg)
+	p.mu.Unlock()
+	if errno != 0 {
+		return errno
+	}
+	// Scheduling can preempt other queues, this process's too, whose engines may be delivering an
+	// event under Process.mu: it runs without the lock.
+	if err := q.schedule(); err != nil {
+		p.d.log.Warn("queue could not be mapped", "tgid", p.tgid, "queue", q.id, "err", err)
+		p.mu.Lock()
+		delete(p.queues, q.id)
+		p.mu.Unlock()
+		q.stop()
+		p.mu.Lock()
+		q.release()
+		p.mu.Unlock()
 		return syscall.EINVAL
 	}
+	return 0
+}
+
+// createQueueLocked checks the arguments, acquires the buffers and the doorbell and creates the
+// engine (not yet running). Called with Process.mu held.
+func (p *Process) createQueueLocked(a abi.CreateQueueArgs, arg []byte) (*queue, syscall.Errno) {
+	pd := p.pdds[a.GPUID]
+	if pd == nil {
+		return nil, syscall.EINVAL
+	}
 	if _, errno := p.bind(a.GPUID); errno != 0 {
-		return syscall.ESRCH
+		return nil, syscall.ESRCH
 	}
 	n := 0
 	for _, q := range p.queues {
@@ -261,18 +290,18 @@ func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 		}
 	}
 	if n >= maxQueuesPerProcess {
-		return syscall.ENOSPC // pqm_create_queue: qpd.queue_count >= max_queues
+		return nil, syscall.ENOSPC // pqm_create_queue: qpd.queue_count >= max_queues
 	}
 	id := uint32(0)
 	for id < maxQueuesPerProcess && p.queues[id] != nil {
 		id++
 	}
 	if id == maxQueuesPerProcess {
-		return syscall.ENOMEM // find_available_queue_slot
+		return nil, syscall.ENOMEM // find_available_queue_slot
 	}
 	bufs, errno := p.acquireBuffers(pd, &a)
 	if errno != 0 {
-		return errno
+		return nil, errno
 	}
 	q := &queue{p: p, pd: pd, id: id, args: a, bufs: bufs, doorbellID: noDoorbell}
 	for _, b := range bufs {
@@ -281,13 +310,13 @@ func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	if isSDMA(a.QueueType) {
 		if q.args.SDMAEngineID, q.sdmaQueue, errno = p.pickSDMA(pd, &a); errno != 0 {
 			q.release()
-			return errno
+			return nil, errno
 		}
 		q.sdmaHeld = true
 	}
 	if errno := p.doorbells(pd); errno != 0 {
 		q.release()
-		return errno
+		return nil, errno
 	}
 	var err error
 	if isSDMA(a.QueueType) {
@@ -298,17 +327,13 @@ func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	if err != nil {
 		q.doorbellID = noDoorbell
 		q.release()
-		return syscall.EBUSY // allocate_doorbell: "No doorbells available"
+		return nil, syscall.EBUSY // allocate_doorbell: "No doorbells available"
 	}
 	q.mem = p.port(pd)
 	if q.eng, err = newEngine(q); err != nil {
 		p.d.log.Warn("queue creation failed", "tgid", p.tgid, "type", queueTypeName(a.QueueType), "err", err)
 		q.release()
-		return syscall.EINVAL
-	}
-	if err := q.eng.Start(); err != nil {
-		q.release()
-		return syscall.EINVAL
+		return nil, syscall.EINVAL
 	}
 	dbID := q.doorbellID
 	a = q.args
@@ -327,7 +352,7 @@ func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	p.d.log.Debug("queue created", "tgid", p.tgid, "queue", id, "type", queueTypeName(a.QueueType), "gpu", a.GPUID,
 		"ring", hexVA(a.RingBaseAddress), "rptr", hexVA(a.ReadPointerAddress), "wptr", hexVA(a.WritePointerAddress),
 		"doorbell_offset", hexVA(a.DoorbellOffset))
-	return 0
+	return q, 0
 }
 
 // pickSDMA is allocate_sdma_queue: SDMA queues go to the lowest free queue of the PCIe engines,
@@ -413,9 +438,14 @@ func (q *queue) stop() {
 		return
 	}
 	q.stopped = true
+	scheduled := q.scheduled
 	q.mu.Unlock()
 	if q.bell != nil {
 		q.bell.Close()
+	}
+	q.destroying.Store(true)
+	if scheduled {
+		q.p.d.scheduler(q.pd.gpuID).Remove(q)
 	}
 	q.eng.Stop()
 }
@@ -463,6 +493,10 @@ func updateQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 		return syscall.EINVAL
 	}
 	q.args.QueuePriority, q.args.QueuePercentage = a.QueuePriority, a.QueuePercentage
+	if q.scheduled {
+		// Rescheduling may preempt queues of this process: after Process.mu is released.
+		defer func() { go q.p.d.scheduler(q.pd.gpuID).Update(q, q.params()) }()
+	}
 	return 0
 }
 
@@ -483,6 +517,10 @@ func setCUMask(p *Process, c Caller, arg []byte) syscall.Errno {
 	if q == nil {
 		return syscall.EINVAL
 	}
+	q.cuMask = make([]uint32, n)
+	for i := range q.cuMask {
+		q.cuMask[i] = binary.LittleEndian.Uint32(mask[4*i:])
+	}
 	return 0
 }
 
@@ -490,11 +528,35 @@ func getQueueWaveState(p *Process, c Caller, arg []byte) syscall.Errno {
 	var a abi.GetQueueWaveStateArgs
 	decode(arg, &a)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.queues[a.QueueID] == nil {
+	q := p.queues[a.QueueID]
+	p.mu.Unlock()
+	if q == nil {
 		return syscall.EINVAL
 	}
-	return syscall.EINVAL // only CWSR-enabled compute queues of a preempted dispatch have wave state
+	// get_wave_state (kfd_device_queue_manager.c): compute queues that are not active (not
+	// mapped: percentage 0, or waiting for a slot) have a saved context to report.
+	e, ok := q.eng.(*aqlEngine)
+	if !ok || q.p.d.scheduler(q.pd.gpuID).IsMapped(q) {
+		return syscall.EINVAL
+	}
+	// The control stack is kfdemu's own record of the context save: the resume point of a
+	// dispatch preempted at a work-group boundary (dispatch id, next work-group), 16 bytes, or
+	// nothing. Wave registers are not saved (waves end at work-group boundaries).
+	var ctl []byte
+	e.pre.mu.Lock()
+	if r := e.pre.resume; r != nil {
+		ctl = binary.LittleEndian.AppendUint64(ctl, r.DispatchID)
+		ctl = binary.LittleEndian.AppendUint64(ctl, r.NextGroup)
+	}
+	e.pre.mu.Unlock()
+	if len(ctl) > 0 {
+		if err := c.WriteMemory(a.CtlStackAddress, ctl); err != nil {
+			return syscall.EFAULT
+		}
+	}
+	a.CtlStackUsedSize, a.SaveAreaUsedSize = uint32(len(ctl)), 0
+	encode(arg, a)
+	return 0
 }
 
 func allocQueueGWS(p *Process, c Caller, arg []byte) syscall.Errno {

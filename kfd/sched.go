@@ -1,0 +1,238 @@
+package kfd
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/hws"
+	"github.com/kfdemu/kfdemu/kfd/abi"
+)
+
+// Scheduling: every GPU has a hardware scheduler (package gpu/hws) whose runlist holds the AQL
+// queues of all processes; a queue runs while it holds one of the GPU's hardware slots. PM4 and
+// SDMA queues run outside the runlist (SDMA has its own engines; the PM4 path restarts an
+// interrupted DISPATCH_DIRECT from its beginning, so it is never preempted).
+
+// SetScheduling sets the hardware-scheduler configuration of GPUs whose scheduler does not exist
+// yet (call it before the first queue): slots, time slice and preemption timeout.
+func (d *Driver) SetScheduling(cfg hws.Config) {
+	d.mu.Lock()
+	d.hwsCfg = cfg
+	d.mu.Unlock()
+}
+
+// scheduler returns GPU gpuID's hardware scheduler, creating it.
+func (d *Driver) scheduler(gpuID uint32) *hws.Scheduler {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.scheds[gpuID]
+	if s == nil {
+		cfg := d.hwsCfg
+		cfg.OnHang = func(q hws.Queue) { q.(*queue).reset() }
+		s = hws.New(cfg)
+		d.scheds[gpuID] = s
+	}
+	return s
+}
+
+func (d *Driver) closeSchedulers() {
+	d.mu.Lock()
+	ss := d.scheds
+	d.scheds = map[uint32]*hws.Scheduler{}
+	d.mu.Unlock()
+	for _, s := range ss {
+		s.Close()
+	}
+}
+
+func (q *queue) params() hws.Params {
+	return hws.Params{Priority: q.args.QueuePriority, Percentage: q.args.QueuePercentage & 0xff}
+}
+
+// schedule starts a new queue: AQL queues enter their GPU's runlist (and run once they hold a
+// slot), other queues run at once.
+func (q *queue) schedule() error {
+	if q.args.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL {
+		return q.eng.Start()
+	}
+	q.mu.Lock()
+	if q.stopped {
+		q.mu.Unlock()
+		return errQueueState
+	}
+	q.scheduled = true
+	p := q.params()
+	q.mu.Unlock()
+	return q.p.d.scheduler(q.pd.gpuID).Add(q, p)
+}
+
+// Name implements hws.Queue.
+func (q *queue) Name() string { return fmt.Sprintf("tgid %d queue %d", q.p.tgid, q.id) }
+
+// Map implements hws.Queue: the queue's engine runs.
+func (q *queue) Map() error { return q.eng.Start() }
+
+// errPreemptTimeout is an Unmap whose dispatch did not reach a work-group boundary in time.
+var errPreemptTimeout = errors.New("kfd: queue preemption timed out")
+
+// Unmap implements hws.Queue: preempt the AQL engine; a dispatch in flight stops at its next
+// work-group boundary and its resume point is kept for the next Map (context save). If it does
+// not stop within timeout its waves are abandoned and the queue is hung.
+func (q *queue) Unmap(timeout time.Duration) error {
+	e, ok := q.eng.(*aqlEngine)
+	if !ok {
+		q.eng.Stop()
+		return nil
+	}
+	return e.preempt(timeout, q.destroying.Load())
+}
+
+// reset is the hung-queue path (kfd_hws_hang, evict and reset): the queue enters the error
+// state with a queue-inactive code and its process gets a hardware exception; other processes
+// are not affected.
+func (q *queue) reset() {
+	q.p.d.log.Warn("queue did not preempt in time: reset", "tgid", q.p.tgid, "queue", q.id)
+	q.fail(errPreemptTimeout)
+	if e, ok := q.eng.(*aqlEngine); ok {
+		e.reportInactive(qerrIllegalInst)
+	}
+	q.p.mu.Lock()
+	q.p.raiseHWExceptionLocked(q.pd.gpuID)
+	q.p.mu.Unlock()
+}
+
+// preemptState is an AQL engine's context-save state: the kill channel of the current mapping
+// and the saved resume point of a preempted dispatch.
+type preemptState struct {
+	mu      sync.Mutex
+	kill    chan struct{} // closed: waves stop inside their work-group
+	killed  bool
+	resume  *resumePoint
+	resumes uint64 // dispatches resumed from a saved point
+	saves   uint64
+}
+
+// resumePoint is what the context-save area holds for a dispatch preempted at a work-group
+// boundary: the packet's dispatch id and the next work-group.
+type resumePoint struct {
+	DispatchID uint64
+	NextGroup  uint64
+}
+
+func (s *preemptState) killChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kill == nil {
+		s.kill = make(chan struct{})
+	}
+	return s.kill
+}
+
+func (s *preemptState) doKill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kill == nil {
+		s.kill = make(chan struct{})
+	}
+	if !s.killed {
+		close(s.kill)
+		s.killed = true
+	}
+}
+
+func (e *aqlEngine) preempt(timeout time.Duration, abandon bool) error {
+	st := &e.pre
+	if abandon {
+		st.doKill()
+	}
+	timer := time.AfterFunc(timeout, st.doKill)
+	e.cq.Stop() // returns once the dispatch (if any) has returned
+	timer.Stop()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	killed := st.killed
+	st.kill, st.killed = nil, false // a fresh channel for the next mapping
+	if killed && !abandon {
+		return errPreemptTimeout
+	}
+	return nil
+}
+
+// save records the resume point of a dispatch the preemption stopped at a boundary.
+func (e *aqlEngine) save(id, next uint64) {
+	e.pre.mu.Lock()
+	e.pre.resume = &resumePoint{DispatchID: id, NextGroup: next}
+	e.pre.saves++
+	e.pre.mu.Unlock()
+}
+
+// restore returns the work-group to start dispatch id at (0 unless it was preempted).
+func (e *aqlEngine) restore(id uint64) uint64 {
+	e.pre.mu.Lock()
+	defer e.pre.mu.Unlock()
+	r := e.pre.resume
+	e.pre.resume = nil
+	if r != nil && r.DispatchID == id {
+		e.pre.resumes++
+		return r.NextGroup
+	}
+	return 0
+}
+
+// debugRunlists is debugfs kfd/rls: every GPU's runlist.
+func (d *Driver) debugRunlists() string {
+	var b strings.Builder
+	for _, n := range d.sys.GPUs() {
+		d.mu.Lock()
+		s := d.scheds[n.GPUID]
+		d.mu.Unlock()
+		fmt.Fprintf(&b, "gpu_id %d\n", n.GPUID)
+		if s == nil {
+			fmt.Fprintf(&b, "  no queue yet\n")
+			continue
+		}
+		for _, l := range strings.Split(strings.TrimRight(s.Runlist(), "\n"), "\n") {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	return b.String()
+}
+
+// debugMQDs is debugfs kfd/mqds: the queue descriptors (what the MQD holds) of every AQL queue.
+func (d *Driver) debugMQDs() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-8s %-5s %-10s %-18s %-8s %-8s %-10s %-8s %-18s %s\n", "tgid", "queue", "gpu_id", "ring", "size",
+		"priority", "percentage", "cu_mask", "cwsr", "saved")
+	for _, p := range d.sortedProcs() {
+		p.mu.Lock()
+		for _, q := range p.queues {
+			e, ok := q.eng.(*aqlEngine)
+			if !ok {
+				continue
+			}
+			e.pre.mu.Lock()
+			saved := "-"
+			if r := e.pre.resume; r != nil {
+				saved = fmt.Sprintf("dispatch %d group %d", r.DispatchID, r.NextGroup)
+			}
+			fmt.Fprintf(&b, "%-8d %-5d %-10d %#-18x %-8d %-8d %-10d %-8d %#-18x %s (saves %d resumes %d)\n", p.tgid, q.id, q.args.GPUID,
+				q.args.RingBaseAddress, q.args.RingSize, q.args.QueuePriority, q.args.QueuePercentage&0xff, popcount(q.cuMask),
+				q.args.CtxSaveRestoreAddress, saved, e.pre.saves, e.pre.resumes)
+			e.pre.mu.Unlock()
+		}
+		p.mu.Unlock()
+	}
+	return b.String()
+}
+
+func popcount(m []uint32) int {
+	n := 0
+	for _, w := range m {
+		n += bits.OnesCount32(w)
+	}
+	return n
+}

@@ -1,0 +1,238 @@
+package kfd
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/hws"
+	"github.com/kfdemu/kfdemu/kfd/abi"
+)
+
+// aqlAt creates an AQL queue laid out at base (queueArgs) and returns a submit function for
+// barrier packets and its ring/amd_queue_t memory.
+func (e *env) aqlAt(base uint64) (abi.CreateQueueArgs, func(pkt [hsa.PacketSize]byte, typ uint8)) {
+	e.t.Helper()
+	a := e.queueArgs(base)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		e.t.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	bell := word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):])
+	submit := func(pkt [hsa.PacketSize]byte, typ uint8) {
+		idx := word64(aq[0x38:]).Load()
+		slot := ring[64*(idx%64) : 64*(idx%64)+64]
+		copy(slot[4:], pkt[4:])
+		word32(slot).Store(uint32(hsa.MakeHeader(typ, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)) | uint32(pkt[2])<<16)
+		word64(aq[0x38:]).Store(idx + 1)
+		bell.Store(idx)
+	}
+	return a, submit
+}
+
+func waitWord(t *testing.T, what string, w interface{ Load() uint64 }, want uint64, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for w.Load() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d, want %d", what, w.Load(), want)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestSchedulerOversubscribed: three processes with two AQL queues each on a GPU with two hardware
+// slots; every queue's barrier completes (time slicing), and the runlist shows all six.
+func TestSchedulerOversubscribed(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.d.SetScheduling(hws.Config{Slots: 2, Quantum: time.Millisecond})
+	e.acquire(e.gpu)
+	envs := []*env{e, e.peer(fakeTgid + 10), e.peer(fakeTgid + 11)}
+	type sig struct {
+		w interface{ Load() uint64 }
+	}
+	var sigs []sig
+	for pi, pe := range envs {
+		const sigVA = 0x900000000
+		pe.alloc(sigVA, 4096)
+		smem := pe.d.procs[pe.c.tgid].boAt(pe.gpu, sigVA).mem
+		for qi := range 2 {
+			_, submit := pe.aqlAt(0x600000000 + uint64(qi)<<28)
+			s := word64(smem[64*qi+hsa.SignalValueOffset:])
+			s.Store(1)
+			var pkt [hsa.PacketSize]byte
+			(&hsa.BarrierPacket{CompletionSignal: sigVA + uint64(64*qi)}).Encode(pkt[:])
+			submit(pkt, hsa.PacketTypeBarrierAnd)
+			sigs = append(sigs, sig{s})
+			_ = pi
+		}
+	}
+	for i, s := range sigs {
+		waitWord(t, "barrier of queue "+string(rune('0'+i)), s.w, 0, 10*time.Second)
+	}
+	if st := e.d.scheduler(e.gpu).Stats(); st.Preemptions == 0 {
+		t.Errorf("six queues on two slots ran without a preemption: %+v", st)
+	}
+	t.Log("\n" + e.d.debugRunlists())
+}
+
+// preemptKernel: one wave per work-group loops 20000 times, then stores its work-group id to
+// out[group] (out is the kernarg's first pointer).
+var preemptKernel = []uint32{
+	0xC0060100, 0x00000000, // s_load_dwordx2 s[4:5], s[0:1], 0x0
+	0xBE8A00FF, 20000, // s_mov_b32 s10, 20000
+	0x808A810A, 0xBF07800A, 0xBF85FFFD, // L: s_sub_u32 s10, s10, 1; s_cmp_lg_u32 s10, 0; s_cbranch_scc1 L
+	0xBF8CC07F,             // s_waitcnt lgkmcnt(0)
+	0x7E000202, 0x8E038202, // v_mov_b32 v0, s2; s_lshl_b32 s3, s2, 2
+	0x7E020203,             // v_mov_b32 v1, s3
+	0xDC708000, 0x00040001, // global_store_dword v1, v0, s[4:5]
+	0xBF810000, // s_endpgm
+}
+
+// runPreemptKernel dispatches preemptKernel over groups work-groups on a queue at base and
+// returns the output and the wave instructions it took.
+func runPreemptKernel(t *testing.T, e *env, base uint64, groups int) ([]byte, uint64) {
+	t.Helper()
+	const code, out, args, sig = 0xa00000000, 0xb00000000, 0xc00000000, 0xd00000000
+	for _, m := range []struct {
+		va    uint64
+		flags uint32
+	}{{code, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE}, {out, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE},
+		{args, allocGTT}, {sig, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}} {
+		if e.d.procs[e.c.tgid].boAt(e.gpu, m.va) != nil {
+			continue
+		}
+		a := abi.AllocMemoryOfGPUArgs{VAAddr: m.va, Size: 4096, GPUID: e.gpu, Flags: m.flags}
+		if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+			t.Fatal(errno)
+		}
+		binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+		if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != 0 {
+			t.Fatal(errno)
+		}
+	}
+	p := e.d.procs[e.c.tgid]
+	cm := p.boAt(e.gpu, code).mem
+	binary.LittleEndian.PutUint64(cm[16:], 0x100)
+	binary.LittleEndian.PutUint32(cm[52:], 2<<1|1<<7)
+	binary.LittleEndian.PutUint16(cm[56:], 1<<3)
+	for i, w := range preemptKernel {
+		binary.LittleEndian.PutUint32(cm[0x100+4*i:], w)
+	}
+	binary.LittleEndian.PutUint64(p.boAt(e.gpu, args).mem, out)
+	om := p.boAt(e.gpu, out).mem
+	clear(om)
+	s := word64(p.boAt(e.gpu, sig).mem[hsa.SignalValueOffset:])
+	s.Store(1)
+	_, submit := e.aqlAt(base)
+	var pkt [hsa.PacketSize]byte
+	(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 64, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: uint32(64 * groups),
+		GridSizeY: 1, GridSizeZ: 1, KernelObject: code, KernargAddress: args, CompletionSignal: sig}).Encode(pkt[:])
+	before := e.d.stats.waveInstructions.Load()
+	submit(pkt, hsa.PacketTypeKernelDispatch)
+	waitWord(t, "dispatch completion", s, 0, 60*time.Second)
+	return append([]byte(nil), om[:4*groups]...), e.d.stats.waveInstructions.Load() - before
+}
+
+// TestPreemptAndResumeDispatch: a long dispatch on a GPU with one slot, shared with another busy
+// queue, is preempted at work-group boundaries and resumed many times; its output and its
+// instruction count equal an uninterrupted run's.
+func TestPreemptAndResumeDispatch(t *testing.T) {
+	const groups = 48
+	ref := newEnv(t, "mi210")
+	ref.acquire(ref.gpu)
+	want, wantInsts := runPreemptKernel(t, ref, 0x600000000, groups)
+	for g := range groups {
+		if v := binary.LittleEndian.Uint32(want[4*g:]); v != uint32(g) {
+			t.Fatalf("uninterrupted run: out[%d] = %d", g, v)
+		}
+	}
+
+	e := newEnv(t, "mi210")
+	e.d.SetScheduling(hws.Config{Slots: 1, Quantum: 500 * time.Microsecond, PreemptionTimeout: 10 * time.Second})
+	e.acquire(e.gpu)
+	// The competitor: a queue whose barrier waits on a signal nobody sets keeps the GPU
+	// oversubscribed (an active queue holds a slot whenever it is mapped).
+	const block = 0xe00000000
+	e.alloc(block, 4096)
+	word64(e.d.procs[e.c.tgid].boAt(e.gpu, block).mem[hsa.SignalValueOffset:]).Store(1)
+	_, submitB := e.aqlAt(0x700000000)
+	var bp [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{DepSignal: [5]uint64{block}}).Encode(bp[:])
+	submitB(bp, hsa.PacketTypeBarrierAnd)
+
+	got, insts := runPreemptKernel(t, e, 0x600000000, groups)
+	p := e.d.procs[e.c.tgid]
+	var saves, resumes uint64
+	for _, q := range p.queues {
+		if a, ok := q.eng.(*aqlEngine); ok {
+			a.pre.mu.Lock()
+			saves, resumes = saves+a.pre.saves, resumes+a.pre.resumes
+			a.pre.mu.Unlock()
+		}
+	}
+	if string(got) != string(want) || insts != wantInsts {
+		t.Errorf("preempted run: %d wave instructions vs %d uninterrupted; output equal %v", insts, wantInsts, string(got) == string(want))
+	}
+	if saves == 0 || resumes == 0 {
+		t.Errorf("the dispatch was never preempted and resumed (saves %d, resumes %d): %+v", saves, resumes, e.d.scheduler(e.gpu).Stats())
+	}
+	t.Logf("context saves %d, resumes %d, scheduler %+v", saves, resumes, e.d.scheduler(e.gpu).Stats())
+}
+
+// TestHungQueueReset: a kernel that never ends cannot be preempted; after the preemption
+// timeout its queue is reset (error state, HW exception event for its process), and the other
+// process's queue then runs.
+func TestHungQueueReset(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.d.SetScheduling(hws.Config{Slots: 1, Quantum: time.Millisecond, PreemptionTimeout: 50 * time.Millisecond})
+	e.acquire(e.gpu)
+	hw := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_HW_EXCEPTION}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &hw); errno != 0 {
+		t.Fatal(errno)
+	}
+	const code = 0xa00000000
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: code, Size: 4096, GPUID: e.gpu, Flags: allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE}
+	e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a)
+	binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+	e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1})
+	cm := e.d.procs[e.c.tgid].boAt(e.gpu, code).mem
+	binary.LittleEndian.PutUint64(cm[16:], 0x100)
+	binary.LittleEndian.PutUint32(cm[52:], 2<<1|1<<7)
+	binary.LittleEndian.PutUint32(cm[0x100:], 0xBF82FFFF) // s_branch -1
+	qa, submit := e.aqlAt(0x600000000)
+	var pkt [hsa.PacketSize]byte
+	(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: 1, GridSizeY: 1,
+		GridSizeZ: 1, KernelObject: code}).Encode(pkt[:])
+	submit(pkt, hsa.PacketTypeKernelDispatch)
+	time.Sleep(10 * time.Millisecond)
+
+	other := e.peer(fakeTgid + 12)
+	const sigVA = 0x900000000
+	other.alloc(sigVA, 4096)
+	s := word64(other.d.procs[other.c.tgid].boAt(other.gpu, sigVA).mem[hsa.SignalValueOffset:])
+	s.Store(1)
+	_, submitB := other.aqlAt(0x600000000)
+	var bp [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{CompletionSignal: sigVA}).Encode(bp[:])
+	submitB(bp, hsa.PacketTypeBarrierAnd)
+	waitWord(t, "the other process's barrier", s, 0, 10*time.Second)
+
+	binary.LittleEndian.PutUint32(e.c.mem[40:], hw.EventID)
+	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
+	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+		t.Fatalf("hardware exception event: %v %d", errno, w.WaitResult)
+	}
+	q := e.d.procs[e.c.tgid].queues[qa.QueueID]
+	q.mu.Lock()
+	lastErr := q.lastErr
+	q.mu.Unlock()
+	if lastErr == "" || e.d.scheduler(e.gpu).IsMapped(q) {
+		t.Errorf("the hung queue: error %q, mapped %v", lastErr, e.d.scheduler(e.gpu).IsMapped(q))
+	}
+	if st := e.d.scheduler(e.gpu).Stats(); st.Hangs != 1 {
+		t.Errorf("scheduler stats %+v", st)
+	}
+}
