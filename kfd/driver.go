@@ -235,6 +235,7 @@ func (d *Driver) Debug() *topology.Tree {
 		file("queues", d.debugQueues),
 		file("svm", d.debugSVM),
 		file("rls", d.debugRunlists),
+		file("hqds", d.debugHQDs),
 		file("mqds", d.debugMQDs),
 		file("faults", d.debugFaults),
 	}}

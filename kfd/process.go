@@ -30,6 +30,7 @@ type Process struct {
 	evt            eventState
 	runtimeEnabled bool
 	xnack          bool
+	evicted        bool         // queues evicted (EvictQueues) until RestoreQueues
 	svm            *svm.Manager // the SVM range list (svms); its callbacks run under Process.mu
 	svmPDDs        []*pdd       // the devices in svm gpu-index order (topology order)
 }
@@ -41,6 +42,7 @@ type pdd struct {
 	acquired  bool              // ACQUIRE_VM done
 	vm        *mmu.VM           // the GPUVM acquired at ACQUIRE_VM: every engine reaches memory through it
 	svmChunks map[uint64]uint64 // SVM: client chunk base -> its physical segment (sharedvm.go)
+	gwsQueue  *queue            // the queue holding the device's global wave sync slots (ALLOC_QUEUE_GWS)
 	drmMinor  uint32            // render node whose VM was acquired
 	scratchVA uint64
 	tba, tma  uint64

@@ -412,6 +412,9 @@ func newEngine(q *queue) (engine, error) {
 
 // release undoes what createQueue acquired; the engine must be stopped.
 func (q *queue) release() {
+	if q.pd.gwsQueue == q {
+		q.pd.gwsQueue = nil
+	}
 	for _, b := range q.bufs {
 		b.queueRefs--
 	}
@@ -564,10 +567,30 @@ func allocQueueGWS(p *Process, c Caller, arg []byte) syscall.Errno {
 	decode(arg, &a)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.queues[a.QueueID] == nil {
+	q := p.queues[a.QueueID]
+	if q == nil {
 		return syscall.EINVAL
 	}
-	return syscall.ENODEV // GWS is not modelled (kfd: -ENODEV when the device has no GWS)
+	// kfd_ioctl_alloc_queue_gws + pqm_set_gws: the device must have GWS (num_gws in its
+	// properties); one queue per process and device holds them; num_gws 0 releases them.
+	size := uint32(q.pd.node.Prop("num_gws"))
+	if size == 0 {
+		return syscall.ENODEV
+	}
+	if a.NumGWS != 0 && q.pd.gwsQueue != nil {
+		return syscall.EBUSY
+	}
+	if a.NumGWS == 0 {
+		if q.pd.gwsQueue == nil {
+			return syscall.EINVAL
+		}
+		q.pd.gwsQueue = nil
+	} else {
+		q.pd.gwsQueue = q
+	}
+	a.FirstGWS = 0
+	encode(arg, a)
+	return 0
 }
 
 // fail records a queue error for debugfs and the log.

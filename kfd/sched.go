@@ -50,7 +50,40 @@ func (d *Driver) closeSchedulers() {
 }
 
 func (q *queue) params() hws.Params {
-	return hws.Params{Priority: q.args.QueuePriority, Percentage: q.args.QueuePercentage & 0xff}
+	return hws.Params{Priority: q.args.QueuePriority, Percentage: q.args.QueuePercentage & 0xff, Evicted: q.p.evicted}
+}
+
+// EvictQueues preempts every AQL queue of process tgid and keeps them off the hardware
+// (kfd_process_evict_queues: what memory eviction, userptr invalidation and the debugger use);
+// dispatches in flight are saved at a work-group boundary. RestoreQueues maps them again
+// (kfd_process_restore_queues). kfdemu has no memory pressure or MMU notifier to trigger them:
+// they are here for tools and tests.
+func (d *Driver) EvictQueues(tgid int) error   { return d.setEvicted(tgid, true) }
+func (d *Driver) RestoreQueues(tgid int) error { return d.setEvicted(tgid, false) }
+
+func (d *Driver) setEvicted(tgid int, ev bool) error {
+	d.mu.Lock()
+	p := d.procs[tgid]
+	d.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("kfd: no process %d", tgid)
+	}
+	p.mu.Lock()
+	p.evicted = ev
+	var qs []*queue
+	for _, q := range p.queues {
+		if q.scheduled {
+			qs = append(qs, q)
+		}
+	}
+	p.mu.Unlock()
+	for _, q := range qs {
+		p.mu.Lock()
+		par := q.params()
+		p.mu.Unlock()
+		d.scheduler(q.pd.gpuID).Update(q, par)
+	}
+	return nil
 }
 
 // schedule starts a new queue: AQL queues enter their GPU's runlist (and run once they hold a
@@ -59,15 +92,17 @@ func (q *queue) schedule() error {
 	if q.args.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL {
 		return q.eng.Start()
 	}
+	q.p.mu.Lock()
+	par := q.params()
+	q.p.mu.Unlock()
 	q.mu.Lock()
 	if q.stopped {
 		q.mu.Unlock()
 		return errQueueState
 	}
 	q.scheduled = true
-	p := q.params()
 	q.mu.Unlock()
-	return q.p.d.scheduler(q.pd.gpuID).Add(q, p)
+	return q.p.d.scheduler(q.pd.gpuID).Add(q, par)
 }
 
 // Name implements hws.Queue.
@@ -197,6 +232,23 @@ func (d *Driver) debugRunlists() string {
 		}
 		for _, l := range strings.Split(strings.TrimRight(s.Runlist(), "\n"), "\n") {
 			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	return b.String()
+}
+
+// debugHQDs is debugfs kfd/hqds: every GPU's hardware slots.
+func (d *Driver) debugHQDs() string {
+	var b strings.Builder
+	for _, n := range d.sys.GPUs() {
+		d.mu.Lock()
+		s := d.scheds[n.GPUID]
+		d.mu.Unlock()
+		fmt.Fprintf(&b, "gpu_id %d\n", n.GPUID)
+		if s != nil {
+			for _, l := range strings.Split(strings.TrimRight(s.HQDs(), "\n"), "\n") {
+				fmt.Fprintf(&b, "  %s\n", l)
+			}
 		}
 	}
 	return b.String()

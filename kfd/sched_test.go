@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"encoding/binary"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,7 +15,13 @@ import (
 // barrier packets and its ring/amd_queue_t memory.
 func (e *env) aqlAt(base uint64) (abi.CreateQueueArgs, func(pkt [hsa.PacketSize]byte, typ uint8)) {
 	e.t.Helper()
+	return e.aqlAtPriority(base, 0)
+}
+
+func (e *env) aqlAtPriority(base uint64, priority uint32) (abi.CreateQueueArgs, func(pkt [hsa.PacketSize]byte, typ uint8)) {
+	e.t.Helper()
 	a := e.queueArgs(base)
+	a.QueuePriority = priority
 	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
 		e.t.Fatalf("create: %v", errno)
 	}
@@ -95,6 +102,14 @@ var preemptKernel = []uint32{
 // returns the output and the wave instructions it took.
 func runPreemptKernel(t *testing.T, e *env, base uint64, groups int) ([]byte, uint64) {
 	t.Helper()
+	_, wait := startPreemptKernel(t, e, base, groups, 0)
+	return wait()
+}
+
+// startPreemptKernel submits the dispatch (on a queue of the given priority) and returns its
+// queue and a function that waits for it.
+func startPreemptKernel(t *testing.T, e *env, base uint64, groups int, priority uint32) (abi.CreateQueueArgs, func() ([]byte, uint64)) {
+	t.Helper()
 	const code, out, args, sig = 0xa00000000, 0xb00000000, 0xc00000000, 0xd00000000
 	for _, m := range []struct {
 		va    uint64
@@ -126,14 +141,16 @@ func runPreemptKernel(t *testing.T, e *env, base uint64, groups int) ([]byte, ui
 	clear(om)
 	s := word64(p.boAt(e.gpu, sig).mem[hsa.SignalValueOffset:])
 	s.Store(1)
-	_, submit := e.aqlAt(base)
+	qa, submit := e.aqlAtPriority(base, priority)
 	var pkt [hsa.PacketSize]byte
 	(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 64, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: uint32(64 * groups),
 		GridSizeY: 1, GridSizeZ: 1, KernelObject: code, KernargAddress: args, CompletionSignal: sig}).Encode(pkt[:])
 	before := e.d.stats.waveInstructions.Load()
 	submit(pkt, hsa.PacketTypeKernelDispatch)
-	waitWord(t, "dispatch completion", s, 0, 60*time.Second)
-	return append([]byte(nil), om[:4*groups]...), e.d.stats.waveInstructions.Load() - before
+	return qa, func() ([]byte, uint64) {
+		waitWord(t, "dispatch completion", s, 0, 60*time.Second)
+		return append([]byte(nil), om[:4*groups]...), e.d.stats.waveInstructions.Load() - before
+	}
 }
 
 // TestPreemptAndResumeDispatch: a long dispatch on a GPU with one slot, shared with another busy
@@ -235,4 +252,96 @@ func TestHungQueueReset(t *testing.T) {
 	if st := e.d.scheduler(e.gpu).Stats(); st.Hangs != 1 {
 		t.Errorf("scheduler stats %+v", st)
 	}
+}
+
+// TestAllocQueueGWS: the device's GWS go to one queue of the process; a second queue gets EBUSY
+// until the first releases them (num_gws 0); releasing twice is EINVAL; a device without GWS
+// (the vega10 profile) gives ENODEV.
+func TestAllocQueueGWS(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	q1, _ := e.aqlAt(0x600000000)
+	q2, _ := e.aqlAt(0x700000000)
+	for _, c := range []struct {
+		q, n uint32
+		want syscall.Errno
+	}{{q1.QueueID, 64, 0}, {q2.QueueID, 64, syscall.EBUSY}, {q1.QueueID, 0, 0}, {q1.QueueID, 0, syscall.EINVAL},
+		{q2.QueueID, 64, 0}, {99, 64, syscall.EINVAL}} {
+		a := abi.AllocQueueGWSArgs{QueueID: c.q, NumGWS: c.n, FirstGWS: 7}
+		if errno := e.do(abi.AMDKFD_IOC_ALLOC_QUEUE_GWS, &a); errno != c.want || errno == 0 && a.FirstGWS != 0 {
+			t.Errorf("queue %d num_gws %d: %v first %d, want %v", c.q, c.n, errno, a.FirstGWS, c.want)
+		}
+	}
+	v := newEnv(t, "vega10")
+	v.acquire(v.gpu)
+	qv, _ := v.aqlAt(0x600000000)
+	if errno := v.do(abi.AMDKFD_IOC_ALLOC_QUEUE_GWS, &abi.AllocQueueGWSArgs{QueueID: qv.QueueID, NumGWS: 1}); errno != syscall.ENODEV {
+		t.Errorf("GWS on vega10: %v, want ENODEV", errno)
+	}
+}
+
+// TestEvictRestoreAndWaveState: evicting a process preempts its running dispatch (its context is
+// saved: GET_QUEUE_WAVE_STATE reports the resume point), nothing runs while evicted, and after
+// the restore the dispatch finishes with the output of an uninterrupted run.
+func TestEvictRestoreAndWaveState(t *testing.T) {
+	const groups = 48
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	qa, wait := startPreemptKernel(t, e, 0x600000000, groups, 0)
+	ws := abi.GetQueueWaveStateArgs{CtlStackAddress: e.c.base + 0x1000, QueueID: qa.QueueID}
+	if errno := e.do(abi.AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &ws); errno != syscall.EINVAL {
+		t.Errorf("wave state of a running queue: %v, want EINVAL", errno)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := e.d.EvictQueues(e.c.tgid); err != nil {
+		t.Fatal(err)
+	}
+	before := e.d.stats.waveInstructions.Load()
+	time.Sleep(30 * time.Millisecond)
+	if after := e.d.stats.waveInstructions.Load(); after != before {
+		t.Errorf("%d wave instructions ran while the process was evicted", after-before)
+	}
+	ws = abi.GetQueueWaveStateArgs{CtlStackAddress: e.c.base + 0x1000, QueueID: qa.QueueID}
+	if errno := e.do(abi.AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &ws); errno != 0 || ws.CtlStackUsedSize != 16 {
+		t.Fatalf("wave state of the evicted queue: %v, %d bytes of control stack", errno, ws.CtlStackUsedSize)
+	}
+	id, next := binary.LittleEndian.Uint64(e.c.mem[0x1000:]), binary.LittleEndian.Uint64(e.c.mem[0x1008:])
+	if id != 0 || next == 0 || next >= groups {
+		t.Errorf("saved resume point: dispatch %d group %d", id, next)
+	}
+	t.Logf("evicted at work-group %d of %d\n%s", next, groups, e.d.debugMQDs())
+	if err := e.d.RestoreQueues(e.c.tgid); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := wait()
+	for g := range groups {
+		if v := binary.LittleEndian.Uint32(out[4*g:]); v != uint32(g) {
+			t.Fatalf("out[%d] = %d after evict and restore", g, v)
+		}
+	}
+}
+
+// TestPriorityPreempts: on one slot, a priority-14 queue created while a priority-1 queue runs a
+// long dispatch preempts it at once: its barrier completes while the long dispatch is unfinished.
+func TestPriorityPreempts(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.d.SetScheduling(hws.Config{Slots: 1, Quantum: time.Millisecond})
+	e.acquire(e.gpu)
+	_, wait := startPreemptKernel(t, e, 0x600000000, 48, 1)
+	time.Sleep(10 * time.Millisecond)
+	const sigVA = 0x900000000
+	e.alloc(sigVA, 4096)
+	p := e.d.procs[e.c.tgid]
+	s := word64(p.boAt(e.gpu, sigVA).mem[hsa.SignalValueOffset:])
+	s.Store(1)
+	_, submit := e.aqlAtPriority(0x700000000, 14)
+	var bp [hsa.PacketSize]byte
+	(&hsa.BarrierPacket{CompletionSignal: sigVA}).Encode(bp[:])
+	submit(bp, hsa.PacketTypeBarrierAnd)
+	waitWord(t, "the priority-14 barrier", s, 0, 5*time.Second)
+	low := word64(p.boAt(e.gpu, 0xd00000000).mem[hsa.SignalValueOffset:])
+	if low.Load() == 0 {
+		t.Error("the low-priority dispatch finished before the high-priority barrier ran")
+	}
+	wait()
 }

@@ -3,9 +3,9 @@
 // maps runlist entries onto hardware queue descriptors): a GPU has a fixed number of hardware queue
 // slots (HQDs); every active user queue of every process is in the runlist; when there are more
 // active queues than slots, the scheduler time-slices them, preempting mapped queues and mapping
-// waiting ones each quantum. Higher priority (0-15) queues are mapped first; among equal
-// priorities the queue that waited longest goes first. A queue with percentage 0 is inactive and
-// never mapped.
+// waiting ones each quantum. Slices are shared by stride scheduling: a queue's share grows with
+// its priority (0-15: priority p gets p+1 shares), so higher priorities run more often and no
+// queue starves. A queue with percentage 0 (or evicted) is inactive and never mapped.
 //
 // Preempting a queue is the Queue's business (Unmap): its in-flight dispatch stops at a
 // work-group boundary and resumes there when the queue is mapped again. An Unmap that does not
@@ -41,6 +41,7 @@ type Queue interface {
 type Params struct {
 	Priority   uint32 // 0..15, higher first
 	Percentage uint32 // 0: inactive
+	Evicted    bool   // the process's queues are evicted (kfd_process_evict_queues) until restored
 }
 
 type entry struct {
@@ -49,6 +50,7 @@ type entry struct {
 	mapped   bool
 	slot     int    // hardware slot while mapped
 	lastRun  uint64 // scheduling round it was last mapped in
+	pass     uint64 // stride scheduling: virtual time; the smallest passes are mapped
 	mappings uint64
 	hung     bool
 }
@@ -119,7 +121,8 @@ func (s *Scheduler) Add(q Queue, p Params) error {
 		s.mu.Unlock()
 		return fmt.Errorf("hws: scheduler stopped")
 	}
-	s.queues = append(s.queues, &entry{q: q, p: p, slot: -1})
+	e := &entry{q: q, p: p, slot: -1, pass: s.minPass()}
+	s.queues = append(s.queues, e)
 	s.mu.Unlock()
 	s.reschedule(false)
 	return nil
@@ -178,6 +181,23 @@ func (s *Scheduler) Close() {
 	s.mu.Unlock()
 	close(s.stop)
 	<-s.done
+}
+
+// strideUnit is the stride of a priority-0 queue; priority p strides strideUnit/(p+1).
+const strideUnit = 1 << 20
+
+func stride(p Params) uint64 { return strideUnit / uint64(min(p.Priority, 15)+1) }
+
+// minPass is where a new queue starts: no ahead of the queues that already wait, no behind.
+func (s *Scheduler) minPass() uint64 {
+	var m uint64
+	first := true
+	for _, e := range s.queues {
+		if e.runnable() && (first || e.pass < m) {
+			m, first = e.pass, false
+		}
+	}
+	return m
 }
 
 func (s *Scheduler) find(q Queue) *entry {
@@ -239,7 +259,7 @@ func (s *Scheduler) oversubscribed() bool {
 	return n > s.cfg.Slots
 }
 
-func (e *entry) runnable() bool { return e.p.Percentage > 0 && !e.hung }
+func (e *entry) runnable() bool { return e.p.Percentage > 0 && !e.p.Evicted && !e.hung }
 
 // reschedule computes the runlist's mapped set and applies it. rotate starts a new time slice:
 // the queues that waited longest win ties, so mapped queues of a priority level give way to
@@ -254,6 +274,11 @@ func (s *Scheduler) reschedule(rotate bool) {
 	}
 	if rotate {
 		s.round++
+		for _, e := range s.queues {
+			if e.mapped {
+				e.pass += stride(e.p) // charge the slice that ends
+			}
+		}
 	}
 	cands := make([]*entry, 0, len(s.queues))
 	for _, e := range s.queues {
@@ -264,11 +289,11 @@ func (s *Scheduler) reschedule(rotate bool) {
 	round := s.round
 	sort.SliceStable(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
-		if a.p.Priority != b.p.Priority {
-			return a.p.Priority > b.p.Priority
+		if a.pass != b.pass {
+			return a.pass < b.pass
 		}
-		if !rotate && a.mapped != b.mapped {
-			return a.mapped // between slices, keep what runs
+		if a.mapped != b.mapped {
+			return a.mapped // keep what runs
 		}
 		return a.lastRun < b.lastRun
 	})
@@ -359,6 +384,26 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stats
+}
+
+// HQDs is the debugfs view of the hardware slots (kfd's hqds): which queue each slot holds.
+func (s *Scheduler) HQDs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, s.cfg.Slots)
+	for _, e := range s.queues {
+		if e.mapped && e.slot >= 0 && e.slot < len(names) {
+			names[e.slot] = e.q.Name()
+		}
+	}
+	var b strings.Builder
+	for i, n := range names {
+		if n == "" {
+			n = "(free)"
+		}
+		fmt.Fprintf(&b, "hqd %d: %s\n", i, n)
+	}
+	return b.String()
 }
 
 // Runlist is the debugfs view (kfd's rls and hqds): every queue of the runlist in scheduling
