@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"encoding/binary"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -344,4 +345,41 @@ func TestPriorityPreempts(t *testing.T) {
 		t.Error("the low-priority dispatch finished before the high-priority barrier ran")
 	}
 	wait()
+}
+
+// BenchmarkPreemptionLatency: how long preempting a queue that runs a long dispatch takes (from
+// the unmap request to the saved context), against the floor of one work-group's run time in
+// the same run: a preemption waits for the running work-group to end.
+func BenchmarkPreemptionLatency(b *testing.B) {
+	t := &testing.T{}
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	// Floor: time per work-group of an uninterrupted 32-group dispatch.
+	start := time.Now()
+	runPreemptKernel(t, e, 0x600000000, 32)
+	perGroup := time.Since(start) / 32
+	qa, wait := startPreemptKernel(t, e, 0x700000000, 4096, 0)
+	q := e.d.procs[e.c.tgid].queues[qa.QueueID]
+	s := e.d.scheduler(e.gpu)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		time.Sleep(time.Millisecond)
+		t0 := time.Now()
+		if err := e.d.EvictQueues(e.c.tgid); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+		if s.IsMapped(q) {
+			b.Fatal("still mapped after eviction")
+		}
+		e.d.RestoreQueues(e.c.tgid)
+	}
+	b.StopTimer()
+	e.d.EvictQueues(e.c.tgid) // stop the long dispatch
+	_ = wait
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
+	b.ReportMetric(float64(perGroup.Microseconds()), "workgroup-us")
 }
