@@ -18,7 +18,8 @@ import (
 // interrupted DISPATCH_DIRECT from its beginning, so it is never preempted).
 
 // SetScheduling sets the hardware-scheduler configuration of GPUs whose scheduler does not exist
-// yet (call it before the first queue): slots, time slice and preemption timeout.
+// yet (call it before the first queue): slots (0: the node's num_cp_queues), time slice and
+// preemption timeout.
 func (d *Driver) SetScheduling(cfg hws.Config) {
 	d.mu.Lock()
 	d.hwsCfg = cfg
@@ -32,6 +33,10 @@ func (d *Driver) scheduler(gpuID uint32) *hws.Scheduler {
 	s := d.scheds[gpuID]
 	if s == nil {
 		cfg := d.hwsCfg
+		if n := d.sys.NodeByGPUID(gpuID); cfg.Slots == 0 && n != nil {
+			// The node's num_cp_queues: the CP queues amdkfd's HWS maps user queues to.
+			cfg.Slots = int(n.Prop("num_cp_queues"))
+		}
 		cfg.OnHang = func(q hws.Queue) { q.(*queue).reset() }
 		s = hws.New(cfg)
 		d.scheds[gpuID] = s

@@ -383,3 +383,11 @@ func BenchmarkPreemptionLatency(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
 	b.ReportMetric(float64(perGroup.Microseconds()), "workgroup-us")
 }
+
+// TestSlotsFromTopology: a GPU's hardware slots are its node's num_cp_queues (24 on MI210).
+func TestSlotsFromTopology(t *testing.T) {
+	e := newEnv(t, "mi210")
+	if n := e.d.scheduler(e.gpu).Slots(); n != 24 {
+		t.Errorf("%d slots, want num_cp_queues 24", n)
+	}
+}
