@@ -91,6 +91,7 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 		Apertures:          shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
 		StartGroup:         e.restore(id), // context restore after a preemption
 		Kill:               e.pre.killChan(),
+		GroupDone:          e.q.groupOnCU,
 	}
 	for d := hsa.Dimensions(pkt.Setup); d < 3; d++ { // unused dimensions are 1
 		params.GridSize[d], params.WorkgroupSize[d] = 1, 1

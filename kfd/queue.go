@@ -47,7 +47,11 @@ type queue struct {
 	bufs       []*bo    // BOs acquired by kfd_queue_acquire_buffers (queue_refcount)
 	sdmaQueue  uint32   // SDMA queues: the queue index on its engine
 	sdmaHeld   bool     // the engine/queue pair is taken in Driver.sdmaUsed
-	cuMask     []uint32 // SET_CU_MASK (recorded: the shader model runs one work-group at a time)
+	cuMask     []uint32 // SET_CU_MASK as given
+	// cus are the CUs the queue's work-groups go to (the mask's bits below the node's CU count;
+	// all CUs without a mask), and cuGroups counts the work-groups each CU ran.
+	cus      atomic.Pointer[[]int]
+	cuGroups []atomic.Uint64
 
 	mu        sync.Mutex
 	lastErr   string
@@ -330,6 +334,7 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, arg []byte) (*queue, 
 		return nil, syscall.EBUSY // allocate_doorbell: "No doorbells available"
 	}
 	q.mem = p.port(pd)
+	q.setCUs()
 	if q.eng, err = newEngine(q); err != nil {
 		p.d.log.Warn("queue creation failed", "tgid", p.tgid, "type", queueTypeName(a.QueueType), "err", err)
 		q.release()
@@ -524,6 +529,7 @@ func setCUMask(p *Process, c Caller, arg []byte) syscall.Errno {
 	for i := range q.cuMask {
 		q.cuMask[i] = binary.LittleEndian.Uint32(mask[4*i:])
 	}
+	q.setCUs()
 	return 0
 }
 

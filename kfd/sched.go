@@ -3,9 +3,9 @@ package kfd
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/hws"
@@ -263,7 +263,7 @@ func (d *Driver) debugHQDs() string {
 func (d *Driver) debugMQDs() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-8s %-5s %-10s %-18s %-8s %-8s %-10s %-8s %-18s %s\n", "tgid", "queue", "gpu_id", "ring", "size",
-		"priority", "percentage", "cu_mask", "cwsr", "saved")
+		"priority", "percentage", "cus", "cwsr", "saved")
 	for _, p := range d.sortedProcs() {
 		p.mu.Lock()
 		for _, q := range p.queues {
@@ -276,9 +276,9 @@ func (d *Driver) debugMQDs() string {
 			if r := e.pre.resume; r != nil {
 				saved = fmt.Sprintf("dispatch %d group %d", r.DispatchID, r.NextGroup)
 			}
-			fmt.Fprintf(&b, "%-8d %-5d %-10d %#-18x %-8d %-8d %-10d %-8d %#-18x %s (saves %d resumes %d)\n", p.tgid, q.id, q.args.GPUID,
-				q.args.RingBaseAddress, q.args.RingSize, q.args.QueuePriority, q.args.QueuePercentage&0xff, popcount(q.cuMask),
-				q.args.CtxSaveRestoreAddress, saved, e.pre.saves, e.pre.resumes)
+			fmt.Fprintf(&b, "%-8d %-5d %-10d %#-18x %-8d %-8d %-10d %-8d %#-18x %s (saves %d resumes %d) groups per CU: %s\n", p.tgid, q.id, q.args.GPUID,
+				q.args.RingBaseAddress, q.args.RingSize, q.args.QueuePriority, q.args.QueuePercentage&0xff, len(*q.cus.Load()),
+				q.args.CtxSaveRestoreAddress, saved, e.pre.saves, e.pre.resumes, q.cuUsage())
 			e.pre.mu.Unlock()
 		}
 		p.mu.Unlock()
@@ -286,10 +286,48 @@ func (d *Driver) debugMQDs() string {
 	return b.String()
 }
 
-func popcount(m []uint32) int {
-	n := 0
-	for _, w := range m {
-		n += bits.OnesCount32(w)
+// setCUs derives the CUs work-groups may use from the CU mask (mqd_symmetrically_map_cu_mask
+// ignores bits beyond the device's CUs; a mask with none left means all CUs here).
+func (q *queue) setCUs() {
+	total := int(q.pd.node.ComputeUnits())
+	if q.cuGroups == nil {
+		q.cuGroups = make([]atomic.Uint64, total)
 	}
-	return n
+	var cus []int
+	for i, w := range q.cuMask {
+		for b := 0; b < 32; b++ {
+			if w&(1<<b) != 0 && 32*i+b < total {
+				cus = append(cus, 32*i+b)
+			}
+		}
+	}
+	if len(cus) == 0 {
+		for c := range total {
+			cus = append(cus, c)
+		}
+	}
+	q.cus.Store(&cus)
+}
+
+// groupOnCU is shader.DispatchParams.GroupDone: the dispatcher hands work-groups to the allowed
+// CUs in turn.
+func (q *queue) groupOnCU(group uint64) {
+	cus := *q.cus.Load()
+	if c := cus[group%uint64(len(cus))]; c < len(q.cuGroups) {
+		q.cuGroups[c].Add(1)
+	}
+}
+
+// cuUsage lists the CUs that ran work-groups of q and how many ("cu:groups ...").
+func (q *queue) cuUsage() string {
+	var parts []string
+	for c := range q.cuGroups {
+		if n := q.cuGroups[c].Load(); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d:%d", c, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }

@@ -107,6 +107,9 @@ func runPreemptKernel(t *testing.T, e *env, base uint64, groups int) ([]byte, ui
 	return wait()
 }
 
+// beforeSubmit, when set, runs between the queue's creation and the dispatch's submission.
+var beforeSubmit func(queueID uint32)
+
 // startPreemptKernel submits the dispatch (on a queue of the given priority) and returns its
 // queue and a function that waits for it.
 func startPreemptKernel(t *testing.T, e *env, base uint64, groups int, priority uint32) (abi.CreateQueueArgs, func() ([]byte, uint64)) {
@@ -143,6 +146,9 @@ func startPreemptKernel(t *testing.T, e *env, base uint64, groups int, priority 
 	s := word64(p.boAt(e.gpu, sig).mem[hsa.SignalValueOffset:])
 	s.Store(1)
 	qa, submit := e.aqlAtPriority(base, priority)
+	if beforeSubmit != nil {
+		beforeSubmit(qa.QueueID)
+	}
 	var pkt [hsa.PacketSize]byte
 	(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 64, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: uint32(64 * groups),
 		GridSizeY: 1, GridSizeZ: 1, KernelObject: code, KernargAddress: args, CompletionSignal: sig}).Encode(pkt[:])
@@ -389,5 +395,35 @@ func TestSlotsFromTopology(t *testing.T) {
 	e := newEnv(t, "mi210")
 	if n := e.d.scheduler(e.gpu).Slots(); n != 24 {
 		t.Errorf("%d slots, want num_cp_queues 24", n)
+	}
+}
+
+// TestCUMask: with SET_CU_MASK naming CUs 0 and 5, the 48 work-groups of a dispatch go to those
+// two CUs only, 24 each; without a mask they spread over all 104 CUs of an MI210.
+func TestCUMask(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	var qid uint32
+	beforeSubmit = func(id uint32) {
+		qid = id
+		binary.LittleEndian.PutUint32(e.c.mem[0x2000:], 1<<0|1<<5)
+		for i := 1; i < 4; i++ {
+			binary.LittleEndian.PutUint32(e.c.mem[0x2000+4*i:], 0)
+		}
+		if errno := e.do(abi.AMDKFD_IOC_SET_CU_MASK, &abi.SetCUMaskArgs{QueueID: id, NumCUMask: 128, CUMaskPtr: e.c.base + 0x2000}); errno != 0 {
+			t.Fatalf("SET_CU_MASK: %v", errno)
+		}
+	}
+	runPreemptKernel(t, e, 0x600000000, 48)
+	beforeSubmit = nil
+	q := e.d.procs[e.c.tgid].queues[qid]
+	if got := q.cuUsage(); got != "0:24 5:24" {
+		t.Errorf("work-groups per CU with mask {0,5}: %s", got)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_SET_CU_MASK, &abi.SetCUMaskArgs{QueueID: qid, NumCUMask: 0, CUMaskPtr: e.c.base + 0x2000}); errno != syscall.EINVAL {
+		t.Errorf("empty CU mask: %v", errno)
+	}
+	if n := len(*q.cus.Load()); n != 2 {
+		t.Errorf("%d CUs after a refused mask, want 2", n)
 	}
 }

@@ -40,6 +40,9 @@ type DispatchParams struct {
 	// preemption timeout, or the queue's destruction). Without it the dispatch context does both:
 	// with it, the context ends the dispatch at the next work-group boundary only.
 	Kill <-chan struct{}
+	// GroupDone, if not nil, is called after each work-group completes with its flattened index
+	// (the dispatcher's work-group distribution: kfd assigns groups to CUs with it).
+	GroupDone func(group uint64)
 }
 
 // KernelDescriptor is the code object V3+ kernel descriptor (AMDGPUUsage "Kernel Descriptor"), or the
@@ -140,6 +143,7 @@ type RegParams struct {
 	StartGroup          uint64          // first work-group (flattened x-fastest): resume point after preemption
 	MaxWaveInstructions uint64          // per-wave hang guard; 0 = 1<<32
 	Kill                <-chan struct{} // as DispatchParams.Kill
+	GroupDone           func(group uint64)
 }
 
 // PreemptedError is returned when the context ends: at a work-group boundary (dispatch again
@@ -195,6 +199,7 @@ type launch struct {
 	start               uint64
 	maxSteps            uint64
 	kill                <-chan struct{}
+	groupDone           func(uint64)
 }
 
 type dispatch struct {
@@ -258,7 +263,7 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
 		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize,
-		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill}
+		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, groupDone: p.GroupDone}
 	if kd.Flags>>10&1 != 0 && !kd.V2 {
 		return l, fmt.Errorf("%w: wave32 descriptor on gfx90a", ErrBadDispatch)
 	}
@@ -323,7 +328,7 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	l := launch{pgm: r.PgmAddr, rsrc1: r.RSRC1, rsrc2: r.RSRC2, rsrc3: r.RSRC3, user: r.UserData, wg: r.WorkgroupSize,
 		scratchBase: r.ScratchBase, scratchSize: r.ScratchSize, ap: r.Apertures, start: r.StartGroup,
-		maxSteps: r.MaxWaveInstructions, kill: r.Kill}
+		maxSteps: r.MaxWaveInstructions, kill: r.Kill, groupDone: r.GroupDone}
 	for i := 0; i < 3; i++ {
 		l.grid[i] = uint64(r.NumGroups[i]) * uint64(r.WorkgroupSize[i])
 	}
@@ -385,6 +390,9 @@ func run(ctx context.Context, mem Memory, l launch) (Stats, error) {
 			return d.stats, err
 		}
 		d.stats.Groups++
+		if d.l.groupDone != nil {
+			d.l.groupDone(gi)
+		}
 	}
 	return d.stats, nil
 }
