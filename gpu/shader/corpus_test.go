@@ -274,3 +274,47 @@ func TestCorpusHalfMath(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusFmath: divisions (f32 and f64, through v_div_scale/fmas/fixup), transcendentals and
+// scaling. Divisions and square roots are correctly rounded in both languages for f64; f32 results
+// and the transcendentals (1 ULP on hardware) are compared within a relative tolerance.
+func TestCorpusFmath(t *testing.T) {
+	l := load(t)
+	const n = 256
+	a, b := make([]float32, n), make([]float32, n)
+	da, db := make([]float64, n), make([]float64, n)
+	for i := range a {
+		a[i] = float32(i) - 100.5
+		b[i] = float32(i%37) + 0.75
+		da[i] = math.Sqrt(float64(i)) - 7
+		db[i] = float64(i%29) + 1.25
+	}
+	pa, pb, po := l.put(a), l.put(b), l.put(make([]float32, 8*n))
+	pda, pdb, pdo := l.put(da), l.put(db), l.put(make([]float64, 4*n))
+	l.run(t, "fmath", [3]uint32{n, 1, 1}, [3]uint16{64, 1, 1}, args(pa, pb, po, pda, pdb, pdo))
+	out, dout := make([]float32, 8*n), make([]float64, 4*n)
+	l.get(po, out)
+	l.get(pdo, dout)
+	near := func(got, want float64, rel float64) bool {
+		return got == want || math.Abs(got-want) <= rel*math.Abs(want) || math.Abs(got-want) < 1e-30
+	}
+	for i := range n {
+		x, y := float64(a[i]), float64(b[i])
+		rev := float64(a[i] * float32(0.01)) // the kernel's f32 product
+		f32want := []float64{x / y, math.Exp2(x * 0.125), math.Log2(y), math.Sin(2 * math.Pi * rev),
+			math.Cos(2 * math.Pi * rev), math.Sqrt(y), math.Ldexp(x, int(int32(y))), 0}
+		f32want[7], _ = math.Frexp(y)
+		for k, w := range f32want {
+			if !near(float64(out[8*i+k]), w, 2e-7) {
+				t.Errorf("fmath f32 result %d of element %d: %v, want %v", k, i, out[8*i+k], w)
+			}
+		}
+		_, e := math.Frexp(db[i])
+		f64want := []float64{da[i] / db[i], math.Sqrt(db[i]), 1 / db[i], math.Ldexp(da[i], e)}
+		for k, w := range f64want {
+			if !near(dout[4*i+k], w, 1e-15) {
+				t.Errorf("fmath f64 result %d of element %d: %v, want %v", k, i, dout[4*i+k], w)
+			}
+		}
+	}
+}

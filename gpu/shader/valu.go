@@ -100,6 +100,7 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 		omod := in.Omod
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
+			w.lane = l
 			r := f(a[l], b[l], c[l])
 			if t == tF32 && (omod != 0 || clampF) {
 				r = outMod32(r, omod, clampF)
@@ -186,6 +187,7 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 		}
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
+			w.lane = l
 			r := f(a[l], b[l], c[l])
 			if in.Clamp && t1 == tF64 {
 				x := f64(r)

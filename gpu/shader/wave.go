@@ -79,6 +79,7 @@ type wave struct {
 	v     [][lanes]uint32 // 256 VGPRs then 256 AGPRs (gfx90a unified file)
 	pc    uint64
 	id    int // wave index in the work-group
+	lane  int // the lane a VALU per-lane function is computing (v32/v64 set it)
 	done  bool
 	bar   bool // waiting at s_barrier
 	g     *group

@@ -156,3 +156,24 @@ kernel void half_math(global const half2 *a, global const half2 *b, global half2
 	float2 f = fa[i];
 	fc[i] = f * (float2)(2.0f, 0.5f) + f.yx;
 }
+
+// Division (v_div_scale/fmas/fixup f32 and f64, v_rcp), transcendentals (v_exp/log/sin/cos) and
+// scaling (v_ldexp, v_frexp), square roots.
+kernel void fmath(global const float *a, global const float *b, global float *out, global const double *da,
+                  global const double *db, global double *dout) {
+	uint i = __builtin_amdgcn_workgroup_id_x() * 64 + __builtin_amdgcn_workitem_id_x();
+	float x = a[i], y = b[i];
+	out[8 * i + 0] = x / y;
+	out[8 * i + 1] = __builtin_exp2f(x * 0.125f);
+	out[8 * i + 2] = __builtin_log2f(y);
+	out[8 * i + 3] = __builtin_amdgcn_sinf(x * 0.01f);
+	out[8 * i + 4] = __builtin_amdgcn_cosf(x * 0.01f);
+	out[8 * i + 5] = __builtin_sqrtf(y);
+	out[8 * i + 6] = __builtin_amdgcn_ldexpf(x, (int)y);
+	out[8 * i + 7] = __builtin_amdgcn_frexp_mantf(y);
+	double p = da[i], q = db[i];
+	dout[4 * i + 0] = p / q;
+	dout[4 * i + 1] = __builtin_sqrt(q);
+	dout[4 * i + 2] = __builtin_amdgcn_rcp(q);
+	dout[4 * i + 3] = __builtin_amdgcn_ldexp(p, __builtin_amdgcn_frexp_exp(q));
+}

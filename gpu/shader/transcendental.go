@@ -1,0 +1,235 @@
+package shader
+
+import "math"
+
+// Transcendental, scaling and division-helper VALU operations (Vega ISA / AMDGPUUsage; the
+// pseudocode of V_DIV_SCALE, V_DIV_FMAS and V_DIV_FIXUP is the one AMD's ISA guides give).
+// Hardware computes the transcendentals to within 1 ULP; here they are the correctly rounded Go
+// math results, which lie within that bound. Tests compare them with a tolerance.
+
+func exp32(x uint32) int { return int(x>>23) & 0xff }
+func exp64(x uint64) int { return int(x>>52) & 0x7ff }
+
+func isDenorm32(f float32) bool { return f != 0 && math.Abs(float64(f)) < 0x1p-126 }
+func isDenorm64(f float64) bool { return f != 0 && math.Abs(f) < 0x1p-1022 }
+
+// divScale32 is V_DIV_SCALE_F32: D = S0 scaled to keep the Newton steps of a division in range;
+// vcc says the result of the division needs the inverse scale (V_DIV_FMAS).
+func divScale32(s0, s1, s2 uint32) (d uint32, vcc bool) {
+	a, b, c := f32(s0), f32(s1), f32(s2)
+	d = s0
+	switch {
+	case c == 0 || b == 0:
+		d = u32(float32(math.NaN()))
+	case exp32(s2)-exp32(s1) >= 96:
+		vcc = true
+		if s0 == s1 {
+			d = u32(float32(math.Ldexp(float64(a), 64)))
+		}
+	case isDenorm32(b):
+		d = u32(float32(math.Ldexp(float64(a), 64)))
+	case isDenorm32(1/b) && isDenorm32(c/b):
+		vcc = true
+		if s0 == s1 {
+			d = u32(float32(math.Ldexp(float64(a), 64)))
+		}
+	case isDenorm32(1 / b):
+		d = u32(float32(math.Ldexp(float64(a), -64)))
+	case isDenorm32(c / b):
+		vcc = true
+		if s0 == s2 {
+			d = u32(float32(math.Ldexp(float64(a), 64)))
+		}
+	case exp32(s2) <= 23:
+		d = u32(float32(math.Ldexp(float64(a), 64)))
+	}
+	return d, vcc
+}
+
+func divScale64(s0, s1, s2 uint64) (d uint64, vcc bool) {
+	a, b, c := f64(s0), f64(s1), f64(s2)
+	d = s0
+	switch {
+	case c == 0 || b == 0:
+		d = u64(math.NaN())
+	case exp64(s2)-exp64(s1) >= 768:
+		vcc = true
+		if s0 == s1 {
+			d = u64(math.Ldexp(a, 128))
+		}
+	case isDenorm64(b):
+		d = u64(math.Ldexp(a, 128))
+	case isDenorm64(1/b) && isDenorm64(c/b):
+		vcc = true
+		if s0 == s1 {
+			d = u64(math.Ldexp(a, 128))
+		}
+	case isDenorm64(1 / b):
+		d = u64(math.Ldexp(a, -128))
+	case isDenorm64(c / b):
+		vcc = true
+		if s0 == s2 {
+			d = u64(math.Ldexp(a, 128))
+		}
+	case exp64(s2) <= 53:
+		d = u64(math.Ldexp(a, 128))
+	}
+	return d, vcc
+}
+
+// divFixup32 is V_DIV_FIXUP_F32(quotient S0, denominator S1, numerator S2): the special cases of
+// a division, else the quotient with the right sign.
+func divFixup32(s0, s1, s2 uint32) uint32 {
+	q, d, n := f32(s0), f32(s1), f32(s2)
+	neg := (s1^s2)&0x80000000 != 0
+	sgn := func(v float32) uint32 {
+		if neg {
+			return u32(-v)
+		}
+		return u32(v)
+	}
+	inf := float32(math.Inf(1))
+	switch {
+	case n != n:
+		return s2 | 0x400000
+	case d != d:
+		return s1 | 0x400000
+	case d == 0 && n == 0, math.IsInf(float64(d), 0) && math.IsInf(float64(n), 0):
+		return 0x7fc00000
+	case d == 0 || math.IsInf(float64(n), 0):
+		return sgn(inf)
+	case math.IsInf(float64(d), 0) || n == 0:
+		return sgn(0)
+	}
+	return sgn(float32(math.Abs(float64(q))))
+}
+
+func divFixup64(s0, s1, s2 uint64) uint64 {
+	q, d, n := f64(s0), f64(s1), f64(s2)
+	neg := (s1^s2)>>63 != 0
+	sgn := func(v float64) uint64 {
+		if neg {
+			return u64(-v)
+		}
+		return u64(v)
+	}
+	switch {
+	case n != n:
+		return s2 | 1<<51
+	case d != d:
+		return s1 | 1<<51
+	case d == 0 && n == 0, math.IsInf(d, 0) && math.IsInf(n, 0):
+		return 0x7ff8000000000000
+	case d == 0 || math.IsInf(n, 0):
+		return sgn(math.Inf(1))
+	case math.IsInf(d, 0) || n == 0:
+		return sgn(0)
+	}
+	return sgn(math.Abs(q))
+}
+
+// frexp: V_FREXP_MANT returns the mantissa in [0.5, 1) (the input for 0, inf, NaN), V_FREXP_EXP
+// the exponent (0 for 0, inf, NaN).
+func frexpMant(x float64) float64 {
+	if x == 0 || math.IsInf(x, 0) || x != x {
+		return x
+	}
+	m, _ := math.Frexp(x)
+	return m
+}
+
+func frexpExp(x float64) uint32 {
+	if x == 0 || math.IsInf(x, 0) || x != x {
+		return 0
+	}
+	_, e := math.Frexp(x)
+	return uint32(int32(e))
+}
+
+func init() {
+	un := func(f func(x float64) float64) execFn {
+		return v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(f(float64(f32(a))))) })
+	}
+	reg("v_exp_f32", un(math.Exp2))
+	reg("v_log_f32", un(math.Log2))
+	// V_SIN/V_COS take the angle in revolutions (x * 2pi radians).
+	reg("v_sin_f32", un(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
+	reg("v_cos_f32", un(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
+	reg("v_fract_f32", un(func(x float64) float64 { return x - math.Floor(x) }))
+	reg("v_frexp_mant_f32", un(frexpMant))
+	reg("v_frexp_exp_i32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return frexpExp(float64(f32(a))) }))
+	reg("v_ldexp_f32", v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(math.Ldexp(float64(f32(a)), int(int32(b))))) }))
+	reg("v_div_fixup_f32", v32(tF32, 3, divFixup32))
+
+	un64 := func(f func(x float64) float64) execFn {
+		return v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(f(f64(a))) })
+	}
+	reg("v_rcp_f64", un64(func(x float64) float64 { return 1 / x }))
+	reg("v_rsq_f64", un64(func(x float64) float64 { return 1 / math.Sqrt(x) }))
+	reg("v_sqrt_f64", un64(math.Sqrt))
+	reg("v_fract_f64", un64(func(x float64) float64 { return x - math.Floor(x) }))
+	reg("v_frexp_mant_f64", un64(frexpMant))
+	reg("v_frexp_exp_i32_f64", cvtFrom64(func(a uint64) uint32 { return frexpExp(f64(a)) }))
+	reg("v_ldexp_f64", v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 { return u64(math.Ldexp(f64(a), int(int32(uint32(b))))) }))
+	reg("v_div_fixup_f64", v64(tF64, tF64, 3, divFixup64))
+
+	// V_DIV_SCALE (VOP3B): a per-lane flag goes to the sdst SGPR pair.
+	reg("v_div_scale_f32", func(w *wave, in *Inst) error {
+		var flags uint64
+		err := v32(tF32, 3, func(a, b, c uint32) uint32 {
+			d, f := divScale32(a, b, c)
+			if f {
+				flags |= 1 << w.lane
+			}
+			return d
+		})(w, in)
+		if err == nil {
+			w.sset64(in.Opnd[fSDst], flags)
+		}
+		return err
+	})
+	reg("v_div_scale_f64", func(w *wave, in *Inst) error {
+		var flags uint64
+		err := v64(tF64, tF64, 3, func(a, b, c uint64) uint64 {
+			d, f := divScale64(a, b, c)
+			if f {
+				flags |= 1 << w.lane
+			}
+			return d
+		})(w, in)
+		if err == nil {
+			w.sset64(in.Opnd[fSDst], flags)
+		}
+		return err
+	})
+	// V_DIV_FMAS: fma, scaled by 2^±64 (f32) or 2^±128 (f64) where VCC is set, in the direction the
+	// numerator's exponent says.
+	reg("v_div_fmas_f32", func(w *wave, in *Inst) error {
+		vcc := w.vcc()
+		return v32(tF32, 3, func(a, b, c uint32) uint32 {
+			r := fma32(a, b, c)
+			if vcc>>w.lane&1 != 0 {
+				sc := -64
+				if exp32(c) >= 127 {
+					sc = 64
+				}
+				r = u32(float32(math.Ldexp(float64(f32(r)), sc)))
+			}
+			return r
+		})(w, in)
+	})
+	reg("v_div_fmas_f64", func(w *wave, in *Inst) error {
+		vcc := w.vcc()
+		return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 {
+			r := math.FMA(f64(a), f64(b), f64(c))
+			if vcc>>w.lane&1 != 0 {
+				sc := -128
+				if exp64(c) >= 1023 {
+					sc = 128
+				}
+				r = math.Ldexp(r, sc)
+			}
+			return u64(r)
+		})(w, in)
+	})
+}
