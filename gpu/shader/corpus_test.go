@@ -318,3 +318,78 @@ func TestCorpusFmath(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusDPP: every DPP control the GFX9 encoding has, on one wave, with update_dpp's old
+// value (-1) where a lane is not written (disabled row or bank, or an out-of-bounds source without
+// bound_ctrl) and 0 where bound_ctrl zeroes it.
+func TestCorpusDPP(t *testing.T) {
+	l := load(t)
+	in := make([]int32, 64)
+	for i := range in {
+		in[i] = int32(1000 + 7*i)
+	}
+	pin, pout := l.put(in), l.put(make([]int32, 640))
+	l.run(t, "dpp", [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}, args(pin, pout))
+	out := make([]int32, 640)
+	l.get(pout, out)
+	for i := 0; i < 64; i++ {
+		row, r := i&^15, i&15
+		v := func(j int) int32 { return in[j] }
+		want := [10]int32{v(i ^ 3), -1, 0, v(row + (r-3)&15), v(row + 15 - r), v(i&^7 + 7 - i&7), -1, -1, -1, -1}
+		if r > 0 {
+			want[1] = v(i - 1) // row_shr:1
+		}
+		if r < 15 {
+			want[2] = v(i + 1) // row_shl:1, bound_ctrl
+		}
+		if row == 16 || row == 48 {
+			want[6] = v(row - 1) // row_bcast:15, row_mask 0xa
+		}
+		if row >= 32 {
+			want[7] = v(31) // row_bcast:31, row_mask 0xc
+		}
+		if i > 0 {
+			want[8] = v(i - 1) // wave_shr:1
+		}
+		if bank := i >> 2 & 3; bank == 0 || bank == 2 {
+			want[9] = v((i + 1) % 64) // wave_rol:1, bank_mask 0x5
+		}
+		for k := range want {
+			if out[10*i+k] != want[k] {
+				t.Errorf("lane %d, control %d: %d, want %d", i, k, out[10*i+k], want[k])
+			}
+		}
+	}
+}
+
+// TestCorpusSubdword: 8- and 16-bit arithmetic the compiler does with SDWA selects (bytes, words,
+// sign extension) and destination selects.
+func TestCorpusSubdword(t *testing.T) {
+	l := load(t)
+	const n = 64
+	a, b := make([]uint32, n), make([]uint32, n)
+	for i := range a {
+		a[i] = uint32(i)*0x9E3779B9 + 0x01020304
+		b[i] = uint32(i)*0x85EBCA6B + 0xF0E0D0C0
+	}
+	pa, pb, po := l.put(a), l.put(b), l.put(make([]uint32, 3*n))
+	l.run(t, "subdword", [3]uint32{n, 1, 1}, [3]uint16{64, 1, 1}, args(pa, pb, po))
+	out := make([]uint32, 3*n)
+	l.get(po, out)
+	for i := range n {
+		x0, x1 := uint16(a[i]), uint16(a[i]>>16)
+		y0, y1 := uint16(b[i]), uint16(b[i]>>16)
+		p := [4]uint8{uint8(a[i]), uint8(a[i] >> 8), uint8(a[i] >> 16), uint8(a[i] >> 24)}
+		q := [4]uint8{uint8(b[i]), uint8(b[i] >> 8), uint8(b[i] >> 16), uint8(b[i] >> 24)}
+		want := [3]uint32{
+			uint32(x1+y0) | uint32(x0*y1)<<16,
+			uint32(p[3]+q[0]) | uint32(p[2]^q[1])<<8 | uint32(p[1]-q[2])<<16 | uint32(p[0]|q[3])<<24,
+			uint32(int32(int16(x1))) * uint32(int32(int8(q[2]))),
+		}
+		for k := range want {
+			if out[3*i+k] != want[k] {
+				t.Errorf("element %d result %d: %#x, want %#x", i, k, out[3*i+k], want[k])
+			}
+		}
+	}
+}

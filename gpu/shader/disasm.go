@@ -207,7 +207,7 @@ func (in *Inst) modifiers(b *strings.Builder) {
 			b.WriteString(" " + dppCtrlName(in.DPPCtrl))
 			fmt.Fprintf(b, " row_mask:0x%x bank_mask:0x%x", in.RowMask, in.BankMask)
 			if in.BoundCtrl {
-				b.WriteString(" bound_ctrl:0")
+				b.WriteString(" bound_ctrl:1")
 			}
 		case extSDWA:
 			if in.Clamp {

@@ -41,7 +41,7 @@ func modBits(v uint32, in *Inst, i int, sign uint32) uint32 {
 
 func (w *wave) checkExt(in *Inst) error {
 	if in.Ext != extNone {
-		return fmt.Errorf("%w: DPP/SDWA operand modifiers", ErrUnimplemented)
+		return fmt.Errorf("%w: DPP/SDWA operand modifiers on this operation", ErrUnimplemented)
 	}
 	if in.Fmt == FmtVOP3 && in.OpSel != 0 {
 		return fmt.Errorf("%w: VOP3 op_sel", ErrUnimplemented)
@@ -52,15 +52,37 @@ func (w *wave) checkExt(in *Inst) error {
 // v32 builds a 32-bit VALU operation of n sources; float kinds honour abs/neg/clamp/omod.
 func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 	return func(w *wave, in *Inst) error {
-		if err := w.checkExt(in); err != nil {
-			return err
+		if in.Ext == extNone || n > 2 {
+			if err := w.checkExt(in); err != nil {
+				return err
+			}
+		}
+		if in.Fmt == FmtVOP3 && in.OpSel != 0 {
+			return w.checkExt(in)
 		}
 		var src [3]*[lanes]uint32
 		fs := [3]opField{fSrc0, fSrc1, fSrc2}
+		writeMask := ^uint64(0)
 		for i := 0; i < n; i++ {
 			s, err := w.vsrc(in, in.Opnd[fs[i]], kindOf(t), i)
 			if err != nil {
 				return err
+			}
+			switch {
+			case in.Ext == extDPP && i == 0:
+				s, writeMask = w.applyDPP(in, s)
+			case in.Ext == extSDWA:
+				sel, sext := in.SDWASrc0Sel, in.SDWASext0
+				if i == 1 {
+					sel, sext = in.SDWASrc1Sel, in.SDWASext1
+				}
+				if sel != selDword || sext {
+					d := &w.tmp[4+i]
+					for l := range d {
+						d[l] = sdwaExtract(s[l], sel, sext && (t == tU32))
+					}
+					s = d
+				}
 			}
 			if (t == tF32 || t == tF16) && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0) {
 				sign := uint32(0x80000000)
@@ -98,12 +120,16 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 		}
 		clampF := in.Clamp && t == tF32
 		omod := in.Omod
-		for m := w.exec(); m != 0; m &= m - 1 {
+		sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
+		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
 			if t == tF32 && (omod != 0 || clampF) {
 				r = outMod32(r, omod, clampF)
+			}
+			if sdwaDst {
+				r = sdwaInsert(dst[l], r, in.SDWADstSel, in.SDWADstUnused)
 			}
 			dst[l] = r
 		}

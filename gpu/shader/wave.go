@@ -84,7 +84,7 @@ type wave struct {
 	bar   bool // waiting at s_barrier
 	g     *group
 	d     *dispatch
-	tmp   [4][lanes]uint32
+	tmp   [6][lanes]uint32
 	tmp64 [3][lanes]uint64
 	steps uint64
 	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ...)

@@ -177,3 +177,27 @@ kernel void fmath(global const float *a, global const float *b, global float *ou
 	dout[4 * i + 2] = __builtin_amdgcn_rcp(q);
 	dout[4 * i + 3] = __builtin_amdgcn_ldexp(p, __builtin_amdgcn_frexp_exp(q));
 }
+
+// DPP lane permutations (v_mov_b32_dpp with update_dpp's old value) and SDWA sub-dword operands.
+kernel void dpp(global const int *in, global int *out) {
+	uint l = __builtin_amdgcn_workitem_id_x();
+	int v = in[l];
+	out[10 * l + 0] = __builtin_amdgcn_update_dpp(-1, v, 0x1b, 0xf, 0xf, false);
+	out[10 * l + 1] = __builtin_amdgcn_update_dpp(-1, v, 0x111, 0xf, 0xf, false);
+	out[10 * l + 2] = __builtin_amdgcn_update_dpp(-1, v, 0x101, 0xf, 0xf, true);
+	out[10 * l + 3] = __builtin_amdgcn_update_dpp(-1, v, 0x123, 0xf, 0xf, false);
+	out[10 * l + 4] = __builtin_amdgcn_update_dpp(-1, v, 0x140, 0xf, 0xf, false);
+	out[10 * l + 5] = __builtin_amdgcn_update_dpp(-1, v, 0x141, 0xf, 0xf, false);
+	out[10 * l + 6] = __builtin_amdgcn_update_dpp(-1, v, 0x142, 0xa, 0xf, false);
+	out[10 * l + 7] = __builtin_amdgcn_update_dpp(-1, v, 0x143, 0xc, 0xf, false);
+	out[10 * l + 8] = __builtin_amdgcn_update_dpp(-1, v, 0x138, 0xf, 0xf, false);
+	out[10 * l + 9] = __builtin_amdgcn_update_dpp(-1, v, 0x134, 0xf, 0x5, false);
+}
+kernel void subdword(global const uint *a, global const uint *b, global uint *out) {
+	uint l = __builtin_amdgcn_workitem_id_x();
+	ushort2 x = as_ushort2(a[l]), y = as_ushort2(b[l]);
+	uchar4 p = as_uchar4(a[l]), q = as_uchar4(b[l]);
+	out[3 * l + 0] = as_uint((ushort2)(x.y + y.x, x.x * y.y));
+	out[3 * l + 1] = as_uint((uchar4)(p.w + q.x, p.z ^ q.y, p.y - q.z, p.x | q.w));
+	out[3 * l + 2] = (uint)(short)x.y * (uint)(char)q.z;
+}
