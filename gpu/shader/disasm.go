@@ -26,6 +26,11 @@ func (in *Inst) String() string {
 		in.sopp(&b)
 		return b.String()
 	}
+	switch name {
+	case "s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32":
+		in.hwregInst(&b)
+		return b.String()
+	}
 	first := true
 	sep := func() {
 		if first {
@@ -316,6 +321,31 @@ func dppCtrlName(c uint16) string {
 
 var hwregNames = map[int]string{1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID",
 	5: "HW_REG_GPR_ALLOC", 6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES"}
+
+// hwregInst prints s_getreg/s_setreg as llvm-objdump-14 does: hwreg(NAME[, offset, size]).
+func (in *Inst) hwregInst(b *strings.Builder) {
+	id, off, size := int(in.Imm&0x3f), int(in.Imm>>6&0x1f), int(in.Imm>>11&0x1f)+1
+	reg := strconv.Itoa(id)
+	if n, ok := hwregNames[id]; ok {
+		reg = n
+	}
+	hw := "hwreg(" + reg + ")"
+	if off != 0 || size != 32 {
+		hw = fmt.Sprintf("hwreg(%s, %d, %d)", reg, off, size)
+	}
+	switch in.Info.Name {
+	case "s_getreg_b32":
+		fmt.Fprintf(b, " %s, %s", regName(in.Opnd[fDst], 1), hw)
+	case "s_setreg_b32":
+		fmt.Fprintf(b, " %s, %s", hw, regName(in.Opnd[fDst], 1))
+	default:
+		v := fmt.Sprint(in.Lit)
+		if in.Lit > 64 {
+			v = fmt.Sprintf("0x%x", in.Lit)
+		}
+		fmt.Fprintf(b, " %s, %s", hw, v)
+	}
+}
 
 func (in *Inst) sopp(b *strings.Builder) {
 	name := in.Info.Name

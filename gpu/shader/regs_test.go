@@ -396,3 +396,38 @@ func TestAmdKernelCodeV2(t *testing.T) {
 		}
 	}
 }
+
+// TestSetreg: s_setreg writes HW_REG_MODE fields that s_getreg reads back; the denormal bits are
+// accepted, a rounding mode other than nearest-even stops the wave.
+func TestSetreg(t *testing.T) {
+	code := asm(t, `
+	s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
+	s_getreg_b32 s6, hwreg(HW_REG_MODE, 4, 4)
+	s_mov_b32 s7, 3
+	s_setreg_b32 hwreg(HW_REG_MODE, 4, 2), s7
+	s_getreg_b32 s8, hwreg(HW_REG_MODE, 0, 8)
+	v_mov_b32 v1, s6
+	v_mov_b32 v2, s8
+	v_mov_b32 v3, 0
+	global_store_dword v3, v1, s[0:1]
+	global_store_dword v3, v2, s[0:1] offset:4
+	s_endpgm
+`)
+	m, p := miniKernel(t, code)
+	m.mapRange(0x100000, 0x1000)
+	p.KernargAddress = 0x100000 // the stores go to the kernarg segment (s[0:1])
+	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 8)
+	m.Read(0x100000, got)
+	if a, b := binary.LittleEndian.Uint32(got), binary.LittleEndian.Uint32(got[4:]); a != 0xf || b>>4 != 0xf {
+		t.Errorf("MODE denorm field after setreg: %#x, mode %#x", a, b)
+	}
+	bad := asm(t, "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 1\ns_endpgm\n")
+	m2, p2 := miniKernel(t, bad)
+	if _, err := Dispatch(context.Background(), m2, p2); !errors.Is(err, ErrUnimplemented) {
+		t.Errorf("round toward +inf: %v, want ErrUnimplemented", err)
+	}
+}

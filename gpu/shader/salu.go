@@ -426,6 +426,34 @@ func init() {
 		return nil
 	})
 
+	// s_setreg: only HW_REG_MODE is writable here. Denormal-mode bits are accepted (the model
+	// always keeps denormals, as with the descriptor's FLOAT_DENORM_MODE); a rounding mode other
+	// than round-to-nearest-even is not implemented and stops the wave.
+	setreg := func(w *wave, in *Inst, v uint32) error {
+		id, off, size := in.Imm&0x3f, in.Imm>>6&0x1f, in.Imm>>11&0x1f+1
+		if id != 1 {
+			return fmt.Errorf("%w: s_setreg of hwreg %d", ErrUnimplemented, id)
+		}
+		mask := uint32(1<<uint(size)-1) << uint(off)
+		if size == 32 {
+			mask = 0xffffffff
+		}
+		mode := w.mode&^mask | v<<uint(off)&mask
+		if mode&0xf != 0 {
+			return fmt.Errorf("%w: FP_ROUND mode %#x (only round to nearest even)", ErrUnimplemented, mode&0xf)
+		}
+		w.mode = mode
+		return nil
+	}
+	reg("s_setreg_b32", func(w *wave, in *Inst) error {
+		v, err := w.scalar(in, in.Opnd[fDst], k32)
+		if err != nil {
+			return err
+		}
+		return setreg(w, in, uint32(v))
+	})
+	reg("s_setreg_imm32_b32", func(w *wave, in *Inst) error { return setreg(w, in, in.Lit) })
+
 	// SOPP
 	reg("s_nop s_waitcnt s_icache_inv s_incperflevel s_decperflevel s_ttracedata s_setprio s_sleep", func(*wave, *Inst) error { return nil })
 	reg("s_endpgm", func(w *wave, in *Inst) error { w.done = true; return nil })
