@@ -257,28 +257,34 @@ func TestROCrDispatch(t *testing.T) {
 		}
 	}
 	bin := buildC(t, "testdata/rocm/rocr_dispatch.c", "hsa-runtime64", "/usr/include/hsa/hsa.h")
-	dir := t.TempDir()
-	obj, co := filepath.Join(dir, "vadd.o"), filepath.Join(dir, "vadd.co")
-	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
-		"-cl-std=CL2.0", "-c", "testdata/rocm/vadd.cl", "-o", obj).CombinedOutput(); err != nil {
-		t.Fatalf("clang-14: %v\n%s", err, out)
-	}
-	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
-		t.Fatalf("ld.lld-14: %v\n%s", err, out)
-	}
 	mnt := daemon(t, "mi210")
-	before := stats(t, mnt)["wave_instructions"]
-	out, err := runExecCmd(t, mnt, bin, co)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if !strings.Contains(out, "dispatch ok 10000 elements") || !strings.Contains(out, "\ndone\n") {
-		t.Errorf("dispatch did not complete:\n%s", out)
-	}
-	if n := stats(t, mnt)["wave_instructions"] - before; n <= 0 {
-		t.Errorf("no wave instructions executed (%d)", n)
-	} else {
-		t.Logf("vadd over 10000 elements: %d wave instructions", n)
+	// The test's own vadd and the shader corpus (13 kernels in one code object, the one
+	// gpu/shader and runtime/hsa run too): ROCr's loader takes both, and runs their vadd.
+	for _, src := range []string{"testdata/rocm/vadd.cl", "../../gpu/shader/testdata/corpus.cl"} {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			dir := t.TempDir()
+			obj, co := filepath.Join(dir, "k.o"), filepath.Join(dir, "k.co")
+			if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
+				"-cl-std=CL2.0", "-c", src, "-o", obj).CombinedOutput(); err != nil {
+				t.Fatalf("clang-14: %v\n%s", err, out)
+			}
+			if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
+				t.Fatalf("ld.lld-14: %v\n%s", err, out)
+			}
+			before := stats(t, mnt)["wave_instructions"]
+			out, err := runExecCmd(t, mnt, bin, co)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if !strings.Contains(out, "dispatch ok 10000 elements") || !strings.Contains(out, "\ndone\n") {
+				t.Errorf("dispatch did not complete:\n%s", out)
+			}
+			if n := stats(t, mnt)["wave_instructions"] - before; n <= 0 {
+				t.Errorf("no wave instructions executed (%d)", n)
+			} else {
+				t.Logf("vadd over 10000 elements: %d wave instructions", n)
+			}
+		})
 	}
 	noLeaks(t, mnt)
 }

@@ -465,3 +465,122 @@ func TestKernelRetryFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusThroughRuntime loads gpu/shader's corpus (13 kernels in one code object) with the
+// runtime's loader and runs three of its kernels through an AQL queue, with kernel arguments
+// placed by the metadata's offsets: saxpy, f64 division (fmath) and a DPP row mirror (dpp).
+func TestCorpusThroughRuntime(t *testing.T) {
+	for _, tool := range []string{"clang-14", "ld.lld-14"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", tool)
+		}
+	}
+	dir := t.TempDir()
+	obj, coPath := filepath.Join(dir, "corpus.o"), filepath.Join(dir, "corpus.co")
+	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
+		"-cl-std=CL2.0", "-c", "../../gpu/shader/testdata/corpus.cl", "-o", obj).CombinedOutput(); err != nil {
+		t.Fatalf("clang-14: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", coPath).CombinedOutput(); err != nil {
+		t.Fatalf("ld.lld-14: %v\n%s", err, out)
+	}
+	co, err := os.ReadFile(coPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := initRT(t)
+	g := r.GPUs()[0]
+	if g.Name != "gfx90a" {
+		t.Skipf("skipping: the corpus is built for gfx90a, the GPU is %s", g.Name)
+	}
+	exe, err := g.LoadCodeObject(co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Destroy()
+	if len(exe.Object.Kernels) < 13 {
+		t.Errorf("%d kernels loaded, want the corpus's 13", len(exe.Object.Kernels))
+	}
+	q, err := g.CreateQueue(64, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Destroy()
+	// run dispatches kernel name with arguments vals (uint64 bits; the metadata gives each
+	// argument's offset and size) over grid work-items in groups of wg.
+	run := func(name string, grid uint32, wg uint16, vals ...uint64) {
+		t.Helper()
+		k, err := exe.Kernel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args, err := r.KernargPool().Allocate(uint64(max(k.KernargSize, 64)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer args.Free()
+		ab := args.Bytes()
+		for i, a := range k.Args {
+			if i >= len(vals) {
+				break
+			}
+			switch a.Size {
+			case 4:
+				binary.LittleEndian.PutUint32(ab[a.Offset:], uint32(vals[i]))
+			case 8:
+				binary.LittleEndian.PutUint64(ab[a.Offset:], vals[i])
+			}
+		}
+		done, _ := r.NewSignal(1, true)
+		defer done.Destroy()
+		if _, err := q.SubmitDispatch(Dispatch{Kernel: k, Grid: [3]uint32{grid}, Workgroup: [3]uint16{wg}, Kernarg: args.VA, Completion: done}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := done.Wait(Eq, 0, 30*time.Second); !ok || err != nil {
+			t.Fatalf("%s did not complete: %v %v", name, err, q.Err())
+		}
+	}
+	buf, err := g.SystemPool().Allocate(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	b := buf.Bytes()
+	f32s := func(off int) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&b[off])), 4096) }
+	f64s := func(off int) []float64 { return unsafe.Slice((*float64)(unsafe.Pointer(&b[off])), 4096) }
+
+	// saxpy: y = fma(alpha, x, y) over 1000 elements (a partial work-group).
+	x, y := f32s(0), f32s(0x10000)
+	for i := range 1000 {
+		x[i], y[i] = float32(i)*0.5, float32(3-i)
+	}
+	run("saxpy", 1000, 256, uint64(math.Float32bits(2.5)), buf.VA, buf.VA+0x10000, 1000)
+	for i := range 1000 {
+		if want := float32(math.FMA(2.5, float64(float32(i)*0.5), float64(float32(3-i)))); y[i] != want {
+			t.Fatalf("saxpy y[%d] = %v, want %v", i, y[i], want)
+		}
+	}
+	// fmath: the f64 quotient of element i is da[i]/db[i], correctly rounded.
+	a, bb := f32s(0x20000), f32s(0x30000)
+	da, db, fo, do := f64s(0x40000), f64s(0x50000), f32s(0x60000), f64s(0x80000)
+	for i := range 64 {
+		a[i], bb[i], da[i], db[i] = float32(i+1), 3, float64(i)+0.1, 7
+	}
+	run("fmath", 64, 64, buf.VA+0x20000, buf.VA+0x30000, buf.VA+0x60000, buf.VA+0x40000, buf.VA+0x50000, buf.VA+0x80000)
+	for i := range 64 {
+		if do[4*i] != da[i]/db[i] || fo[8*i] != float32(i+1)/3 {
+			t.Fatalf("fmath element %d: %v and %v, want %v and %v", i, do[4*i], fo[8*i], da[i]/db[i], float32(i+1)/3)
+		}
+	}
+	// dpp: control 4 is row_mirror.
+	in, out := unsafe.Slice((*int32)(unsafe.Pointer(&b[0x90000])), 64), unsafe.Slice((*int32)(unsafe.Pointer(&b[0xa0000])), 640)
+	for i := range in {
+		in[i] = int32(i * 3)
+	}
+	run("dpp", 64, 64, buf.VA+0x90000, buf.VA+0xa0000)
+	for i := range 64 {
+		if want := in[i&^15+15-i&15]; out[10*i+4] != want {
+			t.Fatalf("dpp row_mirror lane %d: %d, want %d", i, out[10*i+4], want)
+		}
+	}
+}
