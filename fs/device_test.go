@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -412,5 +414,60 @@ func TestManyWaitersDoNotStarve(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%d of %d waiters still blocked after SET_EVENT", n-i, n)
 		}
+	}
+}
+
+// TestConcurrentSysfsReads: many readers of the dynamic sysfs attributes at once (what several
+// processes starting at the same moment do) always get the text, never page padding.
+func TestConcurrentSysfsReads(t *testing.T) {
+	testenv.NeedMount(t)
+	sys, _ := topology.Profile("mi210")
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	srv, err := Mount(mnt, Options{System: sys, Device: kfd.New(sys, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Unmount()
+	// VRAM accounting changes invalidate used_memory's cached page again and again, so every
+	// round of readers races a fresh page-cache fill.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				sys.UsedMemoryChanged()
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	gen := filepath.Join(mnt, "sys/devices/virtual/kfd/kfd/topology/generation_id")
+	used := filepath.Join(mnt, "sys/devices/virtual/kfd/kfd/topology/nodes/1/mem_banks/0/used_memory")
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				for _, p := range []string{gen, used} {
+					b, err := os.ReadFile(p)
+					if err != nil || len(b) == 0 || len(b) > 32 || b[len(b)-1] != '\n' || bytes.IndexByte(b, 0) >= 0 {
+						select {
+						case errs <- fmt.Sprintf("%s: %q %v", p, b[:min(len(b), 40)], err):
+						default:
+						}
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -36,9 +36,13 @@ func (f *treeFile) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.Attr
 	if f.write != nil {
 		out.Mode |= 0200
 	}
-	if f.t.Dynamic {
+	if f.t.Dynamic && !f.noOpen {
 		out.Size = 4096 // sysfs reports PAGE_SIZE for attributes
 	} else {
+		// On the page-cached sys connection a dynamic attribute reports its exact size: with
+		// 4096 the kernel zero-fills the page after the short read, and a reader racing the
+		// i_size update gets the text followed by NULs (seen with six processes reading
+		// generation_id at once). Changes invalidate the inode (NotifyContent), size included.
 		out.Size = uint64(len(f.t.Content()))
 	}
 	return 0
