@@ -431,3 +431,38 @@ func TestSetreg(t *testing.T) {
 		t.Errorf("round toward +inf: %v, want ErrUnimplemented", err)
 	}
 }
+
+// TestDenormModes: FLOAT_DENORM_MODE_32 from the descriptor is the MODE register's single-precision
+// denormal field: 0 flushes denormal inputs and results to signed zero, 3 keeps both.
+func TestDenormModes(t *testing.T) {
+	code := asm(t, `
+	v_mov_b32 v1, 0x80400000
+	v_mul_f32 v2, 1.0, v1
+	v_mov_b32 v4, 0x00800000
+	v_mul_f32 v3, 0.5, v4
+	v_mov_b32 v5, 0
+	global_store_dword v5, v2, s[0:1]
+	global_store_dword v5, v3, s[0:1] offset:4
+	s_endpgm
+`)
+	for _, tc := range []struct {
+		mode         uint32
+		want2, want3 uint32
+	}{{0, 0x80000000, 0}, {3, 0x80400000, 0x00400000}, {1, 0x80000000, 0}, {2, 0x80000000, 0x00400000}} {
+		m, p := miniKernel(t, code)
+		var rsrc1 [4]byte
+		binary.LittleEndian.PutUint32(rsrc1[:], tc.mode<<16) // FLOAT_DENORM_MODE_32
+		m.Write(0x1000+48, rsrc1[:])
+		m.mapRange(0x100000, 0x1000)
+		p.KernargAddress = 0x100000
+		p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+		if _, err := Dispatch(context.Background(), m, p); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, 8)
+		m.Read(0x100000, got)
+		if a, b := binary.LittleEndian.Uint32(got), binary.LittleEndian.Uint32(got[4:]); a != tc.want2 || b != tc.want3 {
+			t.Errorf("denorm mode %d: input-denormal product %#x (want %#x), denormal result %#x (want %#x)", tc.mode, a, tc.want2, b, tc.want3)
+		}
+	}
+}

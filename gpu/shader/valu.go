@@ -69,6 +69,16 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 				return err
 			}
 			switch {
+			case t == tF32 && w.mode&0x10 == 0 && hasDenorm32(s):
+				// FP_DENORM single precision: input denormals flushed to signed zero.
+				d := &w.tmp[4+i]
+				for l := range d {
+					d[l] = flush32(s[l])
+				}
+				s = d
+				if in.Ext == extDPP && i == 0 {
+					s, writeMask = w.applyDPP(in, s)
+				}
 			case in.Ext == extDPP && i == 0:
 				s, writeMask = w.applyDPP(in, s)
 			case in.Ext == extSDWA:
@@ -121,12 +131,16 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 		clampF := in.Clamp && t == tF32
 		omod := in.Omod
 		sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
+		flushOut := t == tF32 && w.mode&0x20 == 0 && floatResult(in.Info.Name)
 		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
 			if t == tF32 && (omod != 0 || clampF) {
 				r = outMod32(r, omod, clampF)
+			}
+			if flushOut {
+				r = flush32(r)
 			}
 			if sdwaDst {
 				r = sdwaInsert(dst[l], r, in.SDWADstSel, in.SDWADstUnused)
@@ -135,6 +149,29 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 		}
 		return nil
 	}
+}
+
+// flush32 is a denormal f32 flushed to zero of the same sign (FP_DENORM flush modes).
+func flush32(v uint32) uint32 {
+	if v&0x7f800000 == 0 {
+		return v & 0x80000000
+	}
+	return v
+}
+
+func hasDenorm32(s *[lanes]uint32) bool {
+	for _, v := range s {
+		if v&0x7f800000 == 0 && v&0x7fffff != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// floatResult reports whether a 32-bit VALU operation with f32 sources produces an f32 (its
+// output is subject to the denormal mode): not conversions to integers or f16, not frexp_exp.
+func floatResult(name string) bool {
+	return !strings.HasPrefix(name, "v_cvt_") && !strings.HasPrefix(name, "v_frexp_exp")
 }
 
 func outMod32(r uint32, omod uint8, clamp bool) uint32 {
