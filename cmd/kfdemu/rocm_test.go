@@ -258,8 +258,9 @@ func TestROCrDispatch(t *testing.T) {
 	}
 	bin := buildC(t, "testdata/rocm/rocr_dispatch.c", "hsa-runtime64", "/usr/include/hsa/hsa.h")
 	mnt := daemon(t, "mi210")
-	// The test's own vadd and the shader corpus (13 kernels in one code object, the one
-	// gpu/shader and runtime/hsa run too): ROCr's loader takes both, and runs their vadd.
+	// The test's own vadd and the shader corpus (18 kernels in one code object, the one
+	// gpu/shader and runtime/hsa run too): ROCr's loader takes both, and runs their vadd; from the
+	// corpus it also runs mfma_f64 (matrix cores, operands in AGPRs).
 	for _, src := range []string{"testdata/rocm/vadd.cl", "../../gpu/shader/testdata/corpus.cl"} {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			dir := t.TempDir()
@@ -279,10 +280,13 @@ func TestROCrDispatch(t *testing.T) {
 			if !strings.Contains(out, "dispatch ok 10000 elements") || !strings.Contains(out, "\ndone\n") {
 				t.Errorf("dispatch did not complete:\n%s", out)
 			}
+			if strings.HasSuffix(src, "corpus.cl") && !strings.Contains(out, "mfma ok 16x16x4 f64") {
+				t.Errorf("the corpus's mfma_f64 kernel did not run through ROCr:\n%s", out)
+			}
 			if n := stats(t, mnt)["wave_instructions"] - before; n <= 0 {
 				t.Errorf("no wave instructions executed (%d)", n)
 			} else {
-				t.Logf("vadd over 10000 elements: %d wave instructions", n)
+				t.Logf("vadd over 10000 elements (and the corpus's mfma_f64): %d wave instructions", n)
 			}
 		})
 	}

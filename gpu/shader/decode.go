@@ -3,6 +3,7 @@ package shader
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Format is an instruction encoding of the GFX9 (gfx90a) ISA.
@@ -113,6 +114,9 @@ type Inst struct {
 	Abs, Neg, NegHi, OpSel, OpSelHi uint8
 	Clamp                           bool
 	Omod                            uint8
+	// VOP3P-MAI (MFMA) modifiers: CBSZ, ABID, BLGP; AccCD selects AGPRs for vdst and src2
+	CBSZ, ABID, BLGP uint8
+	MAI, AccCD       bool
 	// memory modifiers
 	Glc, Slc, Scc, Gds, Offen, Idxen, Lds, Acc, SOE bool
 	// DPP / SDWA (VOP1/VOP2/VOPC only)
@@ -159,6 +163,14 @@ func (in *Inst) tmplClass(f opField) byte {
 		}
 	}
 	return 'v'
+}
+
+// accSrc turns a 9-bit source code naming VGPR n into AGPR n when acc is set (constants are unchanged).
+func accSrc(code uint16, acc bool) uint16 {
+	if acc && code >= opVGPR0 && code < opAGPR0 {
+		return code - opVGPR0 + opAGPR0
+	}
+	return code
 }
 
 func vreg(n uint32, acc bool) uint16 {
@@ -278,8 +290,8 @@ func Decode(w []uint32) (Inst, error) {
 		if err = in.lookup(tabVOP1, uint16(w0>>9&0xff)); err != nil {
 			return in, err
 		}
-		in.Opnd[fDst] = vreg(w0>>17&0xff, false)
-		in.Opnd[fSrc0] = uint16(w0 & 0x1ff)
+		in.Opnd[fDst] = vreg(w0>>17&0xff, in.tmplClass(fDst) == 'a')
+		in.Opnd[fSrc0] = accSrc(uint16(w0&0x1ff), in.tmplClass(fSrc0) == 'a')
 		err = in.vopExt(w, lit)
 	case w0>>25 == 0x3e: // VOPC
 		in.Fmt = FmtVOPC
@@ -317,9 +329,21 @@ func Decode(w []uint32) (Inst, error) {
 		in.NegHi = uint8(w0 >> 8 & 7)
 		in.Neg = uint8(w1 >> 29)
 		in.Opnd[fDst] = vreg(w0&0xff, in.tmplClass(fDst) == 'a')
-		in.Opnd[fSrc0] = uint16(w1 & 0x1ff)
+		in.Opnd[fSrc0] = accSrc(uint16(w1&0x1ff), in.tmplClass(fSrc0) == 'a')
 		in.Opnd[fSrc1] = uint16(w1 >> 9 & 0x1ff)
 		in.Opnd[fSrc2] = uint16(w1 >> 18 & 0x1ff)
+		if strings.HasPrefix(in.Info.Name, "v_mfma_") {
+			// VOP3P-MAI (LLVM VOP3Pe_MAI): cbsz[10:8] abid[14:11] acc_cd[15]; acc(src0)[59] acc(src1)[60]
+			// blgp[63:61]. The clamp/op_sel/neg fields of VOP3P do not exist here.
+			in.MAI = true
+			in.AccCD = w0>>15&1 != 0
+			in.CBSZ, in.ABID, in.BLGP = uint8(w0>>8&7), uint8(w0>>11&0xf), uint8(w1>>29)
+			in.Clamp, in.OpSel, in.OpSelHi, in.Neg, in.NegHi = false, 0, 0, 0, 0
+			in.Opnd[fDst] = vreg(w0&0xff, in.AccCD)
+			in.Opnd[fSrc0] = accSrc(uint16(w1&0x1ff), w1>>27&1 != 0)
+			in.Opnd[fSrc1] = accSrc(uint16(w1>>9&0x1ff), w1>>28&1 != 0)
+			in.Opnd[fSrc2] = accSrc(uint16(w1>>18&0x1ff), in.AccCD)
+		}
 	case w0>>26 == 0x34: // VOP3 (VOP3A/VOP3B)
 		in.Fmt = FmtVOP3
 		if err = need2(); err != nil {

@@ -189,6 +189,18 @@ func (in *Inst) modifiers(b *strings.Builder) {
 			b.WriteString(" div:2")
 		}
 	case FmtVOP3P:
+		if in.MAI {
+			if in.CBSZ != 0 {
+				fmt.Fprintf(b, " cbsz:%d", in.CBSZ)
+			}
+			if in.ABID != 0 {
+				fmt.Fprintf(b, " abid:%d", in.ABID)
+			}
+			if in.BLGP != 0 {
+				fmt.Fprintf(b, " blgp:%d", in.BLGP)
+			}
+			return
+		}
 		n := in.nSrc()
 		all := uint8(1)<<n - 1
 		if in.OpSel&all != 0 {

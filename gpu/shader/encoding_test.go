@@ -29,6 +29,11 @@ var encodingSamples = []string{
 	"global_load_dword v1, v[2:3], off", "global_store_dword v1, v0, s[4:5] offset:4", "global_atomic_add v0, v1, s[2:3]",
 	"flat_load_dwordx2 v[0:1], v[2:3] glc", "scratch_store_dword off, v1, s2 offset:8",
 	"buffer_load_dword v1, off, s[0:3], 0 offset:4", "buffer_store_dword v1, v2, s[0:3], s4 offen",
+	"v_accvgpr_read_b32 v1, a2", "v_accvgpr_write_b32 a3, v4", "v_accvgpr_write_b32 a3, 5", "v_accvgpr_mov_b32 a1, a2",
+	"v_mfma_f32_32x32x8f16 a[0:15], v[2:3], v[4:5], a[0:15]", "v_mfma_f32_32x32x8f16 v[0:15], v[2:3], v[4:5], v[0:15]",
+	"v_mfma_f32_32x32x8f16 a[0:15], a[2:3], v[4:5], a[0:15] cbsz:1 abid:1 blgp:2",
+	"v_mfma_f32_4x4x1f32 a[0:3], v0, a1, 1.0", "v_mfma_f64_16x16x4f64 v[0:7], v[2:3], v[4:5], 0",
+	"v_mfma_i32_16x16x16i8 a[4:7], v1, v2, a[4:7] cbsz:2 abid:3",
 	"s_endpgm",
 }
 

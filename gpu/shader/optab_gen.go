@@ -1106,6 +1106,8 @@ var tabVOP3P = map[uint16]opInfo{
 	0x52: {"v_mfma_i32_4x4x4i8", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
 	0x54: {"v_mfma_i32_32x32x8i8", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
 	0x55: {"v_mfma_i32_16x16x16i8", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x58: {"v_accvgpr_read_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}}},
+	0x59: {"v_accvgpr_write_b32", []opTmpl{{F: fDst, W: 1, C: 'a'}, {F: fSrc0, W: 1, C: 'v'}}},
 	0x63: {"v_mfma_f32_32x32x4bf16_1k", []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
 	0x64: {"v_mfma_f32_16x16x4bf16_1k", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
 	0x65: {"v_mfma_f32_4x4x4bf16_1k", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -464,5 +465,57 @@ func TestDenormModes(t *testing.T) {
 		if a, b := binary.LittleEndian.Uint32(got), binary.LittleEndian.Uint32(got[4:]); a != tc.want2 || b != tc.want3 {
 			t.Errorf("denorm mode %d: input-denormal product %#x (want %#x), denormal result %#x (want %#x)", tc.mode, a, tc.want2, b, tc.want3)
 		}
+	}
+}
+
+// TestPermB32: v_perm_b32 byte selectors, worked by hand from the GFX9 ISA's pseudo-code.
+func TestPermB32(t *testing.T) {
+	const s0, s1 = 0x11223344, 0x8899AABB
+	for _, tc := range []struct{ sel, want uint32 }{
+		{0x07000400, 0x11BB44BB}, // plain bytes of {S0, S1}
+		{0x0c0d0809, 0x00ffffff}, // sign of byte 3 and 1 of S1 (both set), 0xff, 0x00
+		{0x0a0b0a0b, 0},          // signs of bytes 5 and 7 (S0's, clear)
+		{0x03020100, s1}, {0x07060504, s0},
+	} {
+		if got := permB32(s0, s1, tc.sel); got != tc.want {
+			t.Errorf("v_perm_b32 sel %#08x = %#08x, want %#08x", tc.sel, got, tc.want)
+		}
+	}
+}
+
+// TestAccVGPR: v_accvgpr_write/read/mov, an MFMA with both sources in AGPRs (the acc bits) and an inline
+// constant for C, a store straight from AGPRs; an f64 MFMA with blgp (gfx940's negation) stops the wave.
+func TestAccVGPR(t *testing.T) {
+	code := asm(t, `
+	v_mov_b32 v1, 2.0
+	v_accvgpr_write_b32 a1, v1
+	v_accvgpr_write_b32 a2, 4.0
+	v_accvgpr_mov_b32 a3, a2
+	v_mfma_f32_4x4x1f32 a[4:7], a1, a3, 1.0
+	v_accvgpr_read_b32 v2, a5
+	v_accvgpr_write_b32 a5, v2
+	v_lshlrev_b32 v6, 4, v0
+	global_store_dwordx4 v6, a[4:7], s[0:1]
+	s_endpgm
+`)
+	m, p := miniKernel(t, code)
+	m.mapRange(0x100000, 0x1000)
+	p.KernargAddress = 0x100000
+	p.GridSize, p.WorkgroupSize = [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 1024)
+	m.Read(0x100000, got)
+	for i := 0; i < 256; i++ {
+		if v := math.Float32frombits(binary.LittleEndian.Uint32(got[4*i:])); v != 9 {
+			t.Fatalf("lane %d D[%d] = %v, want 1 + 2·4 = 9", i/4, i%4, v)
+		}
+	}
+
+	bad := asm(t, "v_mfma_f64_4x4x4f64 v[0:1], v[2:3], v[4:5], 0 blgp:1\ns_endpgm\n")
+	m2, p2 := miniKernel(t, bad)
+	if _, err := Dispatch(context.Background(), m2, p2); !errors.Is(err, ErrUnimplemented) {
+		t.Errorf("f64 MFMA with blgp: %v, want ErrUnimplemented", err)
 	}
 }

@@ -385,6 +385,10 @@ func init() {
 	}
 	i3 := func(f func(a, b, c uint32) uint32) execFn { return v32(tU32, 3, f) }
 	reg("v_mov_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	// gfx90a accumulation registers (the unified file: a[n] is register 256+n)
+	reg("v_accvgpr_read_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	reg("v_accvgpr_write_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	reg("v_accvgpr_mov_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
 	reg("v_not_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return ^a }))
 	reg("v_bfrev_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return bits.Reverse32(a) }))
 	reg("v_ffbh_u32", v32(tU32, 1, func(a, _, _ uint32) uint32 {
@@ -435,6 +439,7 @@ func init() {
 	reg("v_alignbyte_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (8 * (c & 3))) }))
 	reg("v_bfe_u32", i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, false) }))
 	reg("v_bfe_i32", i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, true) }))
+	reg("v_perm_b32", i3(permB32))
 	reg("v_bfi_b32", i3(func(a, b, c uint32) uint32 { return a&b | ^a&c }))
 	reg("v_min3_u32", i3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
 	reg("v_max3_u32", i3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
@@ -808,3 +813,25 @@ func f64to16(x float64) uint16 {
 }
 
 func f32to16(x float32) uint16 { return f64to16(float64(x)) }
+
+// permB32 is v_perm_b32: each result byte selects a byte of {S0, S1} (S1 the low four), the sign of
+// byte 1, 3, 5 or 7 (selectors 8-11), 0x00 (12) or 0xff (13 and above) (GFX9 ISA, V_PERM_B32).
+func permB32(s0, s1, sel uint32) uint32 {
+	in := uint64(s0)<<32 | uint64(s1)
+	var d uint32
+	for i := 0; i < 4; i++ {
+		var b uint32
+		switch x := sel >> (8 * i) & 0xff; {
+		case x >= 13:
+			b = 0xff
+		case x == 12:
+			b = 0
+		case x >= 8:
+			b = uint32(in>>(16*(x-8)+15)&1) * 0xff
+		default:
+			b = uint32(in >> (8 * x) & 0xff)
+		}
+		d |= b << (8 * i)
+	}
+	return d
+}

@@ -466,9 +466,10 @@ func TestKernelRetryFaults(t *testing.T) {
 	}
 }
 
-// TestCorpusThroughRuntime loads gpu/shader's corpus (13 kernels in one code object) with the
-// runtime's loader and runs three of its kernels through an AQL queue, with kernel arguments
-// placed by the metadata's offsets: saxpy, f64 division (fmath) and a DPP row mirror (dpp).
+// TestCorpusThroughRuntime loads gpu/shader's corpus (18 kernels in one code object) with the
+// runtime's loader and runs four of its kernels through an AQL queue, with kernel arguments
+// placed by the metadata's offsets: saxpy, f64 division (fmath), a DPP row mirror (dpp) and an f64
+// matrix-core product (mfma_f64).
 func TestCorpusThroughRuntime(t *testing.T) {
 	for _, tool := range []string{"clang-14", "ld.lld-14"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -498,8 +499,8 @@ func TestCorpusThroughRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exe.Destroy()
-	if len(exe.Object.Kernels) < 13 {
-		t.Errorf("%d kernels loaded, want the corpus's 13", len(exe.Object.Kernels))
+	if len(exe.Object.Kernels) < 18 {
+		t.Errorf("%d kernels loaded, want the corpus's 18", len(exe.Object.Kernels))
 	}
 	q, err := g.CreateQueue(64, nil)
 	if err != nil {
@@ -581,6 +582,26 @@ func TestCorpusThroughRuntime(t *testing.T) {
 	for i := range 64 {
 		if want := in[i&^15+15-i&15]; out[10*i+4] != want {
 			t.Fatalf("dpp row_mirror lane %d: %d, want %d", i, out[10*i+4], want)
+		}
+	}
+	// mfma_f64: v_mfma_f64_16x16x4f64 with its operands in AGPRs, D = A·B + C (16x16x4, exact values).
+	ma, mb, mc, md := f64s(0xb0000), f64s(0xb1000), f64s(0xb2000), f64s(0xb4000)
+	for i := range 64 {
+		ma[i], mb[i] = float64(i%7)-3, float64(i%5)/2
+	}
+	for i := range 256 {
+		mc[i] = float64(i)
+	}
+	run("mfma_f64", 64, 64, buf.VA+0xb0000, buf.VA+0xb1000, buf.VA+0xb2000, buf.VA+0xb4000)
+	for i := range 16 {
+		for j := range 16 {
+			want := mc[i*16+j]
+			for k := range 4 {
+				want += ma[i*4+k] * mb[k*16+j]
+			}
+			if md[i*16+j] != want {
+				t.Fatalf("mfma_f64 D[%d][%d] = %v, want %v", i, j, md[i*16+j], want)
+			}
 		}
 	}
 }

@@ -201,3 +201,75 @@ kernel void subdword(global const uint *a, global const uint *b, global uint *ou
 	out[3 * l + 1] = as_uint((uchar4)(p.w + q.x, p.z ^ q.y, p.y - q.z, p.x | q.w));
 	out[3 * l + 2] = (uint)(short)x.y * (uint)(char)q.z;
 }
+
+// Matrix cores (one wave each). Every lane gathers its A and B elements and scatters D with the inverse
+// layouts of AMD's matrix instruction calculator (register, lane -> element), the opposite direction of
+// the interpreter's element -> register mapping. Matrices are row-major per block in memory.
+kernel void mfma_f16(global const half *a, global const half *b, global const float *c, global float *d) {
+	uint l = __builtin_amdgcn_workitem_id_x(); // 32x32x8, 1 block: 4 k per lane
+	half4 x, y;
+	for (int s = 0; s < 4; s++) {
+		uint k = 4 * (l / 32) + s;
+		x[s] = a[(l % 32) * 8 + k];
+		y[s] = b[k * 32 + l % 32];
+	}
+	float16 acc;
+	for (int v = 0; v < 16; v++)
+		acc[v] = c[(8 * (v / 4) + 4 * (l / 32) + v % 4) * 32 + l % 32];
+	acc = __builtin_amdgcn_mfma_f32_32x32x8f16(x, y, acc, 0, 0, 0);
+	for (int v = 0; v < 16; v++)
+		d[(8 * (v / 4) + 4 * (l / 32) + v % 4) * 32 + l % 32] = acc[v];
+}
+kernel void mfma_i8(global const char *a, global const char *b, global const int *c, global int *d) {
+	uint l = __builtin_amdgcn_workitem_id_x(); // 16x16x16, 1 block: 4 bytes of k per lane
+	uint x = 0, y = 0;
+	for (int s = 0; s < 4; s++) {
+		uint k = 4 * (l / 16) + s;
+		x |= (uint)(uchar)a[(l % 16) * 16 + k] << (8 * s);
+		y |= (uint)(uchar)b[k * 16 + l % 16] << (8 * s);
+	}
+	int4 acc;
+	for (int v = 0; v < 4; v++)
+		acc[v] = c[(4 * (l / 16) + v) * 16 + l % 16];
+	acc = __builtin_amdgcn_mfma_i32_16x16x16i8((int)x, (int)y, acc, 0, 0, 0);
+	for (int v = 0; v < 4; v++)
+		d[(4 * (l / 16) + v) * 16 + l % 16] = acc[v];
+}
+kernel void mfma_f64(global const double *a, global const double *b, global const double *c, global double *d) {
+	uint l = __builtin_amdgcn_workitem_id_x(); // 16x16x4 f64: one k per lane, register pairs for D
+	double x = a[(l % 16) * 4 + l / 16], y = b[(l / 16) * 16 + l % 16];
+	double4 acc;
+	for (int v = 0; v < 4; v++)
+		acc[v] = c[(4 * v + l / 16) * 16 + l % 16];
+	acc = __builtin_amdgcn_mfma_f64_16x16x4f64(x, y, acc, 0, 0, 0);
+	for (int v = 0; v < 4; v++)
+		d[(4 * v + l / 16) * 16 + l % 16] = acc[v];
+}
+kernel void mfma_bf16(global const ushort *a, global const ushort *b, global const float *c, global float *d) {
+	uint l = __builtin_amdgcn_workitem_id_x(); // 16x16x4 bf16_1k, 4 blocks: lane = row + 16 * block
+	uint blk = l / 16;
+	short4 x, y;
+	for (int s = 0; s < 4; s++) {
+		x[s] = a[(blk * 16 + l % 16) * 4 + s];
+		y[s] = b[(blk * 4 + s) * 16 + l % 16];
+	}
+	float16 acc;
+	for (int v = 0; v < 16; v++)
+		acc[v] = c[((v / 4) * 16 + 4 * (l / 16) + v % 4) * 16 + l % 16];
+	acc = __builtin_amdgcn_mfma_f32_16x16x4bf16_1k(x, y, acc, 0, 0, 0);
+	for (int v = 0; v < 16; v++)
+		d[((v / 4) * 16 + 4 * (l / 16) + v % 4) * 16 + l % 16] = acc[v];
+}
+kernel void mfma_4x4(global const float *a, global const float *b, global const float *c, global float *d) {
+	uint l = __builtin_amdgcn_workitem_id_x(); // 4x4x1 f32, 16 blocks: lane = row + 4 * block
+	float x = a[l], y = b[(l / 4) * 4 + l % 4];
+	float4 acc, acc2;
+	for (int v = 0; v < 4; v++)
+		acc[v] = c[((l / 4) * 4 + v) * 4 + l % 4];
+	acc2 = __builtin_amdgcn_mfma_f32_4x4x1f32(x, y, acc, 2, 1, 3); // cbsz:2 abid:1 blgp:3
+	acc = __builtin_amdgcn_mfma_f32_4x4x1f32(x, y, acc, 0, 0, 0);
+	for (int v = 0; v < 4; v++) {
+		d[((l / 4) * 4 + v) * 4 + l % 4] = acc[v];
+		d[256 + ((l / 4) * 4 + v) * 4 + l % 4] = acc2[v];
+	}
+}

@@ -111,7 +111,7 @@ gen('tabVOP3', 0x380, lambda op: [(0x34 << 26) | (op << 16) | 40, ((256 + 24) <<
     [lambda w: [w[0], w[1] & 0x3ffff], lambda w: [w[0], w[1] & 0x1ff], lambda w: [w[0] & ~0xff, w[1] & 0x3ffff], lambda w: [w[0] & ~0xff, w[1] & 0x1ff], lambda w: [w[0] & ~0xff, 0]])
 # VOP3P: 110100111 op[22:16] clamp[15] op_sel_hi2[14] op_sel[13:11] neg_hi[10:8] vdst; neg[31:29] op_sel_hi[28:27] src2 src1 src0
 gen('tabVOP3P', 0x80, lambda op: [(0x1a7 << 23) | (op << 16) | (1 << 14) | 40, (3 << 27) | ((256 + 24) << 18) | ((256 + 16) << 9) | (256 + 8)], V,
-    [lambda w: [w[0] & ~(1 << 14), w[1] & ~(0x1ff << 18)]])
+    [lambda w: [w[0] & ~(1 << 14), w[1] & ~(0x1ff << 18)], lambda w: [w[0], w[1] & (0x1ff | (3 << 27))]])
 D = {('r', 40): 'fDst', ('r', 8): 'fAddr', ('r', 16): 'fData0', ('r', 24): 'fData1'}
 # DS: 110110 acc[25] op[24:17] gds[16] offset1 offset0 ; vdst[31:24] data1[23:16] data0[15:8] addr[7:0]
 gen('tabDS', 0x100, lambda op: [(0x36 << 26) | (op << 17), (40 << 24) | (24 << 16) | (16 << 8) | 8], D,
