@@ -290,7 +290,12 @@ func Decode(w []uint32) (Inst, error) {
 		if err = in.lookup(tabVOP1, uint16(w0>>9&0xff)); err != nil {
 			return in, err
 		}
-		in.Opnd[fDst] = vreg(w0>>17&0xff, in.tmplClass(fDst) == 'a')
+		switch in.tmplClass(fDst) {
+		case 's': // v_readfirstlane_b32
+			in.Opnd[fDst] = uint16(w0 >> 17 & 0xff)
+		default:
+			in.Opnd[fDst] = vreg(w0>>17&0xff, in.tmplClass(fDst) == 'a')
+		}
 		in.Opnd[fSrc0] = accSrc(uint16(w0&0x1ff), in.tmplClass(fSrc0) == 'a')
 		err = in.vopExt(w, lit)
 	case w0>>25 == 0x3e: // VOPC

@@ -2,6 +2,7 @@ package shader
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -252,6 +253,8 @@ func (in *Inst) modifiers(b *strings.Builder) {
 			if off1 != 0 {
 				fmt.Fprintf(b, " offset1:%d", off1)
 			}
+		} else if in.Info.Name == "ds_swizzle_b32" && in.Imm != 0 {
+			b.WriteString(" offset:" + swizzleName(uint16(in.Imm)))
 		} else if in.Imm != 0 {
 			fmt.Fprintf(b, " offset:%d", in.Imm)
 		}
@@ -471,4 +474,39 @@ func regName(code uint16, w int) string {
 		return s
 	}
 	return fmt.Sprintf("<reg%d>", code)
+}
+
+// swizzleName prints a ds_swizzle_b32 offset as LLVM 14's AMDGPUInstPrinter::printSwizzle does.
+func swizzleName(imm uint16) string {
+	if imm&0xff00 == 0x8000 {
+		return fmt.Sprintf("swizzle(QUAD_PERM,%d,%d,%d,%d)", imm&3, imm>>2&3, imm>>4&3, imm>>6&3)
+	}
+	if imm&0x8000 != 0 {
+		return strconv.Itoa(int(imm))
+	}
+	and, or, xor := imm&0x1f, imm>>5&0x1f, imm>>10&0x1f
+	switch {
+	case and == 0x1f && or == 0 && bits.OnesCount16(xor) == 1:
+		return fmt.Sprintf("swizzle(SWAP,%d)", xor)
+	case and == 0x1f && or == 0 && xor > 0 && (xor+1)&xor == 0:
+		return fmt.Sprintf("swizzle(REVERSE,%d)", xor+1)
+	}
+	if g := 0x1f - and + 1; g > 1 && g&(g-1) == 0 && or < g && xor == 0 {
+		return fmt.Sprintf("swizzle(BROADCAST,%d,%d)", g, or)
+	}
+	p0, p1 := (0&and|or)^xor, (0x1f&and|or)^xor
+	var m strings.Builder
+	for bit := uint16(1 << 4); bit > 0; bit >>= 1 {
+		switch a, c := p0&bit, p1&bit; {
+		case a == c && a == 0:
+			m.WriteByte('0')
+		case a == c:
+			m.WriteByte('1')
+		case a == 0:
+			m.WriteByte('p')
+		default:
+			m.WriteByte('i')
+		}
+	}
+	return `swizzle(BITMASK_PERM,"` + m.String() + `")`
 }

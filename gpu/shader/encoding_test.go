@@ -34,6 +34,10 @@ var encodingSamples = []string{
 	"v_mfma_f32_32x32x8f16 a[0:15], a[2:3], v[4:5], a[0:15] cbsz:1 abid:1 blgp:2",
 	"v_mfma_f32_4x4x1f32 a[0:3], v0, a1, 1.0", "v_mfma_f64_16x16x4f64 v[0:7], v[2:3], v[4:5], 0",
 	"v_mfma_i32_16x16x16i8 a[4:7], v1, v2, a[4:7] cbsz:2 abid:3",
+	"ds_swizzle_b32 v1, v2 offset:swizzle(QUAD_PERM,1,0,3,2)", "ds_bpermute_b32 v1, v2, v3 offset:4",
+	"ds_swizzle_b32 v1, v2 offset:swizzle(BITMASK_PERM,\"01pip\")", "v_readfirstlane_b32 s5, v3",
+	"v_readlane_b32 s4, v1, s2", "v_writelane_b32 v1, s4, 7", "v_mbcnt_hi_u32_b32 v1, -1, v2",
+	"v_cmp_class_f32_e64 s[2:3], v1, 3", "v_cmpx_class_f64_e32 vcc, v[2:3], v4", "s_bitset1_b32 s3, s4",
 	"s_endpgm",
 }
 

@@ -97,6 +97,8 @@ func atomicOp(a string, wide bool) func(old, v, c uint64) uint64 {
 		return func(o, v, _ uint64) uint64 { return (o + v) & mask }
 	case "sub":
 		return func(o, v, _ uint64) uint64 { return (o - v) & mask }
+	case "rsub":
+		return func(o, v, _ uint64) uint64 { return (v - o) & mask }
 	case "smin":
 		return func(o, v, _ uint64) uint64 { return map[bool]uint64{true: o, false: v}[sx(o) < sx(v)] }
 	case "smax":
@@ -379,6 +381,10 @@ func vmemExec(name string) execFn {
 
 // DS (LDS) instructions.
 func dsExec(name string) execFn {
+	switch name {
+	case "ds_swizzle_b32", "ds_permute_b32", "ds_bpermute_b32":
+		return dsCrossLane(name)
+	}
 	n := strings.TrimPrefix(name, "ds_")
 	n = strings.TrimSuffix(n, "_rtn")
 	var m memOp
@@ -426,7 +432,7 @@ func dsExec(name string) execFn {
 		op, t := name2[:i], name2[i+1:]
 		m.wide = t[1] == '6'
 		switch op {
-		case "add", "sub", "inc", "dec", "and", "or", "xor":
+		case "add", "sub", "rsub", "inc", "dec", "and", "or", "xor":
 		case "min", "max":
 			if t[0] == 'i' {
 				op = "s" + op
@@ -513,5 +519,71 @@ func dsExec(name string) execFn {
 			err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) })
 		}
 		return err
+	}
+}
+
+// dsCrossLane runs the LDS unit's lane permutes, which move data between the lanes of a wave without
+// touching LDS (Vega ISA DS_SWIZZLE_B32, DS_PERMUTE_B32, DS_BPERMUTE_B32). A lane reading an inactive
+// lane gets 0.
+func dsCrossLane(name string) execFn {
+	return func(w *wave, in *Inst) error {
+		if in.Gds {
+			return fmt.Errorf("%w: GDS", ErrUnimplemented)
+		}
+		dst, err := w.vdst(in.Opnd[fDst], 1)
+		if err != nil {
+			return err
+		}
+		src := in.Opnd[fData0]
+		if name == "ds_swizzle_b32" {
+			src = in.Opnd[fAddr] // swizzle's data is in the address field
+		}
+		data, err := w.vdst(src, 1)
+		if err == nil {
+			_, err = w.vdst(in.Opnd[fAddr], 1)
+		}
+		if err != nil {
+			return err
+		}
+		exec := w.exec()
+		var out [lanes]uint32
+		switch name {
+		case "ds_swizzle_b32":
+			off := uint32(in.Imm) & 0xffff
+			if off >= 0xe000 {
+				return fmt.Errorf("%w: ds_swizzle FFT/rotate offset %#x", ErrUnimplemented, off)
+			}
+			for l := 0; l < lanes; l++ {
+				var j int
+				if off&0x8000 != 0 { // quad-permute mode: lane i of each quad takes lane offset[2i+1:2i]
+					j = l&^3 | int(off>>(2*(l&3))&3)
+				} else { // bit-mask mode within 32 lanes: ((i & and) | or) ^ xor
+					and, or, xor := int(off&0x1f), int(off>>5&0x1f), int(off>>10&0x1f)
+					j = l&0x20 | ((l&0x1f)&and | or) ^ xor
+				}
+				if exec>>j&1 != 0 {
+					out[l] = data[j]
+				}
+			}
+		case "ds_bpermute_b32": // backward: lane i reads lane addr[i]/4
+			addr := &w.v[in.Opnd[fAddr]-opVGPR0]
+			for l := 0; l < lanes; l++ {
+				j := int((addr[l]+uint32(in.Imm))>>2) & 63
+				if exec>>j&1 != 0 {
+					out[l] = data[j]
+				}
+			}
+		default: // ds_permute_b32, forward: lane i writes lane addr[i]/4 (the highest writer wins)
+			addr := &w.v[in.Opnd[fAddr]-opVGPR0]
+			for m := exec; m != 0; m &= m - 1 {
+				l := bits.TrailingZeros64(m)
+				out[int((addr[l]+uint32(in.Imm))>>2)&63] = data[l]
+			}
+		}
+		for m := exec; m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			dst[l] = out[l]
+		}
+		return nil
 	}
 }

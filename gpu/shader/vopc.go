@@ -107,8 +107,11 @@ func vopcExec(name string) execFn {
 	x := strings.HasPrefix(n, "cmpx_")
 	n = strings.TrimPrefix(strings.TrimPrefix(n, "cmpx_"), "cmp_")
 	i := strings.LastIndexByte(n, '_')
-	if i < 0 || n[:i] == "class" {
+	if i < 0 {
 		return nil
+	}
+	if n[:i] == "class" {
+		return classExec(n[i+1:], x)
 	}
 	t := n[i+1:]
 	pred := cmpPred(n[:i], t)
@@ -174,4 +177,100 @@ func vopcExec(name string) execFn {
 		}
 		return nil
 	}
+}
+
+// fpClass is the V_CMP_CLASS bit of a value: 0 signaling NaN, 1 quiet NaN, 2 -inf, 3 -normal,
+// 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf. e is the exponent field, m the fraction,
+// q the fraction's quiet bit.
+func fpClass(neg bool, e, eMax, m, q uint64) uint {
+	var c uint
+	switch {
+	case e == eMax && m != 0:
+		if m&q != 0 {
+			return 1
+		}
+		return 0
+	case e == eMax:
+		c = 9
+	case e != 0:
+		c = 8
+	case m != 0:
+		c = 7
+	default:
+		c = 6
+	}
+	if neg {
+		return 11 - c // +0..+inf (6..9) mirror to -0..-inf (5..2)
+	}
+	return c
+}
+
+// classExec is V_CMP(X)_CLASS_F16/F32/F64: lane bit = S1 mask bit of S0's class (S1 is 32 bits for
+// every type); the X forms also write EXEC.
+func classExec(t string, x bool) execFn {
+	return func(w *wave, in *Inst) error {
+		if err := w.checkExt(in); err != nil {
+			return err
+		}
+		var a *[lanes]uint64
+		var err error
+		if t == "f64" {
+			if a, err = w.vsrc64(in, in.Opnd[fSrc0], k64f, 0); err != nil {
+				return err
+			}
+		} else {
+			kind := k32
+			if t == "f16" {
+				kind = k16f
+			}
+			a32, err := w.vsrc(in, in.Opnd[fSrc0], kind, 0)
+			if err != nil {
+				return err
+			}
+			a = &w.tmp64[0]
+			for l := range a {
+				a[l] = uint64(a32[l])
+			}
+		}
+		mask, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
+		if err != nil {
+			return err
+		}
+		var r uint64
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			v := a[l]
+			var c uint
+			switch t {
+			case "f64":
+				v = classMods(v, in, 63)
+				c = fpClass(v>>63 != 0, v>>52&0x7ff, 0x7ff, v&(1<<52-1), 1<<51)
+			case "f32":
+				v = classMods(v, in, 31)
+				c = fpClass(v>>31&1 != 0, v>>23&0xff, 0xff, v&(1<<23-1), 1<<22)
+			default:
+				v = classMods(v, in, 15)
+				c = fpClass(v>>15&1 != 0, v>>10&0x1f, 0x1f, v&(1<<10-1), 1<<9)
+			}
+			if mask[l]>>c&1 != 0 {
+				r |= 1 << l
+			}
+		}
+		w.sset64(in.Opnd[fDst], r)
+		if x {
+			w.setExec(r)
+		}
+		return nil
+	}
+}
+
+// classMods applies the VOP3 abs/neg of source 0 to the sign bit.
+func classMods(v uint64, in *Inst, sign uint) uint64 {
+	if in.Abs&1 != 0 {
+		v &^= 1 << sign
+	}
+	if in.Neg&1 != 0 {
+		v ^= 1 << sign
+	}
+	return v
 }

@@ -273,3 +273,37 @@ kernel void mfma_4x4(global const float *a, global const float *b, global const 
 		d[256 + ((l / 4) * 4 + v) * 4 + l % 4] = acc2[v];
 	}
 }
+
+// Cross-lane operations (readfirstlane/readlane, mbcnt, ds_swizzle/permute/bpermute), sums of absolute
+// differences, class tests, three-operand min/max/median, byte conversions and f64 rounding.
+kernel void xlane(global const uint *in, global uint *out, global const float *f, global const double *d, global float *fo, global double *dout) {
+	uint l = __builtin_amdgcn_workitem_id_x();
+	uint v = in[l];
+	global uint *o = out + 16 * l;
+	o[0] = __builtin_amdgcn_readfirstlane(v);
+	o[1] = __builtin_amdgcn_readlane(v, 37);
+	o[2] = __builtin_amdgcn_mbcnt_hi(0xaaaaaaaau, __builtin_amdgcn_mbcnt_lo(0x55555555u, 100u));
+	o[3] = __builtin_amdgcn_ds_swizzle(v, 0x801b);
+	o[4] = __builtin_amdgcn_ds_swizzle(v, 0x041f);
+	o[5] = __builtin_amdgcn_ds_bpermute((int)((l ^ 5) * 4), v);
+	o[6] = __builtin_amdgcn_ds_permute((int)(((l + 3) & 63) * 4), v);
+	o[7] = l >= 10 ? __builtin_amdgcn_readfirstlane(v) : 7;
+	o[8] = __builtin_amdgcn_sad_u8(v, v * 7, 3u);
+	o[9] = __builtin_amdgcn_msad_u8(v, v & 0xff00ff00u, 1u);
+	o[10] = __builtin_amdgcn_sad_hi_u8(v, ~v, 5u);
+	o[11] = __builtin_amdgcn_sad_u16(v, v >> 3, 2u);
+	o[12] = __builtin_amdgcn_lerp(v, v * 3, l);
+	float x = f[l];
+	double y = d[l];
+	o[13] = __builtin_amdgcn_classf(x, 0x3ff & (l * 37)) | __builtin_amdgcn_class(y, 0x3ff & (l * 53)) << 1 |
+		__builtin_isnan(x) << 2 | __builtin_isinf(y) << 3 | __builtin_isfinite(x) << 4 | __builtin_isnormal(y) << 5;
+	o[14] = (uint)(int)__builtin_floorf(x * 3.5f);
+	fo[4 * l] = __builtin_amdgcn_fmed3f(x, f[(l + 1) & 63], f[(l + 2) & 63]);
+	fo[4 * l + 1] = (float)(uchar)(v >> 8) + (float)(uchar)(v >> 24);
+	fo[4 * l + 2] = __builtin_fminf(__builtin_fminf(x, f[(l + 5) & 63]), f[(l + 9) & 63]);
+	fo[4 * l + 3] = __builtin_fmaxf(__builtin_fmaxf(x, f[(l + 5) & 63]), f[(l + 9) & 63]);
+	dout[4 * l] = __builtin_floor(y);
+	dout[4 * l + 1] = __builtin_ceil(y);
+	dout[4 * l + 2] = __builtin_trunc(y);
+	dout[4 * l + 3] = __builtin_rint(y);
+}

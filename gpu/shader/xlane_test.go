@@ -1,0 +1,226 @@
+package shader
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"testing"
+)
+
+// classOf is the V_CMP_CLASS class index of x, written from the ISA table with Go's float predicates.
+func classOf(x float64, denormal bool) uint {
+	neg := math.Signbit(x)
+	pick := func(p, n uint) uint {
+		if neg {
+			return n
+		}
+		return p
+	}
+	switch {
+	case math.IsNaN(x):
+		return 1 // the corpus only holds quiet NaNs
+	case math.IsInf(x, 0):
+		return pick(9, 2)
+	case x == 0:
+		return pick(6, 5)
+	case denormal:
+		return pick(7, 4)
+	}
+	return pick(8, 3)
+}
+
+// TestCorpusCrossLane: the xlane corpus kernel (readfirstlane in full and partial EXEC, readlane,
+// mbcnt, ds_swizzle quad and bit-mask modes, ds_bpermute, ds_permute, the SAD family, v_lerp_u8,
+// v_cmp_class f32/f64 with the class predicates built on it, floor conversion, med3/min3/max3,
+// v_cvt_f32_ubyte*, f64 floor/ceil/trunc/rint), each lane checked against a Go formula.
+func TestCorpusCrossLane(t *testing.T) {
+	l := load(t)
+	in := make([]uint32, 64)
+	f := make([]float32, 64)
+	d := make([]float64, 64)
+	for i := range in {
+		in[i] = uint32(i)*0x9E3779B9 ^ 0x5bd1e995
+		f[i] = float32(i%13)*1.75 - 9.5
+		d[i] = float64(i%17)*2.25 - 19.5
+	}
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), math.Float32frombits(0x00000300), 1e-38}
+	copy(f, specials)
+	dspec := []float64{math.NaN(), math.Inf(-1), math.Inf(1), math.Copysign(0, -1), 0, math.Float64frombits(5), 2.5, -2.5, 3.5, -0.5}
+	copy(d, dspec)
+	pin, pout, pf, pd := l.put(in), l.put(make([]uint32, 16*64)), l.put(f), l.put(d)
+	pfo, pdo := l.put(make([]float32, 4*64)), l.put(make([]float64, 4*64))
+	l.run(t, "xlane", [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}, args(pin, pout, pf, pd, pfo, pdo))
+	out := make([]uint32, 16*64)
+	fo := make([]float32, 4*64)
+	do := make([]float64, 4*64)
+	l.get(pout, out)
+	l.get(pfo, fo)
+	l.get(pdo, do)
+
+	sad := func(a, b uint32, w int) uint32 {
+		var s uint32
+		for i := 0; i < 32; i += w {
+			x, y := int(a>>i&(1<<w-1)), int(b>>i&(1<<w-1))
+			if x > y {
+				s += uint32(x - y)
+			} else {
+				s += uint32(y - x)
+			}
+		}
+		return s
+	}
+	for i := 0; i < 64; i++ {
+		v := in[i]
+		below := uint64(1)<<i - 1
+		msad := uint32(1)
+		for b := 0; b < 32; b += 8 {
+			if ref := (v & 0xff00ff00) >> b & 0xff; ref != 0 {
+				msad += sad(v>>b&0xff, ref, 8)
+			}
+		}
+		var lerp uint32
+		for b := 0; b < 32; b += 8 {
+			lerp |= ((v>>b&0xff + (v*3)>>b&0xff + uint32(i)>>b&1) >> 1) << b
+		}
+		x, y := float64(f[i]), d[i]
+		m1, m2 := uint32(0x3ff&(i*37)), uint32(0x3ff&(i*53))
+		cls := uint32(m1>>classOf(x, f[i] != 0 && math.Abs(x) < 0x1p-126)&1) |
+			uint32(m2>>classOf(y, y != 0 && math.Abs(y) < 0x1p-1022)&1)<<1
+		b2u := func(b bool) uint32 {
+			if b {
+				return 1
+			}
+			return 0
+		}
+		cls |= b2u(math.IsNaN(x))<<2 | b2u(math.IsInf(y, 0))<<3 | b2u(!math.IsNaN(x) && !math.IsInf(x, 0))<<4 |
+			b2u(!math.IsNaN(y) && !math.IsInf(y, 0) && math.Abs(y) >= 0x1p-1022)<<5
+		want := map[int]uint32{
+			0:  in[0],
+			1:  in[37],
+			2:  uint32(bits.OnesCount32(0xaaaaaaaa&uint32(below>>32))+bits.OnesCount32(0x55555555&uint32(below))) + 100,
+			3:  in[i&^3|(3-i&3)],
+			4:  in[i^1],
+			5:  in[i^5],
+			6:  in[(i-3)&63],
+			7:  7,
+			8:  sad(v, v*7, 8) + 3,
+			9:  msad,
+			10: sad(v, ^v, 8)<<16 + 5,
+			11: sad(v, v>>3, 16) + 2,
+			12: lerp,
+			13: cls,
+		}
+		if i >= 10 {
+			// LLVM hoists the readfirstlane out of the branch (it reads the full wave's lane 0);
+			// TestLaneWrites covers readfirstlane under a partial EXEC.
+			want[7] = in[0]
+		}
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			want[14] = uint32(int32(math.Floor(float64(f[i] * 3.5))))
+		}
+		for k, w := range want {
+			if out[16*i+k] != w {
+				t.Errorf("lane %d result %d: %#x, want %#x", i, k, out[16*i+k], w)
+			}
+		}
+		a, b, c := f[i], f[(i+1)&63], f[(i+2)&63]
+		finite := true
+		for _, k := range []int{i, i + 1, i + 2, i + 5, i + 9} {
+			finite = finite && k&63 >= len(specials)
+		}
+		if finite {
+			med := max(min(a, b), min(max(a, b), c))
+			mn := min(min(a, f[(i+5)&63]), f[(i+9)&63])
+			mx := max(max(a, f[(i+5)&63]), f[(i+9)&63])
+			if fo[4*i] != med || fo[4*i+2] != mn || fo[4*i+3] != mx {
+				t.Errorf("lane %d: med3/min3/max3 = %v %v %v, want %v %v %v", i, fo[4*i], fo[4*i+2], fo[4*i+3], med, mn, mx)
+			}
+		}
+		if w := float32(v>>8&0xff) + float32(v>>24); fo[4*i+1] != w {
+			t.Errorf("lane %d: ubyte conversions %v, want %v", i, fo[4*i+1], w)
+		}
+		for k, w := range []float64{math.Floor(y), math.Ceil(y), math.Trunc(y), math.RoundToEven(y)} {
+			if got := do[4*i+k]; got != w && !(math.IsNaN(w) && math.IsNaN(got)) || math.Signbit(got) != math.Signbit(w) && !math.IsNaN(w) {
+				t.Errorf("lane %d: f64 rounding %d of %v = %v, want %v", i, k, y, got, w)
+			}
+		}
+	}
+}
+
+// TestLaneWrites: v_writelane_b32 writes one lane whatever EXEC holds, v_readlane_b32 takes its lane
+// from an SGPR, v_readfirstlane_b32 reads lane 0 with EXEC = 0 and the first active lane otherwise;
+// ds_swizzle reads 0 from inactive lanes; s_bitset/s_ff0/s_flbit_i32/s_wqm/s_quadmask against hand-computed values.
+func TestLaneWrites(t *testing.T) {
+	code := asm(t, `
+	v_mov_b32 v1, v0
+	s_movk_i32 s16, 77
+	s_mov_b64 exec, 0
+	v_writelane_b32 v1, s16, 9
+	v_readfirstlane_b32 s8, v1
+	s_mov_b64 exec, -1
+	s_mov_b32 s9, 41
+	v_readlane_b32 s10, v1, s9
+	s_mov_b32 exec_lo, 0xfffffff0
+	ds_swizzle_b32 v2, v1 offset:swizzle(SWAP,2)
+	v_readfirstlane_b32 s16, v1
+	s_mov_b64 exec, -1
+	s_mov_b32 s11, 0
+	s_bitset1_b32 s11, 5
+	s_bitset1_b32 s11, 31
+	s_bitset0_b32 s11, 5
+	s_ff0_i32_b32 s12, 0x1ff
+	s_flbit_i32 s13, -8
+	s_wqm_b32 s14, 0x1001
+	s_quadmask_b32 s15, 0xf0001
+	v_mov_b32 v3, s8
+	v_mov_b32 v4, s10
+	v_mov_b32 v5, s11
+	v_mov_b32 v6, s12
+	v_mov_b32 v7, s13
+	v_mov_b32 v8, s14
+	v_mov_b32 v9, s15
+	v_mov_b32 v12, v1
+	v_mov_b32 v13, s16
+	v_lshlrev_b32 v10, 6, v0
+	global_store_dwordx4 v10, v[2:5], s[0:1]
+	global_store_dwordx4 v10, v[6:9], s[0:1] offset:16
+	global_store_dwordx2 v10, v[12:13], s[0:1] offset:32
+	s_endpgm
+`)
+	m, p := miniKernel(t, code)
+	m.mapRange(0x100000, 0x1000)
+	p.KernargAddress = 0x100000
+	p.GridSize, p.WorkgroupSize = [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 64*64)
+	m.Read(0x100000, got)
+	u := func(lane, k int) uint32 { return binary.LittleEndian.Uint32(got[64*lane+4*k:]) }
+	for lane := 0; lane < 64; lane++ {
+		v1 := uint32(lane)
+		if lane == 9 {
+			v1 = 77
+		}
+		sw := uint32(0) // SWAP,2 = xor 2 within 32; lanes 0-3 were inactive
+		if src := lane ^ 2; src >= 4 {
+			sw = uint32(src)
+			if src == 9 {
+				sw = 77
+			}
+		}
+		if lane < 4 {
+			sw = 0 // not written: v2 of inactive lanes stays 0
+		}
+		// s_flbit_i32 -8 (0xfffffff8): bit 31-29 = bit 2 is the first that differs from the sign -> 29;
+		// s_quadmask 0xf0001: quads 0 and 4 have a bit set -> 0x11; readfirstlane with EXEC =
+		// 0xfffffff0 -> lane 4.
+		want := []uint32{sw, 0, 41, 1 << 31, 9, 29, 0xf00f, 0x11, v1, 4}
+		for k, w := range want {
+			if u(lane, k) != w {
+				t.Errorf("lane %d word %d: %#x, want %#x", lane, k, u(lane, k), w)
+			}
+		}
+	}
+}
