@@ -16,6 +16,26 @@ type memOp struct {
 	store  bool
 	atomic string // atomic operation name ("add", "cmpswap", ...) or ""
 	wide   bool   // 64-bit atomic
+	d16    int    // d16Lo/d16Hi: a 16-bit half of the register, the other half kept
+}
+
+// D16 forms (GFX9 *_d16 and *_d16_hi): loads write one 16-bit half of the VGPR and keep the other,
+// stores take the named half.
+const (
+	d16None = iota
+	d16Lo
+	d16Hi
+)
+
+// trimD16 strips a _d16/_d16_hi suffix from a memory mnemonic's type.
+func trimD16(t string) (string, int) {
+	switch {
+	case strings.HasSuffix(t, "_d16_hi"):
+		return strings.TrimSuffix(t, "_d16_hi"), d16Hi
+	case strings.HasSuffix(t, "_d16"):
+		return strings.TrimSuffix(t, "_d16"), d16Lo
+	}
+	return t, d16None
 }
 
 func parseMemOp(name string) (memOp, bool) {
@@ -43,6 +63,7 @@ func parseMemOp(name string) (memOp, bool) {
 	case strings.HasPrefix(n, "load_"), strings.HasPrefix(n, "store_"):
 		m.store = strings.HasPrefix(n, "store_")
 		t := n[strings.IndexByte(n, '_')+1:]
+		t, m.d16 = trimD16(t)
 		switch t {
 		case "ubyte", "byte":
 			m.dwords, m.size = 1, 1
@@ -194,7 +215,11 @@ func (w *wave) laneAccess(in *Inst, m memOp, l int, addr func(k int) (space int,
 				}
 			}
 		case m.store:
-			binary.LittleEndian.PutUint32(buf[:4], w.v[in.Opnd[fData0]-opVGPR0+uint16(k)][l])
+			v := w.v[in.Opnd[fData0]-opVGPR0+uint16(k)][l]
+			if m.d16 == d16Hi {
+				v >>= 16
+			}
+			binary.LittleEndian.PutUint32(buf[:4], v)
 			if err := w.access(sp, a, p, true); err != nil {
 				return w.fault(in, a, true, err)
 			}
@@ -217,7 +242,14 @@ func (w *wave) laneAccess(in *Inst, m memOp, l int, addr func(k int) (space int,
 			default:
 				v = binary.LittleEndian.Uint32(p)
 			}
-			w.v[in.Opnd[fDst]-opVGPR0+uint16(k)][l] = v
+			d := &w.v[in.Opnd[fDst]-opVGPR0+uint16(k)][l]
+			switch m.d16 {
+			case d16Lo:
+				v = *d&0xffff0000 | v&0xffff
+			case d16Hi:
+				v = *d&0xffff | v<<16
+			}
+			*d = v
 		}
 	}
 	return nil
@@ -399,6 +431,7 @@ func dsExec(name string) execFn {
 	case strings.HasPrefix(n, "read"), strings.HasPrefix(n, "write"):
 		m.store = strings.HasPrefix(n, "write")
 		t := n[strings.IndexByte(n, '_')+1:]
+		t, m.d16 = trimD16(t)
 		switch t {
 		case "b32":
 			m.dwords = 1

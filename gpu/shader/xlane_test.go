@@ -224,3 +224,65 @@ func TestLaneWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestD16 exercises the D16 memory forms: loads that write one 16-bit half and keep the other
+// (zero- and sign-extended bytes, shorts, low and high), stores of the high half, and the LDS forms.
+// Expected values are worked from the bytes below by hand.
+func TestD16(t *testing.T) {
+	code := asm(t, `
+	v_mov_b32 v9, 0
+	v_mov_b32 v2, 0xaaaabbbb
+	v_mov_b32 v3, 0xccccdddd
+	v_mov_b32 v4, 0xeeeeffff
+	v_mov_b32 v5, 0x11112222
+	global_load_ubyte_d16_hi v2, v9, s[0:1]
+	global_load_sbyte_d16 v3, v9, s[0:1]
+	global_load_short_d16 v4, v9, s[0:1] offset:2
+	global_load_short_d16_hi v5, v9, s[0:1] offset:2
+	s_waitcnt vmcnt(0)
+	global_store_short_d16_hi v9, v5, s[0:1] offset:16
+	global_store_byte_d16_hi v9, v2, s[0:1] offset:18
+	v_mov_b32 v10, 0x5678abcd
+	ds_write_b16_d16_hi v9, v10
+	v_mov_b32 v6, 0x99990000
+	v_mov_b32 v7, 0x44440000
+	s_waitcnt lgkmcnt(0)
+	ds_read_u16_d16_hi v6, v9
+	ds_read_i8_d16 v7, v9 offset:1
+	s_waitcnt lgkmcnt(0)
+	global_store_dwordx4 v9, v[2:5], s[0:1] offset:32
+	global_store_dwordx2 v9, v[6:7], s[0:1] offset:48
+	s_endpgm
+`)
+	m, p := miniKernel(t, code)
+	var lds [4]byte
+	binary.LittleEndian.PutUint32(lds[:], 64) // group_segment_fixed_size
+	m.Write(0x1000, lds[:])
+	m.mapRange(0x100000, 0x1000)
+	m.Write(0x100000, []byte{0x81, 0x7f, 0x34, 0x12})
+	p.KernargAddress = 0x100000
+	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 64)
+	m.Read(0x100000, got)
+	u := func(off int) uint32 { return binary.LittleEndian.Uint32(got[off:]) }
+	for _, c := range []struct {
+		off  int
+		want uint32
+		what string
+	}{
+		{32, 0x0081bbbb, "load_ubyte_d16_hi: byte 0x81 into [31:16], low kept"},
+		{36, 0xccccff81, "load_sbyte_d16: 0x81 sign-extended to 0xff81 in [15:0], high kept"},
+		{40, 0xeeee1234, "load_short_d16: 0x1234 into [15:0]"},
+		{44, 0x12342222, "load_short_d16_hi: 0x1234 into [31:16]"},
+		{16, 0x00811234, "store_short_d16_hi (0x1234 at 16) and store_byte_d16_hi (v2[23:16] = 0x81 at 18)"},
+		{48, 0x56780000, "ds_write_b16_d16_hi stored 0x5678; ds_read_u16_d16_hi puts it in [31:16]"},
+		{52, 0x44440056, "ds_read_i8_d16 of LDS byte 1 (0x56) into [15:0]"},
+	} {
+		if g := u(c.off); g != c.want {
+			t.Errorf("%s: %#08x, want %#08x", c.what, g, c.want)
+		}
+	}
+}
