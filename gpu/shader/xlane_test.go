@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"math/big"
 	"math/bits"
 	"testing"
 )
@@ -284,5 +285,68 @@ func TestD16(t *testing.T) {
 		if g := u(c.off); g != c.want {
 			t.Errorf("%s: %#08x, want %#08x", c.what, g, c.want)
 		}
+	}
+}
+
+// TestTrigPreop: the 2/π table computed by Machin's formula matches the leading 256 bits of 4/π in Go's
+// math/trig_reduce.go (mPi4, an independent source), and V_TRIG_PREOP_F64 returns its 53-bit segments:
+// segment 0 of 1.0 is 2/π truncated (0x3FE45F306DC9C882, the mantissa of the ISA's 1/(2π) inline
+// constant), segments add up to 2/π truncated to 106 and 159 bits, and large exponents shift the window.
+func TestTrigPreop(t *testing.T) {
+	mPi4 := []uint64{0x0000000000000001, 0x45f306dc9c882a53, 0xf84eafa3ea69bb81, 0xb6c52b3278872083, 0xfca2c757bd778ac3}
+	tab := twoOverPiBits()
+	// 2/π = (4/π)/2 = 0.1xxx: its first fraction bit is 4/π's integer 1, fraction bit i (from the
+	// MSB, i >= 1) is 4/π's fraction bit i-1.
+	for i := 0; i < 256; i++ {
+		want := uint64(1)
+		if j := i - 1; j >= 0 {
+			want = mPi4[1+j/64] >> (63 - j%64) & 1
+		}
+		if got := tab.Bit(1200 - i); uint64(got) != want {
+			t.Fatalf("2/π fraction bit %d = %d, Go's 4/π table says %d", i, got, want)
+		}
+	}
+	if got := trigPreop(u64(1.0), 0); got != 0x3FE45F306DC9C882 {
+		t.Errorf("trig_preop(1.0, 0) = %#x, want 0x3FE45F306DC9C882", got)
+	}
+	seg1, seg2 := f64(trigPreop(u64(1.0), 1)), f64(trigPreop(u64(1.0), 2))
+	if seg1 >= 0x1p-53 || seg1 <= 0 || seg2 >= 0x1p-106 || seg2 <= 0 {
+		t.Errorf("segments 1 and 2 out of range: %g %g", seg1, seg2)
+	}
+	// segment 1 holds fraction bits 53..105: compare with the table directly.
+	want1 := new(big.Int).Rsh(tab, 1201-106)
+	want1.And(want1, big.NewInt(1<<53-1))
+	if got := math.Ldexp(seg1, 106); got != float64(want1.Uint64()) {
+		t.Errorf("segment 1 · 2^106 = %v, want %v", got, want1.Uint64())
+	}
+	// A large argument (exponent 1100) skips 23 more bits: its segment 0 is bits 23..75 at 2^-76.
+	big1100 := uint64(1100) << 52
+	want := new(big.Int).Rsh(tab, 1201-76)
+	want.And(want, big.NewInt(1<<53-1))
+	if got := math.Ldexp(f64(trigPreop(big1100, 0)), 76); got != float64(want.Uint64()) {
+		t.Errorf("exponent 1100 segment 0 · 2^76 = %v, want %v", got, want.Uint64())
+	}
+}
+
+// TestTrigPreopInstruction runs V_TRIG_PREOP_F64 through the decoder with an inline 1.0 and a segment
+// in a VGPR.
+func TestTrigPreopInstruction(t *testing.T) {
+	code := asm(t, `
+	v_mov_b32 v4, 0
+	v_trig_preop_f64 v[2:3], 1.0, v4
+	global_store_dwordx2 v4, v[2:3], s[0:1]
+	s_endpgm
+`)
+	m, p := miniKernel(t, code)
+	m.mapRange(0x100000, 0x1000)
+	p.KernargAddress = 0x100000
+	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 8)
+	m.Read(0x100000, got)
+	if v := binary.LittleEndian.Uint64(got); v != 0x3FE45F306DC9C882 {
+		t.Errorf("v_trig_preop_f64 1.0, 0 = %#x, want 0x3FE45F306DC9C882", v)
 	}
 }
