@@ -65,6 +65,8 @@ func (in *Inst) String() string {
 				b.WriteString(fmt.Sprintf("0x%x", in.Lit))
 			case in.Fmt == FmtVOP2 && in.Ext == extSDWA && t.Lit == "vcc" && in.Info.Name != "v_cndmask_b32_e32":
 				b.WriteString(t.Lit)
+			case in.Fmt == FmtVOPC && in.Ext == extSDWA && t.Lit == "vcc" && in.Opnd[fDst] != opVCCLo:
+				b.WriteString(regName(in.Opnd[fDst], 2)) // SDWA SD: an explicit SGPR-pair destination
 			default:
 				b.WriteString(t.Lit)
 			}

@@ -126,8 +126,11 @@ func vopcExec(name string) execFn {
 		kind = k16f
 	}
 	return func(w *wave, in *Inst) error {
-		if err := w.checkExt(in); err != nil {
-			return err
+		sdwa := in.Ext == extSDWA && !wide // SDWA VOPC (GFX9): sub-dword selects of both sources
+		if !sdwa {
+			if err := w.checkExt(in); err != nil {
+				return err
+			}
 		}
 		var a, b *[lanes]uint64
 		var err error
@@ -150,6 +153,12 @@ func vopcExec(name string) execFn {
 			a, b = &w.tmp64[0], &w.tmp64[1]
 			for l := range a {
 				a[l], b[l] = uint64(a32[l]), uint64(b32[l])
+			}
+			if sdwa {
+				for l := range a {
+					a[l] = uint64(sdwaExtract(uint32(a[l]), in.SDWASrc0Sel, in.SDWASext0))
+					b[l] = uint64(sdwaExtract(uint32(b[l]), in.SDWASrc1Sel, in.SDWASext1))
+				}
 			}
 		}
 		sign := uint64(1) << map[byte]uint{'6': 63, '3': 31, '1': 15}[t[1]]

@@ -350,3 +350,35 @@ func TestTrigPreopInstruction(t *testing.T) {
 		t.Errorf("v_trig_preop_f64 1.0, 0 = %#x, want 0x3FE45F306DC9C882", v)
 	}
 }
+
+// TestCorpusCompareSDWA: comparisons of bytes and shorts, compiled to v_cmp_*_sdwa with byte/word
+// selects and sext (and an SGPR-pair destination), checked against Go.
+func TestCorpusCompareSDWA(t *testing.T) {
+	l := load(t)
+	a, b := make([]uint32, 64), make([]uint32, 64)
+	for i := range a {
+		a[i] = uint32(i)*0x9E3779B9 + 0x80ff7f01
+		b[i] = uint32(i)*0x85EBCA6B ^ 0x7f80ff10
+	}
+	pa, pb, po := l.put(a), l.put(b), l.put(make([]uint32, 64))
+	l.run(t, "cmpsdwa", [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}, args(pa, pb, po))
+	out := make([]uint32, 64)
+	l.get(po, out)
+	b2u := func(c bool) uint32 {
+		if c {
+			return 1
+		}
+		return 0
+	}
+	for i := range a {
+		p := [4]uint8{uint8(a[i]), uint8(a[i] >> 8), uint8(a[i] >> 16), uint8(a[i] >> 24)}
+		q := [4]uint8{uint8(b[i]), uint8(b[i] >> 8), uint8(b[i] >> 16), uint8(b[i] >> 24)}
+		x := [2]int16{int16(a[i]), int16(a[i] >> 16)}
+		y := [2]int16{int16(b[i]), int16(b[i] >> 16)}
+		want := b2u(p[1] < q[2]) | b2u(p[3] == q[0])<<1 | b2u(int8(p[2]) > int8(q[1]))<<2 | b2u(x[1] < y[0])<<3 |
+			b2u(p[0] >= q[3])<<4 | b2u(int8(p[3]) <= int8(q[3]))<<5 | b2u(uint16(x[1]) > uint16(y[1]))<<6
+		if out[i] != want {
+			t.Errorf("lane %d: %07b, want %07b", i, out[i], want)
+		}
+	}
+}

@@ -307,3 +307,20 @@ kernel void xlane(global const uint *in, global uint *out, global const float *f
 	dout[4 * l + 2] = __builtin_trunc(y);
 	dout[4 * l + 3] = __builtin_rint(y);
 }
+
+// Byte and short comparisons: clang-14 emits VOPC with SDWA selects and sign extension.
+kernel void cmpsdwa(global const uint *a, global const uint *b, global uint *out) {
+	uint l = __builtin_amdgcn_workitem_id_x();
+	uchar4 p = as_uchar4(a[l]), q = as_uchar4(b[l]);
+	char4 sp = as_char4(a[l]), sq = as_char4(b[l]);
+	short2 x = as_short2(a[l]), y = as_short2(b[l]);
+	uint r = 0;
+	r |= (p.y < q.z) << 0;
+	r |= (p.w == q.x) << 1;
+	r |= (sp.z > sq.y) << 2;
+	r |= (x.y < y.x) << 3;
+	r |= (p.x >= q.w) << 4;
+	r |= (sp.w <= sq.w) << 5;
+	r |= ((ushort)x.y > (ushort)y.y) << 6;
+	out[l] = r;
+}
