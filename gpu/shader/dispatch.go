@@ -346,10 +346,6 @@ func run(ctx context.Context, mem Memory, l launch) (Stats, error) {
 	if l.pgm&0xff != 0 {
 		return d.stats, fmt.Errorf("%w: entry %#x not 256-byte aligned", ErrBadDispatch, l.pgm)
 	}
-	// FLOAT_ROUND_MODE_32 / _16_64 must be round-to-nearest-even: the only mode implemented.
-	if l.rsrc1>>12&0xf != 0 {
-		return d.stats, fmt.Errorf("%w: float round mode %#x not implemented", ErrBadDispatch, l.rsrc1>>12&0xf)
-	}
 	wgItems := 1
 	for i := 0; i < 3; i++ {
 		if l.wg[i] == 0 {
@@ -558,7 +554,7 @@ func resolve(in *Inst) execFn {
 	case FmtFLAT, FmtGLOBAL, FmtSCRATCH, FmtMUBUF:
 		return vmemExec(name)
 	}
-	return execTab[baseName(name)]
+	return withRounding(baseName(name), execTab[baseName(name)])
 }
 
 // run executes w until it ends, waits at a barrier, or fails.

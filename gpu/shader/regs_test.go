@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -398,8 +399,7 @@ func TestAmdKernelCodeV2(t *testing.T) {
 	}
 }
 
-// TestSetreg: s_setreg writes HW_REG_MODE fields that s_getreg reads back; the denormal bits are
-// accepted, a rounding mode other than nearest-even stops the wave.
+// TestSetreg: s_setreg writes HW_REG_MODE fields that s_getreg reads back.
 func TestSetreg(t *testing.T) {
 	code := asm(t, `
 	s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
@@ -426,10 +426,67 @@ func TestSetreg(t *testing.T) {
 	if a, b := binary.LittleEndian.Uint32(got), binary.LittleEndian.Uint32(got[4:]); a != 0xf || b>>4 != 0xf {
 		t.Errorf("MODE denorm field after setreg: %#x, mode %#x", a, b)
 	}
-	bad := asm(t, "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 1\ns_endpgm\n")
+}
+
+// TestRoundingModes: under each FP_ROUND mode (set with s_setreg, both fields) the mode-dependent
+// operations round once in the mode's direction — sums just above/below 1, overflow to infinity or the
+// largest finite value, a subnormal product, an inexact integer conversion, an f64->f32 conversion;
+// an operation without a directed routine stops the wave. Expected bits worked by hand.
+func TestRoundingModes(t *testing.T) {
+	const src = `
+	s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
+	s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), @ROUND@
+	v_mov_b32 v1, 0x30800000
+	v_add_f32 v2, 1.0, v1
+	v_sub_f32 v3, -1.0, v1
+	v_mov_b32 v4, 0x7f7fffff
+	v_mul_f32 v4, 2.0, v4
+	v_mov_b32 v5, 1
+	v_mul_f32 v5, 0.5, v5
+	v_bfrev_b32 v6, -2
+	v_cvt_f32_i32 v6, v6
+	v_mov_b32 v8, 0
+	v_mov_b32 v9, 0x3ff00000
+	v_mov_b32 v10, 0x10000000
+	v_cvt_f32_f64 v7, v[8:9]
+	v_add_f64 v[8:9], v[8:9], v[10:11]
+	v_fma_f32 v11, 1.0, 1.0, v1
+	v_mov_b32 v0, 0
+	global_store_dwordx4 v0, v[2:5], s[0:1]
+	global_store_dwordx4 v0, v[6:9], s[0:1] offset:16
+	global_store_dword v0, v11, s[0:1] offset:32
+	s_endpgm
+`
+	// v1 = 2^-30. v[8:9] = 1.0 (f64), v[10:11] = 2^-510 as an f64 (hi word 0x10000000, lo 0) — then v11
+	// is overwritten by the fma after the f64 add has read it.
+	want := [4][9]uint32{
+		// v2 1+2^-30, v3 -1-2^-30, v4 2·max, v5 2^-149·0.5, v6 f32(2^31-1), v7 f32(1.0 f64), v8:v9 1+2^-510, v11 fma
+		{0x3f800000, 0xbf800000, 0x7f800000, 0, 0x4f000000, 0x3f800000, 0, 0x3ff00000, 0x3f800000},
+		{0x3f800001, 0xbf800000, 0x7f800000, 1, 0x4f000000, 0x3f800000, 1, 0x3ff00000, 0x3f800001},
+		{0x3f800000, 0xbf800001, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000},
+		{0x3f800000, 0xbf800000, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000},
+	}
+	for mode := 0; mode < 4; mode++ {
+		code := asm(t, strings.Replace(src, "@ROUND@", strconv.Itoa(mode|mode<<2), 1))
+		m, p := miniKernel(t, code)
+		m.mapRange(0x100000, 0x1000)
+		p.KernargAddress = 0x100000
+		p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+		if _, err := Dispatch(context.Background(), m, p); err != nil {
+			t.Fatalf("mode %d: %v", mode, err)
+		}
+		got := make([]byte, 36)
+		m.Read(0x100000, got)
+		for i, w := range want[mode] {
+			if g := binary.LittleEndian.Uint32(got[4*i:]); g != w {
+				t.Errorf("mode %d, result %d: %#08x, want %#08x", mode, i, g, w)
+			}
+		}
+	}
+	bad := asm(t, "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 1\nv_mul_legacy_f32 v1, v2, v3\ns_endpgm\n")
 	m2, p2 := miniKernel(t, bad)
 	if _, err := Dispatch(context.Background(), m2, p2); !errors.Is(err, ErrUnimplemented) {
-		t.Errorf("round toward +inf: %v, want ErrUnimplemented", err)
+		t.Errorf("v_mul_legacy_f32 toward +inf: %v, want ErrUnimplemented", err)
 	}
 }
 

@@ -426,9 +426,7 @@ func init() {
 		return nil
 	})
 
-	// s_setreg: only HW_REG_MODE is writable here. Denormal-mode bits are accepted (the model
-	// always keeps denormals, as with the descriptor's FLOAT_DENORM_MODE); a rounding mode other
-	// than round-to-nearest-even is not implemented and stops the wave.
+	// s_setreg: only HW_REG_MODE is writable here (rounding and denormal modes, round.go and v32).
 	setreg := func(w *wave, in *Inst, v uint32) error {
 		id, off, size := in.Imm&0x3f, in.Imm>>6&0x1f, in.Imm>>11&0x1f+1
 		if id != 1 {
@@ -438,11 +436,7 @@ func init() {
 		if size == 32 {
 			mask = 0xffffffff
 		}
-		mode := w.mode&^mask | v<<uint(off)&mask
-		if mode&0xf != 0 {
-			return fmt.Errorf("%w: FP_ROUND mode %#x (only round to nearest even)", ErrUnimplemented, mode&0xf)
-		}
-		w.mode = mode
+		w.mode = w.mode&^mask | v<<uint(off)&mask
 		return nil
 	}
 	reg("s_setreg_b32", func(w *wave, in *Inst) error {

@@ -1,0 +1,305 @@
+package shader
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+)
+
+// Directed rounding. MODE.FP_ROUND (GFX9 ISA, "MODE register"): bits [1:0] round single precision,
+// bits [3:2] double and half precision; 0 nearest even, 1 toward +infinity, 2 toward -infinity,
+// 3 toward zero. The descriptor's FLOAT_ROUND_MODE_32/_16_64 and s_setreg set them.
+//
+// The interpreter's ordinary routines round to nearest even (Go's float arithmetic). An operation
+// whose result depends on the rounding mode is wrapped (withRounding): under a directed mode it runs
+// again on the exact value in math/big, rounded once in the required direction, with subnormal results
+// rounded at the format's fixed quantum and overflow giving infinity or the largest finite value as
+// IEEE 754 prescribes for that direction. Operations that depend on the mode and have no directed
+// version stop the wave (ErrUnimplemented) instead of silently rounding to nearest.
+
+// fpFormat is an IEEE binary format: precision (with the hidden bit), minimum normal exponent, maximum
+// exponent, the bits of its largest finite value.
+type fpFormat struct {
+	prec, emin, emax int
+	maxFinite        uint64
+}
+
+var (
+	fpF16 = fpFormat{11, -14, 15, 0x7bff}
+	fpF32 = fpFormat{24, -126, 127, 0x7f7fffff}
+	fpF64 = fpFormat{53, -1022, 1023, 0x7fefffffffffffff}
+)
+
+// roundModes maps FP_ROUND values 1-3 to math/big's modes.
+var roundModes = [4]big.RoundingMode{big.ToNearestEven, big.ToPositiveInf, big.ToNegativeInf, big.ToZero}
+
+const exactPrec = 4400 // enough for any f64 sum or fused product-sum without loss
+
+func exact(x float64) *big.Float { return new(big.Float).SetPrec(exactPrec).SetFloat64(x) }
+
+// roundTo rounds the finite exact value x to format f in mode m and returns it as a float64 holding
+// exactly the format's value (or ±Inf on overflow in the modes that overflow to infinity).
+func roundTo(x *big.Float, f fpFormat, m big.RoundingMode) float64 {
+	if x.Sign() == 0 {
+		if x.Signbit() {
+			return math.Copysign(0, -1)
+		}
+		return 0
+	}
+	e := x.MantExp(nil) // |x| = mant·2^e, mant in [0.5, 1): the IEEE exponent is e-1
+	var r *big.Float
+	if e-1 < f.emin {
+		// subnormal range: round to a multiple of the smallest subnormal 2^(emin-prec+1)
+		q := f.emin - f.prec + 1
+		y := new(big.Float).SetPrec(exactPrec).SetMantExp(x, -q)
+		n := roundInt(y, m)
+		r = new(big.Float).SetPrec(exactPrec).SetMantExp(new(big.Float).SetInt(n), q)
+		if n.Sign() == 0 && x.Signbit() {
+			return math.Copysign(0, -1)
+		}
+	} else {
+		r = new(big.Float).SetPrec(uint(f.prec)).SetMode(m).Set(x)
+		if e2 := r.MantExp(nil); e2-1 > f.emax {
+			neg := x.Signbit()
+			toInf := m == big.ToNearestEven || m == big.AwayFromZero || (m == big.ToPositiveInf && !neg) || (m == big.ToNegativeInf && neg)
+			if toInf {
+				return math.Inf(map[bool]int{false: 1, true: -1}[neg])
+			}
+			v := fromFormat(f, f.maxFinite)
+			if neg {
+				v = -v
+			}
+			return v
+		}
+	}
+	v, _ := r.Float64() // exact: r is representable in f, which f64 contains
+	return v
+}
+
+// roundInt rounds y to an integer in mode m.
+func roundInt(y *big.Float, m big.RoundingMode) *big.Int {
+	i, _ := y.Int(nil) // toward zero
+	frac := new(big.Float).SetPrec(exactPrec).Sub(y, new(big.Float).SetPrec(exactPrec).SetInt(i))
+	one := big.NewInt(1)
+	switch m {
+	case big.ToPositiveInf:
+		if frac.Sign() > 0 {
+			i.Add(i, one)
+		}
+	case big.ToNegativeInf:
+		if frac.Sign() < 0 {
+			i.Sub(i, one)
+		}
+	case big.ToNearestEven:
+		half := new(big.Float).SetFloat64(0.5)
+		switch c := new(big.Float).Abs(frac).Cmp(half); {
+		case c > 0 || c == 0 && i.Bit(0) == 1:
+			if frac.Sign() > 0 {
+				i.Add(i, one)
+			} else {
+				i.Sub(i, one)
+			}
+		}
+	}
+	return i
+}
+
+func fromFormat(f fpFormat, v uint64) float64 {
+	switch f {
+	case fpF16:
+		return float64(f16to32(uint16(v)))
+	case fpF32:
+		return float64(f32(uint32(v)))
+	}
+	return f64(v)
+}
+
+func toFormat(f fpFormat, x float64) uint64 {
+	switch f {
+	case fpF16:
+		return uint64(f64to16(x)) // exact: x is an f16 value or an infinity
+	case fpF32:
+		return uint64(u32(float32(x)))
+	}
+	return u64(x)
+}
+
+// directed evaluates g on the exact values of finite inputs and rounds once; with a NaN or infinite
+// input the nearest-even routine's result stands (such results do not depend on the rounding).
+func directed(f fpFormat, m big.RoundingMode, near func(a, b, c float64) float64, g func(a, b, c *big.Float) *big.Float) func(a, b, c float64) uint64 {
+	return func(a, b, c float64) uint64 {
+		if math.IsInf(a, 0) || math.IsNaN(a) || math.IsInf(b, 0) || math.IsNaN(b) || math.IsInf(c, 0) || math.IsNaN(c) {
+			return toFormat(f, near(a, b, c))
+		}
+		return toFormat(f, roundTo(g(exact(a), exact(b), exact(c)), f, m))
+	}
+}
+
+func bigAdd(a, b *big.Float) *big.Float { return new(big.Float).SetPrec(exactPrec).Add(a, b) }
+func bigMul(a, b *big.Float) *big.Float { return new(big.Float).SetPrec(exactPrec).Mul(a, b) }
+func bigFMA(a, b, c *big.Float) *big.Float {
+	return bigAdd(bigMul(a, b), c)
+}
+
+// roundField gives, for each mode-dependent operation, the FP_ROUND field it obeys (0: bits 1:0,
+// 2: bits 3:2).
+var roundField = map[string]uint{}
+
+// directedTab builds the directed-rounding routine of an operation for a mode.
+var directedTab = map[string]func(m big.RoundingMode) execFn{}
+
+func init() {
+	single := func(names ...string) {
+		for _, n := range names {
+			roundField[n] = 0
+		}
+	}
+	double := func(names ...string) {
+		for _, n := range names {
+			roundField[n] = 2
+		}
+	}
+	// Every mode-dependent operation, with or without a directed routine below.
+	single("v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_fma_f32", "v_fmac_f32", "v_mad_f32", "v_mac_f32",
+		"v_madak_f32", "v_madmk_f32", "v_fmaak_f32", "v_fmamk_f32", "v_cvt_f32_i32", "v_cvt_f32_u32", "v_cvt_f32_f64",
+		"v_ldexp_f32", "v_div_fmas_f32", "v_pk_add_f32", "v_pk_mul_f32", "v_pk_fma_f32", "v_mul_legacy_f32",
+		"v_mad_legacy_f32", "v_dot2_f32_f16", "v_dot2c_f32_f16", "v_fma_mix_f32")
+	double("v_add_f64", "v_mul_f64", "v_fma_f64", "v_fmac_f64", "v_ldexp_f64", "v_div_fmas_f64",
+		"v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_fma_f16", "v_mad_f16", "v_mac_f16", "v_fmac_f16",
+		"v_madak_f16", "v_madmk_f16", "v_ldexp_f16", "v_cvt_f16_f32", "v_cvt_f16_u16", "v_cvt_f16_i16",
+		"v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16", "v_pk_fmac_f16", "v_fma_mixlo_f16", "v_fma_mixhi_f16",
+		"v_mad_legacy_f16", "v_fma_legacy_f16")
+
+	// f32
+	b32 := func(name string, n int, g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) {
+		directedTab[name] = func(m big.RoundingMode) execFn {
+			h := directed(fpF32, m, near, g)
+			return v32(tF32, n, func(a, b, c uint32) uint32 {
+				return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c))))
+			})
+		}
+	}
+	add := func(a, b, _ *big.Float) *big.Float { return bigAdd(a, b) }
+	sub := func(a, b, _ *big.Float) *big.Float { return bigAdd(a, new(big.Float).Neg(b)) }
+	subrev := func(a, b, _ *big.Float) *big.Float { return bigAdd(b, new(big.Float).Neg(a)) }
+	mul := func(a, b, _ *big.Float) *big.Float { return bigMul(a, b) }
+	fma := func(a, b, c *big.Float) *big.Float { return bigFMA(a, b, c) }
+	nAdd := func(a, b, _ float64) float64 { return a + b }
+	nSub := func(a, b, _ float64) float64 { return a - b }
+	nSubrev := func(a, b, _ float64) float64 { return b - a }
+	nMul := func(a, b, _ float64) float64 { return a * b }
+	nFMA := func(a, b, c float64) float64 { return a*b + c } // only reached with an infinite or NaN input
+	b32("v_add_f32", 2, add, nAdd)
+	b32("v_sub_f32", 2, sub, nSub)
+	b32("v_subrev_f32", 2, subrev, nSubrev)
+	b32("v_mul_f32", 2, mul, nMul)
+	b32("v_fma_f32", 3, fma, nFMA)
+	// v_fmac: the destination is the addend.
+	directedTab["v_fmac_f32"] = func(m big.RoundingMode) execFn {
+		h := directed(fpF32, m, nFMA, fma)
+		return func(w *wave, in *Inst) error {
+			in2 := *in
+			in2.Opnd[fSrc2] = in.Opnd[fDst]
+			return v32(tF32, 3, func(a, b, c uint32) uint32 {
+				return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c))))
+			})(w, &in2)
+		}
+	}
+	// v_fmaak/fmamk: the literal K is the addend or the multiplier.
+	for _, k := range []struct {
+		name string
+		mk   bool
+	}{{"v_fmaak_f32", false}, {"v_fmamk_f32", true}} {
+		k := k
+		directedTab[k.name] = func(m big.RoundingMode) execFn {
+			h := directed(fpF32, m, nFMA, fma)
+			return func(w *wave, in *Inst) error {
+				kv := float64(f32(in.Lit))
+				return v32(tF32, 2, func(a, b, _ uint32) uint32 {
+					if k.mk {
+						return uint32(h(float64(f32(a)), kv, float64(f32(b))))
+					}
+					return uint32(h(float64(f32(a)), float64(f32(b)), kv))
+				})(w, in)
+			}
+		}
+	}
+	directedTab["v_cvt_f32_i32"] = func(m big.RoundingMode) execFn {
+		return v32(tU32, 1, func(a, _, _ uint32) uint32 {
+			return uint32(toFormat(fpF32, roundTo(exact(float64(int32(a))), fpF32, m)))
+		})
+	}
+	directedTab["v_cvt_f32_u32"] = func(m big.RoundingMode) execFn {
+		return v32(tU32, 1, func(a, _, _ uint32) uint32 {
+			return uint32(toFormat(fpF32, roundTo(exact(float64(a)), fpF32, m)))
+		})
+	}
+	directedTab["v_cvt_f32_f64"] = func(m big.RoundingMode) execFn {
+		return cvtFrom64(func(a uint64) uint32 {
+			x := f64(a)
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				return u32(float32(x))
+			}
+			return uint32(toFormat(fpF32, roundTo(exact(x), fpF32, m)))
+		})
+	}
+	directedTab["v_ldexp_f32"] = func(m big.RoundingMode) execFn {
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 {
+			x := float64(f32(a))
+			if math.IsInf(x, 0) || math.IsNaN(x) || x == 0 {
+				return a
+			}
+			e := max(-1000, min(1000, int(int32(b))))
+			return uint32(toFormat(fpF32, roundTo(new(big.Float).SetPrec(exactPrec).SetMantExp(exact(x), e), fpF32, m)))
+		})
+	}
+
+	// f64
+	b64 := func(name string, n int, g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) {
+		directedTab[name] = func(m big.RoundingMode) execFn {
+			h := directed(fpF64, m, near, g)
+			return v64(tF64, tF64, n, func(a, b, c uint64) uint64 { return h(f64(a), f64(b), f64(c)) })
+		}
+	}
+	b64("v_add_f64", 2, add, nAdd)
+	b64("v_mul_f64", 2, mul, nMul)
+	b64("v_fma_f64", 3, fma, nFMA)
+	directedTab["v_fmac_f64"] = func(m big.RoundingMode) execFn {
+		h := directed(fpF64, m, nFMA, fma)
+		return func(w *wave, in *Inst) error {
+			in2 := *in
+			in2.Opnd[fSrc2] = in.Opnd[fDst]
+			return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return h(f64(a), f64(b), f64(c)) })(w, &in2)
+		}
+	}
+	directedTab["v_ldexp_f64"] = func(m big.RoundingMode) execFn {
+		return v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 {
+			x := f64(a)
+			if math.IsInf(x, 0) || math.IsNaN(x) || x == 0 {
+				return a
+			}
+			e := max(-3000, min(3000, int(int32(uint32(b)))))
+			return toFormat(fpF64, roundTo(new(big.Float).SetPrec(exactPrec).SetMantExp(exact(x), e), fpF64, m))
+		})
+	}
+}
+
+// withRounding wraps a mode-dependent operation: under a directed FP_ROUND mode it runs the directed
+// routine, or stops the wave when there is none.
+func withRounding(name string, fn execFn) execFn {
+	field, ok := roundField[name]
+	if !ok || fn == nil {
+		return fn
+	}
+	alt := directedTab[name]
+	return func(w *wave, in *Inst) error {
+		m := w.mode >> field & 3
+		if m == 0 {
+			return fn(w, in)
+		}
+		if alt == nil {
+			return fmt.Errorf("%w: %s under FP_ROUND mode %d (only round to nearest even)", ErrUnimplemented, name, m)
+		}
+		return alt(roundModes[m])(w, in)
+	}
+}
