@@ -451,20 +451,30 @@ func TestRoundingModes(t *testing.T) {
 	v_cvt_f32_f64 v7, v[8:9]
 	v_add_f64 v[8:9], v[8:9], v[10:11]
 	v_fma_f32 v11, 1.0, 1.0, v1
+	v_mad_f32 v12, 1.0, 1.0, v1
+	s_mov_b64 vcc, 0
+	v_div_fmas_f32 v13, 1.0, 1.0, v1
+	v_mov_b32 v14, 1.0
+	v_mov_b32 v15, 1.0
+	v_mov_b32 v16, v1
+	v_mov_b32 v17, v1
+	v_pk_add_f32 v[14:15], v[14:15], v[16:17]
 	v_mov_b32 v0, 0
 	global_store_dwordx4 v0, v[2:5], s[0:1]
 	global_store_dwordx4 v0, v[6:9], s[0:1] offset:16
 	global_store_dword v0, v11, s[0:1] offset:32
+	global_store_dwordx4 v0, v[12:15], s[0:1] offset:36
 	s_endpgm
 `
 	// v1 = 2^-30. v[8:9] = 1.0 (f64), v[10:11] = 2^-510 as an f64 (hi word 0x10000000, lo 0) — then v11
 	// is overwritten by the fma after the f64 add has read it.
-	want := [4][9]uint32{
-		// v2 1+2^-30, v3 -1-2^-30, v4 2·max, v5 2^-149·0.5, v6 f32(2^31-1), v7 f32(1.0 f64), v8:v9 1+2^-510, v11 fma
-		{0x3f800000, 0xbf800000, 0x7f800000, 0, 0x4f000000, 0x3f800000, 0, 0x3ff00000, 0x3f800000},
-		{0x3f800001, 0xbf800000, 0x7f800000, 1, 0x4f000000, 0x3f800000, 1, 0x3ff00000, 0x3f800001},
-		{0x3f800000, 0xbf800001, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000},
-		{0x3f800000, 0xbf800000, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000},
+	want := [4][13]uint32{
+		// v2 1+2^-30, v3 -1-2^-30, v4 2·max, v5 2^-149·0.5, v6 f32(2^31-1), v7 f32(1.0 f64), v8:v9 1+2^-510,
+		// v11 fma, v12 mad, v13 div_fmas (VCC 0: an fma), v14:v15 packed add (1+2^-30 in both halves)
+		{0x3f800000, 0xbf800000, 0x7f800000, 0, 0x4f000000, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000},
+		{0x3f800001, 0xbf800000, 0x7f800000, 1, 0x4f000000, 0x3f800000, 1, 0x3ff00000, 0x3f800001, 0x3f800001, 0x3f800001, 0x3f800001, 0x3f800001},
+		{0x3f800000, 0xbf800001, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000},
+		{0x3f800000, 0xbf800000, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000},
 	}
 	for mode := 0; mode < 4; mode++ {
 		code := asm(t, strings.Replace(src, "@ROUND@", strconv.Itoa(mode|mode<<2), 1))
@@ -475,7 +485,7 @@ func TestRoundingModes(t *testing.T) {
 		if _, err := Dispatch(context.Background(), m, p); err != nil {
 			t.Fatalf("mode %d: %v", mode, err)
 		}
-		got := make([]byte, 36)
+		got := make([]byte, 52)
 		m.Read(0x100000, got)
 		for i, w := range want[mode] {
 			if g := binary.LittleEndian.Uint32(got[4*i:]); g != w {

@@ -254,6 +254,99 @@ func init() {
 		})
 	}
 
+	// v_mad/v_mac (unfused): the product rounded in the mode, then the sum.
+	mad := func(m big.RoundingMode) func(a, b, c float64) uint64 {
+		return func(a, b, c float64) uint64 {
+			if math.IsInf(a, 0) || math.IsNaN(a) || math.IsInf(b, 0) || math.IsNaN(b) || math.IsInf(c, 0) || math.IsNaN(c) {
+				return uint64(u32(float32(float32(a*b) + float32(c))))
+			}
+			p := roundTo(bigMul(exact(a), exact(b)), fpF32, m)
+			if math.IsInf(p, 0) {
+				return uint64(u32(float32(p + c)))
+			}
+			return toFormat(fpF32, roundTo(bigAdd(exact(p), exact(c)), fpF32, m))
+		}
+	}
+	directedTab["v_mad_f32"] = func(m big.RoundingMode) execFn {
+		h := mad(m)
+		return v32(tF32, 3, func(a, b, c uint32) uint32 { return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c)))) })
+	}
+	directedTab["v_mac_f32"] = func(m big.RoundingMode) execFn {
+		h := mad(m)
+		return func(w *wave, in *Inst) error {
+			in2 := *in
+			in2.Opnd[fSrc2] = in.Opnd[fDst]
+			return v32(tF32, 3, func(a, b, c uint32) uint32 { return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c)))) })(w, &in2)
+		}
+	}
+	for _, k := range []struct {
+		name string
+		mk   bool
+	}{{"v_madak_f32", false}, {"v_madmk_f32", true}} {
+		k := k
+		directedTab[k.name] = func(m big.RoundingMode) execFn {
+			h := mad(m)
+			return func(w *wave, in *Inst) error {
+				kv := float64(f32(in.Lit))
+				return v32(tF32, 2, func(a, b, _ uint32) uint32 {
+					if k.mk {
+						return uint32(h(float64(f32(a)), kv, float64(f32(b))))
+					}
+					return uint32(h(float64(f32(a)), float64(f32(b)), kv))
+				})(w, in)
+			}
+		}
+	}
+	// packed f32 (VOP3P): the same rounding on both halves.
+	for _, p := range []struct {
+		name string
+		n    int
+		g    func(a, b, c *big.Float) *big.Float
+		near func(a, b, c float64) float64
+	}{{"v_pk_add_f32", 2, add, nAdd}, {"v_pk_mul_f32", 2, mul, nMul}, {"v_pk_fma_f32", 3, fma, nFMA}} {
+		p := p
+		directedTab[p.name] = func(m big.RoundingMode) execFn {
+			h := directed(fpF32, m, p.near, p.g)
+			return pk32(p.n, func(a, b, c uint32) uint32 { return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c)))) })
+		}
+	}
+	// v_div_fmas: the fma rounded in the mode, then scaled by 2^±64 (2^±128 for f64) where VCC is set,
+	// as the nearest-even routine in transcendental.go does.
+	directedTab["v_div_fmas_f32"] = func(m big.RoundingMode) execFn {
+		h := directed(fpF32, m, nFMA, fma)
+		return func(w *wave, in *Inst) error {
+			vcc := w.vcc()
+			return v32(tF32, 3, func(a, b, c uint32) uint32 {
+				r := uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c))))
+				if vcc>>w.lane&1 != 0 && !math.IsInf(float64(f32(r)), 0) && !math.IsNaN(float64(f32(r))) {
+					sc := -64
+					if exp32(c) >= 127 {
+						sc = 64
+					}
+					r = uint32(toFormat(fpF32, roundTo(new(big.Float).SetPrec(exactPrec).SetMantExp(exact(float64(f32(r))), sc), fpF32, m)))
+				}
+				return r
+			})(w, in)
+		}
+	}
+	directedTab["v_div_fmas_f64"] = func(m big.RoundingMode) execFn {
+		h := directed(fpF64, m, nFMA, fma)
+		return func(w *wave, in *Inst) error {
+			vcc := w.vcc()
+			return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 {
+				r := h(f64(a), f64(b), f64(c))
+				if vcc>>w.lane&1 != 0 && !math.IsInf(f64(r), 0) && !math.IsNaN(f64(r)) {
+					sc := -128
+					if exp64(c) >= 1023 {
+						sc = 128
+					}
+					r = toFormat(fpF64, roundTo(new(big.Float).SetPrec(exactPrec).SetMantExp(exact(f64(r)), sc), fpF64, m))
+				}
+				return r
+			})(w, in)
+		}
+	}
+
 	// f64
 	b64 := func(name string, n int, g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) {
 		directedTab[name] = func(m big.RoundingMode) execFn {
