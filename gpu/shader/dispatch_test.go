@@ -36,7 +36,7 @@ func TestStopConditions(t *testing.T) {
 	}{
 		{"trap2", []uint32{0xBF920002}, "s_trap 2", func(e error) bool { var x *TrapError; return errors.As(e, &x) && x.Code == 2 && x.PC == 0x1100 }},
 		{"debugtrap is a no-op", []uint32{0xBF920003, 0xBF810000}, "", nil},
-		{"unimplemented", []uint32{0xC0420041, 0x00000000, 0xBF810000}, "s_store_dword", func(e error) bool { return errors.Is(e, ErrUnimplemented) }},
+		{"unimplemented", []uint32{0xBF900001, 0xBF810000}, "s_sendmsg", func(e error) bool { return errors.Is(e, ErrUnimplemented) }},
 		// global_load_dword v1, v[2:3], off with v[2:3] = 0 (unmapped)
 		{"fault", []uint32{0x7E040280, 0x7E060280, 0xDC508000, 0x017F0002, 0xBF810000}, "memory fault",
 			func(e error) bool { var f *Fault; return errors.As(e, &f) && f.Addr == 0 && !f.Write && f.PC == 0x1108 }},

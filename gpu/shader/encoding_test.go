@@ -38,6 +38,8 @@ var encodingSamples = []string{
 	"ds_swizzle_b32 v1, v2 offset:swizzle(BITMASK_PERM,\"01pip\")", "v_readfirstlane_b32 s5, v3",
 	"v_readlane_b32 s4, v1, s2", "v_writelane_b32 v1, s4, 7", "v_mbcnt_hi_u32_b32 v1, -1, v2",
 	"v_cmp_class_f32_e64 s[2:3], v1, 3", "v_cmpx_class_f64_e32 vcc, v[2:3], v4", "s_bitset1_b32 s3, s4",
+	"s_store_dword s1, s[2:3], 0x0", "s_atomic_add s5, s[2:3], 0x10 glc", "s_atomic_cmpswap_x2 s[4:7], s[2:3], s8",
+	"s_buffer_store_dwordx2 s[4:5], s[8:11], 0x4", "s_dcache_discard s[2:3], 0x0",
 	"s_endpgm",
 }
 

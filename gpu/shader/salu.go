@@ -482,12 +482,29 @@ func init() {
 		"s_buffer_load_dword", "s_buffer_load_dwordx2", "s_buffer_load_dwordx4", "s_buffer_load_dwordx8", "s_buffer_load_dwordx16"} {
 		reg(n, smemLoad)
 	}
-	reg("s_dcache_inv s_dcache_wb s_dcache_inv_vol s_dcache_wb_vol", func(*wave, *Inst) error { return nil })
+	for _, n := range []string{"s_store_dword", "s_store_dwordx2", "s_store_dwordx4",
+		"s_buffer_store_dword", "s_buffer_store_dwordx2", "s_buffer_store_dwordx4"} {
+		reg(n, smemStore)
+	}
+	// SMEM atomics (GFX9 S_ATOMIC_* / S_BUFFER_ATOMIC_*): the vector atomics' operations on one dword
+	// or qword; with glc the old value returns to the data SGPRs.
+	for _, op := range []string{"swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec"} {
+		for _, x2 := range []string{"", "_x2"} {
+			op, wide := op, x2 != ""
+			f := func(w *wave, in *Inst) error { return smemAtomic(w, in, op, wide) }
+			reg("s_atomic_"+op+x2, f)
+			reg("s_buffer_atomic_"+op+x2, f)
+		}
+	}
+	// Scalar cache invalidate/write-back/discard and ATC probes: no cache is modelled.
+	reg("s_dcache_inv s_dcache_wb s_dcache_inv_vol s_dcache_wb_vol s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer",
+		func(*wave, *Inst) error { return nil })
 	reg("s_memtime s_memrealtime", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.steps); return nil })
 }
 
-func smemLoad(w *wave, in *Inst) error {
-	n := int(in.Info.Ops[0].W)
+// smemAddr is an SMEM instruction's byte address: SBASE (a V#'s 48-bit base for s_buffer_*) plus the
+// immediate and the SGPR offset.
+func smemAddr(w *wave, in *Inst) uint64 {
 	base := w.sget64(in.Opnd[fSrc0])
 	if strings.HasPrefix(in.Info.Name, "s_buffer") {
 		base &= 0xffffffffffff
@@ -496,6 +513,63 @@ func smemLoad(w *wave, in *Inst) error {
 	if in.Opnd[fSrc1] != opOff {
 		addr += uint64(w.s32(in, fSrc1))
 	}
+	return addr
+}
+
+func smemStore(w *wave, in *Inst) error {
+	n := int(in.Info.Ops[0].W)
+	if int(in.Opnd[fDst])+n > 102 {
+		return fmt.Errorf("%w: SMEM data %s", ErrIllegal, regName(in.Opnd[fDst], n))
+	}
+	addr := smemAddr(w, in) &^ 3
+	var buf [16]byte
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(buf[4*i:], w.s[int(in.Opnd[fDst])+i])
+	}
+	if err := w.d.mem.Write(addr, buf[:4*n]); err != nil {
+		return w.fault(in, addr, true, err)
+	}
+	return nil
+}
+
+func smemAtomic(w *wave, in *Inst, op string, wide bool) error {
+	n := int(in.Info.Ops[0].W) // data SGPRs: 1/2, or 2/4 for cmpswap (new value, then compare value)
+	if int(in.Opnd[fDst])+n > 102 {
+		return fmt.Errorf("%w: SMEM data %s", ErrIllegal, regName(in.Opnd[fDst], n))
+	}
+	d := int(in.Opnd[fDst])
+	get := func(i int) uint64 {
+		if wide {
+			return uint64(w.s[d+2*i]) | uint64(w.s[d+2*i+1])<<32
+		}
+		return uint64(w.s[d+i])
+	}
+	v, c := get(0), uint64(0)
+	if op == "cmpswap" {
+		c = get(1)
+	}
+	f := atomicOp(op, wide)
+	sz := 4
+	if wide {
+		sz = 8
+	}
+	addr := smemAddr(w, in) &^ uint64(sz-1)
+	old, err := w.d.mem.Atomic(addr, sz, func(o uint64) uint64 { return f(o, v, c) })
+	if err != nil {
+		return w.fault(in, addr, true, err)
+	}
+	if in.Glc {
+		w.s[d] = uint32(old)
+		if wide {
+			w.s[d+1] = uint32(old >> 32)
+		}
+	}
+	return nil
+}
+
+func smemLoad(w *wave, in *Inst) error {
+	n := int(in.Info.Ops[0].W)
+	addr := smemAddr(w, in)
 	if int(in.Opnd[fDst])+n > 102 {
 		return fmt.Errorf("%w: SMEM destination", ErrIllegal)
 	}

@@ -382,3 +382,58 @@ func TestCorpusCompareSDWA(t *testing.T) {
 		}
 	}
 }
+
+// TestScalarStoresAndAtomics: s_store_dword(x2), s_atomic_add with glc (old value returned),
+// s_atomic_cmpswap_x2 (new value, compare value) and s_atomic_umax without glc; values worked by hand.
+func TestScalarStoresAndAtomics(t *testing.T) {
+	code := asm(t, `
+	s_mov_b32 s4, 0x11223344
+	s_mov_b32 s5, 0x55667788
+	s_store_dwordx2 s[4:5], s[0:1], 0x0
+	s_mov_b32 s6, 5
+	s_atomic_add s6, s[0:1], 0x10 glc
+	s_mov_b32 s8, 0xaaaa
+	s_mov_b32 s9, 0xbbbb
+	s_mov_b32 s10, 7
+	s_mov_b32 s11, 0
+	s_atomic_cmpswap_x2 s[8:11], s[0:1], 0x18
+	s_mov_b32 s12, 3
+	s_atomic_umax s12, s[0:1], 0x20
+	s_waitcnt lgkmcnt(0)
+	s_store_dword s6, s[0:1], 0x28
+	s_endpgm
+`)
+	m, p := miniKernel(t, code)
+	m.mapRange(0x100000, 0x1000)
+	init := make([]byte, 0x30)
+	binary.LittleEndian.PutUint32(init[0x10:], 100) // add target
+	binary.LittleEndian.PutUint64(init[0x18:], 7)   // cmpswap: equal to the compare value 7
+	binary.LittleEndian.PutUint32(init[0x20:], 9)   // umax(9, 3) keeps 9
+	m.Write(0x100000, init)
+	p.KernargAddress = 0x100000
+	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 0x30)
+	m.Read(0x100000, got)
+	for _, c := range []struct {
+		off  int
+		want uint64
+		what string
+	}{
+		{0, 0x5566778811223344, "s_store_dwordx2"},
+		{0x10, 105, "s_atomic_add: 100 + 5"},
+		{0x28, 100, "s_atomic_add glc returned the old value"},
+		{0x18, 0x0000bbbb0000aaaa, "s_atomic_cmpswap_x2 swapped in s[8:9]"},
+		{0x20, 9, "s_atomic_umax(9, 3)"},
+	} {
+		g := binary.LittleEndian.Uint64(got[c.off:])
+		if c.off == 0x10 || c.off == 0x28 || c.off == 0x20 {
+			g = uint64(binary.LittleEndian.Uint32(got[c.off:]))
+		}
+		if g != c.want {
+			t.Errorf("%s: %#x, want %#x", c.what, g, c.want)
+		}
+	}
+}
