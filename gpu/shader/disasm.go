@@ -132,6 +132,16 @@ func (in *Inst) srcName(code uint16, w int, f opField) string {
 
 func (in *Inst) applyNegAbs(s string, i int) string {
 	if in.Fmt == FmtVOP3P {
+		if !in.isMix() {
+			return s
+		}
+		// v_fma_mix*: neg_hi is the absolute value, neg_lo the negation (-|x|).
+		if in.NegHi>>i&1 != 0 {
+			s = "|" + s + "|"
+		}
+		if in.Neg>>i&1 != 0 {
+			s = "-" + s
+		}
 		return s
 	}
 	if in.Abs>>i&1 != 0 {
@@ -142,6 +152,9 @@ func (in *Inst) applyNegAbs(s string, i int) string {
 	}
 	return s
 }
+
+// isMix reports the VOP3P mixed-precision FMAs, whose op_sel_hi and neg_hi mean f16 source and abs.
+func (in *Inst) isMix() bool { return strings.HasPrefix(in.Info.Name, "v_fma_mix") }
 
 func (in *Inst) smemOffset() string {
 	if in.Opnd[fSrc1] != opOff {
@@ -177,11 +190,13 @@ var dstSelNames = [...]string{"BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", 
 func (in *Inst) modifiers(b *strings.Builder) {
 	switch in.Fmt {
 	case FmtVOP3:
+		if in.OpSel != 0 {
+			// op_sel:[src0, ..., dst]: one bit per source, then bit 3 (the destination half).
+			n := in.nSrc()
+			b.WriteString(" op_sel:" + bitList(in.OpSel&(1<<n-1)|in.OpSel>>3&1<<n, n+1))
+		}
 		if in.Clamp {
 			b.WriteString(" clamp")
-		}
-		if in.OpSel != 0 {
-			b.WriteString(" op_sel:" + bitList(in.OpSel, in.nSrc()+1))
 		}
 		switch in.Omod {
 		case 1:
@@ -208,6 +223,15 @@ func (in *Inst) modifiers(b *strings.Builder) {
 		all := uint8(1)<<n - 1
 		if in.OpSel&all != 0 {
 			b.WriteString(" op_sel:" + bitList(in.OpSel, n))
+		}
+		if in.isMix() { // op_sel_hi selects f16 sources (default none); neg/abs print on the operands
+			if in.OpSelHi&all != 0 {
+				b.WriteString(" op_sel_hi:" + bitList(in.OpSelHi, n))
+			}
+			if in.Clamp {
+				b.WriteString(" clamp")
+			}
+			return
 		}
 		if in.OpSelHi&all != all {
 			b.WriteString(" op_sel_hi:" + bitList(in.OpSelHi, n))

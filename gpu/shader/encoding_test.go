@@ -38,6 +38,17 @@ var encodingSamples = []string{
 	"ds_swizzle_b32 v1, v2 offset:swizzle(BITMASK_PERM,\"01pip\")", "v_readfirstlane_b32 s5, v3",
 	"v_readlane_b32 s4, v1, s2", "v_writelane_b32 v1, s4, 7", "v_mbcnt_hi_u32_b32 v1, -1, v2",
 	"v_cmp_class_f32_e64 s[2:3], v1, 3", "v_cmpx_class_f64_e32 vcc, v[2:3], v4", "s_bitset1_b32 s3, s4",
+	// VOP3 op_sel (GFX9 16-bit opcodes: one bit per source, then the destination half) and the VOP3P
+	// mixed-precision/dot forms.
+	"v_fma_f16 v0, -v1, |v2|, v3 op_sel:[0,0,0,1] clamp", "v_add_i16 v0, v1, v2 op_sel:[0,0,1]",
+	"v_sub_i16 v0, v1, v2 op_sel:[1,1,1] clamp", "v_mad_u32_u16 v0, v1, v2, v3 op_sel:[0,1,0,0]",
+	"v_pack_b32_f16 v0, v1, v2 op_sel:[0,1,0]", "v_med3_f16 v0, v1, v2, v3 op_sel:[1,1,1,1]",
+	"v_min3_u16 v0, v1, s2, 5 op_sel:[0,1,0,1]", "v_cvt_pknorm_i16_f16 v0, -v1, |v2| op_sel:[1,0,0]",
+	"v_fma_mixlo_f16 v0, -v1, |v2|, -|v3| op_sel_hi:[1,1,1] clamp",
+	"v_fma_mix_f32 v0, v1, v2, v3 op_sel:[1,0,1] op_sel_hi:[1,0,1]",
+	"v_dot2_f32_f16 v0, v1, v2, v3 op_sel:[1,1,0] op_sel_hi:[0,0,1]", "v_dot4_i32_i8 v0, v1, v2, v3 clamp",
+	"v_pk_max_f16 v0, v1, v2 neg_lo:[1,0] neg_hi:[0,1] clamp", "v_madak_f16 v0, v1, v2, 0x4000",
+	"v_madmk_f16 v0, v1, 0x3c00, v2", "v_dot2c_f32_f16_e32 v0, v1, v2", "v_pk_fmac_f16_e32 v0, v1, v2",
 	"s_store_dword s1, s[2:3], 0x0", "s_atomic_add s5, s[2:3], 0x10 glc", "s_atomic_cmpswap_x2 s[4:7], s[2:3], s8",
 	"s_buffer_store_dwordx2 s[4:5], s[8:11], 0x4", "s_dcache_discard s[2:3], 0x0",
 	"s_endpgm",

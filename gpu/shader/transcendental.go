@@ -234,26 +234,4 @@ func init() {
 	})
 }
 
-// 16-bit integer VOP2/VOP3 operations: the low halves of the sources, the result in the low half
-// with the high half zero (GFX9; SDWA and op_sel select other halves).
-func init() {
-	u16 := func(f func(a, b uint16) uint16) execFn {
-		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(f(uint16(a), uint16(b))) })
-	}
-	i16 := func(f func(a, b int16) int16) execFn {
-		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(uint16(f(int16(a), int16(b)))) })
-	}
-	reg("v_add_u16", u16(func(a, b uint16) uint16 { return a + b }))
-	reg("v_sub_u16", u16(func(a, b uint16) uint16 { return a - b }))
-	reg("v_subrev_u16", u16(func(a, b uint16) uint16 { return b - a }))
-	reg("v_mul_lo_u16", u16(func(a, b uint16) uint16 { return a * b }))
-	reg("v_lshlrev_b16", u16(func(a, b uint16) uint16 { return b << (a & 15) }))
-	reg("v_lshrrev_b16", u16(func(a, b uint16) uint16 { return b >> (a & 15) }))
-	reg("v_ashrrev_i16", u16(func(a, b uint16) uint16 { return uint16(int16(b) >> (a & 15)) }))
-	reg("v_max_u16", u16(func(a, b uint16) uint16 { return max(a, b) }))
-	reg("v_min_u16", u16(func(a, b uint16) uint16 { return min(a, b) }))
-	reg("v_max_i16", i16(func(a, b int16) int16 { return max(a, b) }))
-	reg("v_min_i16", i16(func(a, b int16) int16 { return min(a, b) }))
-	reg("v_mad_u16", v32(tU32, 3, func(a, b, c uint32) uint32 { return uint32(uint16(a)*uint16(b) + uint16(c)) }))
-	reg("v_mad_i16", v32(tU32, 3, func(a, b, c uint32) uint32 { return uint32(uint16(int16(a)*int16(b) + int16(c))) }))
-}
+// The 16-bit integer VOP2/VOP3 operations are in f16.go.

@@ -159,6 +159,15 @@ func flush32(v uint32) uint32 {
 	return v
 }
 
+// flush64 is a denormal f64 flushed to zero of the same sign (MODE.FP_DENORM bits 7:6, which
+// govern f64 and binary16).
+func flush64(v uint64) uint64 {
+	if v&0x7ff0000000000000 == 0 {
+		return v & (1 << 63)
+	}
+	return v
+}
+
 func hasDenorm32(s *[lanes]uint32) bool {
 	for _, v := range s {
 		if v&0x7f800000 == 0 && v&0x7fffff != 0 {
@@ -224,7 +233,7 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 					return err
 				}
 			}
-			if t == tF64 && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0) {
+			if t == tF64 && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0 || w.mode&0x40 == 0) {
 				for l := range s {
 					v := s[l]
 					if in.Abs>>i&1 != 0 {
@@ -232,6 +241,9 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 					}
 					if in.Neg>>i&1 != 0 {
 						v ^= 1 << 63
+					}
+					if w.mode&0x40 == 0 { // FP_DENORM double precision: input denormals flushed
+						v = flush64(v)
 					}
 					s[l] = v
 				}
@@ -248,6 +260,8 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 		if c == nil {
 			c = a
 		}
+		// f64 results (an f64 source) follow MODE bit 7: clear flushes denormal results.
+		flushOut := w.mode&0x80 == 0 && (t0 == tF64 || t1 == tF64)
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
@@ -260,6 +274,9 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 					x = 1
 				}
 				r = u64(x)
+			}
+			if flushOut {
+				r = flush64(r)
 			}
 			w.setV64(in.Opnd[fDst], l, r)
 		}
@@ -293,10 +310,11 @@ func fmax32(a, b float32) float32 {
 	return b
 }
 
-// fma32 is a correctly rounded f32 fused multiply-add: the f64 product is exact and the double rounding
-// f64 -> f32 of the sum is innocuous (53 >= 2*24+2).
+// fma32 is a correctly rounded f32 fused multiply-add: the product of two f32 values is exact in
+// float64 and the sum is rounded to odd (sumOdd, f16.go) before the one rounding to f32. (Rounding
+// math.FMA's float64 result to f32 would round twice: a*b+c can need far more than 53 bits.)
 func fma32(a, b, c uint32) uint32 {
-	return u32(float32(math.FMA(float64(f32(a)), float64(f32(b)), float64(f32(c)))))
+	return u32(float32(sumOdd(float64(f32(a))*float64(f32(b)), float64(f32(c)))))
 }
 
 func cvtF32ToU32(x float32) uint32 {
@@ -376,8 +394,6 @@ func init() {
 	reg("v_floor_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Floor(float64(f32(a))))) }))
 	reg("v_ceil_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Ceil(float64(f32(a))))) }))
 	reg("v_rndne_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.RoundToEven(float64(f32(a))))) }))
-	reg("v_cvt_f16_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return uint32(f32to16(f32(a))) }))
-	reg("v_cvt_f32_f16", v32(tF16, 1, func(a, _, _ uint32) uint32 { return u32(f16to32(uint16(a))) }))
 
 	// 32-bit integer
 	i2 := func(f func(a, b uint32) uint32) execFn {
@@ -591,23 +607,7 @@ func init() {
 	reg("v_pk_fma_f32", pk32(3, fma32))
 	reg("v_pk_mul_f32", pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }))
 	reg("v_pk_add_f32", pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }))
-	reg("v_pk_fma_f16", pk16(3, func(a, b, c uint16) uint16 {
-		return f64to16(math.FMA(float64(f16to32(a)), float64(f16to32(b)), float64(f16to32(c))))
-	}))
-	reg("v_pk_mul_f16", pk16(2, func(a, b, _ uint16) uint16 { return f64to16(float64(f16to32(a)) * float64(f16to32(b))) }))
-	reg("v_pk_add_f16", pk16(2, func(a, b, _ uint16) uint16 { return f64to16(float64(f16to32(a)) + float64(f16to32(b))) }))
-	reg("v_pk_add_u16", pk16(2, func(a, b, _ uint16) uint16 { return a + b }))
-	reg("v_pk_sub_u16", pk16(2, func(a, b, _ uint16) uint16 { return a - b }))
-	reg("v_pk_mul_lo_u16", pk16(2, func(a, b, _ uint16) uint16 { return a * b }))
-	reg("v_add_f16", v32(tF16, 2, func(a, b, _ uint32) uint32 {
-		return uint32(f64to16(float64(f16to32(uint16(a))) + float64(f16to32(uint16(b)))))
-	}))
-	reg("v_mul_f16", v32(tF16, 2, func(a, b, _ uint32) uint32 {
-		return uint32(f64to16(float64(f16to32(uint16(a))) * float64(f16to32(uint16(b)))))
-	}))
-	reg("v_fma_f16", v32(tF16, 3, func(a, b, c uint32) uint32 {
-		return uint32(f64to16(math.FMA(float64(f16to32(uint16(a))), float64(f16to32(uint16(b))), float64(f16to32(uint16(c))))))
-	}))
+	// The 16-bit packed (VOP3P) and binary16 operations are in f16.go.
 }
 
 func cvtFrom64(f func(a uint64) uint32) execFn {
@@ -623,6 +623,8 @@ func cvtFrom64(f func(a uint64) uint32) execFn {
 		if err != nil {
 			return err
 		}
+		// The f64 source follows MODE bit 6 (input denormals), an f32 result (v_cvt_f32_f64) bit 5.
+		flushOut := baseName(in.Info.Name) == "v_cvt_f32_f64" && w.mode&0x20 == 0
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			v := a[l]
@@ -632,7 +634,14 @@ func cvtFrom64(f func(a uint64) uint32) execFn {
 			if in.Neg&1 != 0 {
 				v ^= 1 << 63
 			}
-			dst[l] = f(v)
+			if w.mode&0x40 == 0 {
+				v = flush64(v)
+			}
+			r := f(v)
+			if flushOut {
+				r = flush32(r)
+			}
+			dst[l] = r
 		}
 		return nil
 	}
@@ -723,42 +732,6 @@ func pk32(n int, f func(a, b, c uint32) uint32) execFn {
 			}
 			rl, rh := f(lo[0], lo[1], lo[2]), f(hi[0], hi[1], hi[2])
 			w.setV64(in.Opnd[fDst], l, uint64(rl)|uint64(rh)<<32)
-		}
-		return nil
-	}
-}
-
-// pk16 is a packed 16-bit VOP3P operation.
-func pk16(n int, f func(a, b, c uint16) uint16) execFn {
-	return func(w *wave, in *Inst) error {
-		var src [3]*[lanes]uint32
-		for i := 0; i < n; i++ {
-			s, err := w.vsrc(in, in.Opnd[[3]opField{fSrc0, fSrc1, fSrc2}[i]], k16f, i)
-			if err != nil {
-				return err
-			}
-			src[i] = s
-		}
-		dst, err := w.vdst(in.Opnd[fDst], 1)
-		if err != nil {
-			return err
-		}
-		isF := strings.Contains(in.Info.Name, "f16")
-		for m := w.exec(); m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			var lo, hi [3]uint16
-			for i := 0; i < n; i++ {
-				v := src[i][l]
-				lo[i] = uint16(v >> (16 * uint(in.OpSel>>i&1)))
-				hi[i] = uint16(v >> (16 * uint(in.OpSelHi>>i&1)))
-				if isF && in.Neg>>i&1 != 0 {
-					lo[i] ^= 0x8000
-				}
-				if isF && in.NegHi>>i&1 != 0 {
-					hi[i] ^= 0x8000
-				}
-			}
-			dst[l] = uint32(f(lo[0], lo[1], lo[2])) | uint32(f(hi[0], hi[1], hi[2]))<<16
 		}
 		return nil
 	}

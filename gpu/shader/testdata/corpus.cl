@@ -324,3 +324,52 @@ kernel void cmpsdwa(global const uint *a, global const uint *b, global uint *out
 	r |= ((ushort)x.y > (ushort)y.y) << 6;
 	out[l] = r;
 }
+
+// binary16 and 16-bit integer scalar arithmetic (TestCorpusHalfScalar checks every result against Go).
+kernel void half_scalar(global const half *a, global const half *b, global const half *c, global const short *s,
+                        global const float *f, global half *out, global short *iout, global float *fout) {
+	uint i = __builtin_amdgcn_workgroup_id_x() * 64 + __builtin_amdgcn_workitem_id_x();
+	half x = a[i], y = b[i], z = c[i];
+	short k = s[i];
+	float g = f[i];
+	global half *o = out + 32 * i;
+	o[0] = x + y;
+	o[1] = x - y;
+	o[2] = x * y;
+	o[3] = x / y;
+	o[4] = __builtin_fmaf16(x, y, z);
+	o[5] = __builtin_fminf16(x, y);
+	o[6] = __builtin_fmaxf16(x, z);
+	o[7] = __builtin_sqrtf16(__builtin_fabsf16(x));
+	o[8] = __builtin_floorf16(x);
+	o[9] = __builtin_ceilf16(x);
+	o[10] = __builtin_truncf16(x);
+	o[11] = __builtin_rintf16(x);
+	o[12] = __builtin_copysignf16(x, y);
+	o[13] = __builtin_amdgcn_ldexph(x, (int)(k % 20));
+	o[14] = __builtin_amdgcn_rcph(y);
+	o[15] = __builtin_amdgcn_rsqh(__builtin_fabsf16(y));
+	o[16] = __builtin_amdgcn_fracth(x);
+	o[17] = __builtin_amdgcn_frexp_manth(x);
+	o[18] = __builtin_amdgcn_fmed3h(x, y, z);
+	o[19] = __builtin_amdgcn_sinh(x * (half)0.0625);
+	o[20] = (half)k;
+	o[21] = (half)(ushort)k;
+	o[22] = (half)g;
+	o[23] = __builtin_amdgcn_cosh(z);
+	o[24] = -x * __builtin_fabsf16(z) - y;
+	o[25] = __builtin_exp2f16(x * (half)0.25);
+	o[26] = __builtin_log2f16(__builtin_fabsf16(z));
+	o[27] = __builtin_amdgcn_div_fixuph(x, y, z);
+	global short *io = iout + 8 * i;
+	io[0] = (short)x;
+	io[1] = (short)(ushort)x;
+	io[2] = __builtin_amdgcn_frexp_exph(x);
+	io[3] = (x < y) | (x == z) << 1 | (x >= y) << 2 | (x != x) << 3 | (y > z) << 4;
+	io[4] = (short)(k * k + (short)i);
+	io[5] = k > (short)i ? k : (short)i;
+	io[6] = (short)((ushort)k >> 3) - (short)(k >> 2);
+	io[7] = (short)((ushort)k < (ushort)i ? (ushort)k : (ushort)i);
+	fout[2 * i] = (float)x;
+	fout[2 * i + 1] = (float)x * (float)y + g;
+}

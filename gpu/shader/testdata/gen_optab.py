@@ -32,11 +32,14 @@ def template(text, fieldmap):
     if len(parts) > 1:
         # split on ', ' for operands; trailing modifiers separated by space
         rest = parts[1]
+        # the operands end at the first space not following a comma; the modifiers after it may
+        # contain commas themselves (op_sel_hi:[1,1,1] of v_fma_mix*)
+        m = re.search(r'[^,] ', rest)
+        mods = []
+        if m:
+            mods = rest[m.start() + 2:].split(' ')
+            rest = rest[:m.start() + 1]
         toks = [t.strip() for t in rest.split(',')]
-        # last token may contain modifiers after a space
-        last = toks[-1].split(' ')
-        toks = toks[:-1] + [last[0]]
-        mods = last[1:]
         for t in toks:
             m = regre.match(t)
             if m:
