@@ -87,6 +87,10 @@ type h16spec struct {
 	f     func(x *h16ctx, a, b, c uint32) uint32
 }
 
+// h16specs keeps each 16-bit operation's spec, so that round.go can build the same operation with a
+// directed-rounding function.
+var h16specs = map[string]h16spec{}
+
 // h16op builds a 16-bit VOP1/VOP2/VOP3 operation.
 func h16op(sp h16spec) execFn {
 	return func(w *wave, in *Inst) error {
@@ -493,7 +497,10 @@ func init() {
 		return h16spec{n: 2, src: [3]uint8{oI16, oI16}, res: rI16, ext: xDPP | xSDWA,
 			f: func(x *h16ctx, a, b, _ uint32) uint32 { return f(x, a, b) }}
 	}
-	reg1 := func(name string, sp h16spec) { reg(name, h16op(sp)) }
+	reg1 := func(name string, sp h16spec) {
+		h16specs[name] = sp
+		reg(name, h16op(sp))
+	}
 
 	// VOP2 binary16
 	reg1("v_add_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(a) + h16f(b)) }))

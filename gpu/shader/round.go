@@ -377,6 +377,69 @@ func init() {
 	}
 }
 
+// f16Directed gives the directed-rounding function of a binary16 operation of f16.go, called with its
+// spec's operands (madmk's third operand is the literal factor, as there).
+var f16Directed = map[string]func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32{}
+
+func init() {
+	bin := func(g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+		return func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+			h := directed(fpF16, m, near, g)
+			return func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(h(h16f(a), h16f(b), h16f(c))) }
+		}
+	}
+	f16Directed["v_add_f16"] = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(a, b) }, func(a, b, _ float64) float64 { return a + b })
+	f16Directed["v_sub_f16"] = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(a, new(big.Float).Neg(b)) }, func(a, b, _ float64) float64 { return a - b })
+	f16Directed["v_subrev_f16"] = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(b, new(big.Float).Neg(a)) }, func(a, b, _ float64) float64 { return b - a })
+	f16Directed["v_mul_f16"] = bin(func(a, b, _ *big.Float) *big.Float { return bigMul(a, b) }, func(a, b, _ float64) float64 { return a * b })
+	fma := bin(bigFMA, func(a, b, c float64) float64 { return a*b + c })
+	f16Directed["v_fma_f16"] = fma
+	f16Directed["v_fma_legacy_f16"] = fma
+	// unfused: the product rounded in the mode, then the sum
+	mad := func(m big.RoundingMode, a, b, c uint32) uint32 {
+		x, y, z := h16f(a), h16f(b), h16f(c)
+		if math.IsInf(x, 0) || math.IsNaN(x) || math.IsInf(y, 0) || math.IsNaN(y) || math.IsInf(z, 0) || math.IsNaN(z) {
+			return h16Mad(a, b, c)
+		}
+		p := roundTo(bigMul(exact(x), exact(y)), fpF16, m)
+		if math.IsInf(p, 0) {
+			return h16r(p + z)
+		}
+		return uint32(toFormat(fpF16, roundTo(bigAdd(exact(p), exact(z)), fpF16, m)))
+	}
+	for _, n := range []string{"v_mad_f16", "v_mad_legacy_f16", "v_mac_f16", "v_madak_f16"} {
+		f16Directed[n] = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+			return func(_ *h16ctx, a, b, c uint32) uint32 { return mad(m, a, b, c) }
+		}
+	}
+	f16Directed["v_madmk_f16"] = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+		return func(_ *h16ctx, a, b, k uint32) uint32 { return mad(m, a, k, b) }
+	}
+	f16Directed["v_ldexp_f16"] = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+		return func(_ *h16ctx, a, b, _ uint32) uint32 {
+			x := h16f(a)
+			if math.IsInf(x, 0) || math.IsNaN(x) || x == 0 {
+				return a & 0xffff
+			}
+			return uint32(toFormat(fpF16, roundTo(new(big.Float).SetPrec(exactPrec).SetMantExp(exact(x), int(int16(b))), fpF16, m)))
+		}
+	}
+	conv := func(val func(a uint32) float64) func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+		return func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+			return func(_ *h16ctx, a, _, _ uint32) uint32 {
+				v := val(a)
+				if math.IsInf(v, 0) || math.IsNaN(v) {
+					return h16r(v)
+				}
+				return uint32(toFormat(fpF16, roundTo(exact(v), fpF16, m)))
+			}
+		}
+	}
+	f16Directed["v_cvt_f16_u16"] = conv(func(a uint32) float64 { return float64(uint16(a)) })
+	f16Directed["v_cvt_f16_i16"] = conv(func(a uint32) float64 { return float64(int16(a)) })
+	f16Directed["v_cvt_f16_f32"] = conv(func(a uint32) float64 { return float64(f32(a)) })
+}
+
 // withRounding wraps a mode-dependent operation: under a directed FP_ROUND mode it runs the directed
 // routine, or stops the wave when there is none.
 func withRounding(name string, fn execFn) execFn {
@@ -385,6 +448,15 @@ func withRounding(name string, fn execFn) execFn {
 		return fn
 	}
 	alt := directedTab[name]
+	if g := f16Directed[name]; alt == nil && g != nil {
+		if sp, ok := h16specs[name]; ok {
+			alt = func(m big.RoundingMode) execFn {
+				sp2 := sp
+				sp2.f = g(m)
+				return h16op(sp2)
+			}
+		}
+	}
 	return func(w *wave, in *Inst) error {
 		m := w.mode >> field & 3
 		if m == 0 {
