@@ -555,6 +555,8 @@ func validDPP(c uint16) bool {
 		return true
 	case c == 0x130, c == 0x134, c == 0x138, c == 0x13c, c == 0x140, c == 0x141, c == 0x142, c == 0x143:
 		return true
+	case c >= 0x150 && c <= 0x15f: // gfx90a row_newbcast:n
+		return true
 	}
 	return false
 }

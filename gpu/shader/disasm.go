@@ -357,6 +357,9 @@ func dppCtrlName(c uint16) string {
 	case 0x143:
 		return "row_bcast:31"
 	}
+	if c >= 0x150 && c <= 0x15f {
+		return fmt.Sprintf("row_newbcast:%d", c&0xf)
+	}
 	return fmt.Sprintf("dpp_ctrl:%#x", c)
 }
 

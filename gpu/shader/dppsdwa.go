@@ -35,6 +35,8 @@ func dppSource(c uint16, l int) (int, bool) {
 		return row - 1, row > 0
 	case c == 0x143: // row_bcast:31: rows 2..3 read lane 31
 		return 31, row >= 32
+	case c >= 0x150 && c <= 0x15f: // gfx90a row_newbcast:n: every lane of a row reads the row's lane n
+		return row | int(c&15), true
 	}
 	return l, false
 }
@@ -61,6 +63,28 @@ func (w *wave) applyDPP(in *Inst, s *[lanes]uint32) (*[lanes]uint32, uint64) {
 	}
 	w.tmp[0] = src
 	return &w.tmp[0], write
+}
+
+// applyDPP64 is applyDPP for a 64-bit src0 (gfx90a DPP on operations with 64-bit operands): both
+// dwords of a lane move together.
+func (w *wave) applyDPP64(in *Inst, s *[lanes]uint64) (*[lanes]uint64, uint64) {
+	exec := w.exec()
+	var src [lanes]uint64
+	var write uint64
+	for l := 0; l < lanes; l++ {
+		if in.RowMask>>(l>>4)&1 == 0 || in.BankMask>>(l>>2&3)&1 == 0 {
+			continue
+		}
+		sl, ok := dppSource(in.DPPCtrl, l)
+		if ok && exec>>sl&1 != 0 {
+			src[l] = s[sl]
+			write |= 1 << l
+		} else if in.BoundCtrl {
+			write |= 1 << l
+		}
+	}
+	*s = src
+	return s, write
 }
 
 // SDWA selects (SDWA_SEL): bytes 0..3, words 0..1, the whole dword.

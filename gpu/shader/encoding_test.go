@@ -51,6 +51,9 @@ var encodingSamples = []string{
 	"v_madmk_f16 v0, v1, 0x3c00, v2", "v_dot2c_f32_f16_e32 v0, v1, v2", "v_pk_fmac_f16_e32 v0, v1, v2",
 	"s_store_dword s1, s[2:3], 0x0", "s_atomic_add s5, s[2:3], 0x10 glc", "s_atomic_cmpswap_x2 s[4:7], s[2:3], s8",
 	"s_buffer_store_dwordx2 s[4:5], s[8:11], 0x4", "s_dcache_discard s[2:3], 0x0",
+	"v_mov_b32_dpp v0, v1 row_newbcast:15 row_mask:0xf bank_mask:0xf",
+	"v_fmac_f64_dpp v[0:1], v[2:3], v[4:5] row_newbcast:1 row_mask:0xf bank_mask:0xf",
+	"v_cvt_f32_f64_dpp v0, v[2:3] row_newbcast:2 row_mask:0xf bank_mask:0xf",
 	"s_endpgm",
 }
 

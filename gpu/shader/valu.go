@@ -206,9 +206,12 @@ func outMod32(r uint32, omod uint8, clamp bool) uint32 {
 // v64 builds an operation with 64-bit sources (t0 for src0, t1 for the others) and a 64-bit result.
 func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 	return func(w *wave, in *Inst) error {
-		if err := w.checkExt(in); err != nil {
-			return err
+		if in.Ext != extDPP {
+			if err := w.checkExt(in); err != nil {
+				return err
+			}
 		}
+		writeMask := ^uint64(0)
 		var src [3]*[lanes]uint64
 		fs := [3]opField{fSrc0, fSrc1, fSrc2}
 		for i := 0; i < n; i++ {
@@ -232,6 +235,9 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 				if err != nil {
 					return err
 				}
+			}
+			if i == 0 && in.Ext == extDPP { // gfx90a DPP on a 64-bit operation (s is a copy)
+				s, writeMask = w.applyDPP64(in, s)
 			}
 			if t == tF64 && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0 || w.mode&0x40 == 0) {
 				for l := range s {
@@ -262,7 +268,7 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 		}
 		// f64 results (an f64 source) follow MODE bit 7: clear flushes denormal results.
 		flushOut := w.mode&0x80 == 0 && (t0 == tF64 || t1 == tF64)
-		for m := w.exec(); m != 0; m &= m - 1 {
+		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
@@ -612,12 +618,18 @@ func init() {
 
 func cvtFrom64(f func(a uint64) uint32) execFn {
 	return func(w *wave, in *Inst) error {
-		if err := w.checkExt(in); err != nil {
-			return err
+		if in.Ext != extDPP {
+			if err := w.checkExt(in); err != nil {
+				return err
+			}
 		}
 		a, err := w.vsrc64(in, in.Opnd[fSrc0], k64f, 0)
 		if err != nil {
 			return err
+		}
+		writeMask := ^uint64(0)
+		if in.Ext == extDPP { // gfx90a DPP on a 64-bit source (a is a copy)
+			a, writeMask = w.applyDPP64(in, a)
 		}
 		dst, err := w.vdst(in.Opnd[fDst], 1)
 		if err != nil {
@@ -625,7 +637,7 @@ func cvtFrom64(f func(a uint64) uint32) execFn {
 		}
 		// The f64 source follows MODE bit 6 (input denormals), an f32 result (v_cvt_f32_f64) bit 5.
 		flushOut := baseName(in.Info.Name) == "v_cvt_f32_f64" && w.mode&0x20 == 0
-		for m := w.exec(); m != 0; m &= m - 1 {
+		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			v := a[l]
 			if in.Abs&1 != 0 {

@@ -437,3 +437,50 @@ func TestScalarStoresAndAtomics(t *testing.T) {
 		}
 	}
 }
+
+// TestDPPNewBcast: gfx90a's row_newbcast:n (every lane of a row reads the row's lane n) on a 32-bit
+// move and on operations with 64-bit operands (v_cvt_f32_f64_dpp, v_fmac_f64_dpp: both dwords move
+// together); row_mask limits the written rows.
+func TestDPPNewBcast(t *testing.T) {
+	code := asm(t, `
+	v_cvt_f64_u32 v[2:3], v0
+	v_mov_b32 v4, -1
+	v_cvt_f32_f64_dpp v4, v[2:3] row_newbcast:5 row_mask:0xd bank_mask:0xf
+	v_mov_b32 v5, -1
+	v_mov_b32_dpp v5, v0 row_newbcast:15 row_mask:0xf bank_mask:0xf
+	v_mov_b32 v6, 0
+	v_mov_b32 v7, 0
+	v_mov_b32 v8, 0
+	v_mov_b32 v9, 0x40000000
+	v_fmac_f64_dpp v[6:7], v[2:3], v[8:9] row_newbcast:1 row_mask:0xf bank_mask:0xf
+	v_lshlrev_b32 v10, 4, v0
+	global_store_dwordx2 v10, v[4:5], s[0:1]
+	global_store_dwordx2 v10, v[6:7], s[0:1] offset:8
+	s_endpgm
+`)
+	m, p := miniKernel(t, code)
+	m.mapRange(0x100000, 0x1000)
+	p.KernargAddress = 0x100000
+	p.GridSize, p.WorkgroupSize = [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 64*16)
+	m.Read(0x100000, got)
+	for l := 0; l < 64; l++ {
+		row := l &^ 15
+		want4 := math.Float32bits(float32(row + 5))
+		if row == 16 { // row_mask 0xd leaves row 1 unwritten
+			want4 = 0xffffffff
+		}
+		if g := binary.LittleEndian.Uint32(got[16*l:]); g != want4 {
+			t.Errorf("lane %d: cvt_f32_f64 row_newbcast:5 = %#x, want %#x", l, g, want4)
+		}
+		if g := binary.LittleEndian.Uint32(got[16*l+4:]); g != uint32(row+15) {
+			t.Errorf("lane %d: mov row_newbcast:15 = %d, want %d", l, g, row+15)
+		}
+		if g := math.Float64frombits(binary.LittleEndian.Uint64(got[16*l+8:])); g != float64(2*(row+1)) {
+			t.Errorf("lane %d: fmac_f64 row_newbcast:1 = %v, want %v", l, g, 2*(row+1))
+		}
+	}
+}
