@@ -155,7 +155,9 @@ func init() {
 	// V_SIN/V_COS take the angle in revolutions (x * 2pi radians).
 	reg("v_sin_f32", un(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
 	reg("v_cos_f32", un(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
-	reg("v_fract_f32", un(func(x float64) float64 { return x - math.Floor(x) }))
+	// V_FRACT: x - floor(x), limited to the largest value below 1 (a tiny negative x would round to 1;
+	// LLVM's amdgcn_fract folding, as f16.go's h16Fract).
+	reg("v_fract_f32", un(func(x float64) float64 { return math.Min(x-math.Floor(x), float64(math.Float32frombits(0x3f7fffff))) }))
 	reg("v_frexp_mant_f32", un(frexpMant))
 	reg("v_frexp_exp_i32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return frexpExp(float64(f32(a))) }))
 	reg("v_ldexp_f32", v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(math.Ldexp(float64(f32(a)), int(int32(b))))) }))
@@ -167,7 +169,7 @@ func init() {
 	reg("v_rcp_f64", un64(func(x float64) float64 { return 1 / x }))
 	reg("v_rsq_f64", un64(func(x float64) float64 { return 1 / math.Sqrt(x) }))
 	reg("v_sqrt_f64", un64(math.Sqrt))
-	reg("v_fract_f64", un64(func(x float64) float64 { return x - math.Floor(x) }))
+	reg("v_fract_f64", un64(func(x float64) float64 { return math.Min(x-math.Floor(x), math.Float64frombits(0x3fefffffffffffff)) }))
 	reg("v_frexp_mant_f64", un64(frexpMant))
 	reg("v_frexp_exp_i32_f64", cvtFrom64(func(a uint64) uint32 { return frexpExp(f64(a)) }))
 	reg("v_ldexp_f64", v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 { return u64(math.Ldexp(f64(a), int(int32(uint32(b))))) }))

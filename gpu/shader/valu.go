@@ -475,8 +475,9 @@ func init() {
 	reg("v_add_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }))
 	reg("v_mul_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }))
 	reg("v_fma_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
-	reg("v_min_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(math.Min(f64(a), f64(b))) }))
-	reg("v_max_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(math.Max(f64(a), f64(b))) }))
+	// IEEE mode, as v_min/max_f32: a NaN operand yields the other operand; -0 < +0.
+	reg("v_min_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, true) }))
+	reg("v_max_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, false) }))
 	reg("v_cvt_f64_f32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(f32(uint32(a)))) }))
 	reg("v_cvt_f64_u32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(uint32(a))) }))
 	reg("v_cvt_f64_i32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(int32(uint32(a)))) }))
@@ -819,4 +820,22 @@ func permB32(s0, s1, sel uint32) uint32 {
 		d |= b << (8 * i)
 	}
 	return d
+}
+
+func minMax64(a, b uint64, isMin bool) uint64 {
+	x, y := f64(a), f64(b)
+	switch {
+	case x != x:
+		return b
+	case y != y:
+		return a
+	case x == y: // ±0: min takes the negative zero, max the positive
+		if (a>>63 == 1) == isMin {
+			return a
+		}
+		return b
+	case (x < y) == isMin:
+		return a
+	}
+	return b
 }

@@ -484,3 +484,60 @@ func TestDPPNewBcast(t *testing.T) {
 		}
 	}
 }
+
+// TestFractAndMinMax64: v_fract of a tiny negative value is the largest value below 1, not 1;
+// v_min/max_f64 ignore a NaN operand and order -0 below +0 (IEEE mode, as the f32 forms).
+func TestFractAndMinMax64(t *testing.T) {
+	code := asm(t, `
+	v_mov_b32 v1, 0xb0000000
+	v_fract_f32 v2, v1
+	v_mov_b32 v4, 0
+	v_mov_b32 v5, 0xbc300000
+	v_fract_f64 v[6:7], v[4:5]
+	v_mov_b32 v8, 0
+	v_mov_b32 v9, 0x7ff80000
+	v_mov_b32 v10, 0
+	v_mov_b32 v11, 0x40000000
+	v_min_f64 v[12:13], v[8:9], v[10:11]
+	v_max_f64 v[14:15], v[10:11], v[8:9]
+	v_mov_b32 v16, 0
+	v_mov_b32 v17, 0x80000000
+	v_mov_b32 v18, 0
+	v_mov_b32 v19, 0
+	v_min_f64 v[20:21], v[18:19], v[16:17]
+	v_max_f64 v[22:23], v[16:17], v[18:19]
+	v_mov_b32 v0, 0
+	global_store_dword v0, v2, s[0:1]
+	global_store_dwordx2 v0, v[6:7], s[0:1] offset:8
+	global_store_dwordx4 v0, v[12:15], s[0:1] offset:16
+	global_store_dwordx4 v0, v[20:23], s[0:1] offset:32
+	s_endpgm
+`)
+	m, p := miniKernel(t, code)
+	m.mapRange(0x100000, 0x1000)
+	p.KernargAddress = 0x100000
+	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 48)
+	m.Read(0x100000, got)
+	if g := binary.LittleEndian.Uint32(got); g != 0x3f7fffff {
+		t.Errorf("v_fract_f32(-2^-31) = %#x, want 0x3f7fffff", g)
+	}
+	for _, c := range []struct {
+		off  int
+		want uint64
+		what string
+	}{
+		{8, 0x3fefffffffffffff, "v_fract_f64(-2^-60)"},
+		{16, 0x4000000000000000, "v_min_f64(NaN, 2)"},
+		{24, 0x4000000000000000, "v_max_f64(2, NaN)"},
+		{32, 0x8000000000000000, "v_min_f64(+0, -0)"},
+		{40, 0, "v_max_f64(-0, +0)"},
+	} {
+		if g := binary.LittleEndian.Uint64(got[c.off:]); g != c.want {
+			t.Errorf("%s = %#x, want %#x", c.what, g, c.want)
+		}
+	}
+}
