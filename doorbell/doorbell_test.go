@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestSliceReservedRanges(t *testing.T) {
@@ -180,6 +183,33 @@ func TestCloseRace(t *testing.T) {
 		b := w.Watch(word, func() {})
 		word.Store(uint64(i))
 		b.Close()
+	}
+}
+
+// TestCloseThenUnmap: a doorbell page unmapped right after Bell.Close must never be read by the
+// scanner (it would fault: a CI run of the driver's tests died of SIGSEGV in scan when the scanner
+// loaded its snapshot before taking scanMu). Many words on one page, closed and unmapped while the
+// scanner spins in its fast phase.
+func TestCloseThenUnmap(t *testing.T) {
+	w := NewWatcher(Tuning{SpinFor: time.Hour})
+	defer w.Close()
+	for i := 0; i < 3000; i++ {
+		page, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bells []*Bell
+		for k := 0; k < 8; k++ {
+			word := (*atomic.Uint64)(unsafe.Pointer(&page[8*k]))
+			bells = append(bells, w.Watch(word, func() {}))
+			word.Store(uint64(i))
+		}
+		for _, b := range bells {
+			b.Close()
+		}
+		if err := unix.Munmap(page); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

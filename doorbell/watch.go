@@ -129,12 +129,15 @@ func (w *Watcher) Len() int {
 
 // scan reads every doorbell once and kicks those that changed.
 func (w *Watcher) scan() bool {
-	cur := w.bells.Load()
-	if cur == nil || len(*cur) == 0 {
+	if cur := w.bells.Load(); cur == nil || len(*cur) == 0 {
 		return false
 	}
 	changed := false
+	// The snapshot is loaded under scanMu: Bell.Close stores the new snapshot and then takes scanMu,
+	// so once Close returns no scan can read the closed word (its page may be unmapped next). A
+	// snapshot loaded before taking scanMu could still hold it: a CI run died of SIGSEGV that way.
 	w.scanMu.Lock()
+	cur := w.bells.Load()
 	for _, b := range *cur {
 		if v := b.word.Load(); v != b.last {
 			b.last = v
