@@ -59,6 +59,8 @@ func (in *Inst) String() string {
 			switch {
 			case in.Fmt == FmtSOPK && t.Lit == "0x1234":
 				b.WriteString(fmt.Sprintf("0x%x", uint16(in.Imm)))
+			case in.Fmt == FmtSOPK && t.Lit == "4660": // a branch offset (s_call_b64): signed decimal
+				b.WriteString(strconv.Itoa(int(int16(in.Imm))))
 			case in.Fmt == FmtSMEM && t.Lit == "0x44":
 				b.WriteString(in.smemOffset())
 			case hasK(in.Info.Name) && t.Lit == "0x4000":

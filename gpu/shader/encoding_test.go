@@ -54,6 +54,8 @@ var encodingSamples = []string{
 	"v_mov_b32_dpp v0, v1 row_newbcast:15 row_mask:0xf bank_mask:0xf",
 	"v_fmac_f64_dpp v[0:1], v[2:3], v[4:5] row_newbcast:1 row_mask:0xf bank_mask:0xf",
 	"v_cvt_f32_f64_dpp v0, v[2:3] row_newbcast:2 row_mask:0xf bank_mask:0xf",
+	"ds_mskor_rtn_b32 v4, v9, v2, v3", "ds_wrxchg2_rtn_b32 v[10:11], v9, v7, v8 offset0:2 offset1:3", "ds_nop",
+	"s_call_b64 s[30:31], 4", "s_cbranch_cdbgsys 3",
 	"s_endpgm",
 }
 

@@ -416,6 +416,12 @@ func dsExec(name string) execFn {
 	switch name {
 	case "ds_swizzle_b32", "ds_permute_b32", "ds_bpermute_b32":
 		return dsCrossLane(name)
+	case "ds_nop":
+		return func(*wave, *Inst) error { return nil }
+	case "ds_mskor_b32", "ds_mskor_rtn_b32", "ds_mskor_b64", "ds_mskor_rtn_b64":
+		return dsMskor(strings.HasSuffix(name, "b64"), strings.Contains(name, "_rtn"))
+	case "ds_wrxchg2_rtn_b32", "ds_wrxchg2_rtn_b64", "ds_wrxchg2st64_rtn_b32", "ds_wrxchg2st64_rtn_b64":
+		return dsWrxchg2(strings.HasSuffix(name, "b64"), strings.Contains(name, "st64"))
 	}
 	n := strings.TrimPrefix(name, "ds_")
 	n = strings.TrimSuffix(n, "_rtn")
@@ -616,6 +622,79 @@ func dsCrossLane(name string) execFn {
 		for m := exec; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			dst[l] = out[l]
+		}
+		return nil
+	}
+}
+
+// dsLaneData reads data operand f of lane l (one dword, or a pair when wide).
+func dsLaneData(w *wave, in *Inst, f opField, l int, wide bool) uint64 {
+	r := in.Opnd[f] - opVGPR0
+	v := uint64(w.v[r][l])
+	if wide {
+		v |= uint64(w.v[r+1][l]) << 32
+	}
+	return v
+}
+
+func dsSetDst(w *wave, in *Inst, reg uint16, l int, v uint64, wide bool) {
+	w.v[reg][l] = uint32(v)
+	if wide {
+		w.v[reg+1][l] = uint32(v >> 32)
+	}
+}
+
+// dsMskor is DS_MSKOR_B32/B64: MEM = (MEM & ~DATA) | DATA2, the old value returned with _rtn.
+func dsMskor(wide, rtn bool) execFn {
+	sz := 4
+	if wide {
+		sz = 8
+	}
+	return func(w *wave, in *Inst) error {
+		if in.Gds {
+			return fmt.Errorf("%w: GDS", ErrUnimplemented)
+		}
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			mask, or := dsLaneData(w, in, fData0, l, wide), dsLaneData(w, in, fData1, l, wide)
+			a := uint64(w.v[in.Opnd[fAddr]-opVGPR0][l]) + uint64(in.Imm)
+			old, _ := w.atomicAt(spLDS, a, sz, func(o uint64) uint64 { return o&^mask | or })
+			if rtn {
+				dsSetDst(w, in, in.Opnd[fDst]-opVGPR0, l, old, wide)
+			}
+		}
+		return nil
+	}
+}
+
+// dsWrxchg2 is DS_WRXCHG2(ST64)_RTN_B32/B64: two exchanges at ADDR + offset0·size and ADDR +
+// offset1·size (size ·64 for st64) with DATA0 and DATA1, the two old values returned in order.
+func dsWrxchg2(wide, st64 bool) execFn {
+	sz := uint64(4)
+	if wide {
+		sz = 8
+	}
+	scale := sz
+	if st64 {
+		scale *= 64
+	}
+	return func(w *wave, in *Inst) error {
+		if in.Gds {
+			return fmt.Errorf("%w: GDS", ErrUnimplemented)
+		}
+		n := uint16(1)
+		if wide {
+			n = 2
+		}
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			base := uint64(w.v[in.Opnd[fAddr]-opVGPR0][l])
+			for half, f := range []opField{fData0, fData1} {
+				v := dsLaneData(w, in, f, l, wide)
+				a := base + uint64(in.Imm>>(8*half)&0xff)*scale
+				old, _ := w.atomicAt(spLDS, a, int(sz), func(uint64) uint64 { return v })
+				dsSetDst(w, in, in.Opnd[fDst]-opVGPR0+uint16(half)*n, l, old, wide)
+			}
 		}
 		return nil
 	}

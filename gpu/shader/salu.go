@@ -461,6 +461,16 @@ func init() {
 		}
 	}
 	reg("s_branch", branch(func(*wave) bool { return true }))
+	// The conditional-debug branches test STATUS.COND_DBG_SYS/USER, which only a debugger sets: never
+	// taken here.
+	reg("s_cbranch_cdbgsys s_cbranch_cdbguser s_cbranch_cdbgsys_or_user s_cbranch_cdbgsys_and_user",
+		branch(func(*wave) bool { return false }))
+	// S_CALL_B64: D = PC + 4, then a relative branch as S_BRANCH.
+	reg("s_call_b64", func(w *wave, in *Inst) error {
+		w.sset64(in.Opnd[fDst], w.pc+4)
+		w.pc = uint64(int64(w.pc) + 4*int64(int16(in.Imm)))
+		return nil
+	})
 	reg("s_cbranch_scc0", branch(func(w *wave) bool { return !w.scc }))
 	reg("s_cbranch_scc1", branch(func(w *wave) bool { return w.scc }))
 	reg("s_cbranch_vccz", branch(func(w *wave) bool { return w.vcc() == 0 }))

@@ -541,3 +541,64 @@ func TestFractAndMinMax64(t *testing.T) {
 		}
 	}
 }
+
+// TestDSMskorWrxchg2AndCall: ds_mskor_rtn_b32 (MEM = MEM & ~DATA | DATA2, old value returned),
+// ds_wrxchg2_rtn_b32 (two exchanges, both old values returned), and s_call_b64 into a subroutine that
+// returns with s_setpc_b64. Values worked by hand.
+func TestDSMskorWrxchg2AndCall(t *testing.T) {
+	code := asm(t, `
+	v_mov_b32 v9, 0
+	v_mov_b32 v1, 0xf0f0f0f0
+	ds_write_b32 v9, v1
+	v_mov_b32 v2, 0x000000ff
+	v_mov_b32 v3, 0x0000000a
+	ds_mskor_rtn_b32 v4, v9, v2, v3
+	v_mov_b32 v5, 0x11
+	v_mov_b32 v6, 0x22
+	ds_write_b32 v9, v5 offset:8
+	ds_write_b32 v9, v6 offset:12
+	v_mov_b32 v7, 0x33
+	v_mov_b32 v8, 0x44
+	ds_wrxchg2_rtn_b32 v[10:11], v9, v7, v8 offset0:2 offset1:3
+	s_waitcnt lgkmcnt(0)
+	ds_read_b32 v12, v9
+	ds_read2_b32 v[14:15], v9 offset0:2 offset1:3
+	s_mov_b32 s20, 0
+	s_call_b64 s[30:31], sub
+	s_waitcnt lgkmcnt(0)
+	v_mov_b32 v13, s20
+	global_store_dwordx2 v9, v[10:11], s[0:1]
+	global_store_dwordx4 v9, v[12:15], s[0:1] offset:8
+	global_store_dword v9, v4, s[0:1] offset:24
+	s_endpgm
+sub:
+	s_mov_b32 s20, 77
+	s_setpc_b64 s[30:31]
+`)
+	m, p := miniKernel(t, code)
+	var gs [4]byte
+	binary.LittleEndian.PutUint32(gs[:], 64) // group_segment_fixed_size
+	m.Write(0x1000, gs[:])
+	m.mapRange(0x100000, 0x1000)
+	p.KernargAddress = 0x100000
+	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 28)
+	m.Read(0x100000, got)
+	u := func(i int) uint32 { return binary.LittleEndian.Uint32(got[4*i:]) }
+	for i, c := range []struct {
+		want uint32
+		what string
+	}{
+		{0x11, "wrxchg2 old value at offset0"}, {0x22, "wrxchg2 old value at offset1"},
+		{0xf0f0f00a, "LDS after mskor: 0xf0f0f0f0 & ~0xff | 0x0a"}, {77, "s_call_b64 ran the subroutine and returned"},
+		{0x33, "LDS offset0 after the exchange"}, {0x44, "LDS offset1 after the exchange"},
+		{0xf0f0f0f0, "mskor returned the old value"},
+	} {
+		if u(i) != c.want {
+			t.Errorf("%s: %#x, want %#x", c.what, u(i), c.want)
+		}
+	}
+}
