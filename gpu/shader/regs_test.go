@@ -466,6 +466,10 @@ func TestRoundingModes(t *testing.T) {
 	v_add_f16 v24, v21, v23
 	v_mov_b32 v25, 0x3f800008
 	v_cvt_f16_f32 v25, v25
+	v_mul_legacy_f32 v28, 1.0, v1
+	v_mov_b32 v26, 0x3c003c00
+	v_mov_b32 v27, 0x04000400
+	v_pk_add_f16 v26, v26, v27
 	v_mov_b32 v0, 0
 	global_store_dwordx4 v0, v[2:5], s[0:1]
 	global_store_dwordx4 v0, v[6:9], s[0:1] offset:16
@@ -473,19 +477,20 @@ func TestRoundingModes(t *testing.T) {
 	global_store_dwordx4 v0, v[12:15], s[0:1] offset:36
 	global_store_dword v0, v20, s[0:1] offset:52
 	global_store_dwordx2 v0, v[24:25], s[0:1] offset:56
+	global_store_dword v0, v26, s[0:1] offset:64
 	s_endpgm
 `
 	// v1 = 2^-30. v[8:9] = 1.0 (f64), v[10:11] = 2^-510 as an f64 (hi word 0x10000000, lo 0) — then v11
 	// is overwritten by the fma after the f64 add has read it.
-	want := [4][16]uint32{
+	want := [4][17]uint32{
 		// v2 1+2^-30, v3 -1-2^-30, v4 2·max, v5 2^-149·0.5, v6 f32(2^31-1), v7 f32(1.0 f64), v8:v9 1+2^-510,
 		// v11 fma, v12 mad, v13 div_fmas (VCC 0: an fma), v14:v15 packed add (1+2^-30 in both halves),
 		// v20 f16 fma 1·1+2^-14 into the high half (op_sel[3]; low half 0x1234 kept), v24 f16 1+2^-14,
-		// v25 f16(f32 1+2^-20)
-		{0x3f800000, 0xbf800000, 0x7f800000, 0, 0x4f000000, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3c001234, 0x3c00, 0x3c00},
-		{0x3f800001, 0xbf800000, 0x7f800000, 1, 0x4f000000, 0x3f800000, 1, 0x3ff00000, 0x3f800001, 0x3f800001, 0x3f800001, 0x3f800001, 0x3f800001, 0x3c011234, 0x3c01, 0x3c01},
-		{0x3f800000, 0xbf800001, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3c001234, 0x3c00, 0x3c00},
-		{0x3f800000, 0xbf800000, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3c001234, 0x3c00, 0x3c00},
+		// v25 f16(f32 1+2^-20), v26 packed f16 1+2^-14 in both halves
+		{0x3f800000, 0xbf800000, 0x7f800000, 0, 0x4f000000, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3c001234, 0x3c00, 0x3c00, 0x3c003c00},
+		{0x3f800001, 0xbf800000, 0x7f800000, 1, 0x4f000000, 0x3f800000, 1, 0x3ff00000, 0x3f800001, 0x3f800001, 0x3f800001, 0x3f800001, 0x3f800001, 0x3c011234, 0x3c01, 0x3c01, 0x3c013c01},
+		{0x3f800000, 0xbf800001, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3c001234, 0x3c00, 0x3c00, 0x3c003c00},
+		{0x3f800000, 0xbf800000, 0x7f7fffff, 0, 0x4effffff, 0x3f800000, 0, 0x3ff00000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3c001234, 0x3c00, 0x3c00, 0x3c003c00},
 	}
 	for mode := 0; mode < 4; mode++ {
 		code := asm(t, strings.Replace(src, "@ROUND@", strconv.Itoa(mode|mode<<2), 1))
@@ -496,7 +501,7 @@ func TestRoundingModes(t *testing.T) {
 		if _, err := Dispatch(context.Background(), m, p); err != nil {
 			t.Fatalf("mode %d: %v", mode, err)
 		}
-		got := make([]byte, 64)
+		got := make([]byte, 68)
 		m.Read(0x100000, got)
 		for i, w := range want[mode] {
 			if g := binary.LittleEndian.Uint32(got[4*i:]); g != w {
@@ -504,10 +509,10 @@ func TestRoundingModes(t *testing.T) {
 			}
 		}
 	}
-	bad := asm(t, "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 1\nv_mul_legacy_f32 v1, v2, v3\ns_endpgm\n")
+	bad := asm(t, "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 1\nv_dot2_f32_f16 v1, v2, v3, v4\ns_endpgm\n")
 	m2, p2 := miniKernel(t, bad)
 	if _, err := Dispatch(context.Background(), m2, p2); !errors.Is(err, ErrUnimplemented) {
-		t.Errorf("v_mul_legacy_f32 toward +inf: %v, want ErrUnimplemented", err)
+		t.Errorf("v_dot2_f32_f16 toward +inf: %v, want ErrUnimplemented", err)
 	}
 }
 

@@ -297,6 +297,29 @@ func init() {
 			}
 		}
 	}
+	// DX9 legacy multiply (0 · anything = 0) and multiply-add, rounded in the mode.
+	legacy := func(m big.RoundingMode, a, b uint32) float64 {
+		if a&0x7fffffff == 0 || b&0x7fffffff == 0 {
+			return float64(f32((a ^ b) & 0x80000000))
+		}
+		x, y := float64(f32(a)), float64(f32(b))
+		if math.IsInf(x, 0) || math.IsNaN(x) || math.IsInf(y, 0) || math.IsNaN(y) {
+			return x * y
+		}
+		return roundTo(bigMul(exact(x), exact(y)), fpF32, m)
+	}
+	directedTab["v_mul_legacy_f32"] = func(m big.RoundingMode) execFn {
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(legacy(m, a, b))) })
+	}
+	directedTab["v_mad_legacy_f32"] = func(m big.RoundingMode) execFn {
+		return v32(tF32, 3, func(a, b, c uint32) uint32 {
+			p, z := legacy(m, a, b), float64(f32(c))
+			if math.IsInf(p, 0) || math.IsNaN(p) || math.IsInf(z, 0) || math.IsNaN(z) {
+				return u32(float32(p + z))
+			}
+			return uint32(toFormat(fpF32, roundTo(bigAdd(exact(p), exact(z)), fpF32, m)))
+		})
+	}
 	// packed f32 (VOP3P): the same rounding on both halves.
 	for _, p := range []struct {
 		name string
@@ -433,6 +456,23 @@ func init() {
 				}
 				return uint32(toFormat(fpF16, roundTo(exact(v), fpF16, m)))
 			}
+		}
+	}
+	// packed binary16 (VOP3P): the same rounding on both halves.
+	for _, p := range []struct {
+		name string
+		n    int
+		g    func(a, b, c *big.Float) *big.Float
+		near func(a, b, c float64) float64
+	}{
+		{"v_pk_add_f16", 2, func(a, b, _ *big.Float) *big.Float { return bigAdd(a, b) }, func(a, b, _ float64) float64 { return a + b }},
+		{"v_pk_mul_f16", 2, func(a, b, _ *big.Float) *big.Float { return bigMul(a, b) }, func(a, b, _ float64) float64 { return a * b }},
+		{"v_pk_fma_f16", 3, bigFMA, func(a, b, c float64) float64 { return a*b + c }},
+	} {
+		p := p
+		directedTab[p.name] = func(m big.RoundingMode) execFn {
+			h := directed(fpF16, m, p.near, p.g)
+			return h16pk(p.n, true, func(a, b, c uint32, _ bool) uint32 { return uint32(h(h16f(a), h16f(b), h16f(c))) })
 		}
 	}
 	f16Directed["v_cvt_f16_u16"] = conv(func(a uint32) float64 { return float64(uint16(a)) })
