@@ -61,6 +61,8 @@ func (in *Inst) String() string {
 				b.WriteString(fmt.Sprintf("0x%x", uint16(in.Imm)))
 			case in.Fmt == FmtSOPK && t.Lit == "4660": // a branch offset (s_call_b64): signed decimal
 				b.WriteString(strconv.Itoa(int(int16(in.Imm))))
+			case in.Fmt == FmtSOPC && in.Info.Name == "s_set_gpr_idx_on":
+				b.WriteString(gprIdxText(uint32(in.Opnd[fSrc1])))
 			case in.Fmt == FmtSMEM && t.Lit == "0x44":
 				b.WriteString(in.smemOffset())
 			case hasK(in.Info.Name) && t.Lit == "0x4000":
@@ -430,7 +432,13 @@ func (in *Inst) sopp(b *strings.Builder) {
 		return
 	}
 	switch name {
-	case "s_trap", "s_setkill", "s_sethalt", "s_setprio", "s_nop", "s_sleep", "s_set_gpr_idx_mode", "s_endpgm":
+	case "s_set_gpr_idx_mode":
+		b.WriteString(" " + gprIdxText(uint32(imm)))
+		return
+	case "s_sendmsg", "s_sendmsghalt":
+		b.WriteString(" " + sendmsgText(imm))
+		return
+	case "s_trap", "s_setkill", "s_sethalt", "s_setprio", "s_nop", "s_sleep", "s_endpgm":
 		fmt.Fprintf(b, " %d", imm)
 		return
 	}
@@ -540,4 +548,50 @@ func swizzleName(imm uint16) string {
 		}
 	}
 	return `swizzle(BITMASK_PERM,"` + m.String() + `")`
+}
+
+// gprIdxText prints a VGPR index mode as LLVM's printVGPRIndexMode: gpr_idx(SRC0,SRC1,SRC2,DST) for
+// the enable bits, hex when other bits are set.
+func gprIdxText(v uint32) string {
+	if v&^0xf != 0 {
+		return fmt.Sprintf("0x%x", v)
+	}
+	var p []string
+	for i, n := range []string{"SRC0", "SRC1", "SRC2", "DST"} {
+		if v>>i&1 != 0 {
+			p = append(p, n)
+		}
+	}
+	return "gpr_idx(" + strings.Join(p, ",") + ")"
+}
+
+// sendmsgText prints an s_sendmsg SIMM16 as LLVM 14's printSendMsg for GFX9: id[3:0], op[6:4],
+// stream[9:8]; symbolic when the message, operation and stream are valid, else numeric.
+func sendmsgText(imm uint16) string {
+	id, op, stream := imm&0xf, imm>>4&7, imm>>8&3
+	name, ok := msgNames[id]
+	valid := ok
+	var opName string
+	switch id {
+	case 2, 3: // MSG_GS, MSG_GS_DONE: GS_OP_NOP (GS_DONE only, no stream), CUT, EMIT, EMIT_CUT
+		opName = [...]string{"GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT", "", "", "", ""}[op]
+		valid = valid && opName != "" && (op != 0 || id == 3 && stream == 0)
+	case msgSysMsg:
+		opName = [...]string{"", "SYSMSG_OP_ECC_ERR_INTERRUPT", "SYSMSG_OP_REG_RD", "SYSMSG_OP_HOST_TRAP_ACK",
+			"SYSMSG_OP_TTRACE_PC", "", "", ""}[op]
+		valid = valid && opName != "" && stream == 0
+	default:
+		valid = valid && op == 0 && stream == 0
+	}
+	switch {
+	case valid && opName == "":
+		return "sendmsg(" + name + ")"
+	case valid && (id == 2 || id == 3) && op != 0:
+		return fmt.Sprintf("sendmsg(%s, %s, %d)", name, opName, stream)
+	case valid:
+		return "sendmsg(" + name + ", " + opName + ")"
+	case imm>>10 == 0 && imm>>7&1 == 0:
+		return fmt.Sprintf("sendmsg(%d, %d, %d)", id, op, stream)
+	}
+	return fmt.Sprint(imm)
 }

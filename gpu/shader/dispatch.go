@@ -43,6 +43,9 @@ type DispatchParams struct {
 	// GroupDone, if not nil, is called after each work-group completes with its flattened index
 	// (the dispatcher's work-group distribution: kfd assigns groups to CUs with it).
 	GroupDone func(group uint64)
+	// Interrupt, if not nil, receives each host interrupt a wave raises with s_sendmsg(MSG_INTERRUPT)
+	// (rare.go); they are counted in Stats.Interrupts either way.
+	Interrupt func(Interrupt)
 }
 
 // KernelDescriptor is the code object V3+ kernel descriptor (AMDGPUUsage "Kernel Descriptor"), or the
@@ -144,6 +147,7 @@ type RegParams struct {
 	MaxWaveInstructions uint64          // per-wave hang guard; 0 = 1<<32
 	Kill                <-chan struct{} // as DispatchParams.Kill
 	GroupDone           func(group uint64)
+	Interrupt           func(Interrupt) // as DispatchParams.Interrupt
 }
 
 // PreemptedError is returned when the context ends: at a work-group boundary (dispatch again
@@ -200,6 +204,7 @@ type launch struct {
 	maxSteps            uint64
 	kill                <-chan struct{}
 	groupDone           func(uint64)
+	interrupt           func(Interrupt)
 }
 
 type dispatch struct {
@@ -217,6 +222,7 @@ type Stats struct {
 	WaveInstructions uint64
 	Waves            uint64
 	Groups           uint64
+	Interrupts       uint64 // s_sendmsg(MSG_INTERRUPT) host interrupts raised (rare.go)
 }
 
 type group struct {
@@ -263,7 +269,8 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
 		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize,
-		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, groupDone: p.GroupDone}
+		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, groupDone: p.GroupDone,
+		interrupt: p.Interrupt}
 	if kd.Flags>>10&1 != 0 && !kd.V2 {
 		return l, fmt.Errorf("%w: wave32 descriptor on gfx90a", ErrBadDispatch)
 	}
@@ -328,7 +335,7 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	l := launch{pgm: r.PgmAddr, rsrc1: r.RSRC1, rsrc2: r.RSRC2, rsrc3: r.RSRC3, user: r.UserData, wg: r.WorkgroupSize,
 		scratchBase: r.ScratchBase, scratchSize: r.ScratchSize, ap: r.Apertures, start: r.StartGroup,
-		maxSteps: r.MaxWaveInstructions, kill: r.Kill, groupDone: r.GroupDone}
+		maxSteps: r.MaxWaveInstructions, kill: r.Kill, groupDone: r.GroupDone, interrupt: r.Interrupt}
 	for i := 0; i < 3; i++ {
 		l.grid[i] = uint64(r.NumGroups[i]) * uint64(r.WorkgroupSize[i])
 	}
@@ -584,10 +591,23 @@ func (d *dispatch) run(w *wave) error {
 }
 
 func (d *dispatch) step(w *wave, in *Inst) (err error) {
+	pc := w.pc
+	if w.mode&(modeGPRIdxEn|modeVSkip) != 0 { // VSKIP and VGPR index mode (rare.go); free when both are off
+		if w.mode&modeVSkip != 0 && isVector(in.Fmt) {
+			w.pc += uint64(in.Size)
+			return nil
+		}
+		if w.mode&modeGPRIdxEn != 0 {
+			in2, err := w.gprIndexed(in)
+			if err != nil {
+				return &WaveError{PC: pc, Inst: in.String(), Err: err}
+			}
+			in = in2
+		}
+	}
 	if in.exec == nil {
 		return &WaveError{PC: w.pc, Inst: in.String(), Err: ErrUnimplemented}
 	}
-	pc := w.pc
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(waveErr)

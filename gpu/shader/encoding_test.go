@@ -56,6 +56,21 @@ var encodingSamples = []string{
 	"v_cvt_f32_f64_dpp v0, v[2:3] row_newbcast:2 row_mask:0xf bank_mask:0xf",
 	"ds_mskor_rtn_b32 v4, v9, v2, v3", "ds_wrxchg2_rtn_b32 v[10:11], v9, v7, v8 offset0:2 offset1:3", "ds_nop",
 	"s_call_b64 s[30:31], 4", "s_cbranch_cdbgsys 3",
+	// rare.go / rare_mem.go
+	"ds_write_addtid_b32 v5 offset:16", "ds_read_addtid_b32 v5 offset:16", "ds_append v3 offset:8", "ds_consume v3",
+	"ds_condxchg32_rtn_b64 v[2:3], v1, v[4:5] offset:8", "ds_wrap_rtn_b32 v1, v2, v3, v4 offset:4",
+	"s_set_gpr_idx_on s2, gpr_idx(SRC0,DST)", "s_set_gpr_idx_on 5, gpr_idx(SRC1,SRC2)", "s_set_gpr_idx_mode gpr_idx(SRC0,DST)",
+	"s_set_gpr_idx_mode gpr_idx()", "s_set_gpr_idx_off", "s_set_gpr_idx_idx s3",
+	"s_sendmsg sendmsg(MSG_INTERRUPT)", "s_sendmsg sendmsg(MSG_GS, GS_OP_EMIT, 1)", "s_sendmsg sendmsg(MSG_GS_DONE, GS_OP_NOP)",
+	"s_sendmsg sendmsg(MSG_SYSMSG, SYSMSG_OP_REG_RD)", "s_sendmsg sendmsg(11, 0, 0)", "s_sendmsg 0x1234",
+	"s_sendmsghalt sendmsg(MSG_INTERRUPT)", "s_sethalt 1", "s_setvskip s1, 3", "s_cbranch_join s4",
+	"s_cbranch_g_fork s[2:3], s[4:5]", "s_cbranch_i_fork s[2:3], -3", "s_rfe_b64 s[2:3]", "s_rfe_restore_b64 s[2:3], s4",
+	"s_endpgm_saved", "s_endpgm_ordered_ps_done", "v_cubeid_f32 v0, v1, -v2, |v3|", "v_cubema_f32 v0, s1, v2, 1.0 mul:2",
+	"v_qsad_pk_u16_u8 v[0:1], v[2:3], v4, v[6:7]", "v_mqsad_u32_u8 v[0:3], v[4:5], v6, v[8:11]",
+	"v_cvt_pkaccum_u8_f32 v0, v1, 2", "v_cvt_off_f32_i4_e32 v0, v1", "v_exp_legacy_f32_e64 v0, -v1 clamp",
+	"v_log_legacy_f32_e32 v0, s3", "buffer_load_format_xyzw v[0:3], v4, s[8:11], 0 idxen",
+	"buffer_store_format_d16_xy v1, off, s[8:11], s2 offset:16", "buffer_load_format_d16_hi_x v1, v2, s[8:11], 0 offen",
+	"buffer_store_format_x v1, v[2:3], s[8:11], 0 idxen offen offset:8",
 	"s_endpgm",
 }
 

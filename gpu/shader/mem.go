@@ -314,6 +314,9 @@ func (w *wave) flatAddr(a uint64, l, k int) (int, uint64) {
 }
 
 func vmemExec(name string) execFn {
+	if strings.HasPrefix(name, "buffer_") && strings.Contains(name, "_format_") {
+		return bufFormatExec(name) // typed MUBUF loads and stores, rare_mem.go
+	}
 	m, ok := parseMemOp(name)
 	if !ok {
 		return nil
@@ -418,6 +421,8 @@ func dsExec(name string) execFn {
 		return dsCrossLane(name)
 	case "ds_nop":
 		return func(*wave, *Inst) error { return nil }
+	case "ds_append", "ds_consume", "ds_read_addtid_b32", "ds_write_addtid_b32", "ds_condxchg32_rtn_b64", "ds_wrap_rtn_b32":
+		return dsRare(name) // rare_mem.go
 	case "ds_mskor_b32", "ds_mskor_rtn_b32", "ds_mskor_b64", "ds_mskor_rtn_b64":
 		return dsMskor(strings.HasSuffix(name, "b64"), strings.Contains(name, "_rtn"))
 	case "ds_wrxchg2_rtn_b32", "ds_wrxchg2_rtn_b64", "ds_wrxchg2st64_rtn_b32", "ds_wrxchg2st64_rtn_b64":

@@ -1145,7 +1145,7 @@ var tabDS = map[uint16]opInfo{
 	0x13: {"ds_max_f32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
 	0x14: {"ds_nop", []opTmpl{}},
 	0x15: {"ds_add_f32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x1d: {"ds_write_addtid_b32", []opTmpl{{Lit: "v0"}}},
+	0x1d: {"ds_write_addtid_b32", []opTmpl{{F: fData0, W: 1, C: 'v'}}},
 	0x1e: {"ds_write_b8", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
 	0x1f: {"ds_write_b16", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
 	0x20: {"ds_add_rtn_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},

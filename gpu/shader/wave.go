@@ -84,10 +84,10 @@ type wave struct {
 	bar   bool // waiting at s_barrier
 	g     *group
 	d     *dispatch
-	tmp   [6][lanes]uint32
+	tmp   [7][lanes]uint32 // constant broadcasts (0-2), modifier copy (3), flushed or SDWA-extracted sources (4-6)
 	tmp64 [3][lanes]uint64
 	steps uint64
-	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ...)
+	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ..., GPR_IDX_EN[27], VSKIP[28], CSP[31:29])
 }
 
 func (w *wave) exec() uint64     { return uint64(w.s[opExecLo]) | uint64(w.s[opExecHi])<<32 }

@@ -150,19 +150,7 @@ func init() {
 		}
 		return d
 	}))
-	// V_CVT_PK_U8_F32: byte S1[1:0] of S2 replaced by (u8)S0, rounded to nearest and clamped.
-	reg("v_cvt_pk_u8_f32", v32(tF32, 3, func(a, b, c uint32) uint32 {
-		x := math.RoundToEven(float64(f32(a)))
-		v := uint32(0)
-		switch {
-		case x >= 255:
-			v = 255
-		case x > 0:
-			v = uint32(x)
-		}
-		sh := 8 * (b & 3)
-		return c&^(0xff<<sh) | v<<sh
-	}))
+	// V_CVT_PK_U8_F32: rare.go (cvtPkU8).
 	reg("v_nop v_clrexcp", func(*wave, *Inst) error { return nil })
 
 	// 64-bit rounding
