@@ -3,6 +3,7 @@ package kfd
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"syscall"
 	"time"
 
@@ -188,6 +189,55 @@ func (p *Process) SignalInterrupt(id uint32) {
 			word64(p.evt.page[8*id:]).Store(slotUnsignalled)
 		}
 		p.signalLocked(ev)
+	}
+}
+
+// SignalEventInterrupt is kfd_signal_event_interrupt(pasid, partial_id, valid_id_bits) as the v9
+// interrupt handler calls it for a wave's s_sendmsg(MSG_INTERRUPT) (kfd_int_process_v9.c: the
+// SQ_INTERRUPT_MSG source with its 24 data bits, M0[23:0]): the event with that id is set if its slot
+// in the signal page was written (lookup_signaled_event_by_partial_id); if none matches, every event
+// whose slot was written is set (the exhaustive search). Each event set has its slot acknowledged.
+func (p *Process) SignalEventInterrupt(partial uint32, validBits uint) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	page := p.evt.page
+	if page == nil {
+		return
+	}
+	written := func(id uint32) bool {
+		return int(id) < signalSlots && word64(page[8*id:]).Load() != slotUnsignalled
+	}
+	set := func(id uint32, ev *event) { // set_event_from_interrupt: acknowledge_signal, then set_event
+		if ev == nil || ev.typ != abi.KFD_IOC_EVENT_SIGNAL && ev.typ != abi.KFD_IOC_EVENT_DEBUG_EVENT {
+			return // event_can_be_gpu_signaled
+		}
+		word64(page[8*id:]).Store(slotUnsignalled)
+		p.signalLocked(ev)
+	}
+	if int(partial) < signalSlots {
+		step := uint32(0)
+		if validBits < 32 && 1<<validBits < signalSlots {
+			step = 1 << validBits // a partial id: every id with the same low bits
+		}
+		for id := partial; int(id) < signalSlots; id += step {
+			if ev := p.events[id]; ev != nil && written(id) {
+				set(id, ev)
+				return
+			}
+			if step == 0 {
+				break
+			}
+		}
+	}
+	ids := make([]uint32, 0, len(p.events))
+	for id := range p.events {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // idr_for_each_entry order
+	for _, id := range ids {
+		if written(id) {
+			set(id, p.events[id])
+		}
 	}
 }
 
