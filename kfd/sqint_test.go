@@ -18,10 +18,10 @@ var sendmsgKernel = []uint32{
 	0x7E020280,             // v_mov_b32 v1, 0
 	0x7E040280,             // v_mov_b32 v2, 0
 	0xDC748000, 0x00040002, // global_store_dwordx2 v2, v[0:1], s[4:5]
-	0xBF8C0F70,             // s_waitcnt vmcnt(0)
-	0xBEFC0006,             // s_mov_b32 m0, s6
-	0xBF900001,             // s_sendmsg sendmsg(MSG_INTERRUPT)
-	0xBF810000,             // s_endpgm
+	0xBF8C0F70, // s_waitcnt vmcnt(0)
+	0xBEFC0006, // s_mov_b32 m0, s6
+	0xBF900001, // s_sendmsg sendmsg(MSG_INTERRUPT)
+	0xBF810000, // s_endpgm
 }
 
 // TestSendmsgInterruptSignalsEvent: a wave's s_sendmsg(MSG_INTERRUPT) reaches
