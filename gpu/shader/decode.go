@@ -459,7 +459,23 @@ func Decode(w []uint32) (Inst, error) {
 	if err != nil {
 		return in, err
 	}
+	// Implicit operands made explicit once here, so that execution needs no per-call copy of the
+	// instruction: MUBUF loads and returning atomics write VDATA; v_fmac/v_mac add the destination.
+	switch {
+	case in.Fmt == FmtMUBUF:
+		in.Opnd[fDst] = in.Opnd[fData0]
+	case in.Info != nil && accumulates(baseName(in.Info.Name)):
+		in.Opnd[fSrc2] = in.Opnd[fDst]
+	}
 	return in, nil
+}
+
+func accumulates(name string) bool {
+	switch name {
+	case "v_fmac_f32", "v_mac_f32", "v_fmac_f64":
+		return true
+	}
+	return false
 }
 
 func (in *Inst) tmplHas(f opField) bool {

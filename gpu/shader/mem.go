@@ -169,7 +169,7 @@ func swizzle(priv uint32, lane int) uint64 {
 // laneAccess performs one lane's load/store/atomic of a vector memory instruction. addr(k) gives the
 // address of dword k (so scratch swizzling can split multi-dword accesses).
 func (w *wave) laneAccess(in *Inst, m memOp, l int, addr func(k int) (space int, a uint64)) error {
-	var buf [16]byte
+	buf := w.mbuf[:16]
 	for k := 0; k < m.dwords; k++ {
 		if m.atomic != "" && k > 0 {
 			break
@@ -376,10 +376,7 @@ func vmemExec(name string) execFn {
 			if e != nil {
 				return e
 			}
-			av := in.Opnd[fAddr] - opVGPR0
-			in2 := *in // MUBUF loads and returning atomics write VDATA
-			in2.Opnd[fDst] = in.Opnd[fData0]
-			in := &in2
+			av := in.Opnd[fAddr] - opVGPR0 // (loads and returning atomics write VDATA: Decode set fDst)
 			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
 				l := bits.TrailingZeros64(mm)
 				off := uint32(in.Imm)

@@ -532,7 +532,7 @@ func smemStore(w *wave, in *Inst) error {
 		return fmt.Errorf("%w: SMEM data %s", ErrIllegal, regName(in.Opnd[fDst], n))
 	}
 	addr := smemAddr(w, in) &^ 3
-	var buf [16]byte
+	buf := w.mbuf[:16]
 	for i := 0; i < n; i++ {
 		binary.LittleEndian.PutUint32(buf[4*i:], w.s[int(in.Opnd[fDst])+i])
 	}
@@ -583,8 +583,7 @@ func smemLoad(w *wave, in *Inst) error {
 	if int(in.Opnd[fDst])+n > 102 {
 		return fmt.Errorf("%w: SMEM destination", ErrIllegal)
 	}
-	var buf [64]byte
-	p := buf[:4*n]
+	p := w.mbuf[:4*n]
 	if err := w.d.mem.Read(addr&^3, p); err != nil {
 		return w.fault(in, addr, false, err)
 	}

@@ -373,21 +373,10 @@ func init() {
 		k := in.Lit
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return fma32(a, k, b) })(w, in)
 	})
-	// v_fmac/v_mac: the destination is the addend.
-	accum := func(f func(a, b, c uint32) uint32) execFn {
-		return func(w *wave, in *Inst) error {
-			in2 := *in
-			in2.Opnd[fSrc2] = in.Opnd[fDst]
-			return v32(tF32, 3, f)(w, &in2)
-		}
-	}
-	reg("v_fmac_f32", accum(fma32))
-	reg("v_mac_f32", accum(func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
-	reg("v_fmac_f64", func(w *wave, in *Inst) error {
-		in2 := *in
-		in2.Opnd[fSrc2] = in.Opnd[fDst]
-		return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) })(w, &in2)
-	})
+	// v_fmac/v_mac: the destination is the addend (Decode puts it in src2).
+	reg("v_fmac_f32", v32(tF32, 3, fma32))
+	reg("v_mac_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
+	reg("v_fmac_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
 	reg("v_cvt_f32_u32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a)) }))
 	reg("v_cvt_f32_i32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(int32(a))) }))
 	reg("v_cvt_u32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToU32(f32(a)) }))
