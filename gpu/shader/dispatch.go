@@ -557,9 +557,9 @@ func resolve(in *Inst) execFn {
 			return vopcExec(name)
 		}
 	case FmtDS:
-		return dsExec(name)
+		return vregChecked(dsExec(name))
 	case FmtFLAT, FmtGLOBAL, FmtSCRATCH, FmtMUBUF:
-		return vmemExec(name)
+		return vregChecked(vmemExec(name))
 	}
 	return withRounding(baseName(name), execTab[baseName(name)])
 }
@@ -612,7 +612,7 @@ func (d *dispatch) step(w *wave, in *Inst) (err error) {
 		if r := recover(); r != nil {
 			e, ok := r.(waveErr)
 			if !ok {
-				e = waveErr{fmt.Errorf("%w: %v", ErrIllegal, r)}
+				e = waveErr{fmt.Errorf("%w: %v", ErrInternal, r)}
 			}
 			err = &WaveError{PC: pc, Inst: in.String(), Err: e.err}
 		}

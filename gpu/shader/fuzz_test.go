@@ -50,6 +50,9 @@ func FuzzDecodeStep(f *testing.F) {
 		var we *WaveError
 		var fe *Fault
 		var te *TrapError
+		if errors.Is(err, ErrInternal) {
+			t.Fatalf("interpreter bug: %v", err)
+		}
 		if err != nil && !errors.As(err, &we) && !errors.As(err, &fe) && !errors.As(err, &te) && !errors.Is(err, ErrBadDispatch) {
 			t.Fatalf("unexpected error type %T: %v", err, err)
 		}
@@ -80,6 +83,9 @@ func FuzzKernelDescriptor(f *testing.F) {
 		var we *WaveError
 		var fe *Fault
 		var te *TrapError
+		if errors.Is(err, ErrInternal) {
+			t.Fatalf("interpreter bug: %v", err)
+		}
 		if err != nil && !errors.As(err, &we) && !errors.As(err, &fe) && !errors.As(err, &te) && !errors.Is(err, ErrBadDispatch) &&
 			!errors.Is(err, ErrUnimplemented) {
 			t.Fatalf("unexpected error type %T: %v", err, err)

@@ -701,3 +701,48 @@ func dsWrxchg2(wide, st64 bool) execFn {
 		return nil
 	}
 }
+
+// vregChecked runs checkVRegs before a memory instruction's routine (resolve wraps every DS and
+// vector-memory routine with it).
+func vregChecked(fn execFn) execFn {
+	if fn == nil {
+		return nil
+	}
+	return func(w *wave, in *Inst) error {
+		if err := w.checkVRegs(in); err != nil {
+			return err
+		}
+		return fn(w, in)
+	}
+}
+
+// checkVRegs checks, once per instruction, that every vector-register operand of a memory
+// instruction lies inside the register file for the width LLVM's template gives it (a client's
+// code can name a[255] as the first of four data registers).
+func (w *wave) checkVRegs(in *Inst) error {
+	for _, t := range in.Info.Ops {
+		if t.Lit != "" || t.C == 's' {
+			continue
+		}
+		switch t.F {
+		case fAddr, fData0, fData1, fDst:
+			c := in.Opnd[t.F]
+			if c == opOff {
+				continue
+			}
+			if c < opVGPR0 || int(c-opVGPR0)+int(t.W) > len(w.v) {
+				return fmt.Errorf("%w: register %s beyond the register file", ErrIllegal, regName(c, int(t.W)))
+			}
+		}
+	}
+	if in.Glc && in.Fmt != FmtDS && strings.Contains(in.Info.Name, "atomic") { // the returned value (not in the template)
+		n := in.dataWidth()
+		if strings.Contains(in.Info.Name, "cmpswap") {
+			n /= 2
+		}
+		if c := in.Opnd[fDst]; c < opVGPR0 || int(c-opVGPR0)+n > len(w.v) {
+			return fmt.Errorf("%w: register %s beyond the register file", ErrIllegal, regName(c, n))
+		}
+	}
+	return nil
+}

@@ -43,6 +43,10 @@ var ErrUnimplemented = errors.New("shader: unimplemented instruction")
 // ErrIllegal is wrapped by the error of an undecodable instruction.
 var ErrIllegal = errors.New("shader: illegal instruction")
 
+// ErrInternal wraps a panic inside an instruction's routine: a bug of the interpreter, not of the
+// program. The wave stops (the daemon never panics on client code) and fuzzers treat it as a failure.
+var ErrInternal = errors.New("shader: internal error")
+
 // ErrStepLimit stops a wave that executed DispatchParams.MaxWaveInstructions instructions (hang guard).
 var ErrStepLimit = errors.New("shader: wave instruction limit reached")
 
