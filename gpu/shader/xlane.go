@@ -261,21 +261,21 @@ func init() {
 	// S_MOVRELS: D = SGPR[S0 + M0]; S_MOVRELD: SGPR[D + M0] = S0.
 	movrel := func(src, wide bool) execFn {
 		return func(w *wave, in *Inst) error {
-			m0 := w.s[opM0]
-			s, d := uint32(in.Opnd[fSrc0]), uint32(in.Opnd[fDst])
+			m0 := uint64(w.s[opM0])
+			s, d := uint64(in.Opnd[fSrc0]), uint64(in.Opnd[fDst])
 			if src {
 				s += m0
 			} else {
 				d += m0
 			}
-			n := uint32(1)
+			n := uint64(1)
 			if wide {
 				n = 2
 			}
-			if s+n > 102 || d+n > 102 {
+			if s+n > 102 || d+n > 102 { // 64-bit sums: M0 near 2^32 must not wrap into range
 				return fmt.Errorf("%w: s_movrel beyond the SGPRs (M0 = %d)", ErrIllegal, m0)
 			}
-			for i := uint32(0); i < n; i++ {
+			for i := uint64(0); i < n; i++ {
 				w.s[d+i] = w.s[s+i]
 			}
 			return nil
