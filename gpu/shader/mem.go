@@ -189,7 +189,11 @@ func (w *wave) laneAccess(in *Inst, m memOp, l int, addr func(k int) (space int,
 			if f == nil {
 				return fmt.Errorf("%w: atomic %s", ErrUnimplemented, m.atomic)
 			}
-			dv := w.v[in.Opnd[fData0]-opVGPR0 : in.Opnd[fData0]-opVGPR0+uint16(2*m.dwords)]
+			nd := uint16(m.dwords) // data registers: the value, and for cmpswap the compare value too
+			if m.atomic == "cmpswap" {
+				nd *= 2
+			}
+			dv := w.v[in.Opnd[fData0]-opVGPR0 : in.Opnd[fData0]-opVGPR0+nd]
 			var v, c uint64
 			if m.atomic == "cmpswap" {
 				if m.wide {
