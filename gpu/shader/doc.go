@@ -11,6 +11,13 @@
 // DispatchParams.ScratchBase with the per-lane dword interleave (private segment swizzle). The opcode tables
 // (optab_gen.go) are generated from llvm-mc-14 by testdata/gen_optab.py.
 //
-// Concurrency: a Dispatch call owns all its state; there are no package-level mutable variables after init
-// and no locks. Concurrent Dispatch calls are safe if the Memory is.
+// Files by unit: salu.go (SALU, SMEM, branches), valu.go and transcendental.go (32/64-bit VALU), f16.go
+// (16-bit VALU, packed, dot, mix), mfma.go (matrix cores), xlane.go (cross-lane and bit operations),
+// vopc.go (compares, class), dppsdwa.go, mem.go (vector memory, DS), round.go (MODE rounding),
+// trigpreop.go, rare.go and rare_mem.go (legacy, graphics-only and typed-buffer forms). STATUS.md lists
+// what is implemented, the decisions where the ISA is silent, and the opcodes left.
+//
+// Concurrency: a Dispatch call owns all its state; there are no locks, and the only package-level state
+// written after init is the 2/π table of v_trig_preop_f64, computed once under a sync.Once. Concurrent
+// Dispatch calls are safe if the Memory is.
 package shader
