@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/doorbell"
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/mmu"
 )
@@ -604,6 +605,10 @@ func (q *queue) fail(err error) {
 	q.mu.Lock()
 	q.lastErr = err.Error()
 	q.mu.Unlock()
+	if errors.Is(err, shader.ErrInternal) { // the interpreter's fault, not the program's: worth a report
+		q.p.d.log.Error("queue error: kfdemu interpreter bug", "tgid", q.p.tgid, "queue", q.id, "err", err)
+		return
+	}
 	q.p.d.log.Warn("queue error", "tgid", q.p.tgid, "queue", q.id, "type", queueTypeName(q.args.QueueType), "err", err)
 }
 
