@@ -339,6 +339,11 @@ func vmemExec(name string) execFn {
 				sbase = w.sget64(in.Opnd[fSAddr])
 			}
 			av := in.Opnd[fAddr] - opVGPR0
+			if in.Fmt == FmtGLOBAL {
+				if done, err := w.globalBatch(in, m, exec, sbase, off, av); done {
+					return err
+				}
+			}
 			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
 				l := bits.TrailingZeros64(mm)
 				var a uint64
@@ -750,3 +755,61 @@ func (w *wave) checkVRegs(in *Inst) error {
 	}
 	return nil
 }
+
+// globalBatch performs a GLOBAL load or store of whole dwords as one Memory access when the active
+// lanes are one contiguous run whose elements are contiguous in memory within one page (the common
+// a[i] pattern): the same bytes move as with one access per lane and dword, and a fault is the
+// same fault (a page faults as a whole, so the first faulting access is the run's first dword and
+// nothing is written before it). Otherwise it returns done = false and the per-lane path runs.
+func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16) (done bool, err error) {
+	if m.atomic != "" || m.d16 != d16None || m.size != 4*m.dwords || exec == 0 {
+		return false, nil
+	}
+	first := bits.TrailingZeros64(exec)
+	n := bits.OnesCount64(exec)
+	if exec>>first != 1<<n-1 && n < 64 { // not one contiguous run of lanes
+		return false, nil
+	}
+	addr := func(l int) uint64 {
+		if in.Opnd[fSAddr] != opOff {
+			return sbase + uint64(w.v[av][l]) + off
+		}
+		return (uint64(w.v[av][l]) | uint64(w.v[av+1][l])<<32) + off
+	}
+	sz := uint64(m.size)
+	a0 := addr(first)
+	total := sz * uint64(n)
+	if a0&pageMask4K+total > 4096 {
+		return false, nil
+	}
+	for l := first + 1; l < first+n; l++ {
+		if addr(l) != a0+uint64(l-first)*sz {
+			return false, nil
+		}
+	}
+	buf := w.bbuf[:total]
+	if m.store {
+		d := in.Opnd[fData0] - opVGPR0
+		for i := 0; i < n; i++ {
+			for k := 0; k < m.dwords; k++ {
+				binary.LittleEndian.PutUint32(buf[uint64(i)*sz+4*uint64(k):], w.v[d+uint16(k)][first+i])
+			}
+		}
+		if err := w.d.mem.Write(a0, buf); err != nil {
+			return true, w.fault(in, a0, true, err)
+		}
+		return true, nil
+	}
+	if err := w.d.mem.Read(a0, buf); err != nil {
+		return true, w.fault(in, a0, false, err)
+	}
+	d := in.Opnd[fDst] - opVGPR0
+	for i := 0; i < n; i++ {
+		for k := 0; k < m.dwords; k++ {
+			w.v[d+uint16(k)][first+i] = binary.LittleEndian.Uint32(buf[uint64(i)*sz+4*uint64(k):])
+		}
+	}
+	return true, nil
+}
+
+const pageMask4K = 4096 - 1
