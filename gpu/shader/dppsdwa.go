@@ -41,13 +41,11 @@ func dppSource(c uint16, l int) (int, bool) {
 	return l, false
 }
 
-// applyDPP permutes src0 into w.tmp[0] and returns the lanes the instruction may write: a lane is
-// written when its row and bank are enabled by row_mask/bank_mask and its source lane is valid
-// (in bounds and active in EXEC); an invalid source reads 0 instead when bound_ctrl is set.
-func (w *wave) applyDPP(in *Inst, s *[lanes]uint32) (*[lanes]uint32, uint64) {
-	exec := w.exec()
-	var src [lanes]uint32
-	var write uint64
+// dppPermute permutes src0 under in's DPP control and returns the lanes the instruction may write: a
+// lane is written when its row and bank are enabled by row_mask/bank_mask and its source lane is
+// valid (in bounds and active in EXEC); an invalid source reads 0 instead when bound_ctrl is set.
+// For 64-bit operands (gfx90a) both dwords of a lane move together.
+func dppPermute[T uint32 | uint64](in *Inst, exec uint64, s *[lanes]T) (src [lanes]T, write uint64) {
 	for l := 0; l < lanes; l++ {
 		if in.RowMask>>(l>>4)&1 == 0 || in.BankMask>>(l>>2&3)&1 == 0 {
 			continue
@@ -57,33 +55,23 @@ func (w *wave) applyDPP(in *Inst, s *[lanes]uint32) (*[lanes]uint32, uint64) {
 			src[l] = s[sl]
 			write |= 1 << l
 		} else if in.BoundCtrl {
-			src[l] = 0
 			write |= 1 << l
 		}
 	}
-	w.tmp[0] = src
+	return src, write
+}
+
+// applyDPP permutes a 32-bit src0 into w.tmp[0] (dppPermute).
+func (w *wave) applyDPP(in *Inst, s *[lanes]uint32) (*[lanes]uint32, uint64) {
+	var write uint64
+	w.tmp[0], write = dppPermute(in, w.exec(), s)
 	return &w.tmp[0], write
 }
 
-// applyDPP64 is applyDPP for a 64-bit src0 (gfx90a DPP on operations with 64-bit operands): both
-// dwords of a lane move together.
+// applyDPP64 permutes a 64-bit src0 in place (s is the caller's copy; dppPermute).
 func (w *wave) applyDPP64(in *Inst, s *[lanes]uint64) (*[lanes]uint64, uint64) {
-	exec := w.exec()
-	var src [lanes]uint64
 	var write uint64
-	for l := 0; l < lanes; l++ {
-		if in.RowMask>>(l>>4)&1 == 0 || in.BankMask>>(l>>2&3)&1 == 0 {
-			continue
-		}
-		sl, ok := dppSource(in.DPPCtrl, l)
-		if ok && exec>>sl&1 != 0 {
-			src[l] = s[sl]
-			write |= 1 << l
-		} else if in.BoundCtrl {
-			write |= 1 << l
-		}
-	}
-	*s = src
+	*s, write = dppPermute(in, w.exec(), s)
 	return s, write
 }
 

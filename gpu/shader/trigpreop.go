@@ -3,7 +3,6 @@ package shader
 import (
 	"math"
 	"math/big"
-	"math/bits"
 	"sync"
 )
 
@@ -72,32 +71,6 @@ func trigPreop(a uint64, seg uint32) uint64 {
 }
 
 func init() {
-	reg("v_trig_preop_f64", func(w *wave, in *Inst) error {
-		if err := w.checkExt(in); err != nil {
-			return err
-		}
-		a, err := w.vsrc64(in, in.Opnd[fSrc0], k64f, 0)
-		if err != nil {
-			return err
-		}
-		b, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
-		if err != nil {
-			return err
-		}
-		if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
-			return err
-		}
-		for m := w.exec(); m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			v := a[l]
-			if in.Abs&1 != 0 {
-				v &^= 1 << 63
-			}
-			if in.Neg&1 != 0 {
-				v ^= 1 << 63
-			}
-			w.setV64(in.Opnd[fDst], l, trigPreop(v, b[l]))
-		}
-		return nil
-	})
+	// S0 an f64 (abs/neg apply; only its exponent matters), S1 the segment in a 32-bit operand.
+	reg("v_trig_preop_f64", v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 { return trigPreop(a, uint32(b)) }))
 }
