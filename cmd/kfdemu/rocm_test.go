@@ -251,27 +251,15 @@ func TestROCrCopy(t *testing.T) {
 // sends on its internal queue), dispatch the kernel over 10000 elements (a partial last
 // work-group) and check every result: LLVM's code runs on the emulated GPU through /dev/kfd.
 func TestROCrDispatch(t *testing.T) {
-	for _, tool := range []string{"clang-14", "ld.lld-14"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", tool)
-		}
-	}
+	testenv.NeedTools(t, "clang-14", "ld.lld-14")
 	bin := buildC(t, "testdata/rocm/rocr_dispatch.c", "hsa-runtime64", "/usr/include/hsa/hsa.h")
 	mnt := daemon(t, "mi210")
-	// The test's own vadd and the shader corpus (18 kernels in one code object, the one
+	// The test's own vadd and the shader corpus (21 kernels in one code object, the one
 	// gpu/shader and runtime/hsa run too): ROCr's loader takes both, and runs their vadd; from the
 	// corpus it also runs mfma_f64 (matrix cores, operands in AGPRs).
 	for _, src := range []string{"testdata/rocm/vadd.cl", "../../gpu/shader/testdata/corpus.cl"} {
 		t.Run(filepath.Base(src), func(t *testing.T) {
-			dir := t.TempDir()
-			obj, co := filepath.Join(dir, "k.o"), filepath.Join(dir, "k.co")
-			if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
-				"-cl-std=CL2.0", "-c", src, "-o", obj).CombinedOutput(); err != nil {
-				t.Fatalf("clang-14: %v\n%s", err, out)
-			}
-			if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
-				t.Fatalf("ld.lld-14: %v\n%s", err, out)
-			}
+			co := testenv.CodeObject(t, src)
 			before := stats(t, mnt)["wave_instructions"]
 			out, err := runExecCmd(t, mnt, bin, co)
 			if err != nil {

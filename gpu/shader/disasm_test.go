@@ -7,10 +7,11 @@ import (
 	"encoding/binary"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kfdemu/kfdemu/internal/testenv"
 )
 
 var (
@@ -19,45 +20,23 @@ var (
 	corpusErr  error
 )
 
-// buildCorpus compiles testdata/corpus.cl with clang-14 and links it with ld.lld-14 into a code object.
+// buildCorpus compiles testdata/corpus.cl into a code object once per test process.
 func buildCorpus(t testing.TB) string {
 	t.Helper()
-	for _, tool := range []string{"clang-14", "ld.lld-14"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: cannot build the gfx90a test corpus", tool)
-		}
-	}
+	testenv.NeedTools(t, "clang-14", "ld.lld-14")
 	corpusOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "shader-corpus")
 		if err != nil {
 			corpusErr = err
 			return
 		}
-		obj := filepath.Join(dir, "corpus.o")
-		corpusPath = filepath.Join(dir, "corpus.co")
-		out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
-			"-cl-std=CL2.0", "-c", "testdata/corpus.cl", "-o", obj).CombinedOutput()
-		if err != nil {
-			corpusErr = &buildErr{"clang-14", err, out}
-			return
-		}
-		if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", corpusPath).CombinedOutput(); err != nil {
-			corpusErr = &buildErr{"ld.lld-14", err, out}
-		}
+		corpusPath, corpusErr = testenv.CompileOpenCL("testdata/corpus.cl", dir)
 	})
 	if corpusErr != nil {
 		t.Fatal(corpusErr)
 	}
 	return corpusPath
 }
-
-type buildErr struct {
-	tool string
-	err  error
-	out  []byte
-}
-
-func (e *buildErr) Error() string { return e.tool + ": " + e.err.Error() + "\n" + string(e.out) }
 
 // textWords returns the .text section as dwords and its address.
 func textWords(t testing.TB, path string) ([]uint32, uint64) {

@@ -1,6 +1,6 @@
 // Package testenv holds helpers shared by kfdemu's tests that mount the emulator: capability checks
-// that skip with a printed reason only where a capability is truly absent, and building the kfdemu
-// binary once per test process.
+// that skip with a printed reason only where a capability is truly absent, building the kfdemu
+// binary once per test process, and compiling OpenCL test kernels into gfx90a code objects.
 package testenv
 
 import (
@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -68,3 +69,49 @@ func Cleanup() {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
 }
+
+// NeedTools skips, saying which, unless every named executable is on PATH (Debian packages that
+// scripts/install-deps.sh installs).
+func NeedTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", tool)
+		}
+	}
+}
+
+// CompileOpenCL compiles the OpenCL C file src for gfx90a with clang-14 and links it with
+// ld.lld-14 into dir/<base>.co, returning that path.
+func CompileOpenCL(src, dir string) (string, error) {
+	base := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
+	obj, co := filepath.Join(dir, base+".o"), filepath.Join(dir, base+".co")
+	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
+		"-cl-std=CL2.0", "-c", src, "-o", obj).CombinedOutput(); err != nil {
+		return "", &toolError{"clang-14", err, string(out)}
+	}
+	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
+		return "", &toolError{"ld.lld-14", err, string(out)}
+	}
+	return co, nil
+}
+
+// CodeObject is CompileOpenCL into a test temporary directory; it skips when the tools are absent
+// and fails the test when they fail.
+func CodeObject(t testing.TB, src string) string {
+	t.Helper()
+	NeedTools(t, "clang-14", "ld.lld-14")
+	co, err := CompileOpenCL(src, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return co
+}
+
+type toolError struct {
+	tool string
+	err  error
+	out  string
+}
+
+func (e *toolError) Error() string { return e.tool + ": " + e.err.Error() + "\n" + e.out }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"unsafe"
 
 	ghsa "github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/internal/testenv"
 	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
 )
 
@@ -270,21 +270,7 @@ func TestQueueFullAndErrors(t *testing.T) {
 // vaddCodeObject compiles cmd/kfdemu's vadd kernel for gfx90a.
 func vaddCodeObject(t testing.TB) []byte {
 	t.Helper()
-	for _, tool := range []string{"clang-14", "ld.lld-14"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", tool)
-		}
-	}
-	dir := t.TempDir()
-	obj, co := filepath.Join(dir, "vadd.o"), filepath.Join(dir, "vadd.co")
-	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
-		"-cl-std=CL2.0", "-c", "../../cmd/kfdemu/testdata/rocm/vadd.cl", "-o", obj).CombinedOutput(); err != nil {
-		t.Fatalf("clang-14: %v\n%s", err, out)
-	}
-	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
-		t.Fatalf("ld.lld-14: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(co)
+	b, err := os.ReadFile(testenv.CodeObject(t, "../../cmd/kfdemu/testdata/rocm/vadd.cl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,26 +452,12 @@ func TestKernelRetryFaults(t *testing.T) {
 	}
 }
 
-// TestCorpusThroughRuntime loads gpu/shader's corpus (18 kernels in one code object) with the
+// TestCorpusThroughRuntime loads gpu/shader's corpus (21 kernels in one code object) with the
 // runtime's loader and runs four of its kernels through an AQL queue, with kernel arguments
 // placed by the metadata's offsets: saxpy, f64 division (fmath), a DPP row mirror (dpp) and an f64
 // matrix-core product (mfma_f64).
 func TestCorpusThroughRuntime(t *testing.T) {
-	for _, tool := range []string{"clang-14", "ld.lld-14"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", tool)
-		}
-	}
-	dir := t.TempDir()
-	obj, coPath := filepath.Join(dir, "corpus.o"), filepath.Join(dir, "corpus.co")
-	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
-		"-cl-std=CL2.0", "-c", "../../gpu/shader/testdata/corpus.cl", "-o", obj).CombinedOutput(); err != nil {
-		t.Fatalf("clang-14: %v\n%s", err, out)
-	}
-	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", coPath).CombinedOutput(); err != nil {
-		t.Fatalf("ld.lld-14: %v\n%s", err, out)
-	}
-	co, err := os.ReadFile(coPath)
+	co, err := os.ReadFile(testenv.CodeObject(t, "../../gpu/shader/testdata/corpus.cl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,8 +471,8 @@ func TestCorpusThroughRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exe.Destroy()
-	if len(exe.Object.Kernels) < 18 {
-		t.Errorf("%d kernels loaded, want the corpus's 18", len(exe.Object.Kernels))
+	if len(exe.Object.Kernels) < 21 {
+		t.Errorf("%d kernels loaded, want the corpus's 21", len(exe.Object.Kernels))
 	}
 	q, err := g.CreateQueue(64, nil)
 	if err != nil {
