@@ -27,6 +27,45 @@ func miniKernel(t *testing.T, code []uint32) (*flatMem, DispatchParams) {
 		Apertures: DefaultApertures, MaxWaveInstructions: 1000}
 }
 
+// Memory of the small assembled test kernels: s[0:1] (the kernarg pointer) points at asmOut.
+const (
+	asmOut = 0x100000 // two zeroed pages the kernels store their results to
+	asmBuf = 0x200000 // one more zeroed page (buffer memory for the MUBUF tests)
+)
+
+// runAsm runs code as one work-group of n work-items with lds bytes of LDS and s[0:1] = asmOut; setup
+// may fill memory or change the descriptor and the dispatch first. It returns the memory to read the
+// results from.
+func runAsm(t *testing.T, code []uint32, n int, lds uint32, setup func(m *flatMem, p *DispatchParams)) (*flatMem, Stats, error) {
+	t.Helper()
+	m, p := miniKernel(t, code)
+	var gs [4]byte
+	binary.LittleEndian.PutUint32(gs[:], lds) // group_segment_fixed_size
+	m.Write(0x1000, gs[:])
+	m.mapRange(asmOut, 0x2000)
+	m.mapRange(asmBuf, 0x1000)
+	p.KernargAddress = asmOut
+	p.GridSize, p.WorkgroupSize = [3]uint32{uint32(n), 1, 1}, [3]uint16{uint16(n), 1, 1}
+	if setup != nil {
+		setup(m, &p)
+	}
+	st, err := Dispatch(context.Background(), m, p)
+	return m, st, err
+}
+
+// runAsmBytes is runAsm without setup that fails the test on a dispatch error and returns the first
+// size bytes at asmOut.
+func runAsmBytes(t *testing.T, code []uint32, n int, lds uint32, size int) []byte {
+	t.Helper()
+	m, _, err := runAsm(t, code, n, lds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, size)
+	m.Read(asmOut, b)
+	return b
+}
+
 func TestStopConditions(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -327,18 +327,16 @@ func TestCorpusHalfScalar(t *testing.T) {
 // FLOAT_DENORM_MODE_16_64 = mode16 and returns the n dwords it stored at the kernarg address s[0:1].
 func h16tRun(t *testing.T, src string, mode16 uint32, n int) ([]uint32, error) {
 	t.Helper()
-	m, p := miniKernel(t, asm(t, src+"\ns_endpgm\n"))
-	var rsrc1 [4]byte
-	binary.LittleEndian.PutUint32(rsrc1[:], 3<<16|mode16<<18)
-	m.Write(0x1000+48, rsrc1[:])
-	m.mapRange(0x100000, 0x1000)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
+	m, _, err := runAsm(t, asm(t, src+"\ns_endpgm\n"), 1, 0, func(m *flatMem, _ *DispatchParams) {
+		var rsrc1 [4]byte
+		binary.LittleEndian.PutUint32(rsrc1[:], 3<<16|mode16<<18)
+		m.Write(0x1000+48, rsrc1[:])
+	})
+	if err != nil {
 		return nil, err
 	}
 	got := make([]byte, 4*n)
-	m.Read(0x100000, got)
+	m.Read(asmOut, got)
 	out := make([]uint32, n)
 	for i := range out {
 		out[i] = binary.LittleEndian.Uint32(got[4*i:])

@@ -1,7 +1,6 @@
 package shader
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"sort"
@@ -11,8 +10,8 @@ import (
 )
 
 const (
-	rareOut = 0x100000 // kernarg pointer s[0:1]: the output dwords
-	rareBuf = 0x200000 // buffer memory for the MUBUF tests
+	rareOut = asmOut // kernarg pointer s[0:1]: the output dwords
+	rareBuf = asmBuf // buffer memory for the MUBUF tests
 )
 
 // runRare assembles src and runs it as one work-group of n work-items with lds bytes of LDS; s[0:1]
@@ -20,18 +19,7 @@ const (
 // 256 output dwords.
 func runRare(t *testing.T, src string, n int, lds uint32, setup func(m *flatMem, p *DispatchParams)) ([]uint32, Stats, error) {
 	t.Helper()
-	m, p := miniKernel(t, asm(t, src))
-	var gs [4]byte
-	binary.LittleEndian.PutUint32(gs[:], lds)
-	m.Write(0x1000, gs[:])
-	m.mapRange(rareOut, 0x1000)
-	m.mapRange(rareBuf, 0x1000)
-	p.KernargAddress = rareOut
-	p.GridSize, p.WorkgroupSize = [3]uint32{uint32(n), 1, 1}, [3]uint16{uint16(n), 1, 1}
-	if setup != nil {
-		setup(m, &p)
-	}
-	st, err := Dispatch(context.Background(), m, p)
+	m, st, err := runAsm(t, asm(t, src), n, lds, setup)
 	b := make([]byte, 1024)
 	m.Read(rareOut, b)
 	out := make([]uint32, 256)

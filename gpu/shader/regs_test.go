@@ -414,15 +414,7 @@ func TestSetreg(t *testing.T) {
 	global_store_dword v3, v2, s[0:1] offset:4
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	m.mapRange(0x100000, 0x1000)
-	p.KernargAddress = 0x100000 // the stores go to the kernarg segment (s[0:1])
-	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 8)
-	m.Read(0x100000, got)
+	got := runAsmBytes(t, code, 1, 0, 8) // the stores go to the kernarg segment (s[0:1])
 	if a, b := binary.LittleEndian.Uint32(got), binary.LittleEndian.Uint32(got[4:]); a != 0xf || b>>4 != 0xf {
 		t.Errorf("MODE denorm field after setreg: %#x, mode %#x", a, b)
 	}
@@ -494,15 +486,12 @@ func TestRoundingModes(t *testing.T) {
 	}
 	for mode := 0; mode < 4; mode++ {
 		code := asm(t, strings.Replace(src, "@ROUND@", strconv.Itoa(mode|mode<<2), 1))
-		m, p := miniKernel(t, code)
-		m.mapRange(0x100000, 0x1000)
-		p.KernargAddress = 0x100000
-		p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-		if _, err := Dispatch(context.Background(), m, p); err != nil {
+		m, _, err := runAsm(t, code, 1, 0, nil)
+		if err != nil {
 			t.Fatalf("mode %d: %v", mode, err)
 		}
 		got := make([]byte, 68)
-		m.Read(0x100000, got)
+		m.Read(asmOut, got)
 		for i, w := range want[mode] {
 			if g := binary.LittleEndian.Uint32(got[4*i:]); g != w {
 				t.Errorf("mode %d, result %d: %#08x, want %#08x", mode, i, g, w)
@@ -533,18 +522,16 @@ func TestDenormModes(t *testing.T) {
 		mode         uint32
 		want2, want3 uint32
 	}{{0, 0x80000000, 0}, {3, 0x80400000, 0x00400000}, {1, 0x80000000, 0}, {2, 0x80000000, 0x00400000}} {
-		m, p := miniKernel(t, code)
-		var rsrc1 [4]byte
-		binary.LittleEndian.PutUint32(rsrc1[:], tc.mode<<16) // FLOAT_DENORM_MODE_32
-		m.Write(0x1000+48, rsrc1[:])
-		m.mapRange(0x100000, 0x1000)
-		p.KernargAddress = 0x100000
-		p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-		if _, err := Dispatch(context.Background(), m, p); err != nil {
+		m, _, err := runAsm(t, code, 1, 0, func(m *flatMem, _ *DispatchParams) {
+			var rsrc1 [4]byte
+			binary.LittleEndian.PutUint32(rsrc1[:], tc.mode<<16) // FLOAT_DENORM_MODE_32
+			m.Write(0x1000+48, rsrc1[:])
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		got := make([]byte, 8)
-		m.Read(0x100000, got)
+		m.Read(asmOut, got)
 		if a, b := binary.LittleEndian.Uint32(got), binary.LittleEndian.Uint32(got[4:]); a != tc.want2 || b != tc.want3 {
 			t.Errorf("denorm mode %d: input-denormal product %#x (want %#x), denormal result %#x (want %#x)", tc.mode, a, tc.want2, b, tc.want3)
 		}
@@ -581,15 +568,7 @@ func TestAccVGPR(t *testing.T) {
 	global_store_dwordx4 v6, a[4:7], s[0:1]
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	m.mapRange(0x100000, 0x1000)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 1024)
-	m.Read(0x100000, got)
+	got := runAsmBytes(t, code, 64, 0, 1024)
 	for i := 0; i < 256; i++ {
 		if v := math.Float32frombits(binary.LittleEndian.Uint32(got[4*i:])); v != 9 {
 			t.Fatalf("lane %d D[%d] = %v, want 1 + 2·4 = 9", i/4, i%4, v)

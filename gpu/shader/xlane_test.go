@@ -190,15 +190,7 @@ func TestLaneWrites(t *testing.T) {
 	global_store_dwordx2 v10, v[12:13], s[0:1] offset:32
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	m.mapRange(0x100000, 0x1000)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 64*64)
-	m.Read(0x100000, got)
+	got := runAsmBytes(t, code, 64, 0, 64*64)
 	u := func(lane, k int) uint32 { return binary.LittleEndian.Uint32(got[64*lane+4*k:]) }
 	for lane := 0; lane < 64; lane++ {
 		v1 := uint32(lane)
@@ -256,19 +248,14 @@ func TestD16(t *testing.T) {
 	global_store_dwordx2 v9, v[6:7], s[0:1] offset:48
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	var lds [4]byte
-	binary.LittleEndian.PutUint32(lds[:], 64) // group_segment_fixed_size
-	m.Write(0x1000, lds[:])
-	m.mapRange(0x100000, 0x1000)
-	m.Write(0x100000, []byte{0x81, 0x7f, 0x34, 0x12})
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
+	m, _, err := runAsm(t, code, 1, 64, func(m *flatMem, _ *DispatchParams) {
+		m.Write(asmOut, []byte{0x81, 0x7f, 0x34, 0x12})
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, 64)
-	m.Read(0x100000, got)
+	m.Read(asmOut, got)
 	u := func(off int) uint32 { return binary.LittleEndian.Uint32(got[off:]) }
 	for _, c := range []struct {
 		off  int
@@ -338,15 +325,7 @@ func TestTrigPreopInstruction(t *testing.T) {
 	global_store_dwordx2 v4, v[2:3], s[0:1]
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	m.mapRange(0x100000, 0x1000)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 8)
-	m.Read(0x100000, got)
+	got := runAsmBytes(t, code, 1, 0, 8)
 	if v := binary.LittleEndian.Uint64(got); v != 0x3FE45F306DC9C882 {
 		t.Errorf("v_trig_preop_f64 1.0, 0 = %#x, want 0x3FE45F306DC9C882", v)
 	}
@@ -404,20 +383,18 @@ func TestScalarStoresAndAtomics(t *testing.T) {
 	s_store_dword s6, s[0:1], 0x28
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	m.mapRange(0x100000, 0x1000)
-	init := make([]byte, 0x30)
-	binary.LittleEndian.PutUint32(init[0x10:], 100) // add target
-	binary.LittleEndian.PutUint64(init[0x18:], 7)   // cmpswap: equal to the compare value 7
-	binary.LittleEndian.PutUint32(init[0x20:], 9)   // umax(9, 3) keeps 9
-	m.Write(0x100000, init)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
+	m, _, err := runAsm(t, code, 1, 0, func(m *flatMem, _ *DispatchParams) {
+		init := make([]byte, 0x30)
+		binary.LittleEndian.PutUint32(init[0x10:], 100) // add target
+		binary.LittleEndian.PutUint64(init[0x18:], 7)   // cmpswap: equal to the compare value 7
+		binary.LittleEndian.PutUint32(init[0x20:], 9)   // umax(9, 3) keeps 9
+		m.Write(asmOut, init)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, 0x30)
-	m.Read(0x100000, got)
+	m.Read(asmOut, got)
 	for _, c := range []struct {
 		off  int
 		want uint64
@@ -459,15 +436,7 @@ func TestDPPNewBcast(t *testing.T) {
 	global_store_dwordx2 v10, v[6:7], s[0:1] offset:8
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	m.mapRange(0x100000, 0x1000)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 64*16)
-	m.Read(0x100000, got)
+	got := runAsmBytes(t, code, 64, 0, 64*16)
 	for l := 0; l < 64; l++ {
 		row := l &^ 15
 		want4 := math.Float32bits(float32(row + 5))
@@ -514,15 +483,7 @@ func TestFractAndMinMax64(t *testing.T) {
 	global_store_dwordx4 v0, v[20:23], s[0:1] offset:32
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	m.mapRange(0x100000, 0x1000)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 48)
-	m.Read(0x100000, got)
+	got := runAsmBytes(t, code, 1, 0, 48)
 	if g := binary.LittleEndian.Uint32(got); g != 0x3f7fffff {
 		t.Errorf("v_fract_f32(-2^-31) = %#x, want 0x3f7fffff", g)
 	}
@@ -576,18 +537,7 @@ sub:
 	s_mov_b32 s20, 77
 	s_setpc_b64 s[30:31]
 `)
-	m, p := miniKernel(t, code)
-	var gs [4]byte
-	binary.LittleEndian.PutUint32(gs[:], 64) // group_segment_fixed_size
-	m.Write(0x1000, gs[:])
-	m.mapRange(0x100000, 0x1000)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 28)
-	m.Read(0x100000, got)
+	got := runAsmBytes(t, code, 1, 64, 28)
 	u := func(i int) uint32 { return binary.LittleEndian.Uint32(got[4*i:]) }
 	for i, c := range []struct {
 		want uint32
@@ -623,15 +573,7 @@ func TestGlobalBatch(t *testing.T) {
 	global_store_dword v6, v5, s[0:1] offset:3840
 	s_endpgm
 `)
-	m, p := miniKernel(t, code)
-	m.mapRange(0x100000, 0x2000)
-	p.KernargAddress = 0x100000
-	p.GridSize, p.WorkgroupSize = [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
-	if _, err := Dispatch(context.Background(), m, p); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, 0x2000)
-	m.Read(0x100000, got)
+	got := runAsmBytes(t, code, 64, 0, 0x2000)
 	u := func(off int) uint32 { return binary.LittleEndian.Uint32(got[off:]) }
 	for l := 0; l < 64; l++ {
 		if u(8*l) != uint32(1000+l) || u(8*l+4) != uint32(l) {
