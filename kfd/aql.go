@@ -94,6 +94,7 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 		GroupDone:          e.q.groupOnCU,
 		// s_sendmsg(MSG_INTERRUPT): the SQ interrupt's 24 data bits go to kfd_signal_event_interrupt.
 		Interrupt: func(i shader.Interrupt) { e.q.p.SignalEventInterrupt(i.Data, 24) },
+		Engine:    e.q.engine(),
 	}
 	for d := hsa.Dimensions(pkt.Setup); d < 3; d++ { // unused dimensions are 1
 		params.GridSize[d], params.WorkgroupSize[d] = 1, 1

@@ -3,6 +3,7 @@ package kfd
 import (
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"log/slog"
 	"os"
 	"sort"
@@ -44,6 +45,8 @@ type Driver struct {
 	// scheds are the GPUs' hardware schedulers (sched.go), created with hwsCfg; under mu.
 	scheds map[uint32]*hws.Scheduler
 	hwsCfg hws.Config
+	// cuDevs are the GPUs' compute units (gpu/shader), created on first use; under mu.
+	cuDevs map[uint32]*shader.Device
 }
 
 // driverStats are counters of the hardware model (debugfs kfdemu/stats).
@@ -59,7 +62,7 @@ func New(sys *topology.System, log *slog.Logger) *Driver {
 	}
 	d := &Driver{sys: sys, log: log, pasid: pasid.NewSpace(), procs: map[int]*Process{}, vramUsed: map[uint32]uint64{},
 		sdmaUsed: map[uint32]map[[2]uint32]bool{}, bells: doorbell.NewWatcher(doorbell.Tuning{}),
-		phys: mmu.NewPhys(), filters: map[uint32]*mmu.Filter{}, scheds: map[uint32]*hws.Scheduler{}}
+		phys: mmu.NewPhys(), filters: map[uint32]*mmu.Filter{}, scheds: map[uint32]*hws.Scheduler{}, cuDevs: map[uint32]*shader.Device{}}
 	sys.SetUsedMemoryFunc(func(gpuID uint32, bank int) uint64 {
 		if bank != 0 {
 			return 0

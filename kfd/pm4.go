@@ -51,6 +51,7 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 		NumGroups:   cs.Groups,
 		TmpringSize: cs.TmpRingSize, ScratchBase: cs.ScratchBase,
 		Apertures: shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
+		GroupDone: e.q.groupOnCU, Engine: e.q.engine(),
 	}
 	for i := range r.WorkgroupSize {
 		r.WorkgroupSize[i] = uint16(cs.NumThread[i])

@@ -1,9 +1,86 @@
 package kfd
 
-import "github.com/kfdemu/kfdemu/mmu"
+import (
+	"sync"
+
+	"github.com/kfdemu/kfdemu/gpu/shader"
+	"github.com/kfdemu/kfdemu/mmu"
+)
 
 // port is an engine's window on a process's GPU address space on one device (its UTCL1): the
 // queue engines and the shader reach memory only through it, translating through the pdd's page
 // tables (package mmu). A TLB hit takes no lock shared with other queues; MAP, UNMAP and FREE
 // change the tables and wait for the ports (mmu's quiescence) before the memory goes away.
 func (p *Process) port(pd *pdd) *mmu.Port { return pd.vm.NewPort() }
+
+// cuPorts lends the work-groups of a queue's dispatches their own Ports (each CU has its own
+// UTCL1) while they hold a worker: at most as many exist as work-groups of the queue ran at once.
+type cuPorts struct {
+	vm     *mmu.VM
+	mu     sync.Mutex
+	free   []*mmu.Port
+	all    []*mmu.Port
+	closed bool
+}
+
+func (c *cuPorts) Get() shader.Memory {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.free); n > 0 {
+		p := c.free[n-1]
+		c.free = c.free[:n-1]
+		return p
+	}
+	p := c.vm.NewPort()
+	if c.closed {
+		p.Close() // the queue is gone: accesses fail with mmu.ErrClosed
+	}
+	c.all = append(c.all, p)
+	return p
+}
+
+func (c *cuPorts) Put(m shader.Memory) {
+	c.mu.Lock()
+	c.free = append(c.free, m.(*mmu.Port))
+	c.mu.Unlock()
+}
+
+// close detaches every Port (the queue is released; no dispatch runs any more).
+func (c *cuPorts) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, p := range c.all {
+		p.Close()
+	}
+	c.all, c.free = nil, nil
+}
+
+// shaderDevice returns GPU gpuID's compute units (gpu/shader's CU model), sized from its node.
+func (d *Driver) shaderDevice(gpuID uint32) *shader.Device {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dev := d.cuDevs[gpuID]
+	if dev == nil {
+		cfg := shader.DefaultDeviceConfig(1)
+		if n := d.sys.NodeByGPUID(gpuID); n != nil {
+			cfg.CUs = int(n.ComputeUnits())
+			if spc, w := n.Prop("simd_per_cu"), n.Prop("max_waves_per_simd"); spc > 0 && w > 0 {
+				cfg.WavesPerCU = int(spc * w)
+				cfg.VGPRsPerCU = int(spc) * 512 // a 512-row VGPR file per SIMD (gfx9: 256 arch + 256 acc on gfx90a)
+			}
+			if lds := n.Prop("lds_size_in_kb"); lds > 0 {
+				cfg.LDSPerCU = int(lds) << 10
+			}
+		}
+		dev = shader.NewDevice(cfg)
+		d.cuDevs[gpuID] = dev
+	}
+	return dev
+}
+
+// engine is where the queue's dispatches run: its GPU's CUs, the CUs its mask allows, its ports
+// and, while it holds them, its process's GWS on that GPU.
+func (q *queue) engine() shader.Engine {
+	return shader.Engine{Device: q.p.d.shaderDevice(q.pd.gpuID), CUs: *q.cus.Load(), Ports: q.ports, GWS: q.gws.Load()}
+}

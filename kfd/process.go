@@ -1,6 +1,7 @@
 package kfd
 
 import (
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"sync"
 
 	"github.com/kfdemu/kfdemu/doorbell"
@@ -43,6 +44,7 @@ type pdd struct {
 	vm        *mmu.VM           // the GPUVM acquired at ACQUIRE_VM: every engine reaches memory through it
 	svmChunks map[uint64]uint64 // SVM: client chunk base -> its physical segment (sharedvm.go)
 	gwsQueue  *queue            // the queue holding the device's global wave sync slots (ALLOC_QUEUE_GWS)
+	gws       *shader.GWS       // those slots (created at the first ALLOC_QUEUE_GWS)
 	drmMinor  uint32            // render node whose VM was acquired
 	scratchVA uint64
 	tba, tma  uint64

@@ -44,6 +44,8 @@ type queue struct {
 	doorbellID uint32
 	bell       *doorbell.Bell
 	mem        *mmu.Port
+	ports      *cuPorts                   // the ports of its dispatches' work-groups
+	gws        atomic.Pointer[shader.GWS] // its process's GWS on the GPU while it holds it
 	eng        engine
 	bufs       []*bo    // BOs acquired by kfd_queue_acquire_buffers (queue_refcount)
 	sdmaQueue  uint32   // SDMA queues: the queue index on its engine
@@ -335,6 +337,7 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, arg []byte) (*queue, 
 		return nil, syscall.EBUSY // allocate_doorbell: "No doorbells available"
 	}
 	q.mem = p.port(pd)
+	q.ports = &cuPorts{vm: pd.vm}
 	q.setCUs()
 	if q.eng, err = newEngine(q); err != nil {
 		p.d.log.Warn("queue creation failed", "tgid", p.tgid, "type", queueTypeName(a.QueueType), "err", err)
@@ -420,6 +423,8 @@ func newEngine(q *queue) (engine, error) {
 func (q *queue) release() {
 	if q.pd.gwsQueue == q {
 		q.pd.gwsQueue = nil
+		q.gws.Store(nil)
+		q.pd.gws.Reset()
 	}
 	for _, b := range q.bufs {
 		b.queueRefs--
@@ -435,6 +440,9 @@ func (q *queue) release() {
 	}
 	if q.mem != nil {
 		q.mem.Close()
+	}
+	if q.ports != nil {
+		q.ports.close()
 	}
 }
 
@@ -592,8 +600,14 @@ func allocQueueGWS(p *Process, c Caller, arg []byte) syscall.Errno {
 			return syscall.EINVAL
 		}
 		q.pd.gwsQueue = nil
+		q.gws.Store(nil)
+		q.pd.gws.Reset()
 	} else {
 		q.pd.gwsQueue = q
+		if q.pd.gws == nil {
+			q.pd.gws = shader.NewGWS(int(size))
+		}
+		q.gws.Store(q.pd.gws)
 	}
 	a.FirstGWS = 0
 	encode(arg, a)

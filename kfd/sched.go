@@ -309,12 +309,10 @@ func (q *queue) setCUs() {
 	q.cus.Store(&cus)
 }
 
-// groupOnCU is shader.DispatchParams.GroupDone: the dispatcher hands work-groups to the allowed
-// CUs in turn.
-func (q *queue) groupOnCU(group uint64) {
-	cus := *q.cus.Load()
-	if c := cus[group%uint64(len(cus))]; c < len(q.cuGroups) {
-		q.cuGroups[c].Add(1)
+// groupOnCU is shader.DispatchParams.GroupDone: count the work-groups each CU ran.
+func (q *queue) groupOnCU(_ uint64, cu int) {
+	if cu >= 0 && cu < len(q.cuGroups) {
+		q.cuGroups[cu].Add(1)
 	}
 }
 

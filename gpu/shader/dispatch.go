@@ -41,11 +41,27 @@ type DispatchParams struct {
 	// with it, the context ends the dispatch at the next work-group boundary only.
 	Kill <-chan struct{}
 	// GroupDone, if not nil, is called after each work-group completes with its flattened index
-	// (the dispatcher's work-group distribution: kfd assigns groups to CUs with it).
-	GroupDone func(group uint64)
+	// and the CU it ran on (kfd counts work-groups per CU with it).
+	GroupDone func(group uint64, cu int)
 	// Interrupt, if not nil, receives each host interrupt a wave raises with s_sendmsg(MSG_INTERRUPT)
 	// (rare.go); they are counted in Stats.Interrupts either way.
 	Interrupt func(Interrupt)
+	Engine
+}
+
+// Engine is where a dispatch's work-groups run: the GPU's compute units, the CUs its queue may use,
+// windows on its memory for concurrently running work-groups, and the queue's GWS.
+type Engine struct {
+	// Device is the GPU (nil: a small default device of 8 CUs).
+	Device *Device
+	// CUs are the CUs the queue's CU mask allows (nil: all).
+	CUs []int
+	// Ports, if not nil, lends each running work-group its own window on the memory; without it
+	// the dispatch's Memory must be safe for concurrent use.
+	Ports PortPool
+	// GWS is the device's global wave sync if the queue holds it (ALLOC_QUEUE_GWS), else nil: a
+	// GWS instruction then stops the wave.
+	GWS *GWS
 }
 
 // KernelDescriptor is the code object V3+ kernel descriptor (AMDGPUUsage "Kernel Descriptor"), or the
@@ -146,8 +162,9 @@ type RegParams struct {
 	StartGroup          uint64          // first work-group (flattened x-fastest): resume point after preemption
 	MaxWaveInstructions uint64          // per-wave hang guard; 0 = 1<<32
 	Kill                <-chan struct{} // as DispatchParams.Kill
-	GroupDone           func(group uint64)
+	GroupDone           func(group uint64, cu int)
 	Interrupt           func(Interrupt) // as DispatchParams.Interrupt
+	Engine
 }
 
 // PreemptedError is returned when the context ends: at a work-group boundary (dispatch again
@@ -165,19 +182,6 @@ func (e *PreemptedError) Error() string {
 		return fmt.Sprintf("shader: dispatch stopped inside work-group %d", e.NextGroup)
 	}
 	return fmt.Sprintf("shader: dispatch preempted at work-group %d", e.NextGroup)
-}
-
-// killed reports whether waves must stop inside their work-group.
-func (d *dispatch) killed() bool {
-	if d.kill == nil {
-		return d.ctx.Err() != nil
-	}
-	select {
-	case <-d.kill:
-		return true
-	default:
-		return false
-	}
 }
 
 // waveStopCheck is how many instructions a wave runs between looks at the dispatch's context.
@@ -203,37 +207,8 @@ type launch struct {
 	start               uint64
 	maxSteps            uint64
 	kill                <-chan struct{}
-	groupDone           func(uint64)
+	groupDone           func(uint64, int)
 	interrupt           func(Interrupt)
-}
-
-type dispatch struct {
-	ctx      context.Context
-	kill     <-chan struct{} // closed: stop inside a work-group (nil: ctx does)
-	l        launch
-	mem      Memory
-	fetchMem func(va uint64, p []byte) error
-	code     map[uint64]*Inst
-	stats    Stats
-}
-
-// Stats counts executed work.
-type Stats struct {
-	WaveInstructions uint64
-	Waves            uint64
-	Groups           uint64
-	Interrupts       uint64 // s_sendmsg(MSG_INTERRUPT) host interrupts raised (rare.go)
-}
-
-type group struct {
-	lds   []byte
-	waves []*wave
-}
-
-// Fetcher is implemented by a Memory that distinguishes instruction fetches (execute permission) from data
-// reads; the dispatcher then reads code only through Fetch.
-type Fetcher interface {
-	Fetch(va uint64, p []byte) error
 }
 
 // Dispatch runs a kernel to completion, one work-group at a time. KernelObject points at a code object V3+
@@ -262,7 +237,7 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 	if err != nil {
 		return st, err
 	}
-	return run(ctx, mem, l)
+	return run(ctx, mem, l, p.Device, p.CUs, p.Ports, p.GWS)
 }
 
 // launch does CP's part of an AQL dispatch: registers from the descriptor, user data from the packet.
@@ -341,124 +316,13 @@ func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	}
 	l.lds = uint64(r.RSRC2>>15&0x1ff) * 512 // LDS_SIZE, 128-dword granularity (GFX7+)
 	l.priv = (r.TmpringSize >> 12 & 0x1fff) * 1024 / lanes
-	return run(ctx, mem, l)
-}
-
-// run is the common dispatch: SPI launches the work-groups' waves with the initial register state.
-func run(ctx context.Context, mem Memory, l launch) (Stats, error) {
-	d := &dispatch{ctx: ctx, kill: l.kill, l: l, mem: mem, code: map[uint64]*Inst{}, fetchMem: mem.Read}
-	if f, ok := mem.(Fetcher); ok {
-		d.fetchMem = f.Fetch
-	}
-	if l.pgm&0xff != 0 {
-		return d.stats, fmt.Errorf("%w: entry %#x not 256-byte aligned", ErrBadDispatch, l.pgm)
-	}
-	wgItems := 1
-	for i := 0; i < 3; i++ {
-		if l.wg[i] == 0 {
-			return d.stats, fmt.Errorf("%w: zero work-group size", ErrBadDispatch)
-		}
-		wgItems *= int(l.wg[i])
-	}
-	if wgItems > 1024 {
-		return d.stats, fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems)
-	}
-	if l.lds > 64<<10 {
-		return d.stats, fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds)
-	}
-	nw := (wgItems + lanes - 1) / lanes
-	if l.priv > 0 && uint64(l.priv)*lanes*uint64(nw) > l.scratchSize {
-		return d.stats, fmt.Errorf("%w: scratch of %d bytes < %d per work-group", ErrBadDispatch, l.scratchSize, uint64(l.priv)*lanes*uint64(nw))
-	}
-	var ng [3]uint64
-	total := uint64(1)
-	for i := 0; i < 3; i++ {
-		ng[i] = (l.grid[i] + uint64(l.wg[i]) - 1) / uint64(l.wg[i])
-		total *= ng[i]
-	}
-	g := &group{lds: make([]byte, l.lds)}
-	for i := 0; i < nw; i++ {
-		// gfx90a: the unified file of 512 registers, AGPRs (a0 = index 256) after the arch VGPRs.
-		g.waves = append(g.waves, &wave{v: make([][lanes]uint32, 512), id: i, d: d, g: g})
-	}
-	for gi := l.start; gi < total; gi++ {
-		if ctx.Err() != nil {
-			return d.stats, &PreemptedError{NextGroup: gi}
-		}
-		id := [3]uint64{gi % ng[0], gi / ng[0] % ng[1], gi / (ng[0] * ng[1])}
-		if err := d.runGroup(g, id); err != nil {
-			if errors.Is(err, errStopMidGroup) {
-				return d.stats, &PreemptedError{NextGroup: gi, MidGroup: true}
-			}
-			return d.stats, err
-		}
-		d.stats.Groups++
-		if d.l.groupDone != nil {
-			d.l.groupDone(gi)
-		}
-	}
-	return d.stats, nil
-}
-
-func (d *dispatch) runGroup(g *group, id [3]uint64) error {
-	clear(g.lds)
-	l := &d.l
-	// partial work-groups at the grid edge
-	var sz [3]int
-	for i := 0; i < 3; i++ {
-		sz[i] = int(l.wg[i])
-		if rem := l.grid[i] - id[i]*uint64(l.wg[i]); rem < uint64(sz[i]) {
-			sz[i] = int(rem)
-		}
-	}
-	items := sz[0] * sz[1] * sz[2]
-	nw := (items + lanes - 1) / lanes
-	for i, w := range g.waves {
-		w.done = i >= nw
-		if !w.done {
-			d.initWave(w, id, sz, nw)
-			d.stats.Waves++
-		}
-	}
-	for {
-		live, atBar := 0, 0
-		for _, w := range g.waves {
-			if w.done {
-				continue
-			}
-			live++
-			if !w.bar {
-				if err := d.run(w); err != nil {
-					return err
-				}
-			}
-			if w.bar && !w.done {
-				atBar++
-			}
-		}
-		if live == 0 {
-			return nil
-		}
-		stillLive := 0
-		for _, w := range g.waves {
-			if !w.done {
-				stillLive++
-			}
-		}
-		if stillLive == 0 {
-			return nil
-		}
-		if atBar == stillLive { // every live wave arrived: release the barrier
-			for _, w := range g.waves {
-				w.bar = false
-			}
-		}
-	}
+	return run(ctx, mem, l, r.Device, r.CUs, r.Ports, r.GWS)
 }
 
 // initWave sets the documented initial register state (AMDGPUUsage "Initial Kernel Execution State").
-func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, nw int) {
+func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	l := &d.l
+	id := g.id
 	w.s = [128]uint32{}
 	w.scc, w.bar, w.steps = false, false, 0
 	w.pc = l.pgm
@@ -486,8 +350,12 @@ func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, nw int) {
 		}
 		sys(v)
 	}
-	// Groups run one at a time, so a wave's scratch is at waveInGroup*priv*64 from the queue's base.
-	waveOff := uint32(w.id) * l.priv * lanes
+	// Each wave with a private segment owns one of the queue's scratch wave slots (SPI's
+	// scratch wave id): its scratch is at slot*priv*64 from the queue's base.
+	var waveOff uint32
+	if len(g.slots) > w.id {
+		waveOff = g.slots[w.id] * l.priv * lanes
+	}
 	if l.rsrc2&1 != 0 {
 		sys(waveOff)
 	}
@@ -518,34 +386,6 @@ func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, nw int) {
 	w.s[opM0] = 0xffffffff
 }
 
-func (d *dispatch) fetch(pc uint64) (*Inst, error) {
-	if in, ok := d.code[pc]; ok {
-		return in, nil
-	}
-	var buf [12]byte
-	var w [3]uint32
-	n := 0
-	for _, sz := range []int{12, 8, 4} {
-		if err := d.fetchMem(pc, buf[:sz]); err == nil {
-			n = sz / 4
-			break
-		} else if sz == 4 {
-			return nil, &Fault{Addr: pc, PC: pc, Inst: "<instruction fetch>", Err: err}
-		}
-	}
-	for i := 0; i < n; i++ {
-		w[i] = binary.LittleEndian.Uint32(buf[4*i:])
-	}
-	in, err := Decode(w[:n])
-	if err != nil {
-		return nil, &WaveError{PC: pc, Inst: fmt.Sprintf(".long %#010x", w[0]), Err: fmt.Errorf("%w: %v", ErrIllegal, err)}
-	}
-	in.exec = resolve(&in)
-	p := &in
-	d.code[pc] = p
-	return p, nil
-}
-
 // resolve finds the interpreter routine of an instruction (nil: unimplemented).
 func resolve(in *Inst) execFn {
 	name := in.Info.Name
@@ -562,32 +402,6 @@ func resolve(in *Inst) execFn {
 		return vregChecked(vmemExec(name))
 	}
 	return withRounding(baseName(name), execTab[baseName(name)])
-}
-
-// run executes w until it ends, waits at a barrier, or fails.
-func (d *dispatch) run(w *wave) error {
-	limit := d.l.maxSteps
-	if limit == 0 {
-		limit = 1 << 32
-	}
-	for !w.done && !w.bar {
-		in, err := d.fetch(w.pc)
-		if err != nil {
-			return err
-		}
-		if w.steps >= limit {
-			return &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
-		}
-		if w.steps%waveStopCheck == waveStopCheck-1 && d.killed() {
-			return errStopMidGroup
-		}
-		w.steps++
-		d.stats.WaveInstructions++
-		if err := d.step(w, in); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (d *dispatch) step(w *wave, in *Inst) (err error) {

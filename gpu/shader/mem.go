@@ -281,9 +281,9 @@ func (w *wave) access(sp int, a uint64, p []byte, write bool) error {
 		return nil
 	}
 	if write {
-		return w.d.mem.Write(a, p)
+		return w.g.mem.Write(a, p)
 	}
-	return w.d.mem.Read(a, p)
+	return w.g.mem.Read(a, p)
 }
 
 func (w *wave) atomicAt(sp int, a uint64, sz int, f func(uint64) uint64) (uint64, error) {
@@ -302,7 +302,7 @@ func (w *wave) atomicAt(sp int, a uint64, sz int, f func(uint64) uint64) (uint64
 		}
 		return o, nil
 	}
-	return w.d.mem.Atomic(a, sz, f)
+	return w.g.mem.Atomic(a, sz, f)
 }
 
 // flatAddr resolves a 64-bit flat address of lane l (dword k) through the apertures.
@@ -427,6 +427,8 @@ func dsExec(name string) execFn {
 		return dsCrossLane(name)
 	case "ds_nop":
 		return func(*wave, *Inst) error { return nil }
+	case "ds_gws_init", "ds_gws_sema_v", "ds_gws_sema_br", "ds_gws_sema_p", "ds_gws_sema_release_all", "ds_gws_barrier":
+		return gwsExec(name)
 	case "ds_append", "ds_consume", "ds_read_addtid_b32", "ds_write_addtid_b32", "ds_condxchg32_rtn_b64", "ds_wrap_rtn_b32":
 		return dsRare(name) // rare_mem.go
 	case "ds_mskor_b32", "ds_mskor_rtn_b32", "ds_mskor_b64", "ds_mskor_rtn_b64":
@@ -739,7 +741,7 @@ func (w *wave) checkVRegs(in *Inst) error {
 			if c == opOff {
 				continue
 			}
-			if c < opVGPR0 || int(c-opVGPR0)+int(t.W) > len(w.v) {
+			if c < opVGPR0 || !w.fit(int(c-opVGPR0)+int(t.W)) {
 				return fmt.Errorf("%w: register %s beyond the register file", ErrIllegal, regName(c, int(t.W)))
 			}
 		}
@@ -749,7 +751,7 @@ func (w *wave) checkVRegs(in *Inst) error {
 		if strings.Contains(in.Info.Name, "cmpswap") {
 			n /= 2
 		}
-		if c := in.Opnd[fDst]; c < opVGPR0 || int(c-opVGPR0)+n > len(w.v) {
+		if c := in.Opnd[fDst]; c < opVGPR0 || !w.fit(int(c-opVGPR0)+n) {
 			return fmt.Errorf("%w: register %s beyond the register file", ErrIllegal, regName(c, n))
 		}
 	}
@@ -795,12 +797,12 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 				binary.LittleEndian.PutUint32(buf[uint64(i)*sz+4*uint64(k):], w.v[d+uint16(k)][first+i])
 			}
 		}
-		if err := w.d.mem.Write(a0, buf); err != nil {
+		if err := w.g.mem.Write(a0, buf); err != nil {
 			return true, w.fault(in, a0, true, err)
 		}
 		return true, nil
 	}
-	if err := w.d.mem.Read(a0, buf); err != nil {
+	if err := w.g.mem.Read(a0, buf); err != nil {
 		return true, w.fault(in, a0, false, err)
 	}
 	d := in.Opnd[fDst] - opVGPR0
@@ -813,3 +815,38 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 }
 
 const pageMask4K = 4096 - 1
+
+// gwsExec runs the global wave sync operations (CDNA2 ISA DS_GWS_*, GDS only): the resource is
+// M0[21:16] + offset0[5:0] of the queue's GWS; the value of init, sema_br and barrier is the data
+// VGPR (in the ADDR field) of the first active lane. A wave that must wait stalls after the instruction (workgroup.go).
+func gwsExec(name string) execFn {
+	kind := map[string]int{"ds_gws_init": gwsInit, "ds_gws_sema_v": gwsSemaV, "ds_gws_sema_br": gwsSemaBR,
+		"ds_gws_sema_p": gwsSemaP, "ds_gws_sema_release_all": gwsReleaseAll, "ds_gws_barrier": gwsBarrier}[name]
+	return func(w *wave, in *Inst) error {
+		g := w.d.gws
+		if g == nil || !in.Gds {
+			return fmt.Errorf("%w: %s without GWS allocated to the queue", ErrIllegal, name)
+		}
+		exec := w.exec()
+		if exec == 0 {
+			return nil
+		}
+		var val uint32
+		if kind == gwsInit || kind == gwsSemaBR || kind == gwsBarrier {
+			d, err := w.vdst(in.Opnd[fAddr], 1) // LLVM's data0, encoded in the ADDR field
+			if err != nil {
+				return err
+			}
+			val = d[bits.TrailingZeros64(exec)]
+		}
+		id := int(w.s[opM0]>>16&0x3f) + int(in.Imm&0x3f)
+		wt, err := g.op(kind, id, val)
+		if err != nil {
+			return err
+		}
+		if wt != nil {
+			w.block, w.gw = wt.ch, wt
+		}
+		return nil
+	}
+}

@@ -139,7 +139,7 @@ func (w *wave) mfmaRegs(code uint16, n int) ([2]*[lanes]uint32, error) {
 		return r, fmt.Errorf("%w: MFMA A/B operand %s must be a register", ErrIllegal, regName(code, n))
 	}
 	for i := 0; i < n; i++ {
-		if int(code-opVGPR0)+i >= len(w.v) {
+		if !w.fit(int(code-opVGPR0) + i + 1) {
 			return r, fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(code, n))
 		}
 		r[i] = &w.v[int(code-opVGPR0)+i]
@@ -186,7 +186,7 @@ func (op *mfmaOp) exec(w *wave, in *Inst) error {
 	var cConst uint64
 	cCode := in.Opnd[fSrc2]
 	if cCode >= opVGPR0 {
-		if int(cCode-opVGPR0)+op.cRegs > len(w.v) {
+		if !w.fit(int(cCode-opVGPR0) + op.cRegs) {
 			return fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(cCode, op.cRegs))
 		}
 		for i := 0; i < op.cRegs; i++ {
@@ -202,7 +202,7 @@ func (op *mfmaOp) exec(w *wave, in *Inst) error {
 		}
 	}
 	dCode := in.Opnd[fDst]
-	if dCode < opVGPR0 || int(dCode-opVGPR0)+op.cRegs > len(w.v) {
+	if dCode < opVGPR0 || !w.fit(int(dCode-opVGPR0)+op.cRegs) {
 		return fmt.Errorf("%w: destination %s", ErrIllegal, regName(dCode, op.cRegs))
 	}
 	var d [32][lanes]uint32 // results, written back after every C element was read

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync/atomic"
 )
 
 // The rarely used GFX9 operations: cube-map helpers, the legacy transcendentals, packed SADs, the
@@ -294,7 +295,7 @@ func quadSAD(sad func(a, b uint32) uint32, width int) execFn {
 		c := in.Opnd[fSrc2]
 		switch {
 		case c >= opVGPR0:
-			if int(c-opVGPR0)+nd > len(w.v) {
+			if !w.fit(int(c-opVGPR0) + nd) {
 				return fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(c, nd))
 			}
 			acc = func(l, k int) uint32 { return w.v[int(c-opVGPR0)+k][l] }
@@ -383,7 +384,7 @@ func (w *wave) sendmsg(in *Inst) error {
 	id := uint16(in.Imm) & 0xf
 	if id == msgInterrupt {
 		d := w.d
-		d.stats.Interrupts++
+		atomic.AddUint64(&d.stats.Interrupts, 1)
 		if d.l.interrupt != nil {
 			d.l.interrupt(Interrupt{PC: w.pc, Wave: w.id, Data: w.s[opM0] & 0xffffff})
 		}

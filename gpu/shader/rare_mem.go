@@ -454,14 +454,14 @@ func bufFormatExec(name string) execFn {
 					}
 					end = max(end, int(c.off+c.width+7)/8)
 				}
-				if err := w.d.mem.Write(a, e[:end]); err != nil {
+				if err := w.g.mem.Write(a, e[:end]); err != nil {
 					return w.fault(in, a, true, err)
 				}
 				continue
 			}
 			var vec [4]uint32
 			if !oob {
-				if err := w.d.mem.Read(a, e); err != nil {
+				if err := w.g.mem.Read(a, e); err != nil {
 					return w.fault(in, a, false, err)
 				}
 				vec = [4]uint32{0, 0, 0, one}

@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 )
+
+func ptr32(b []byte, off uint64) unsafe.Pointer { return unsafe.Pointer(&b[off]) }
 
 // flatMem is a sparse in-memory Memory of 4 KiB pages; unmapped pages fault.
 type flatMem struct {
@@ -50,6 +54,23 @@ func (m *flatMem) do(va uint64, p []byte, write bool) error {
 func (m *flatMem) Read(va uint64, p []byte) error  { return m.do(va, p, false) }
 func (m *flatMem) Write(va uint64, p []byte) error { return m.do(va, p, true) }
 func (m *flatMem) Atomic(va uint64, size int, f func(uint64) uint64) (uint64, error) {
+	// An aligned word is one hardware compare-and-swap loop, atomic against CPU threads too.
+	if pg := m.pages[va&^4095]; pg != nil && va%uint64(size) == 0 {
+		p := ptr32(pg[:], va&4095)
+		for {
+			if size == 8 {
+				old := atomic.LoadUint64((*uint64)(p))
+				if atomic.CompareAndSwapUint64((*uint64)(p), old, f(old)) {
+					return old, nil
+				}
+				continue
+			}
+			old := atomic.LoadUint32((*uint32)(p))
+			if atomic.CompareAndSwapUint32((*uint32)(p), old, uint32(f(uint64(old)))) {
+				return uint64(old), nil
+			}
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var b [8]byte
@@ -138,6 +159,19 @@ func (l *loaded) run(t testing.TB, name string, grid [3]uint32, wg [3]uint16, ke
 	}
 	ka := l.alloc(uint64(len(kernarg)) + 256)
 	l.mem.Write(ka, kernarg)
+	pkt := l.packet(grid, wg, kd, ka)
+	scratch := l.alloc(4 << 20)
+	st, err := Dispatch(context.Background(), l.mem, DispatchParams{GridSize: grid, WorkgroupSize: wg, KernelObject: kd,
+		KernargAddress: ka, DispatchPacket: pkt, ScratchBase: scratch, ScratchSize: 4 << 20, Apertures: DefaultApertures,
+		MaxWaveInstructions: 1 << 24})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return st
+}
+
+// packet writes an AQL kernel dispatch packet (the Dispatch Ptr of the kernels) and returns its address.
+func (l *loaded) packet(grid [3]uint32, wg [3]uint16, kd, ka uint64) uint64 {
 	pkt := l.alloc(64)
 	var pk [64]byte
 	binary.LittleEndian.PutUint16(pk[0:], 2)
@@ -151,14 +185,7 @@ func (l *loaded) run(t testing.TB, name string, grid [3]uint32, wg [3]uint16, ke
 	binary.LittleEndian.PutUint64(pk[32:], kd)
 	binary.LittleEndian.PutUint64(pk[40:], ka)
 	l.mem.Write(pkt, pk[:])
-	scratch := l.alloc(4 << 20)
-	st, err := Dispatch(context.Background(), l.mem, DispatchParams{GridSize: grid, WorkgroupSize: wg, KernelObject: kd,
-		KernargAddress: ka, DispatchPacket: pkt, ScratchBase: scratch, ScratchSize: 4 << 20, Apertures: DefaultApertures,
-		MaxWaveInstructions: 1 << 24})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return st
+	return pkt
 }
 
 func args(v ...any) []byte {

@@ -449,7 +449,9 @@ func init() {
 	reg("s_setreg_imm32_b32", func(w *wave, in *Inst) error { return setreg(w, in, in.Lit) })
 
 	// SOPP
-	reg("s_nop s_waitcnt s_icache_inv s_incperflevel s_decperflevel s_ttracedata s_setprio s_sleep", func(*wave, *Inst) error { return nil })
+	reg("s_nop s_waitcnt s_icache_inv s_incperflevel s_decperflevel s_ttracedata s_setprio", func(*wave, *Inst) error { return nil })
+	// s_sleep: the wave gives up its turn (workgroup.go), so a polling loop lets others run.
+	reg("s_sleep", func(w *wave, in *Inst) error { w.yield = true; return nil })
 	reg("s_endpgm", func(w *wave, in *Inst) error { w.done = true; return nil })
 	reg("s_barrier", func(w *wave, in *Inst) error { w.bar = true; return nil })
 	branch := func(cond func(w *wave) bool) execFn {
@@ -536,7 +538,7 @@ func smemStore(w *wave, in *Inst) error {
 	for i := 0; i < n; i++ {
 		binary.LittleEndian.PutUint32(buf[4*i:], w.s[int(in.Opnd[fDst])+i])
 	}
-	if err := w.d.mem.Write(addr, buf[:4*n]); err != nil {
+	if err := w.g.mem.Write(addr, buf[:4*n]); err != nil {
 		return w.fault(in, addr, true, err)
 	}
 	return nil
@@ -564,7 +566,7 @@ func smemAtomic(w *wave, in *Inst, op string, wide bool) error {
 		sz = 8
 	}
 	addr := smemAddr(w, in) &^ uint64(sz-1)
-	old, err := w.d.mem.Atomic(addr, sz, func(o uint64) uint64 { return f(o, v, c) })
+	old, err := w.g.mem.Atomic(addr, sz, func(o uint64) uint64 { return f(o, v, c) })
 	if err != nil {
 		return w.fault(in, addr, true, err)
 	}
@@ -584,7 +586,7 @@ func smemLoad(w *wave, in *Inst) error {
 		return fmt.Errorf("%w: SMEM destination", ErrIllegal)
 	}
 	p := w.mbuf[:4*n]
-	if err := w.d.mem.Read(addr&^3, p); err != nil {
+	if err := w.g.mem.Read(addr&^3, p); err != nil {
 		return w.fault(in, addr, false, err)
 	}
 	for i := 0; i < n; i++ {

@@ -86,6 +86,12 @@ type wave struct {
 	lane  int // the lane a VALU per-lane function is computing (v32/v64 set it)
 	done  bool
 	bar   bool // waiting at s_barrier
+	yield bool // s_sleep: the wave's turn ends
+	// block, if not nil, stalls the wave until it is closed (a GWS semaphore or barrier); gw is
+	// its waiter entry.
+	block <-chan struct{}
+	gw    *waiter
+	cur   *cinst // the decoded instruction at pc, if known
 	g     *group
 	d     *dispatch
 	tmp   [7][lanes]uint32 // constant broadcasts (0-2), modifier copy (3), flushed or SDWA-extracted sources (4-6)
@@ -94,6 +100,26 @@ type wave struct {
 	bbuf  [1024]byte // transfer buffer of a batched GLOBAL access (64 lanes x 4 dwords)
 	steps uint64
 	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ..., GPR_IDX_EN[27], VSKIP[28], CSP[31:29])
+}
+
+// maxVRegs is the unified register file a wave can address: 256 VGPRs then 256 AGPRs (a[n] is
+// register 256+n).
+const maxVRegs = 512
+
+// fit reports whether registers [0, n) exist, growing the wave's file to the whole 512 when a
+// program addresses past what its descriptor allocated (hardware does not check the bound; the
+// allocation only decides occupancy).
+func (w *wave) fit(n int) bool {
+	if n <= len(w.v) {
+		return true
+	}
+	if n > maxVRegs {
+		return false
+	}
+	v := make([][lanes]uint32, maxVRegs)
+	copy(v, w.v)
+	w.v = v
+	return true
 }
 
 func (w *wave) exec() uint64     { return uint64(w.s[opExecLo]) | uint64(w.s[opExecHi])<<32 }
@@ -201,7 +227,7 @@ func b2u(b bool) uint64 {
 func (w *wave) vsrc(in *Inst, code uint16, kind, slot int) (*[lanes]uint32, error) {
 	if code >= opVGPR0 {
 		n := int(code - opVGPR0)
-		if n >= len(w.v) {
+		if !w.fit(n + 1) {
 			return nil, fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(code, 1))
 		}
 		return &w.v[n], nil
@@ -222,7 +248,7 @@ func (w *wave) vsrc64(in *Inst, code uint16, kind, slot int) (*[lanes]uint64, er
 	t := &w.tmp64[slot]
 	if code >= opVGPR0 {
 		n := int(code - opVGPR0)
-		if n+1 >= len(w.v) {
+		if !w.fit(n + 2) {
 			return nil, fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(code, 2))
 		}
 		lo, hi := &w.v[n], &w.v[n+1]
@@ -242,7 +268,7 @@ func (w *wave) vsrc64(in *Inst, code uint16, kind, slot int) (*[lanes]uint64, er
 }
 
 func (w *wave) vdst(code uint16, n int) (*[lanes]uint32, error) {
-	if code < opVGPR0 || int(code-opVGPR0)+n > len(w.v) {
+	if code < opVGPR0 || !w.fit(int(code-opVGPR0)+n) {
 		return nil, fmt.Errorf("%w: destination %s", ErrIllegal, regName(code, n))
 	}
 	return &w.v[code-opVGPR0], nil

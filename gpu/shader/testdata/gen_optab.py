@@ -118,7 +118,11 @@ gen('tabVOP3P', 0x80, lambda op: [(0x1a7 << 23) | (op << 16) | (1 << 14) | 40, (
 D = {('r', 40): 'fDst', ('r', 8): 'fAddr', ('r', 16): 'fData0', ('r', 24): 'fData1'}
 # DS: 110110 acc[25] op[24:17] gds[16] offset1 offset0 ; vdst[31:24] data1[23:16] data0[15:8] addr[7:0]
 gen('tabDS', 0x100, lambda op: [(0x36 << 26) | (op << 17), (40 << 24) | (24 << 16) | (16 << 8) | 8], D,
-    [lambda w: [w[0], w[1] & ~(0xff << 16)], lambda w: [w[0], w[1] & 0xff00ffff & ~(0xff << 24)], lambda w: [w[0], w[1] & 0xffff], lambda w: [w[0], w[1] & 0xff0000ff], lambda w: [w[0], w[1] & 0xff], lambda w: [w[0], w[1] & 0xff00], lambda w: [w[0], w[1] & 0xff000000], lambda w: [w[0], 0]])
+    [lambda w: [w[0], w[1] & ~(0xff << 16)], lambda w: [w[0], w[1] & 0xff00ffff & ~(0xff << 24)], lambda w: [w[0], w[1] & 0xffff], lambda w: [w[0], w[1] & 0xff0000ff], lambda w: [w[0], w[1] & 0xff], lambda w: [w[0], w[1] & 0xff00], lambda w: [w[0], w[1] & 0xff000000], lambda w: [w[0], 0],
+     # GDS-only operations: ds_gws_init/barrier/sema_br (their data0 is encoded in the ADDR field),
+     # ds_gws_sema_v/p/release_all, ds_ordered_count
+     lambda w: [w[0] | (1 << 16), w[1] & 0xff], lambda w: [w[0] | (1 << 16), 0],
+     lambda w: [w[0] | (1 << 16), w[1] & 0xff0000ff]])
 F = {('r', 40): 'fDst', ('r', 8): 'fAddr', ('r', 16): 'fData0', ('r', 20): 'fSAddr'}
 # FLAT: 110111 op[24:18] slc[17] glc[16] seg[15:14] lds[13] offset[12:0]; vdst[31:24] nv[23] saddr[22:16] data[15:8] addr[7:0]
 fl = lambda seg, saddr: (lambda op: [(0x37 << 26) | (op << 18) | (seg << 14), (40 << 24) | (saddr << 16) | (16 << 8) | 8])

@@ -1,0 +1,302 @@
+package shader
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// The compute-unit model. A GPU (Device) has CUs, each with a budget of wave slots, VGPR rows and
+// LDS, as the SPI sees them (CDNA2 ISA "Work-groups": a work-group runs on one CU, its waves on the
+// CU's SIMDs; the SPI launches a work-group where its waves, VGPRs and LDS fit). A dispatch's
+// work-groups are admitted to CUs of the queue's CU mask and become resident until they end; every
+// resident work-group is a goroutine, and the host threads that run them are a token pool shared by
+// every device of the process (SetWorkers): a work-group runs a slice of at most groupSlice wave
+// instructions while it holds a token, then queues for the next. So resident work-groups of every
+// dispatch and every queue make progress together, as on hardware, and a wave spinning on a flag
+// another work-group (or a CPU thread) sets never starves it.
+
+// DeviceConfig sizes a Device from its topology node.
+type DeviceConfig struct {
+	CUs        int // compute units (simd_count / simd_per_cu)
+	WavesPerCU int // simd_per_cu * max_waves_per_simd
+	VGPRsPerCU int // VGPR rows (per lane) of the CU's SIMDs: simd_per_cu * 512 on gfx90a
+	LDSPerCU   int // bytes (lds_size_in_kb * 1024)
+}
+
+// gfx90a (MI200): 4 SIMDs per CU, 8 waves per SIMD, a 512-row unified VGPR file per SIMD, 64 KiB of
+// LDS per CU, 64 GWS entries (CDNA2 ISA; the MI210 topology's simd_per_cu 4, max_waves_per_simd 8,
+// lds_size_in_kb 64).
+const (
+	gfx90aWavesPerSIMD = 8
+	gfx90aSIMDsPerCU   = 4
+	gfx90aVGPRRows     = 512
+	gfx90aLDS          = 64 << 10
+)
+
+// DefaultDeviceConfig is a small gfx90a with n CUs.
+func DefaultDeviceConfig(n int) DeviceConfig {
+	return DeviceConfig{CUs: n, WavesPerCU: gfx90aSIMDsPerCU * gfx90aWavesPerSIMD,
+		VGPRsPerCU: gfx90aSIMDsPerCU * gfx90aVGPRRows, LDSPerCU: gfx90aLDS}
+}
+
+// defaultDevice serves dispatches that name no Device (tests, tools): 8 CUs of gfx90a.
+var defaultDevice = NewDevice(DefaultDeviceConfig(8))
+
+// Device is one GPU's compute units: resource accounting for admission.
+type Device struct {
+	cfg DeviceConfig
+	// mu guards cus, rr and changed (admission and release only, never per instruction).
+	mu      sync.Mutex
+	cus     []cuUse
+	rr      int
+	changed chan struct{} // closed (and replaced) when a CU frees resources
+}
+
+type cuUse struct{ waves, vgprs, lds, groups int }
+
+// NewDevice returns a device with cfg's CUs, all free. Zero fields take gfx90a's values.
+func NewDevice(cfg DeviceConfig) *Device {
+	def := DefaultDeviceConfig(1)
+	if cfg.CUs <= 0 {
+		cfg.CUs = 1
+	}
+	if cfg.WavesPerCU <= 0 {
+		cfg.WavesPerCU = def.WavesPerCU
+	}
+	if cfg.VGPRsPerCU <= 0 {
+		cfg.VGPRsPerCU = def.VGPRsPerCU
+	}
+	if cfg.LDSPerCU <= 0 {
+		cfg.LDSPerCU = def.LDSPerCU
+	}
+	return &Device{cfg: cfg, cus: make([]cuUse, cfg.CUs), changed: make(chan struct{})}
+}
+
+// Config returns the device's configuration.
+func (d *Device) Config() DeviceConfig { return d.cfg }
+
+// groupNeed is what one work-group takes on its CU.
+type groupNeed struct{ waves, vgprs, lds int }
+
+// fits reports whether a work-group can ever run on a CU of d.
+func (d *Device) fits(n groupNeed) error {
+	switch {
+	case n.waves > d.cfg.WavesPerCU:
+		return fmt.Errorf("%w: work-group of %d waves > %d wave slots per CU", ErrBadDispatch, n.waves, d.cfg.WavesPerCU)
+	case n.waves*n.vgprs > d.cfg.VGPRsPerCU:
+		return fmt.Errorf("%w: work-group of %d waves x %d VGPRs > %d VGPRs per CU", ErrBadDispatch, n.waves, n.vgprs, d.cfg.VGPRsPerCU)
+	case n.lds > d.cfg.LDSPerCU:
+		return fmt.Errorf("%w: %d bytes of LDS per work-group > %d per CU", ErrBadDispatch, n.lds, d.cfg.LDSPerCU)
+	}
+	return nil
+}
+
+// reserve places a work-group on the first CU of allowed (all CUs if empty), in round-robin order,
+// where it fits now. It returns the CU, or -1 and a channel closed when resources are next freed.
+func (d *Device) reserve(allowed []int, n groupNeed) (int, <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cnt := len(d.cus)
+	if len(allowed) > 0 {
+		cnt = len(allowed)
+	}
+	for i := range cnt {
+		k := (d.rr + i) % cnt
+		cu := k
+		if len(allowed) > 0 {
+			cu = allowed[k]
+			if cu < 0 || cu >= len(d.cus) {
+				continue
+			}
+		}
+		u := &d.cus[cu]
+		if u.waves+n.waves <= d.cfg.WavesPerCU && u.vgprs+n.waves*n.vgprs <= d.cfg.VGPRsPerCU && u.lds+n.lds <= d.cfg.LDSPerCU {
+			u.waves += n.waves
+			u.vgprs += n.waves * n.vgprs
+			u.lds += n.lds
+			u.groups++
+			d.rr = k + 1
+			return cu, nil
+		}
+	}
+	return -1, d.changed
+}
+
+// release returns a work-group's resources to its CU.
+func (d *Device) release(cu int, n groupNeed) {
+	d.mu.Lock()
+	u := &d.cus[cu]
+	u.waves -= n.waves
+	u.vgprs -= n.waves * n.vgprs
+	u.lds -= n.lds
+	u.groups--
+	close(d.changed)
+	d.changed = make(chan struct{})
+	d.mu.Unlock()
+}
+
+// Resident reports the work-groups and waves resident on the device's CUs now.
+func (d *Device) Resident() (groups, waves int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, u := range d.cus {
+		groups += u.groups
+		waves += u.waves
+	}
+	return
+}
+
+// The host threads that run resident work-groups: a token pool shared by every Device.
+var tokens atomic.Pointer[chan struct{}]
+
+func init() { SetWorkers(0) }
+
+// SetWorkers sets how many host threads run work-groups at once (0: GOMAXPROCS). Work-groups that
+// hold a token when it changes give it back to the pool they took it from.
+func SetWorkers(n int) {
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	c := make(chan struct{}, n)
+	tokens.Store(&c)
+}
+
+// Workers returns the size of the worker pool.
+func Workers() int { return cap(*tokens.Load()) }
+
+// token is one held host thread.
+type token struct{ c chan struct{} }
+
+func acquire() token {
+	c := *tokens.Load()
+	c <- struct{}{}
+	return token{c}
+}
+
+func (t token) release() { <-t.c }
+
+// yield gives the thread to the next queued work-group and waits for one again (FIFO: the Go
+// runtime queues blocked channel senders in order).
+func (t *token) yield() {
+	t.release()
+	*t = acquire()
+}
+
+// GWS is a GPU's global wave sync (CDNA2 ISA DS_GWS_*): entries (num_gws, 64 on gfx90a), each a
+// semaphore or a barrier shared by the waves of the queue that holds it (ALLOC_QUEUE_GWS; kfd
+// keeps one per process and GPU, as the runlist maps the GWS of one process at a time). A wave
+// that must wait completes its instruction and stalls until it is granted; waiters are granted in
+// arrival order, so a semaphore is fair and a release costs one wake-up.
+type GWS struct {
+	mu      sync.Mutex
+	entries []gwsEntry
+}
+
+type gwsEntry struct {
+	sema    int64     // semaphore count
+	waiters []*waiter // waves stalled in DS_GWS_SEMA_P, in arrival order
+	bar     []*waiter // waves stalled in DS_GWS_BARRIER
+	size    uint32    // barrier: waves expected minus one (DS_GWS_INIT / DS_GWS_BARRIER data)
+}
+
+// waiter is one stalled wave: ch is closed when it may go on.
+type waiter struct {
+	ch   chan struct{}
+	dead bool // the wave was stopped while waiting: skip it
+}
+
+// NewGWS returns a global wave sync of n entries.
+func NewGWS(n int) *GWS { return &GWS{entries: make([]gwsEntry, n)} }
+
+// Reset clears every entry (the queue holding GWS was destroyed or released it; stalled waves of a
+// stopped queue are forgotten).
+func (g *GWS) Reset() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	for i := range g.entries {
+		for _, w := range g.entries[i].waiters {
+			w.dead = true
+		}
+		g.entries[i] = gwsEntry{}
+	}
+	g.mu.Unlock()
+}
+
+// GWS operations (ds_gws_* opcodes).
+const (
+	gwsInit = iota
+	gwsSemaV
+	gwsSemaBR
+	gwsSemaP
+	gwsReleaseAll
+	gwsBarrier
+)
+
+// op runs one GWS operation on entry id with the wave's data value. It returns a waiter when the
+// wave must stall.
+func (g *GWS) op(kind int, id int, val uint32) (*waiter, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if id < 0 || id >= len(g.entries) {
+		return nil, fmt.Errorf("%w: GWS resource %d of %d", ErrIllegal, id, len(g.entries))
+	}
+	e := &g.entries[id]
+	switch kind {
+	case gwsInit: // the semaphore count, or the barrier size minus one
+		e.sema, e.size = int64(val), val
+	case gwsSemaV:
+		e.release(1)
+	case gwsSemaBR: // bulk release
+		e.release(int64(val))
+	case gwsReleaseAll:
+		for _, w := range e.waiters {
+			close(w.ch)
+		}
+		e.waiters = nil
+	case gwsSemaP:
+		if e.sema > 0 {
+			e.sema--
+			return nil, nil
+		}
+		w := &waiter{ch: make(chan struct{})}
+		e.waiters = append(e.waiters, w)
+		return w, nil
+	case gwsBarrier:
+		e.size = val
+		w := &waiter{ch: make(chan struct{})}
+		e.bar = append(e.bar, w)
+		if uint32(len(e.bar)) > e.size {
+			for _, b := range e.bar {
+				close(b.ch)
+			}
+			e.bar = nil
+		}
+		return w, nil
+	}
+	return nil, nil
+}
+
+// release adds n to the count, granting it to stalled waves first.
+func (e *gwsEntry) release(n int64) {
+	for n > 0 && len(e.waiters) > 0 {
+		w := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		if w.dead {
+			continue
+		}
+		close(w.ch)
+		n--
+	}
+	e.sema += n
+}
+
+// cancel forgets a stalled wave (its dispatch stopped).
+func (g *GWS) cancel(w *waiter) {
+	g.mu.Lock()
+	w.dead = true
+	g.mu.Unlock()
+}

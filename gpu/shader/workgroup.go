@@ -1,0 +1,509 @@
+package shader
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Work-group execution (cu.go has the model): the dispatcher (the goroutine that called Dispatch,
+// i.e. the queue's packet processor) admits work-groups in order to CUs with room; each resident
+// work-group is a goroutine that runs its waves while it holds a worker token.
+//
+// Waves of a work-group interleave: a wave's turn ends at s_barrier, s_sleep, a GWS wait,
+// s_endpgm or after waveTurn instructions; the work-group gives its token back after groupSlice
+// instructions or when all its waves wait. Memory accesses complete within their instruction, so
+// s_waitcnt needs no wait and a memory poll is an instruction like any other: the turn quantum is
+// what lets the wave being waited for run.
+const (
+	waveTurn   = 256
+	groupSlice = 32 << 10
+)
+
+// PortPool lends a window on a dispatch's memory to a work-group while it runs (each CU has its own
+// UTCL1; an mmu.Port is used by one goroutine at a time) and takes it back.
+type PortPool interface {
+	Get() Memory
+	Put(Memory)
+}
+
+// cinst is a decoded instruction in a dispatch's code cache, with links to the instructions that
+// followed it (sequentially and by the last branch taken), so a wave looks the cache up only on
+// a new edge.
+type cinst struct {
+	Inst
+	pc    uint64
+	next  atomic.Pointer[cinst]
+	taken atomic.Pointer[edge]
+}
+
+type edge struct {
+	pc uint64
+	to *cinst
+}
+
+// codeCache is a dispatch's decoded code, shared by its work-groups (instructions are immutable once
+// published).
+type codeCache struct{ m sync.Map }
+
+type dispatch struct {
+	ctx   context.Context
+	kill  <-chan struct{} // closed: stop inside a work-group (nil: ctx does)
+	l     launch
+	mem   Memory
+	ports PortPool
+	dev   *Device
+	cus   []int
+	need  groupNeed
+	nregs int // VGPRs allocated per wave
+	ng    [3]uint64
+	code  codeCache
+	gws   *GWS
+
+	abort     chan struct{} // closed when waves must stop inside their work-group
+	abortOnce sync.Once
+	wake      chan struct{} // a work-group finished or stalled (cap 1)
+	fresh     atomic.Int64  // resident work-groups that have not yet given their token back
+	wg        sync.WaitGroup
+
+	mu       sync.Mutex // guards the fields below
+	err      error      // the failure of the lowest-numbered failing work-group
+	errGroup uint64
+	midStop  uint64 // lowest work-group stopped inside (killed); valid if stopped
+	stopped  bool
+	slots    []uint32 // free scratch wave slots
+
+	stats Stats // updated with atomic adds
+}
+
+// Stats counts executed work.
+type Stats struct {
+	WaveInstructions uint64
+	Waves            uint64
+	Groups           uint64
+	Interrupts       uint64 // s_sendmsg(MSG_INTERRUPT) host interrupts raised (rare.go)
+}
+
+type group struct {
+	d     *dispatch
+	idx   uint64 // flattened work-group id
+	id    [3]uint64
+	cu    int
+	lds   []byte
+	waves []*wave
+	mem   Memory // while the group holds its token
+	tok   token
+	slots []uint32 // scratch wave slots of its waves
+	fresh bool     // counted in dispatch.fresh
+}
+
+// Fetcher is implemented by a Memory that distinguishes instruction fetches (execute permission) from data
+// reads; the dispatcher then reads code only through Fetch.
+type Fetcher interface {
+	Fetch(va uint64, p []byte) error
+}
+
+// killed reports whether waves must stop inside their work-group.
+func (d *dispatch) killed() bool {
+	select {
+	case <-d.abort:
+		return true
+	default:
+		return false
+	}
+}
+
+func (d *dispatch) stopAll() { d.abortOnce.Do(func() { close(d.abort) }) }
+
+func (d *dispatch) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// vgprsOf is the VGPR allocation of a wave from COMPUTE_PGM_RSRC1.VGPRS (gfx90a: granule of 8,
+// arch VGPRs and AGPRs together).
+func vgprsOf(rsrc1 uint32) int { return int(rsrc1&0x3f+1) * 8 }
+
+// run is the common dispatch: SPI launches the work-groups' waves with the initial register state.
+func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, ports PortPool, gw *GWS) (Stats, error) {
+	if dev == nil {
+		dev = defaultDevice
+	}
+	d := &dispatch{ctx: ctx, kill: l.kill, l: l, mem: mem, ports: ports, dev: dev, cus: cus, gws: gw,
+		abort: make(chan struct{}), wake: make(chan struct{}, 1)}
+	if l.pgm&0xff != 0 {
+		return d.stats, fmt.Errorf("%w: entry %#x not 256-byte aligned", ErrBadDispatch, l.pgm)
+	}
+	wgItems := 1
+	for i := 0; i < 3; i++ {
+		if l.wg[i] == 0 {
+			return d.stats, fmt.Errorf("%w: zero work-group size", ErrBadDispatch)
+		}
+		wgItems *= int(l.wg[i])
+	}
+	if wgItems > 1024 {
+		return d.stats, fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems)
+	}
+	if l.lds > 64<<10 {
+		return d.stats, fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds)
+	}
+	nw := (wgItems + lanes - 1) / lanes
+	waveScratch := uint64(l.priv) * lanes
+	if l.priv > 0 && waveScratch*uint64(nw) > l.scratchSize {
+		return d.stats, fmt.Errorf("%w: scratch of %d bytes < %d per work-group", ErrBadDispatch, l.scratchSize, waveScratch*uint64(nw))
+	}
+	d.nregs = vgprsOf(l.rsrc1)
+	if acc := int(l.rsrc3&0x3f+1) * 4; acc < d.nregs { // ACCUM_OFFSET: AGPRs a0.. follow the arch VGPRs
+		d.nregs = 256 + d.nregs - acc
+	}
+	d.need = groupNeed{waves: nw, vgprs: vgprsOf(l.rsrc1), lds: int(l.lds)}
+	if err := dev.fits(d.need); err != nil {
+		return d.stats, err
+	}
+	if l.priv > 0 { // the queue's scratch is divided into wave slots (COMPUTE_TMPRING_SIZE.WAVES)
+		n := min(l.scratchSize/waveScratch, 1<<20)
+		d.slots = make([]uint32, n)
+		for i := range d.slots {
+			d.slots[i] = uint32(n) - 1 - uint32(i) // pop order 0, 1, ...
+		}
+	}
+	total := uint64(1)
+	for i := 0; i < 3; i++ {
+		d.ng[i] = (l.grid[i] + uint64(l.wg[i]) - 1) / uint64(l.wg[i])
+		total *= d.ng[i]
+	}
+	stopWatch := make(chan struct{})
+	go func() { // a closed Kill (or the context, without Kill) stops waves inside their groups
+		k := d.kill
+		var done <-chan struct{}
+		if k == nil {
+			done = ctx.Done()
+		}
+		select {
+		case <-k:
+			d.stopAll()
+		case <-done:
+			d.stopAll()
+		case <-stopWatch:
+		}
+	}()
+	next := l.start
+	for next < total {
+		if ctx.Err() != nil || d.killed() {
+			break
+		}
+		// Admit while fewer resident groups than workers are running their first slice, or
+		// when resident ones wait or run long (a spinning group must not keep out the one it
+		// waits for): resident groups stay few for short kernels and fill the CUs otherwise.
+		if d.fresh.Load() > int64(Workers()) || !d.haveSlots(nw) {
+			d.waitAdmission(nil)
+			continue
+		}
+		cu, freed := dev.reserve(cus, d.need)
+		if cu < 0 {
+			d.waitAdmission(freed)
+			continue
+		}
+		g := d.newGroup(next, cu)
+		d.fresh.Add(1)
+		d.wg.Add(1)
+		go d.runGroup(g)
+		next++
+	}
+	d.wg.Wait()
+	close(stopWatch)
+	st := Stats{WaveInstructions: atomic.LoadUint64(&d.stats.WaveInstructions), Waves: atomic.LoadUint64(&d.stats.Waves),
+		Groups: atomic.LoadUint64(&d.stats.Groups), Interrupts: atomic.LoadUint64(&d.stats.Interrupts)}
+	switch {
+	case d.err != nil:
+		return st, d.err
+	case d.stopped:
+		return st, &PreemptedError{NextGroup: min(d.midStop, next), MidGroup: true}
+	case next < total:
+		return st, &PreemptedError{NextGroup: next}
+	}
+	return st, nil
+}
+
+// waitAdmission waits until a group finishes or stalls, resources free, or the dispatch stops.
+func (d *dispatch) waitAdmission(freed <-chan struct{}) {
+	select {
+	case <-d.wake:
+	case <-freed:
+	case <-d.ctx.Done():
+	case <-d.abort:
+	}
+}
+
+func (d *dispatch) haveSlots(nw int) bool {
+	if d.l.priv == 0 {
+		return true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.slots) >= nw
+}
+
+// newGroup builds work-group gi on CU cu with its waves' initial state.
+func (d *dispatch) newGroup(gi uint64, cu int) *group {
+	l := &d.l
+	ng := d.ng
+	g := &group{d: d, idx: gi, cu: cu, lds: make([]byte, l.lds), fresh: true,
+		id: [3]uint64{gi % ng[0], gi / ng[0] % ng[1], gi / (ng[0] * ng[1])}}
+	// partial work-groups at the grid edge
+	var sz [3]int
+	for i := 0; i < 3; i++ {
+		sz[i] = int(l.wg[i])
+		if rem := l.grid[i] - g.id[i]*uint64(l.wg[i]); rem < uint64(sz[i]) {
+			sz[i] = int(rem)
+		}
+	}
+	nw := (sz[0]*sz[1]*sz[2] + lanes - 1) / lanes
+	if l.priv > 0 {
+		d.mu.Lock()
+		n := len(d.slots)
+		g.slots = make([]uint32, d.need.waves)
+		for i := range g.slots { // the free list is a stack: wave 0 gets the lowest free slot
+			g.slots[i] = d.slots[n-1-i]
+		}
+		d.slots = d.slots[:n-d.need.waves]
+		d.mu.Unlock()
+	}
+	g.waves = make([]*wave, nw)
+	for i := range g.waves {
+		w := &wave{v: make([][lanes]uint32, d.nregs), id: i, d: d, g: g}
+		d.initWave(w, g, sz, nw)
+		g.waves[i] = w
+	}
+	atomic.AddUint64(&d.stats.Waves, uint64(nw))
+	return g
+}
+
+// runGroup is a resident work-group's goroutine.
+func (d *dispatch) runGroup(g *group) {
+	defer d.wg.Done()
+	g.take()
+	err := d.execGroup(g)
+	var steps uint64
+	for _, w := range g.waves {
+		steps += w.steps
+	}
+	atomic.AddUint64(&d.stats.WaveInstructions, steps)
+	for _, w := range g.waves {
+		if w.gw != nil && d.gws != nil {
+			d.gws.cancel(w.gw) // stopped while stalled: a later release must not go to it
+		}
+	}
+	g.give()
+	d.dev.release(g.cu, d.need)
+	d.mu.Lock()
+	for i := len(g.slots) - 1; i >= 0; i-- {
+		d.slots = append(d.slots, g.slots[i])
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, errStopMidGroup):
+		if !d.stopped || g.idx < d.midStop {
+			d.midStop = g.idx
+		}
+		d.stopped = true
+	default:
+		if d.err == nil || g.idx < d.errGroup {
+			d.err, d.errGroup = err, g.idx
+		}
+	}
+	d.mu.Unlock()
+	if err == nil {
+		atomic.AddUint64(&d.stats.Groups, 1)
+		if d.l.groupDone != nil {
+			d.l.groupDone(g.idx, g.cu)
+		}
+	} else if !errors.Is(err, errStopMidGroup) {
+		d.stopAll() // a failing work-group stops the dispatch (the queue goes to its error state)
+	}
+	g.unfresh()
+	d.signal()
+}
+
+// take acquires a worker token and a memory port; give returns both.
+func (g *group) take() {
+	g.tok = acquire()
+	g.mem = g.d.mem
+	if g.d.ports != nil {
+		g.mem = g.d.ports.Get()
+	}
+}
+
+func (g *group) give() {
+	if g.d.ports != nil {
+		g.d.ports.Put(g.mem)
+	}
+	g.mem = nil
+	g.tok.release()
+}
+
+// unfresh marks the group as no longer in its first slice (it finished, waits or runs long).
+func (g *group) unfresh() {
+	if g.fresh {
+		g.fresh = false
+		g.d.fresh.Add(-1)
+		g.d.signal()
+	}
+}
+
+// execGroup runs the group's waves until all end, one fails, or the dispatch stops them.
+func (d *dispatch) execGroup(g *group) error {
+	budget := groupSlice
+	for {
+		live, atBar, waiting, slept := 0, 0, 0, 0
+		var waitOn <-chan struct{}
+		for _, w := range g.waves {
+			if w.done {
+				continue
+			}
+			if w.block != nil {
+				select {
+				case <-w.block:
+					w.block, w.gw = nil, nil
+				default:
+				}
+			}
+			if !w.bar && w.block == nil {
+				n, err := d.turn(g, w)
+				budget -= n
+				if err != nil {
+					return err
+				}
+				if w.done {
+					continue
+				}
+			}
+			live++
+			switch {
+			case w.bar:
+				atBar++
+			case w.block != nil:
+				waiting++
+				waitOn = w.block
+			case w.yield:
+				w.yield = false
+				slept++
+			}
+		}
+		switch {
+		case live == 0:
+			return nil
+		case atBar == live: // every live wave arrived: release the barrier
+			for _, w := range g.waves {
+				w.bar = false
+			}
+			continue
+		case waiting > 0 && atBar+waiting == live: // all wait on GWS: sleep until released
+			g.unfresh()
+			g.give()
+			select {
+			case <-waitOn:
+			case <-d.abort:
+			}
+			g.take()
+			budget = groupSlice
+		case budget <= 0 || slept > 0 && atBar+waiting+slept == live:
+			g.unfresh()
+			g.give()
+			g.take()
+			budget = groupSlice
+		}
+		if d.killed() {
+			return errStopMidGroup
+		}
+	}
+}
+
+// turn runs w until its turn ends: s_endpgm, s_barrier, s_sleep, a GWS wait, waveTurn
+// instructions, or an error.
+func (d *dispatch) turn(g *group, w *wave) (int, error) {
+	limit := d.l.maxSteps
+	if limit == 0 {
+		limit = 1 << 32
+	}
+	n := 0
+	for n < waveTurn && !w.done && !w.bar && !w.yield && w.block == nil {
+		in := w.cur
+		if in == nil || in.pc != w.pc {
+			var err error
+			if in, err = d.fetch(g, w.pc); err != nil {
+				return n, err
+			}
+		}
+		if w.steps >= limit {
+			return n, &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
+		}
+		if w.steps%waveStopCheck == waveStopCheck-1 && d.killed() {
+			return n, errStopMidGroup
+		}
+		w.steps++
+		n++
+		pc := w.pc
+		if err := d.step(w, &in.Inst); err != nil {
+			return n, err
+		}
+		// Follow the cached edge to the next instruction.
+		w.cur = nil
+		if w.done {
+			continue
+		}
+		if w.pc == pc+uint64(in.Size) {
+			w.cur = in.next.Load()
+			if w.cur == nil {
+				if nx, err := d.fetch(g, w.pc); err == nil {
+					in.next.Store(nx)
+					w.cur = nx
+				}
+			}
+		} else if e := in.taken.Load(); e != nil && e.pc == w.pc {
+			w.cur = e.to
+		} else if nx, err := d.fetch(g, w.pc); err == nil {
+			in.taken.Store(&edge{pc: w.pc, to: nx})
+			w.cur = nx
+		}
+	}
+	return n, nil
+}
+
+// fetch returns the decoded instruction at pc from the dispatch's code cache, decoding it on a miss.
+func (d *dispatch) fetch(g *group, pc uint64) (*cinst, error) {
+	if v, ok := d.code.m.Load(pc); ok {
+		return v.(*cinst), nil
+	}
+	read := g.mem.Read
+	if f, ok := g.mem.(Fetcher); ok {
+		read = f.Fetch
+	}
+	var buf [12]byte
+	var w [3]uint32
+	n := 0
+	for _, sz := range []int{12, 8, 4} {
+		if err := read(pc, buf[:sz]); err == nil {
+			n = sz / 4
+			break
+		} else if sz == 4 {
+			return nil, &Fault{Addr: pc, PC: pc, Inst: "<instruction fetch>", Err: err}
+		}
+	}
+	for i := 0; i < n; i++ {
+		w[i] = binary.LittleEndian.Uint32(buf[4*i:])
+	}
+	in, err := Decode(w[:n])
+	if err != nil {
+		return nil, &WaveError{PC: pc, Inst: fmt.Sprintf(".long %#010x", w[0]), Err: fmt.Errorf("%w: %v", ErrIllegal, err)}
+	}
+	in.exec = resolve(&in)
+	c := &cinst{Inst: in, pc: pc}
+	v, _ := d.code.m.LoadOrStore(pc, c)
+	return v.(*cinst), nil
+}

@@ -1,0 +1,231 @@
+package shader
+
+import (
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/internal/testenv"
+)
+
+// loadCO is load for another OpenCL file of testdata.
+func loadCO(t testing.TB, src string) *loaded {
+	t.Helper()
+	co := testenv.CodeObject(t, src)
+	f, err := elf.Open(co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l := &loaded{mem: newMem(), base: codeBase, syms: map[string]uint64{}, next: 0x40000000}
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		l.mem.mapRange(codeBase+p.Vaddr, p.Memsz)
+		data := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(data, 0); err != nil {
+			t.Fatal(err)
+		}
+		l.mem.Write(codeBase+p.Vaddr, data)
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		l.syms[s.Name] = codeBase + s.Value
+	}
+	return l
+}
+
+// runCtx is run with a context that bounds a kernel that would otherwise spin forever.
+func (l *loaded) runCtx(t testing.TB, name string, grid [3]uint32, wg [3]uint16, kernarg []byte, e Engine, timeout time.Duration) (Stats, error) {
+	t.Helper()
+	kd := l.syms[name+".kd"]
+	ka := l.alloc(uint64(len(kernarg)) + 256)
+	l.mem.Write(ka, kernarg)
+	pkt := l.packet(grid, wg, kd, ka)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return Dispatch(ctx, l.mem, DispatchParams{GridSize: grid, WorkgroupSize: wg, KernelObject: kd,
+		KernargAddress: ka, DispatchPacket: pkt, Apertures: DefaultApertures, Engine: e})
+}
+
+// word is the host view of a dword of l's memory (flatMem pages are never moved).
+func (l *loaded) word(va uint64) *atomic.Int32 {
+	pg := l.mem.pages[va&^4095]
+	return (*atomic.Int32)(ptr32(pg[:], va&4095))
+}
+
+// TestWaitForLastGroup: work-group 0 spins until the last work-group sets a flag; with work-groups
+// run one after another it never ends.
+func TestWaitForLastGroup(t *testing.T) {
+	l := loadCO(t, "testdata/concurrency.cl")
+	flag, out := l.alloc(4), l.alloc(4)
+	st, err := l.runCtx(t, "wait_last", [3]uint32{64 * 64, 1, 1}, [3]uint16{64, 1, 1}, args(flag, out), Engine{}, 20*time.Second)
+	if err != nil {
+		t.Fatalf("wait_last: %v (%+v)", err, st)
+	}
+	if v := l.word(out).Load(); v != 1 || st.Groups != 64 {
+		t.Fatalf("out = %d, groups %d", v, st.Groups)
+	}
+}
+
+// TestGridBarrier: every work-group must see every other's value after a barrier on an atomic
+// counter (a cooperative-groups grid sync), which needs all of them resident at once.
+func TestGridBarrier(t *testing.T) {
+	l := loadCO(t, "testdata/concurrency.cl")
+	const n = 48 // groups of 4 waves: 192 waves on the default device's 8 CUs x 32 slots
+	count, vals, out := l.alloc(4), l.alloc(4*n), l.alloc(4*n)
+	if _, err := l.runCtx(t, "grid_barrier", [3]uint32{256 * n, 1, 1}, [3]uint16{256, 1, 1}, args(count, vals, out), Engine{}, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for g := 0; g < n; g++ {
+		if v := l.word(out + 4*uint64(g)).Load(); v != n*(n+1)/2 {
+			t.Fatalf("group %d summed %d, want %d", g, v, n*(n+1)/2)
+		}
+	}
+}
+
+// TestCounterWithCPU: a CPU goroutine and a kernel add to one counter with atomics: no update is
+// lost on either side.
+func TestCounterWithCPU(t *testing.T) {
+	l := loadCO(t, "testdata/concurrency.cl")
+	c := l.alloc(4)
+	const items, iters, cpu = 1024, 50, 200000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w := l.word(c)
+		for i := 0; i < cpu; i++ {
+			w.Add(1)
+		}
+	}()
+	if _, err := l.runCtx(t, "count", [3]uint32{items, 1, 1}, [3]uint16{256, 1, 1}, args(c, int32(iters)), Engine{}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if v := l.word(c).Load(); v != items*iters+cpu {
+		t.Fatalf("counter %d, want %d", v, items*iters+cpu)
+	}
+}
+
+// TestPingPongWithCPU: a kernel and a CPU thread take turns on a flag.
+func TestPingPongWithCPU(t *testing.T) {
+	l := loadCO(t, "testdata/concurrency.cl")
+	turn := l.alloc(4)
+	const rounds = 200
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.runCtx(t, "ping", [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}, args(turn, int32(rounds)), Engine{}, time.Minute)
+		done <- err
+	}()
+	w := l.word(turn)
+	for r := int32(0); r < rounds; r++ {
+		w.Store(2*r + 1)
+		for w.Load() != 2*r+2 {
+			select {
+			case err := <-done:
+				t.Fatalf("kernel ended at round %d: %v", r, err)
+			default:
+			}
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGWSSemaphore is kfdtest's KFDGWSTest.Semaphore on the ISA: every one-item work-group takes a
+// GWS semaphore initialized to 1 around a non-atomic scalar increment; the total is exact only if
+// the semaphore excludes.
+func TestGWSSemaphore(t *testing.T) {
+	initCode := asm(t, `
+		s_mov_b32 m0, 0
+		s_load_dword s16, s[0:1], 0x0 glc
+		s_waitcnt 0
+		v_mov_b32 v0, s16
+		ds_gws_init v0 offset:0 gds
+		s_waitcnt 0
+		s_endpgm`)
+	incCode := asm(t, `
+		s_mov_b32 m0, 0
+		ds_gws_sema_p offset:0 gds
+		s_waitcnt 0
+		s_load_dword s16, s[0:1], 0x0 glc
+		s_waitcnt 0
+		s_add_u32 s16, s16, 1
+		s_store_dword s16, s[0:1], 0x0 glc
+		s_waitcnt lgkmcnt(0)
+		ds_gws_sema_v offset:0 gds
+		s_waitcnt 0
+		s_endpgm`)
+	gw := NewGWS(64)
+	m, p := miniKernel(t, initCode)
+	m.mapRange(asmOut, 0x1000)
+	p.KernargAddress, p.GridSize, p.WorkgroupSize = asmOut, [3]uint32{1, 1, 1}, [3]uint16{1, 1, 1}
+	m.Write(asmOut, []byte{1, 0, 0, 0})
+	p.GWS = gw
+	if _, err := Dispatch(context.Background(), m, p); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4*len(incCode))
+	for i, w := range incCode {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	m.Write(0x1100, b)
+	const groups = 4096
+	p.GridSize = [3]uint32{groups, 1, 1}
+	p.MaxWaveInstructions = 0
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := Dispatch(ctx, m, p); err != nil {
+		t.Fatal(err)
+	}
+	var v [4]byte
+	m.Read(asmOut, v[:])
+	if got := binary.LittleEndian.Uint32(v[:]); got != groups+1 {
+		t.Fatalf("counter %d, want %d", got, groups+1)
+	}
+	// Without GWS allocated to the queue, the same instruction stops the wave.
+	p.GWS = nil
+	if _, err := Dispatch(context.Background(), m, p); err == nil {
+		t.Fatal("ds_gws_sema_p without GWS ran")
+	}
+}
+
+// TestGroupsRunConcurrently: two dispatches on different goroutines (two queues) and the groups of
+// one dispatch overlap in time: each group records the number of groups running when it starts.
+func TestCUMaskAndResidency(t *testing.T) {
+	dev := NewDevice(DefaultDeviceConfig(4))
+	l := loadCO(t, "testdata/concurrency.cl")
+	flag, out := l.alloc(4), l.alloc(4)
+	var mu sync.Mutex
+	cus := map[int]int{}
+	e := Engine{Device: dev, CUs: []int{1, 3}}
+	kd := l.syms["wait_last.kd"]
+	ka := l.alloc(256)
+	l.mem.Write(ka, args(flag, out))
+	grid := [3]uint32{64 * 40, 1, 1}
+	pkt := l.packet(grid, [3]uint16{64, 1, 1}, kd, ka)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := Dispatch(ctx, l.mem, DispatchParams{GridSize: grid, WorkgroupSize: [3]uint16{64, 1, 1},
+		KernelObject: kd, KernargAddress: ka, DispatchPacket: pkt, Apertures: DefaultApertures, Engine: e,
+		GroupDone: func(_ uint64, cu int) { mu.Lock(); cus[cu]++; mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cus) != 2 || cus[1] == 0 || cus[3] == 0 || cus[1]+cus[3] != 40 {
+		t.Fatalf("groups per CU %v, want all 40 on CUs 1 and 3", cus)
+	}
+	if g, w := dev.Resident(); g != 0 || w != 0 {
+		t.Fatalf("resources left after the dispatch: %d groups, %d waves", g, w)
+	}
+}
