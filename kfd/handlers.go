@@ -3,6 +3,7 @@ package kfd
 import (
 	"syscall"
 
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/mmu"
 	"golang.org/x/sys/unix"
@@ -148,8 +149,8 @@ func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	known := p.pdds[a.GPUID] != nil
 	p.mu.Unlock()
 	if known {
-		// The GPU's 100 MHz reference clock (RLC timestamp), derived from the raw monotonic clock.
-		a.GPUClockCounter = uint64(raw.Nano()) / 10
+		// The GPU's 100 MHz reference clock (RLC timestamp): the counter s_memtime reads in a wave.
+		a.GPUClockCounter = shader.RefClock()
 	} else {
 		a.GPUClockCounter = 0
 	}

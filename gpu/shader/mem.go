@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"sync/atomic"
 )
 
 // memOp describes a vector memory instruction: data dwords, sub-dword size/sign, store, atomic.
@@ -317,7 +318,29 @@ func (w *wave) flatAddr(a uint64, l, k int) (int, uint64) {
 	return spGlobal, a + 4*uint64(k)
 }
 
+// Cache controls of gfx90a (AMDGPUUsage, "Memory Model GFX90A"): buffer_wbl2 writes the L2 back
+// before a system-scope release, buffer_invl2 invalidates it after a system-scope acquire, and
+// buffer_wbinvl1(_vol) invalidates the L1 after an agent- or system-scope acquire. This model has no
+// caches: every access of a wave reaches the backing memory (the memory the CPU and the other engines
+// use) before the wave's next instruction, so there is nothing to write back or invalidate and
+// s_waitcnt has nothing to wait for. What remains of these instructions is their ordering role in
+// the release, acquire and seq_cst sequences: each is a full host memory barrier, so that the
+// wave's earlier stores are visible to every host thread (other waves, the client's CPU) before
+// its later loads, which x86's store buffer would otherwise let pass them (store->load order, the
+// one a seq_cst fence needs; program order is otherwise kept by the host: loads and stores are
+// each ordered on x86, and Go's sync/atomic, which the atomics use, is sequentially consistent).
+var cacheControls = map[string]bool{"buffer_wbl2": true, "buffer_invl2": true, "buffer_wbinvl1": true, "buffer_wbinvl1_vol": true}
+
+func hostFence(*wave, *Inst) error {
+	var x atomic.Uint32
+	x.Add(1) // a locked read-modify-write: a full barrier
+	return nil
+}
+
 func vmemExec(name string) execFn {
+	if cacheControls[name] {
+		return hostFence
+	}
 	if strings.HasPrefix(name, "buffer_") && strings.Contains(name, "_format_") {
 		return bufFormatExec(name) // typed MUBUF loads and stores, rare_mem.go
 	}

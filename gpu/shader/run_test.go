@@ -93,8 +93,10 @@ type loaded struct {
 const codeBase = 0x10000000
 
 // load copies the PT_LOAD segments of the (relocation-free) code object to codeBase and resolves symbols.
-func load(t testing.TB) *loaded {
-	path := buildCorpus(t)
+func load(t testing.TB) *loaded { return loadPath(t, buildCorpus(t)) }
+
+// loadPath is load of the code object at path.
+func loadPath(t testing.TB, path string) *loaded {
 	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)

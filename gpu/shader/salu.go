@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 type execFn func(w *wave, in *Inst) error
@@ -511,7 +513,24 @@ func init() {
 	// Scalar cache invalidate/write-back/discard and ATC probes: no cache is modelled.
 	reg("s_dcache_inv s_dcache_wb s_dcache_inv_vol s_dcache_wb_vol s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer",
 		func(*wave, *Inst) error { return nil })
-	reg("s_memtime s_memrealtime", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.steps); return nil })
+	// S_MEMTIME and S_MEMREALTIME: the 64-bit GPU timestamp (see RefClock).
+	reg("s_memtime s_memrealtime", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], RefClock()); return nil })
+}
+
+// RefClockHz is the frequency of RefClock: gfx90a's 100 MHz reference clock (REFCLK).
+const RefClockHz = 100_000_000
+
+// RefClock is the GPU timestamp: the 100 MHz counter that amdgpu reads as the GPU clock counter
+// (gfx_v9_0_get_gpu_clock_counter, reported by AMDKFD_IOC_GET_CLOCK_COUNTERS; package kfd uses this
+// function) and that S_MEMTIME and S_MEMREALTIME return to a wave (HIP's clock64() and
+// wall_clock64(); both counters tick at REFCLK on gfx90a in this model). It is CLOCK_MONOTONIC_RAW in
+// 10 ns units, so it never decreases, across waves, dispatches, queues and processes alike.
+func RefClock() uint64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &ts) != nil {
+		return 0
+	}
+	return uint64(ts.Nano()) / (1e9 / RefClockHz)
 }
 
 // smemAddr is an SMEM instruction's byte address: SBASE (a V#'s 48-bit base for s_buffer_*) plus the

@@ -100,8 +100,11 @@ gen('tabSOPC', 0x80, lambda op: [(0x17e << 23) | (op << 16) | (16 << 8) | 8], S(
 # SOPP: names only
 gen('tabSOPP', 0x80, lambda op: [(0x17f << 23) | (op << 16)], {})
 # SMEM: 110000 op[25:18] imm[17] glc[16] ... sdata[12:6] sbase[5:0]; dword2 offset
+# s_memtime/s_memrealtime (sdata only) and s_dcache_inv/wb(_vol) (no operand) are valid only with their
+# unused fields zero: the variants clear IMM, SBASE and the offset, then SDATA too.
 gen('tabSMEM', 0x100, lambda op: [(0x30 << 26) | (op << 18) | (1 << 17) | (40 << 6) | 4, 0x44],
-    {('r', 40): 'fDst', ('r', 8): 'fSrc0'})
+    {('r', 40): 'fDst', ('r', 8): 'fSrc0'},
+    [lambda w: [w[0] & ~((1 << 17) | 0x3f), 0], lambda w: [w[0] & ~((1 << 17) | (0x7f << 6) | 0x3f), 0]])
 V = {('r', 40): 'fDst', ('r', 8): 'fSrc0', ('r', 16): 'fSrc1', ('r', 24): 'fSrc2', ('r', 0): 'fSDst'}
 # VOP2: 0 op[30:25] vdst[24:17] vsrc1[16:9] src0[8:0]
 gen('tabVOP2', 0x3e, lambda op: [(op << 25) | (40 << 17) | (16 << 9) | (256 + 8)] + ([0x4000] if op in (0x17, 0x18, 0x24, 0x25) else []), V)
@@ -135,4 +138,7 @@ gen('tabGLOBALS', 0x80, fl(2, 20), F, FV)
 # MUBUF: 111000 op[24:18] slc[17] lds[16] scc[15] glc[14] idxen[13] offen[12] offset[11:0];
 #        soffset[31:24] tfe/acc[23] srsrc[20:16] vdata[15:8] vaddr[7:0]
 M = {('r', 40): 'fDst', ('r', 8): 'fAddr', ('r', 16): 'fData0', ('r', 20): 'fSAddr', ('r', 3): 'fSrc0'}
-gen('tabMUBUF', 0x80, lambda op: [(0x38 << 26) | (op << 18) | (1 << 12), (3 << 24) | (5 << 16) | (16 << 8) | 8], M)
+# The cache controls (buffer_wbl2, buffer_invl2, buffer_wbinvl1(_vol)) have no operand: the variant clears
+# every field but the opcode.
+gen('tabMUBUF', 0x80, lambda op: [(0x38 << 26) | (op << 18) | (1 << 12), (3 << 24) | (5 << 16) | (16 << 8) | 8], M,
+    [lambda w: [w[0] & ~0x3ffff, 0]])
