@@ -191,6 +191,9 @@ func TestPreemptWaitsForGroupBoundary(t *testing.T) {
 	if !errors.As(err, &pe) || pe.MidGroup || pe.NextGroup != 0 {
 		t.Fatalf("preempted before any group: %v", err)
 	}
+	// Work-groups are resident several at a time: with 64 groups of 600K instructions the
+	// dispatch is still admitting when the context ends; the resident ones run to their end.
+	p.GridSize[0] = 64 * 64
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	go func() { time.Sleep(time.Millisecond); cancel2() }()
 	st, err = Dispatch(ctx2, m, p)
