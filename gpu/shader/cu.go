@@ -51,7 +51,8 @@ type Device struct {
 	mu      sync.Mutex
 	cus     []cuUse
 	rr      int
-	changed chan struct{} // closed (and replaced) when a CU frees resources
+	changed chan struct{} // closed (and replaced) when a CU frees resources and waiting is set
+	waiting bool
 }
 
 type cuUse struct{ waves, vgprs, lds, groups int }
@@ -121,6 +122,7 @@ func (d *Device) reserve(allowed []int, n groupNeed) (int, <-chan struct{}) {
 			return cu, nil
 		}
 	}
+	d.waiting = true
 	return -1, d.changed
 }
 
@@ -132,8 +134,11 @@ func (d *Device) release(cu int, n groupNeed) {
 	u.vgprs -= n.waves * n.vgprs
 	u.lds -= n.lds
 	u.groups--
-	close(d.changed)
-	d.changed = make(chan struct{})
+	if d.waiting {
+		close(d.changed)
+		d.changed = make(chan struct{})
+		d.waiting = false
+	}
 	d.mu.Unlock()
 }
 

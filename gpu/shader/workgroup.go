@@ -75,6 +75,7 @@ type dispatch struct {
 	midStop  uint64 // lowest work-group stopped inside (killed); valid if stopped
 	stopped  bool
 	slots    []uint32 // free scratch wave slots
+	free     []*group // finished work-groups whose waves and LDS are reused
 
 	stats Stats // updated with atomic adds
 }
@@ -253,8 +254,20 @@ func (d *dispatch) haveSlots(nw int) bool {
 func (d *dispatch) newGroup(gi uint64, cu int) *group {
 	l := &d.l
 	ng := d.ng
-	g := &group{d: d, idx: gi, cu: cu, lds: make([]byte, l.lds), fresh: true,
-		id: [3]uint64{gi % ng[0], gi / ng[0] % ng[1], gi / (ng[0] * ng[1])}}
+	d.mu.Lock()
+	var g *group
+	if n := len(d.free); n > 0 {
+		g = d.free[n-1]
+		d.free = d.free[:n-1]
+	}
+	d.mu.Unlock()
+	if g == nil {
+		g = &group{d: d, lds: make([]byte, l.lds), waves: make([]*wave, 0, d.need.waves)}
+	} else {
+		clear(g.lds)
+	}
+	g.idx, g.cu, g.fresh = gi, cu, true
+	g.id = [3]uint64{gi % ng[0], gi / ng[0] % ng[1], gi / (ng[0] * ng[1])}
 	// partial work-groups at the grid edge
 	var sz [3]int
 	for i := 0; i < 3; i++ {
@@ -267,18 +280,20 @@ func (d *dispatch) newGroup(gi uint64, cu int) *group {
 	if l.priv > 0 {
 		d.mu.Lock()
 		n := len(d.slots)
-		g.slots = make([]uint32, d.need.waves)
+		g.slots = append(g.slots[:0], make([]uint32, d.need.waves)...)
 		for i := range g.slots { // the free list is a stack: wave 0 gets the lowest free slot
 			g.slots[i] = d.slots[n-1-i]
 		}
 		d.slots = d.slots[:n-d.need.waves]
 		d.mu.Unlock()
 	}
-	g.waves = make([]*wave, nw)
-	for i := range g.waves {
-		w := &wave{v: make([][lanes]uint32, d.nregs), id: i, d: d, g: g}
+	for len(g.waves) < nw {
+		g.waves = append(g.waves, &wave{v: make([][lanes]uint32, d.nregs), id: len(g.waves), d: d, g: g})
+	}
+	g.waves = g.waves[:nw]
+	for _, w := range g.waves {
+		w.done, w.yield, w.block, w.gw, w.cur = false, false, nil, nil, nil
 		d.initWave(w, g, sz, nw)
-		g.waves[i] = w
 	}
 	atomic.AddUint64(&d.stats.Waves, uint64(nw))
 	return g
@@ -305,6 +320,7 @@ func (d *dispatch) runGroup(g *group) {
 	for i := len(g.slots) - 1; i >= 0; i-- {
 		d.slots = append(d.slots, g.slots[i])
 	}
+	g.slots = g.slots[:0]
 	switch {
 	case err == nil:
 	case errors.Is(err, errStopMidGroup):
@@ -327,6 +343,9 @@ func (d *dispatch) runGroup(g *group) {
 		d.stopAll() // a failing work-group stops the dispatch (the queue goes to its error state)
 	}
 	g.unfresh()
+	d.mu.Lock()
+	d.free = append(d.free, g) // reused by a later work-group: g is not touched after this
+	d.mu.Unlock()
 	d.signal()
 }
 

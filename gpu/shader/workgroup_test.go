@@ -4,6 +4,8 @@ import (
 	"context"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -227,5 +229,32 @@ func TestCUMaskAndResidency(t *testing.T) {
 	}
 	if g, w := dev.Resident(); g != 0 || w != 0 {
 		t.Fatalf("resources left after the dispatch: %d groups, %d waves", g, w)
+	}
+}
+
+// BenchmarkVaddWorkers reports vadd's wave-instructions per second with 1..GOMAXPROCS workers,
+// and the speed-up over one worker measured in the same run.
+func BenchmarkVaddWorkers(b *testing.B) {
+	l := load(b)
+	const n = 1 << 20 // 4096 work-groups of 256
+	pa, pb, pc := l.alloc(4*n), l.alloc(4*n), l.alloc(4*n)
+	defer SetWorkers(0)
+	var one float64
+	for w := 1; w <= runtime.GOMAXPROCS(0); w++ {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			SetWorkers(w)
+			var total uint64
+			for i := 0; i < b.N; i++ {
+				st := l.run(b, "vadd", [3]uint32{n, 1, 1}, [3]uint16{256, 1, 1}, args(pa, pb, pc, uint32(n)))
+				total += st.WaveInstructions
+			}
+			rate := float64(total) / b.Elapsed().Seconds()
+			b.ReportMetric(rate, "wave-inst/s")
+			if w == 1 {
+				one = rate
+			} else if one > 0 {
+				b.ReportMetric(rate/one, "x-vs-1-worker")
+			}
+		})
 	}
 }
