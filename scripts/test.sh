@@ -29,6 +29,9 @@ done
 # shellcheck disable=SC2086
 go test -count=1 -race -timeout 15m $race
 
+step go test -race, the concurrent work-group tests of gpu/shader
+go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop' ./gpu/shader
+
 step fuzz targets, "$fuzztime" each
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

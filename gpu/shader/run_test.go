@@ -41,7 +41,16 @@ func (m *flatMem) do(va uint64, p []byte, write bool) error {
 		}
 		o := va & 4095
 		n := min(len(p), int(4096-o))
-		if write {
+		if o%4 == 0 && n%4 == 0 { // dword by dword, each one atomic (concurrent work-groups, CPU threads)
+			for i := 0; i < n; i += 4 {
+				w := (*uint32)(ptr32(pg[:], o+uint64(i)))
+				if write {
+					atomic.StoreUint32(w, binary.LittleEndian.Uint32(p[i:]))
+				} else {
+					binary.LittleEndian.PutUint32(p[i:], atomic.LoadUint32(w))
+				}
+			}
+		} else if write {
 			copy(pg[o:], p[:n])
 		} else {
 			copy(p[:n], pg[o:])
@@ -175,6 +184,11 @@ func (l *loaded) run(t testing.TB, name string, grid [3]uint32, wg [3]uint16, ke
 // packet writes an AQL kernel dispatch packet (the Dispatch Ptr of the kernels) and returns its address.
 func (l *loaded) packet(grid [3]uint32, wg [3]uint16, kd, ka uint64) uint64 {
 	pkt := l.alloc(64)
+	l.writePacket(pkt, grid, wg, kd, ka)
+	return pkt
+}
+
+func (l *loaded) writePacket(pkt uint64, grid [3]uint32, wg [3]uint16, kd, ka uint64) {
 	var pk [64]byte
 	binary.LittleEndian.PutUint16(pk[0:], 2)
 	binary.LittleEndian.PutUint16(pk[2:], 3)
@@ -187,7 +201,6 @@ func (l *loaded) packet(grid [3]uint32, wg [3]uint16, kd, ka uint64) uint64 {
 	binary.LittleEndian.PutUint64(pk[32:], kd)
 	binary.LittleEndian.PutUint64(pk[40:], ka)
 	l.mem.Write(pkt, pk[:])
-	return pkt
 }
 
 func args(v ...any) []byte {
