@@ -34,8 +34,9 @@ func runExec(args []string) int {
 	fl := flag.NewFlagSet("exec", flag.ContinueOnError)
 	mount := fl.String("mount", DefaultMount, "kfdemu mount to use; a daemon is started for COMMAND's lifetime if none serves it")
 	profile := fl.String("profile", "", "profile of a daemon started by exec (as for serve; default: serve's default)")
+	gpuThreads := fl.Int("gpu-threads", 0, "--gpu-threads of a daemon started by exec (as for serve)")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: kfdemu exec [--mount DIR] [--profile NAME|FILE] -- COMMAND...\n\n"+
+		fmt.Fprintln(fl.Output(), "usage: kfdemu exec [--mount DIR] [--profile NAME|FILE] [--gpu-threads N] -- COMMAND...\n\n"+
 			"Runs COMMAND in a private mount namespace where /dev/kfd, /dev/dri/renderD*, /sys/devices/virtual/kfd,\n"+
 			"/sys/class/kfd, /sys/module/amdgpu and /proc/modules are the emulator's; everything else is the host's,\n"+
 			"and the host's namespace is not changed. The exit status is COMMAND's (128+N if signal N killed it;\n"+
@@ -56,7 +57,7 @@ func runExec(args []string) int {
 		return 2
 	}
 	if !served(mnt) {
-		stop, err := startDaemon(mnt, *profile)
+		stop, err := startDaemon(mnt, *profile, *gpuThreads)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
 			return 1
@@ -85,7 +86,7 @@ func served(mnt string) bool {
 
 // startDaemon runs `kfdemu serve --mount mnt [--profile p]` as a child, waits (bounded) until it
 // serves, and returns the function that stops it with SIGTERM (SIGKILL after daemonStopTimeout).
-func startDaemon(mnt, profile string) (stop func(), err error) {
+func startDaemon(mnt, profile string, gpuThreads int) (stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		self = os.Args[0]
@@ -93,6 +94,9 @@ func startDaemon(mnt, profile string) (stop func(), err error) {
 	args := []string{"serve", "--mount", mnt, "--log-level", "warn"}
 	if profile != "" {
 		args = append(args, "--profile", profile)
+	}
+	if gpuThreads != 0 {
+		args = append(args, "--gpu-threads", fmt.Sprint(gpuThreads))
 	}
 	d := exec.Command(self, args...)
 	d.Stdout, d.Stderr = os.Stderr, os.Stderr

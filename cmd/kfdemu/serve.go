@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -24,6 +25,7 @@ var newDevice func(sys *topology.System, log *slog.Logger) kfd.Device
 type serveFlags struct {
 	mount, profile, topologyFrom, logLevel string
 	debugFUSE                              bool
+	gpuThreads                             int
 }
 
 func (f *serveFlags) register(fl *flag.FlagSet) {
@@ -34,6 +36,7 @@ func (f *serveFlags) register(fl *flag.FlagSet) {
 		"serve a captured topology tree (a copy of /sys/class/kfd/kfd/topology) byte for byte instead of a profile")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debugFUSE, "debug-fuse", false, "log every FUSE request")
+	fl.IntVar(&f.gpuThreads, "gpu-threads", 0, "host threads that run the emulated GPUs' work-groups (0: one per CPU)")
 }
 
 // loadSystem resolves --profile / --topology-from.
@@ -69,6 +72,10 @@ func mountEmulator(f *serveFlags, log *slog.Logger) (*fs.Server, int, error) {
 	if err != nil {
 		return nil, 2, err
 	}
+	if f.gpuThreads < 0 {
+		return nil, 2, fmt.Errorf("--gpu-threads %d: must be >= 0", f.gpuThreads)
+	}
+	shader.SetWorkers(f.gpuThreads)
 	opts := fs.Options{System: sys, Capture: capture, Log: log, Debug: f.debugFUSE}
 	if newDevice != nil && capture == nil {
 		opts.Device = newDevice(sys, log)

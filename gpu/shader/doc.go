@@ -4,20 +4,34 @@
 // interpreter, and a dispatch model that builds the initial register state from the code object V3+ kernel
 // descriptor as CP/SPI do (AMDGPUUsage "Initial Kernel Execution State").
 //
-// Model: work-groups run one at a time; the waves of a group run round-robin, each until it reaches
-// s_barrier or s_endpgm, so memory is sequentially consistent and s_waitcnt and cache controls are
-// no-ops. Every global/flat access goes through the Memory interface (the GPUVM); a failed access stops
-// the dispatch with a *Fault carrying the address. LDS is a per-group byte slice; scratch lives in Memory at
-// DispatchParams.ScratchBase with the per-lane dword interleave (private segment swizzle). The opcode tables
+// Model (cu.go, workgroup.go): a Device is a GPU's compute units, each with a budget of wave slots,
+// VGPR rows and LDS. The dispatcher admits a dispatch's work-groups in order to CUs of the queue's CU
+// mask where they fit; each resident work-group is a goroutine, and a pool of worker tokens (one per
+// host CPU, SetWorkers) decides which run: a work-group runs at most 32K wave instructions per turn
+// of its token. So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a
+// work-group spinning on a flag another one sets, a grid barrier on atomics, a GWS semaphore and a
+// CPU thread taking turns with a kernel all make progress. Admission keeps few work-groups resident
+// while they finish quickly and fills the CUs when resident ones wait or run long. Within a
+// work-group, waves take turns of at most 256 instructions, and a turn ends early at s_barrier,
+// s_sleep and GWS waits. Memory accesses complete within their instruction (each lane's access is
+// one load or store, atomics are one read-modify-write of the Memory), so s_waitcnt and the cache
+// controls need no further work. Every global/flat access goes through the Memory interface (the
+// GPUVM; PortPool lends each running work-group its own window); a failed access stops the dispatch
+// with a *Fault carrying the address. LDS is a per-group byte slice; scratch lives in Memory at
+// DispatchParams.ScratchBase (a wave slot each) with the per-lane dword interleave (private segment swizzle). The opcode tables
 // (optab_gen.go) are generated from llvm-mc-14 by testdata/gen_optab.py.
 //
 // Files by unit: salu.go (SALU, SMEM, branches), valu.go and transcendental.go (32/64-bit VALU), f16.go
 // (16-bit VALU, packed, dot, mix), mfma.go (matrix cores), xlane.go (cross-lane and bit operations),
 // vopc.go (compares, class), dppsdwa.go, mem.go (vector memory, DS), round.go (MODE rounding),
-// trigpreop.go, rare.go and rare_mem.go (legacy, graphics-only and typed-buffer forms). STATUS.md lists
+// trigpreop.go, rare.go and rare_mem.go (legacy, graphics-only and typed-buffer forms), cu.go (compute
+// units, worker pool, GWS), workgroup.go (admission, work-group and wave scheduling). STATUS.md lists
 // what is implemented, the decisions where the ISA is silent, and the opcodes left.
 //
-// Concurrency: a Dispatch call owns all its state; there are no locks, and the only package-level state
-// written after init is the 2/π table of v_trig_preop_f64, computed once under a sync.Once. Concurrent
-// Dispatch calls are safe if the Memory is.
+// Concurrency and lock order: a Dispatch owns its state. Its work-groups share the decoded-code
+// cache (a sync.Map plus atomic links between instructions) and take dispatch.mu only to record an
+// error or return scratch slots and finished groups. Device.mu guards CU accounting (admission and
+// release only) and GWS.mu its entries; neither is held while taking the other or a token. Package
+// state written after init: the worker pool (SetWorkers) and the 2/π table of v_trig_preop_f64
+// (sync.Once).
 package shader

@@ -265,3 +265,56 @@ func BenchmarkVaddWorkers(b *testing.B) {
 		})
 	}
 }
+
+// TestQueuesOverlap: the work-groups of one dispatch, and the long kernels of two queues (two
+// Dispatch calls), overlap in time, as the kernels' own s_memtime stamps show.
+func TestQueuesOverlap(t *testing.T) {
+	code := asm(t, `
+		s_memtime s[6:7]
+		s_mov_b32 s10, 200000
+	L:
+		s_sub_u32 s10, s10, 1
+		s_cmp_lg_u32 s10, 0
+		s_cbranch_scc1 L
+		s_memtime s[8:9]
+		s_waitcnt lgkmcnt(0)
+		s_lshl_b32 s2, s2, 4
+		v_mov_b32 v6, s2
+		v_mov_b32 v0, s6
+		v_mov_b32 v1, s7
+		v_mov_b32 v2, s8
+		v_mov_b32 v3, s9
+		global_store_dwordx4 v6, v[0:3], s[0:1]
+		s_endpgm`)
+	overlap := func(a, b [2]uint64) bool { return a[1] > a[0] && b[1] > b[0] && a[0] < b[1] && b[0] < a[1] }
+	var stamps [2][2][2]uint64 // [queue][group]{start, end}
+	var wg sync.WaitGroup
+	for q := range 2 {
+		m, p := miniKernel(t, code)
+		m.mapRange(asmOut, 0x1000)
+		p.KernargAddress, p.GridSize, p.WorkgroupSize = asmOut, [3]uint32{128, 1, 1}, [3]uint16{64, 1, 1}
+		p.MaxWaveInstructions = 0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := Dispatch(context.Background(), m, p); err != nil {
+				t.Error(err)
+				return
+			}
+			var b [32]byte
+			m.Read(asmOut, b[:])
+			for g := range 2 {
+				stamps[q][g] = [2]uint64{binary.LittleEndian.Uint64(b[16*g:]), binary.LittleEndian.Uint64(b[16*g+8:])}
+			}
+		}()
+	}
+	wg.Wait()
+	for q := range 2 {
+		if !overlap(stamps[q][0], stamps[q][1]) {
+			t.Errorf("queue %d: work-groups ran at %v and %v: no overlap", q, stamps[q][0], stamps[q][1])
+		}
+	}
+	if !overlap(stamps[0][0], stamps[1][0]) {
+		t.Errorf("queues ran at %v and %v: no overlap", stamps[0][0], stamps[1][0])
+	}
+}
