@@ -138,6 +138,17 @@ func (p *Process) bind(gpuID uint32) (*pdd, syscall.Errno) {
 	return pd, 0
 }
 
+// gpuClock is the GPU timestamp counter: gfx9's 100 MHz reference clock (RLC timestamp, 100 MHz as
+// AMDGPU_INFO reports), derived from the raw monotonic clock. GET_CLOCK_COUNTERS reports it as
+// gpu_clock_counter and the packet processors write it (profiling, RELEASE_MEM, SDMA timestamps).
+func gpuClock() uint64 {
+	var raw unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &raw)
+	return gpuClockAt(raw)
+}
+
+func gpuClockAt(raw unix.Timespec) uint64 { return uint64(raw.Nano()) / 10 }
+
 func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	var a abi.GetClockCountersArgs
 	decode(arg, &a)
@@ -148,8 +159,7 @@ func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	known := p.pdds[a.GPUID] != nil
 	p.mu.Unlock()
 	if known {
-		// The GPU's 100 MHz reference clock (RLC timestamp), derived from the raw monotonic clock.
-		a.GPUClockCounter = uint64(raw.Nano()) / 10
+		a.GPUClockCounter = gpuClockAt(raw)
 	} else {
 		a.GPUClockCounter = 0
 	}

@@ -411,6 +411,9 @@ const (
 	AMDQueueReadDispatchIDOffset      = 128
 	AMDQueueComputeTmpringSizeOffset  = 140
 	AMDQueueScratchResourceDescOffset = 144
+	AMDQueueScratchLocationOffset     = 160 // scratch_backing_memory_location (GFX9+: absolute VA)
+	AMDQueueScratchByteSizeOffset     = 168
+	AMDQueueScratchLaneByteSizeOffset = 176 // scratch_wave64_lane_byte_size
 	AMDQueuePropertiesOffset          = 180
 	AMDQueueInactiveSignalOffset      = 192
 )
@@ -433,6 +436,13 @@ func (f Field) Get(v uint32) uint32 { return v & f.Mask() >> f.Shift() }
 
 // Set returns v with the field replaced by x (truncated to the field width).
 func (f Field) Set(v, x uint32) uint32 { return v&^f.Mask() | x<<f.Shift()&f.Mask() }
+
+// COMPUTE_TMPRING_SIZE on GFX9 (ROCr amd_aql_queue.cpp InitScratchSRD): WAVES concurrent scratch
+// waves, WAVESIZE bytes per wave in 1 KiB units.
+const (
+	TmpringWaves    = Field(0 | 12<<8)
+	TmpringWaveSize = Field(12 | 13<<8)
+)
 
 // amd_queue_properties_t (amd_hsa_queue.h).
 const (

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
 )
 
 // Apertures are the flat-address apertures of the process (GFX9: 4 GiB each, 4 GiB aligned).
@@ -21,18 +23,24 @@ var DefaultApertures = Apertures{SharedBase: 1 << 48, PrivateBase: 2 << 48}
 // DispatchParams describes one kernel dispatch (the fields of an AQL kernel dispatch packet plus what CP
 // takes from the queue).
 type DispatchParams struct {
-	GridSize            [3]uint32
-	WorkgroupSize       [3]uint16
-	KernelObject        uint64 // VA of the 64-byte kernel descriptor
-	KernargAddress      uint64
-	PrivateSegmentSize  uint32 // per work-item bytes (packet value; at least the descriptor's fixed size is used)
-	GroupSegmentSize    uint32 // LDS bytes per work-group including dynamic LDS (packet value)
-	DynamicLDS          uint32 // added to GroupSegmentSize (convenience for callers that keep it apart)
-	DispatchPacket      uint64 // VA of the AQL packet (Dispatch Ptr SGPRs)
-	Queue               uint64 // VA of amd_queue_t (Queue Ptr SGPRs)
-	DispatchID          uint64
-	ScratchBase         uint64 // VA of the queue's scratch backing memory
-	ScratchSize         uint64 // its size in bytes
+	GridSize           [3]uint32
+	WorkgroupSize      [3]uint16
+	KernelObject       uint64 // VA of the 64-byte kernel descriptor
+	KernargAddress     uint64
+	PrivateSegmentSize uint32 // per work-item bytes (packet value; at least the descriptor's fixed size is used)
+	GroupSegmentSize   uint32 // LDS bytes per work-group including dynamic LDS (packet value)
+	DynamicLDS         uint32 // added to GroupSegmentSize (convenience for callers that keep it apart)
+	DispatchPacket     uint64 // VA of the AQL packet (Dispatch Ptr SGPRs)
+	Queue              uint64 // VA of amd_queue_t (Queue Ptr SGPRs)
+	DispatchID         uint64
+	ScratchBase        uint64 // VA of the queue's scratch backing memory (Flat Scratch Init)
+	ScratchSize        uint64 // its size in bytes
+	// ScratchResource is the Private Segment Buffer V# (amd_queue_t.scratch_resource_descriptor,
+	// which CP copies); all zero: a V# over ScratchBase is built.
+	ScratchResource [4]uint32
+	// ScratchWaveBytes is one wave's scratch slot (COMPUTE_TMPRING_SIZE.WAVESIZE * 1 KiB); 0: the
+	// private segment of 64 lanes.
+	ScratchWaveBytes    uint64
 	Apertures           Apertures
 	StartGroup          uint64 // first work-group (flattened x-fastest) to run: resume point after preemption
 	MaxWaveInstructions uint64 // per-wave hang guard; 0 = 1<<32
@@ -185,8 +193,9 @@ const waveStopCheck = 1 << 14
 
 var errStopMidGroup = errors.New("shader: stopped inside a work-group")
 
-// ErrBadDispatch is wrapped by errors about invalid dispatch parameters or descriptors.
-var ErrBadDispatch = errors.New("shader: invalid dispatch")
+// ErrBadDispatch is wrapped by errors about invalid dispatch parameters or descriptors: invalid code
+// for the queue (hsa.ErrInvalidCode), or hsa.ErrGroupTooLarge for a work-group beyond a CU.
+var ErrBadDispatch = hsa.NewError("shader: invalid dispatch", hsa.ErrInvalidCode)
 
 // launch is the common hardware state of a dispatch, whichever way it was described.
 type launch struct {
@@ -199,6 +208,7 @@ type launch struct {
 	priv                uint32 // per-lane private bytes
 	scratchBase         uint64
 	scratchSize         uint64
+	waveScratch         uint64 // bytes of one wave's scratch slot
 	ap                  Apertures
 	start               uint64
 	maxSteps            uint64
@@ -268,7 +278,7 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 // launch does CP's part of an AQL dispatch: registers from the descriptor, user data from the packet.
 func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
-		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize,
+		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize, waveScratch: p.ScratchWaveBytes,
 		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, groupDone: p.GroupDone,
 		interrupt: p.Interrupt}
 	if kd.Flags>>10&1 != 0 && !kd.V2 {
@@ -286,6 +296,9 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	}
 	l.priv = max(p.PrivateSegmentSize, kd.PrivateSegmentFixedSize)
 	l.priv = (l.priv + 3) &^ 3 // CP rounds to a dword
+	if l.waveScratch == 0 {
+		l.waveScratch = uint64(l.priv) * lanes
+	}
 	// User SGPRs in the documented order (AMDGPUUsage "Initial Kernel Execution State"; V2: amd_kernel_code_t
 	// enable_sgpr_*). Only the first 16 exist.
 	n := 0
@@ -297,10 +310,16 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	}
 	put64 := func(v uint64) { put(uint32(v)); put(uint32(v >> 32)) }
 	f := kd.Flags
-	if f&1 != 0 { // private segment buffer: scratch V# (swizzled, ADD_TID_ENABLE, index stride 64)
-		put64(p.ScratchBase&0xffffffffffff | 1<<63) // dword1 bit 31 SWIZZLE_ENABLE
-		put(0xffffffff)                             // NUM_RECORDS
-		put(1<<23 | 3<<21 | 4<<15 | 4<<12)          // ADD_TID_ENABLE, INDEX_STRIDE=64, DATA_FORMAT 32, NUM_FORMAT
+	if f&1 != 0 { // private segment buffer: the queue's scratch V# (swizzled, ADD_TID_ENABLE, index stride 64)
+		if p.ScratchResource != [4]uint32{} {
+			for _, v := range p.ScratchResource {
+				put(v)
+			}
+		} else {
+			put64(p.ScratchBase&0xffffffffffff | 1<<63) // dword1 bit 31 SWIZZLE_ENABLE
+			put(0xffffffff)                             // NUM_RECORDS
+			put(1<<23 | 3<<21 | 4<<15 | 4<<12)          // ADD_TID_ENABLE, INDEX_STRIDE=64, DATA_FORMAT 32, NUM_FORMAT
+		}
 	}
 	if f&2 != 0 {
 		put64(p.DispatchPacket)
@@ -341,6 +360,7 @@ func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	}
 	l.lds = uint64(r.RSRC2>>15&0x1ff) * 512 // LDS_SIZE, 128-dword granularity (GFX7+)
 	l.priv = (r.TmpringSize >> 12 & 0x1fff) * 1024 / lanes
+	l.waveScratch = uint64(l.priv) * lanes
 	return run(ctx, mem, l)
 }
 
@@ -361,14 +381,17 @@ func run(ctx context.Context, mem Memory, l launch) (Stats, error) {
 		wgItems *= int(l.wg[i])
 	}
 	if wgItems > 1024 {
-		return d.stats, fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems)
+		return d.stats, hsa.Classify(fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems), hsa.ErrGroupTooLarge)
 	}
 	if l.lds > 64<<10 {
-		return d.stats, fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds)
+		return d.stats, hsa.Classify(fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds), hsa.ErrGroupTooLarge)
 	}
 	nw := (wgItems + lanes - 1) / lanes
-	if l.priv > 0 && uint64(l.priv)*lanes*uint64(nw) > l.scratchSize {
-		return d.stats, fmt.Errorf("%w: scratch of %d bytes < %d per work-group", ErrBadDispatch, l.scratchSize, uint64(l.priv)*lanes*uint64(nw))
+	// Each in-flight wave owns one scratch slot of waveScratch bytes (the CP checked the queue's
+	// scratch against the packet before launching).
+	if l.priv > 0 && (uint64(l.priv)*lanes > l.waveScratch || l.waveScratch*uint64(nw) > l.scratchSize) {
+		return d.stats, fmt.Errorf("%w: scratch of %d bytes (%d per wave) < %d per wave for %d waves", ErrBadDispatch,
+			l.scratchSize, l.waveScratch, uint64(l.priv)*lanes, nw)
 	}
 	var ng [3]uint64
 	total := uint64(1)
@@ -416,7 +439,7 @@ func (d *dispatch) runGroup(g *group, id [3]uint64) error {
 	for i, w := range g.waves {
 		w.done = i >= nw
 		if !w.done {
-			d.initWave(w, id, sz, nw)
+			d.initWave(w, id, sz, nw, i)
 			d.stats.Waves++
 		}
 	}
@@ -457,7 +480,10 @@ func (d *dispatch) runGroup(g *group, id [3]uint64) error {
 }
 
 // initWave sets the documented initial register state (AMDGPUUsage "Initial Kernel Execution State").
-func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, nw int) {
+// slot is the wave's scratch slot: every wave in flight needs its own (work-groups run one at a time
+// here, so a wave's index in its group serves; concurrent work-groups must hand out distinct slots
+// below COMPUTE_TMPRING_SIZE.WAVES).
+func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, nw, slot int) {
 	l := &d.l
 	w.s = [128]uint32{}
 	w.scc, w.bar, w.steps = false, false, 0
@@ -486,8 +512,7 @@ func (d *dispatch) initWave(w *wave, id [3]uint64, sz [3]int, nw int) {
 		}
 		sys(v)
 	}
-	// Groups run one at a time, so a wave's scratch is at waveInGroup*priv*64 from the queue's base.
-	waveOff := uint32(w.id) * l.priv * lanes
+	waveOff := uint32(uint64(slot) * l.waveScratch) // Scratch Wave Offset: the slot's byte offset
 	if l.rsrc2&1 != 0 {
 		sys(waveOff)
 	}
