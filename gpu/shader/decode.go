@@ -437,7 +437,11 @@ func Decode(w []uint32) (Inst, error) {
 		if err = need2(); err != nil {
 			return in, err
 		}
-		if err = in.lookup(tabMUBUF, uint16(w0>>18&0x7f)); err != nil {
+		tab := tabMUBUF
+		if _, ok := mubufCacheOps[uint16(w0>>18&0x7f)]; ok {
+			tab = mubufCacheOps
+		}
+		if err = in.lookup(tab, uint16(w0>>18&0x7f)); err != nil {
 			return in, err
 		}
 		w1 := w[1]

@@ -318,6 +318,9 @@ func (w *wave) flatAddr(a uint64, l, k int) (int, uint64) {
 }
 
 func vmemExec(name string) execFn {
+	if isCacheOp(name) {
+		return cacheOpExec
+	}
 	if strings.HasPrefix(name, "buffer_") && strings.Contains(name, "_format_") {
 		return bufFormatExec(name) // typed MUBUF loads and stores, rare_mem.go
 	}
@@ -511,7 +514,9 @@ func dsExec(name string) execFn {
 		var err error
 		for mm := w.exec(); mm != 0 && err == nil; mm &= mm - 1 {
 			l := bits.TrailingZeros64(mm)
-			base := uint64(w.v[av][l])
+			// The LDS address is ADDR + offset in 32 bits: LLVM (GFX7+) folds a constant into the
+			// offset field even when ADDR is negative (reverse indexing: ADDR = -4*tid, offset 1020).
+			vaddr := w.v[av][l]
 			if m.atomic != "" {
 				in2 := *in
 				in2.Glc = rtn
@@ -524,7 +529,7 @@ func dsExec(name string) execFn {
 						c |= uint64(w.v[d0+1][l]) << 32
 						v |= uint64(w.v[d1+1][l]) << 32
 					}
-					a := base + uint64(in.Imm)
+					a := uint64(vaddr + uint32(in.Imm))
 					old, _ := w.atomicAt(spLDS, a, m.size, func(o uint64) uint64 {
 						if o == c {
 							return v
@@ -539,7 +544,7 @@ func dsExec(name string) execFn {
 					}
 					continue
 				}
-				a := base + uint64(in.Imm)
+				a := uint64(vaddr + uint32(in.Imm))
 				err = w.laneAccess(&in2, mm2, l, func(int) (int, uint64) { return spLDS, a })
 				continue
 			}
@@ -558,14 +563,14 @@ func dsExec(name string) execFn {
 					} else {
 						in2.Opnd[fDst] = in.Opnd[fDst] + uint16(half*m.dwords)
 					}
-					a := base + o
+					a := uint64(vaddr + uint32(o))
 					if err = w.laneAccess(&in2, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) }); err != nil {
 						break
 					}
 				}
 				continue
 			}
-			a := base + uint64(in.Imm)
+			a := uint64(vaddr + uint32(in.Imm))
 			err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) })
 		}
 		return err
