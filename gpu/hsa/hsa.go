@@ -9,7 +9,9 @@
 //     (LLVM AMDHSAKernelDescriptor.h / AMDGPUUsage "Kernel Descriptor", code object V3+) with the bit
 //     fields of COMPUTE_PGM_RSRC1/2/3 and kernel_code_properties.
 //
-// No behaviour lives here. hsa_c_test.go checks every size, offset and constant against Debian's
+// inactive.go adds the queue-inactive codes the CP stores in amd_queue_t.queue_inactive_signal, the
+// error classes the packet processor and the shader model mark their errors with, and the one table
+// between them (QueueInactiveCode). No other behaviour lives here. hsa_c_test.go checks every size, offset and constant against Debian's
 // ROCr 5.2.3 headers (libhsa-runtime-dev) with gcc, and kd_c_test.go the kernel descriptor against
 // LLVM 14's AMDHSAKernelDescriptor.h (llvm-14-dev) with g++ plus the reference table for the fields
 // added after LLVM 14. The package has no locks and no goroutines.
