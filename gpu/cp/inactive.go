@@ -83,16 +83,16 @@ func (q *Queue) inactiveSignal() (uint64, error) {
 
 // reportInactive stores code in the queue-inactive signal and raises its event (the signal's
 // mailbox and interrupt, as for a completion signal): how the CP tells ROCr it took the queue
-// offline. A queue without an amd_queue_t or without a signal reports nothing.
-func (q *Queue) reportInactive(code uint64) error {
+// offline. A queue without an amd_queue_t or without a signal reports nothing (reported false).
+func (q *Queue) reportInactive(code uint64) (reported bool, err error) {
 	sig, err := q.inactiveSignal()
 	if err != nil || sig == 0 {
-		return err
+		return false, err
 	}
 	if err := q.store64(sig+hsa.SignalValueOffset, code, "queue inactive signal"); err != nil {
-		return err
+		return false, err
 	}
-	return q.notify(sig)
+	return true, q.notify(sig)
 }
 
 // waitResume waits, with the queue blocked, until ROCr restarts it: the inactive signal's value is 0
@@ -121,7 +121,8 @@ func (q *Queue) waitResume(stop <-chan struct{}, once bool) error {
 // a queue that did not preempt in time): err's queue-inactive code goes to the inactive signal.
 // Call it only while the queue is stopped.
 func (q *Queue) ReportInactive(err error) error {
-	return q.reportInactive(hsa.QueueInactiveCode(err))
+	_, e := q.reportInactive(hsa.QueueInactiveCode(err))
+	return e
 }
 
 // AMDQueue returns the VA of the queue's amd_queue_t (0 if the ring is not an AQL queue of ROCr's

@@ -321,3 +321,17 @@ func TestInactiveCodes(t *testing.T) {
 		t.Fatalf("ReportInactive(fault): %v, code %#x", err, b.e.value(b.inactive))
 	}
 }
+
+// An amd_queue_t without a queue-inactive signal cannot be given scratch by anyone: the dispatch is
+// launched (the shader model then fails it on its own scratch check) instead of hanging the queue.
+func TestScratchWithoutInactiveSignal(t *testing.T) {
+	e := newEnv(t)
+	a := e.aqlQueue(nil)
+	atomic.StoreUint64(e.m.word64(a.aq+hsa.AMDQueueInactiveSignalOffset), 0)
+	s := e.signal(1)
+	a.submit(dispatchPacket(validDispatch(s)))
+	waitFor(t, "the dispatch", func() bool { return e.value(s) == 0 })
+	if len(e.host.dispatches) != 1 || a.Status().ScratchWaits != 0 {
+		t.Fatalf("%d dispatches, %d scratch waits", len(e.host.dispatches), a.Status().ScratchWaits)
+	}
+}

@@ -88,7 +88,7 @@ func (q *Queue) fail(err error) {
 		q.cfg.Host.QueueError(q, err)
 		// Take the queue offline for the runtime: a fault here leaves the code unreported (the
 		// queue is in the error state either way).
-		_ = q.reportInactive(hsa.QueueInactiveCode(err))
+		_, _ = q.reportInactive(hsa.QueueInactiveCode(err))
 	}
 	q.setState(StateError) // after the host knows: a State() of StateError implies QueueError ran
 }
@@ -184,15 +184,20 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		if err != nil {
 			return false, perr(err)
 		}
+		// Without an inactive signal nobody can answer: the dispatch is launched and fails on the
+		// shader's own scratch check (a queue error), instead of the queue hanging.
 		if q.amdQueue != 0 && needsScratch(q.kd.PrivateSegmentSize, &sc) {
-			if err := q.reportInactive(hsa.QueueInactiveInsufficientScratch); err != nil {
+			reported, err := q.reportInactive(hsa.QueueInactiveInsufficientScratch)
+			if err != nil {
 				return false, perr(err)
 			}
-			q.scratchWaits.Add(1)
-			if err := q.waitResume(stop, false); err != nil {
-				return false, wrapWait(err, rd, hdr)
+			if reported {
+				q.scratchWaits.Add(1)
+				if err := q.waitResume(stop, false); err != nil {
+					return false, wrapWait(err, rd, hdr)
+				}
+				return true, nil
 			}
-			return true, nil
 		}
 		q.scratch = sc
 		reclaim = q.kd.PrivateSegmentSize != 0
@@ -267,11 +272,14 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 			return false, err
 		}
 		if hsa.QueuePropUseScratchOnce.Get(p) != 0 {
-			if err := q.reportInactive(hsa.QueueInactiveScratchReclaim); err != nil {
+			reported, err := q.reportInactive(hsa.QueueInactiveScratchReclaim)
+			if err != nil {
 				return false, err
 			}
-			if err := q.waitResume(stop, true); err != nil {
-				return false, err
+			if reported {
+				if err := q.waitResume(stop, true); err != nil {
+					return false, err
+				}
 			}
 		}
 	}
