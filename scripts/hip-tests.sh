@@ -72,7 +72,7 @@ for g in tests/hip/*.genco.hip; do
 	[ -e "$g" ] || continue
 	compile "$g" "$build/$(basename "$g" .genco.hip).co" || true
 done
-for n in $only; do echo "tests/hip/$n.hip $build/$n"; done | xargs -P "$jobs" -L 1 sh "$0" __compile || true
+for n in $only; do echo "tests/hip/$n.hip $build/$n"; done | xargs -P "$jobs" -L 1 sh "$root/scripts/hip-tests.sh" __compile || true
 t1=$(date +%s)
 echo "hip-tests: compiled in $((t1 - t0)) s"
 
