@@ -167,7 +167,14 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	// The barrier bit needs every earlier packet complete: packets complete before the next
 	// launches, so it holds here by construction (see the package doc).
 	var completion uint64
-	start := q.now() // launch: start_ts of a profiled packet
+	prof, err := q.profiling()
+	if err != nil {
+		return false, perr(err)
+	}
+	var start uint64 // launch: start_ts of a profiled packet
+	if prof {
+		start = q.now()
+	}
 	reclaim := false // a dispatch that used scratch: single-use scratch is returned after it
 	switch typ {
 	case hsa.PacketTypeKernelDispatch:
@@ -259,7 +266,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, err
 	}
 	q.rd.Store(rd + 1) // PSA-2.8-I07
-	if err := q.complete(completion, start); err != nil {
+	if err := q.complete(completion, prof, start); err != nil {
 		return false, packetErr(rd, hdr, err)
 	}
 	q.packets.Add(1)
@@ -286,6 +293,16 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	return true, nil
 }
 
+// profiling reports whether the packet being launched is profiled: a Config.Clock and
+// ENABLE_PROFILING in amd_queue_t.queue_properties (read at each launch, as ROCr may switch it).
+func (q *Queue) profiling() (bool, error) {
+	if q.cfg.Clock == nil || q.amdQueue == 0 {
+		return false, nil
+	}
+	p, err := q.properties()
+	return hsa.QueuePropEnableProfiling.Get(p) != 0, err
+}
+
 // now is the GPU timestamp (0 without Config.Clock).
 func (q *Queue) now() uint64 {
 	if q.cfg.Clock == nil {
@@ -308,19 +325,13 @@ func wrapWait(err error, id uint64, hdr uint16) error {
 // complete signals a completion signal: with profiling on, start_ts (the packet's launch) and end_ts
 // (now) first, as the CP writes them before the signal; then atomic decrement by one after the
 // release fence ([PSA] §2.9.2; NULL = no operation), the AMD event mailbox and interrupt.
-func (q *Queue) complete(sig, start uint64) error {
+func (q *Queue) complete(sig uint64, prof bool, start uint64) error {
 	if sig == 0 {
 		return nil
 	}
-	if q.cfg.Clock != nil {
-		p, err := q.properties()
-		if err != nil {
+	if prof {
+		if err := q.timestamps(sig, start, q.now()); err != nil {
 			return err
-		}
-		if hsa.QueuePropEnableProfiling.Get(p) != 0 {
-			if err := q.timestamps(sig, start, q.now()); err != nil {
-				return err
-			}
 		}
 	}
 	if err := q.add64(sig+hsa.SignalValueOffset, ^uint64(0), "completion signal"); err != nil {
