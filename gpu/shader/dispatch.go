@@ -23,24 +23,20 @@ var DefaultApertures = Apertures{SharedBase: 1 << 48, PrivateBase: 2 << 48}
 // DispatchParams describes one kernel dispatch (the fields of an AQL kernel dispatch packet plus what CP
 // takes from the queue).
 type DispatchParams struct {
-	GridSize           [3]uint32
-	WorkgroupSize      [3]uint16
-	KernelObject       uint64 // VA of the 64-byte kernel descriptor
-	KernargAddress     uint64
-	PrivateSegmentSize uint32 // per work-item bytes (packet value; at least the descriptor's fixed size is used)
-	GroupSegmentSize   uint32 // LDS bytes per work-group including dynamic LDS (packet value)
-	DynamicLDS         uint32 // added to GroupSegmentSize (convenience for callers that keep it apart)
-	DispatchPacket     uint64 // VA of the AQL packet (Dispatch Ptr SGPRs)
-	Queue              uint64 // VA of amd_queue_t (Queue Ptr SGPRs)
-	DispatchID         uint64
-	ScratchBase        uint64 // VA of the queue's scratch backing memory (Flat Scratch Init)
-	ScratchSize        uint64 // its size in bytes
-	// ScratchResource is the Private Segment Buffer V# (amd_queue_t.scratch_resource_descriptor,
-	// which CP copies); all zero: a V# over ScratchBase is built.
-	ScratchResource [4]uint32
-	// ScratchWaveBytes is one wave's scratch slot (COMPUTE_TMPRING_SIZE.WAVESIZE * 1 KiB); 0: the
-	// private segment of 64 lanes.
-	ScratchWaveBytes    uint64
+	GridSize            [3]uint32
+	WorkgroupSize       [3]uint16
+	KernelObject        uint64 // VA of the 64-byte kernel descriptor
+	KernargAddress      uint64
+	PrivateSegmentSize  uint32 // per work-item bytes (packet value; at least the descriptor's fixed size is used)
+	GroupSegmentSize    uint32 // LDS bytes per work-group including dynamic LDS (packet value)
+	DynamicLDS          uint32 // added to GroupSegmentSize (convenience for callers that keep it apart)
+	DispatchPacket      uint64 // VA of the AQL packet (Dispatch Ptr SGPRs)
+	Queue               uint64 // VA of amd_queue_t (Queue Ptr SGPRs)
+	DispatchID          uint64
+	ScratchBase         uint64    // VA of the queue's scratch backing memory (Flat Scratch Init)
+	ScratchSize         uint64    // its size in bytes
+	ScratchResource     [4]uint32 // Private Segment Buffer V# (amd_queue_t.scratch_resource_descriptor, as CP copies it); zero: one over ScratchBase
+	ScratchWaveBytes    uint64    // one wave's scratch slot (COMPUTE_TMPRING_SIZE.WAVESIZE * 1 KiB); 0: the private segment of 64 lanes
 	Apertures           Apertures
 	StartGroup          uint64 // first work-group (flattened x-fastest) to run: resume point after preemption
 	MaxWaveInstructions uint64 // per-wave hang guard; 0 = 1<<32
