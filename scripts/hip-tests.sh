@@ -106,7 +106,9 @@ for n in $only; do
 		printf 'ok   %-16s %4ds\n' "$n" "$secs"
 	else
 		fail=$((fail + 1))
-		why=$(grep -v -e 'xnack' -e '^$' "$build/$n.out" | tail -n 1)
+		# The daemon's first queue error names the cause better than the runtime's abort message.
+		why=$(sed -n 's/.*msg="queue error".* err=//p' "$build/$n.out" | head -n 1)
+		[ -n "$why" ] || why=$(grep -v -e 'xnack' -e '^$' "$build/$n.out" | tail -n 1)
 		[ "$st" = 124 ] && why="timed out after ${limit}s"
 		printf 'FAIL %-16s %4ds (exit %s): %s\n' "$n" "$secs" "$st" "$why"
 		case " $(echo $expected) " in
