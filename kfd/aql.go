@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/kfdemu/kfdemu/gpu/cp"
 	"github.com/kfdemu/kfdemu/gpu/hsa"
@@ -12,10 +11,9 @@ import (
 )
 
 // The AQL engine: gpu/cp's packet processor on the queue's ring, with kernel dispatches handed to
-// gpu/shader, completion-signal interrupts delivered as kfd events, and queue errors reported the
-// way the CP firmware reports them to ROCr: an error code stored in amd_queue_t's
-// queue_inactive_signal (whose event mailbox raises its event), plus, for GPUVM faults, a memory
-// exception event (kfd_signal_vm_fault_event).
+// gpu/shader and completion-signal interrupts delivered as kfd events. The CP reports queue errors
+// to ROCr itself (amd_queue_t's queue_inactive_signal); the driver only learns that the queue went
+// inactive and, for GPUVM faults, raises the memory exception event (kfd_signal_vm_fault_event).
 
 type aqlEngine struct {
 	q   *queue
@@ -23,28 +21,13 @@ type aqlEngine struct {
 	pre preemptState // context save of the dispatch a preemption stopped
 }
 
-// Error codes of the queue-inactive signal (ROCr AqlQueue::DynamicScratchHandler).
-const (
-	qerrInvalidDim     = 2
-	qerrInvalidGroup   = 4
-	qerrInvalidCode    = 8
-	qerrInvalidFormat  = 32
-	qerrGroupTooLarge  = 64
-	qerrOutOfVGPRs     = 128
-	qerrVendorFormat   = 256
-	qerrMemViolation   = 0x20000000
-	qerrIllegalInst    = 0x40000000
-	qerrDebugTrap      = 0x80000000
-	amdQueueScratchLoc = 160 // amd_queue_t.scratch_backing_memory_location
-)
-
 func newAQL(q *queue) (*aqlEngine, error) {
 	a := q.args
 	e := &aqlEngine{q: q}
 	cq, err := cp.New(cp.Config{RingBase: a.RingBaseAddress, RingSize: a.RingSize / hsa.PacketSize,
 		ReadIndexVA: a.ReadPointerAddress, WriteIndexVA: a.WritePointerAddress,
 		Doorbell: func() uint64 { return word64(q.pd.doorbellMem[8*q.doorbellID:]).Load() },
-		Memory:   q.mem, Host: e, Group: &q.pd.group, Tag: q})
+		Memory:   q.mem, Host: e, Group: &q.pd.group, Tag: q, Clock: gpuClock})
 	if err != nil {
 		return nil, err
 	}
@@ -62,22 +45,13 @@ func (e *aqlEngine) status() string {
 	return fmt.Sprintf("%s read=%d write=%d doorbell=%d packets=%d", s.State, s.ReadIndex, s.WriteIndex, s.Doorbell, s.Packets)
 }
 
-// amdQueue is the address of the amd_queue_t the ring belongs to: ROCr passes
-// &amd_queue_.read_dispatch_id as the read pointer.
-func (e *aqlEngine) amdQueue() uint64 {
-	rp := e.q.args.ReadPointerAddress
-	if rp < hsa.AMDQueueReadDispatchIDOffset || e.q.args.WritePointerAddress != rp-hsa.AMDQueueReadDispatchIDOffset+hsa.AMDQueueWriteDispatchIDOffset {
-		return 0
-	}
-	return rp - hsa.AMDQueueReadDispatchIDOffset
-}
-
 // RaiseEvent implements cp.Host: the CP wrote event_id to the mailbox and interrupts.
 func (e *aqlEngine) RaiseEvent(_ *cp.Queue, id uint64) { e.q.p.SignalInterrupt(uint32(id)) }
 
-// Dispatch implements cp.Host: run the grid on the shader model.
+// Dispatch implements cp.Host: run the grid on the shader model with the scratch the CP checked.
 func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error {
 	id, slot := cq.CurrentPacket()
+	sc := cq.Scratch()
 	params := shader.DispatchParams{
 		GridSize:           [3]uint32{pkt.GridSizeX, pkt.GridSizeY, pkt.GridSizeZ},
 		WorkgroupSize:      [3]uint16{pkt.WorkgroupSizeX, pkt.WorkgroupSizeY, pkt.WorkgroupSizeZ},
@@ -86,8 +60,12 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 		PrivateSegmentSize: pkt.PrivateSegmentSize,
 		GroupSegmentSize:   pkt.GroupSegmentSize,
 		DispatchPacket:     slot,
-		Queue:              e.amdQueue(),
+		Queue:              cq.AMDQueue(),
 		DispatchID:         id,
+		ScratchBase:        sc.Base,
+		ScratchSize:        sc.Size,
+		ScratchResource:    sc.Resource,
+		ScratchWaveBytes:   sc.WaveBytes,
 		Apertures:          shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
 		StartGroup:         e.restore(id), // context restore after a preemption
 		Kill:               e.pre.killChan(),
@@ -98,16 +76,6 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 	}
 	for d := hsa.Dimensions(pkt.Setup); d < 3; d++ { // unused dimensions are 1
 		params.GridSize[d], params.WorkgroupSize[d] = 1, 1
-	}
-	if aq := params.Queue; aq != 0 {
-		var sc [2]uint64
-		if loc, err := e.q.mem.Load64(aq + amdQueueScratchLoc); err == nil {
-			sc[0] = loc
-		}
-		if sz, err := e.q.mem.Load64(aq + amdQueueScratchLoc + 8); err == nil {
-			sc[1] = sz
-		}
-		params.ScratchBase, params.ScratchSize = sc[0], sc[1]
 	}
 	ctx, cancel := stopContext(cq.Stopping())
 	defer cancel()
@@ -120,67 +88,19 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 	return err
 }
 
-// QueueError implements cp.Host.
+// QueueError implements cp.Host: the CP has stopped the queue and stores the error's code in the
+// inactive signal after this returns; the driver logs it and raises a memory exception for a GPUVM
+// fault.
 func (e *aqlEngine) QueueError(_ *cp.Queue, err error) {
 	q := e.q
 	q.fail(err)
-	code := uint64(qerrInvalidFormat)
 	var fault *shader.Fault
+	var fe *cp.FaultError
 	switch {
 	case errors.As(err, &fault):
 		q.p.raiseMemoryException(q.pd.gpuID, err, fault.Addr, fault.Write)
-		code = qerrMemViolation
-	case errors.Is(err, cp.ErrFault):
-		var fe *cp.FaultError
-		va := uint64(0)
-		if errors.As(err, &fe) {
-			va = fe.VA
-		}
-		q.p.raiseMemoryException(q.pd.gpuID, err, va, false)
-		code = qerrMemViolation
-	case errors.Is(err, cp.ErrInvalidDispatch):
-		code = qerrInvalidDim
-		if strings.Contains(err.Error(), "kernel_object") {
-			code = qerrInvalidCode
-		}
-	case errors.Is(err, shader.ErrBadDispatch):
-		code = qerrInvalidCode
-		if strings.Contains(err.Error(), "LDS") || strings.Contains(err.Error(), "work-group of") {
-			code = qerrGroupTooLarge
-		}
-	case errors.Is(err, cp.ErrDispatchFailed):
-		code = qerrIllegalInst
-	case errors.Is(err, cp.ErrUnsupported), errors.Is(err, cp.ErrMalformed):
-		var pe *cp.PacketError
-		if errors.As(err, &pe) && hsa.PacketType(pe.Header) == hsa.PacketTypeVendorSpecific {
-			code = qerrVendorFormat
-		}
-	}
-	e.reportInactive(code)
-}
-
-// reportInactive stores the error code in amd_queue_t.queue_inactive_signal and raises its event,
-// as the CP does when it takes an AQL queue offline.
-func (e *aqlEngine) reportInactive(code uint64) {
-	aq := e.amdQueue()
-	if aq == 0 {
-		return
-	}
-	m := e.q.mem
-	sig, err := m.Load64(aq + hsa.AMDQueueInactiveSignalOffset)
-	if err != nil || sig == 0 || sig%8 != 0 {
-		return
-	}
-	if m.Store64(sig+hsa.SignalValueOffset, code) != nil {
-		return
-	}
-	mb, err := m.Load64(sig + hsa.SignalMailboxOffset)
-	if err != nil || mb == 0 {
-		return
-	}
-	id, err := m.Load32(sig + hsa.SignalEventIDOffset)
-	if err == nil && m.Store64(mb, uint64(id)) == nil {
-		e.q.p.SignalInterrupt(id)
+	case errors.As(err, &fe):
+		q.p.raiseMemoryException(q.pd.gpuID, err, fe.VA, false)
 	}
 }
 

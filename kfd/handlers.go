@@ -139,6 +139,15 @@ func (p *Process) bind(gpuID uint32) (*pdd, syscall.Errno) {
 	return pd, 0
 }
 
+// gpuClock is the GPU timestamp counter: gfx9's 100 MHz reference clock (RLC timestamp, 100 MHz as
+// AMDGPU_INFO reports), derived from the raw monotonic clock. GET_CLOCK_COUNTERS reports it as
+// gpu_clock_counter and the packet processors write it (profiling, RELEASE_MEM, SDMA timestamps).
+// It is the clock S_MEMTIME reads in a wave (shader.RefClock).
+func gpuClock() uint64 { return shader.RefClock() }
+
+// gpuClockAt is gpuClock at a CLOCK_MONOTONIC_RAW reading (GET_CLOCK_COUNTERS reads all its clocks at once).
+func gpuClockAt(raw unix.Timespec) uint64 { return uint64(raw.Nano()) / (1e9 / shader.RefClockHz) }
+
 func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	var a abi.GetClockCountersArgs
 	decode(arg, &a)
@@ -149,8 +158,7 @@ func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	known := p.pdds[a.GPUID] != nil
 	p.mu.Unlock()
 	if known {
-		// The GPU's 100 MHz reference clock (RLC timestamp): the counter s_memtime reads in a wave.
-		a.GPUClockCounter = shader.RefClock()
+		a.GPUClockCounter = gpuClockAt(raw)
 	} else {
 		a.GPUClockCounter = 0
 	}

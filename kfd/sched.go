@@ -1,13 +1,13 @@
 package kfd
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kfdemu/kfdemu/gpu/hsa"
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 )
@@ -117,7 +117,8 @@ func (q *queue) Name() string { return fmt.Sprintf("tgid %d queue %d", q.p.tgid,
 func (q *queue) Map() error { return q.eng.Start() }
 
 // errPreemptTimeout is an Unmap whose dispatch did not reach a work-group boundary in time.
-var errPreemptTimeout = errors.New("kfd: queue preemption timed out")
+// (The CP reports it to ROCr as an illegal instruction, as a queue reset after a hang looks.)
+var errPreemptTimeout = hsa.NewError("kfd: queue preemption timed out", hsa.ErrIllegalInstruction)
 
 // Unmap implements hws.Queue: preempt the AQL engine; a dispatch in flight stops at its next
 // work-group boundary and its resume point is kept for the next Map (context save). If it does
@@ -138,7 +139,7 @@ func (q *queue) reset() {
 	q.p.d.log.Warn("queue did not preempt in time: reset", "tgid", q.p.tgid, "queue", q.id)
 	q.fail(errPreemptTimeout)
 	if e, ok := q.eng.(*aqlEngine); ok {
-		e.reportInactive(qerrIllegalInst)
+		_ = e.cq.ReportInactive(errPreemptTimeout)
 	}
 	q.p.mu.Lock()
 	q.p.raiseHWExceptionLocked(q.pd.gpuID)

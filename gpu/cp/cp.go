@@ -35,7 +35,9 @@ type Host interface {
 	// the call. A non-nil error puts the queue in the error state (the kfd layer decides the event).
 	// A long-running dispatch should watch q.Stopping() and return early when it is closed.
 	Dispatch(q *Queue, pkt *hsa.KernelDispatchPacket) error
-	// QueueError reports the queue's first and only error; the queue has stopped launching.
+	// QueueError reports the queue's first and only error; the queue has stopped launching. The CP
+	// stores the error's queue-inactive code (hsa.QueueInactiveCode) in the inactive signal after
+	// QueueError returns; the host only raises what the driver raises (memory exceptions).
 	QueueError(q *Queue, err error)
 }
 
@@ -51,7 +53,11 @@ type Config struct {
 	Host         Host
 	Group        *Group        // optional: queues whose barriers wake on each other's completions
 	MaxPoll      time.Duration // optional: barrier re-check ceiling, clamped to [20 µs, 1 h] (default 1 ms)
-	Tag          any           // the owner's data (kfd's queue), returned by Queue.Tag
+	// Clock, if not nil, is the GPU timestamp counter (the clock GET_CLOCK_COUNTERS reports as
+	// gpu_clock_counter): with profiling on (amd_queue_t.queue_properties ENABLE_PROFILING) the CP
+	// writes each completion signal's start_ts and end_ts from it.
+	Clock func() uint64
+	Tag   any // the owner's data (kfd's queue), returned by Queue.Tag
 }
 
 // State is a queue's processing state.
@@ -83,12 +89,17 @@ func (s State) String() string {
 }
 
 // Sentinel errors. Queue errors wrap one of them in a *PacketError (and faults in a *FaultError).
+// Each queue error also has a class of gpu/hsa (errors.Is), which picks the code the CP stores in
+// the queue-inactive signal (hsa.QueueInactiveCode): malformed and unsupported packets are
+// ErrInvalidFormat (ErrVendorFormat for a vendor-specific packet), invalid dispatches
+// ErrInvalidDim or ErrInvalidCode, faults ErrMemoryViolation, and a failed dispatch the class of
+// the host's error, else ErrIllegalInstruction.
 var (
 	ErrConfig          = errors.New("cp: invalid queue configuration")
-	ErrMalformed       = errors.New("cp: malformed AQL packet")
-	ErrUnsupported     = errors.New("cp: AQL packet not supported by this queue")
+	ErrMalformed       = hsa.NewError("cp: malformed AQL packet", hsa.ErrInvalidFormat)
+	ErrUnsupported     = hsa.NewError("cp: AQL packet not supported by this queue", hsa.ErrInvalidFormat)
 	ErrInvalidDispatch = errors.New("cp: invalid kernel dispatch packet")
-	ErrDispatchFailed  = errors.New("cp: kernel dispatch failed")
+	ErrDispatchFailed  = hsa.NewError("cp: kernel dispatch failed", hsa.ErrIllegalInstruction)
 	ErrFault           = errors.New("cp: memory fault")
 	ErrQueueError      = errors.New("cp: queue is in the error state")
 )
@@ -106,6 +117,12 @@ func (e *PacketError) Error() string {
 
 func (e *PacketError) Unwrap() error { return e.Err }
 
+// Is makes a malformed or unsupported vendor-specific packet hsa.ErrVendorFormat.
+func (e *PacketError) Is(target error) bool {
+	return target == hsa.ErrVendorFormat && hsa.PacketType(e.Header) == hsa.PacketTypeVendorSpecific &&
+		(errors.Is(e.Err, ErrMalformed) || errors.Is(e.Err, ErrUnsupported))
+}
+
 // FaultError is a failed access to queue memory; errors.Is(err, ErrFault) holds.
 type FaultError struct {
 	VA  uint64
@@ -122,20 +139,23 @@ func (e *FaultError) Error() string {
 
 func (e *FaultError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrFault) true.
-func (e *FaultError) Is(target error) bool { return target == ErrFault }
+// Is makes errors.Is(err, ErrFault) and errors.Is(err, hsa.ErrMemoryViolation) true.
+func (e *FaultError) Is(target error) bool {
+	return target == ErrFault || target == hsa.ErrMemoryViolation
+}
 
 // Status is a snapshot for debugfs.
 type Status struct {
-	State      State
-	ReadIndex  uint64 // packets released by the CP (its read pointer)
-	WriteIndex uint64 // write index as the packet processor last loaded it from WriteIndexVA
-	Doorbell   uint64 // Config.Doorbell(), 0 without one
-	RingBase   uint64
-	RingSize   uint32
-	Packets    uint64 // packets completed
-	Scans      uint64 // ring scans finished (a kick starts one; it ends when the ring is empty or blocked by an INVALID slot)
-	Err        error  // the queue error, in StateError
+	State        State
+	ReadIndex    uint64 // packets released by the CP (its read pointer)
+	WriteIndex   uint64 // write index as the packet processor last loaded it from WriteIndexVA
+	Doorbell     uint64 // Config.Doorbell(), 0 without one
+	RingBase     uint64
+	RingSize     uint32
+	Packets      uint64 // packets completed
+	Scans        uint64 // ring scans finished (a kick starts one; it ends when the ring is empty or blocked by an INVALID slot)
+	ScratchWaits uint64 // dispatches that took the queue offline for scratch (insufficient scratch reports)
+	Err          error  // the queue error, in StateError
 }
 
 const (
@@ -152,12 +172,16 @@ type Queue struct {
 	minPoll time.Duration // first barrier re-check interval (tests raise it to disable polling)
 	maxPoll time.Duration
 	kick    chan struct{}
+	// amdQueue is the VA of the ring's amd_queue_t (0: none): scratch, properties, inactive signal.
+	amdQueue uint64
 
 	state   atomic.Int32
 	rd      atomic.Uint64 // read index; written only by the queue goroutine
 	wrSeen  atomic.Uint64 // write index as the queue goroutine last loaded it (Status)
 	packets atomic.Uint64
 	scans   atomic.Uint64
+	// scratchWaits counts "insufficient scratch" reports (the queue waited for ROCr's handler).
+	scratchWaits atomic.Uint64
 
 	mu      sync.Mutex
 	err     error
@@ -166,10 +190,11 @@ type Queue struct {
 	stopped chan struct{} // the current run's stop channel, for Stopping
 
 	// Owned by the queue goroutine.
-	pkt   [hsa.PacketSize]byte
-	kd    hsa.KernelDispatchPacket
-	curID uint64
-	timer *time.Timer
+	pkt     [hsa.PacketSize]byte
+	kd      hsa.KernelDispatchPacket
+	curID   uint64
+	scratch Scratch
+	timer   *time.Timer
 }
 
 // New validates cfg and returns a stopped queue whose read index is the value at cfg.ReadIndexVA
@@ -189,7 +214,8 @@ func New(cfg Config) (*Queue, error) {
 	case cfg.MaxPoll < 0:
 		return nil, fmt.Errorf("%w: negative MaxPoll", ErrConfig)
 	}
-	q := &Queue{cfg: cfg, minPoll: minPoll, maxPoll: cfg.MaxPoll, kick: make(chan struct{}, 1)}
+	q := &Queue{cfg: cfg, minPoll: minPoll, maxPoll: cfg.MaxPoll, kick: make(chan struct{}, 1),
+		amdQueue: amdQueueOf(cfg.ReadIndexVA, cfg.WriteIndexVA)}
 	if q.maxPoll == 0 {
 		q.maxPoll = defaultMaxPoll
 	}
@@ -285,7 +311,7 @@ func (q *Queue) Err() error {
 // Status returns a snapshot for debugfs.
 func (q *Queue) Status() Status {
 	s := Status{State: q.State(), ReadIndex: q.rd.Load(), RingBase: q.cfg.RingBase, RingSize: q.cfg.RingSize,
-		Packets: q.packets.Load(), Scans: q.scans.Load(), Err: q.Err()}
+		Packets: q.packets.Load(), Scans: q.scans.Load(), ScratchWaits: q.scratchWaits.Load(), Err: q.Err()}
 	// Memory is the queue goroutine's alone (an engine's TLB port): Status reports what the
 	// processor last saw instead of loading the write index itself.
 	s.WriteIndex = q.wrSeen.Load()

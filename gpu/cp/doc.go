@@ -49,7 +49,32 @@
 // Errors ([PSA] §2.9.3): a malformed packet, an invalid dispatch, a memory fault (any Memory error or
 // a misaligned atomic), or a Host.Dispatch error puts the queue in StateError; Host.QueueError is
 // called once, no further packet is launched, the failing packet is not released and its completion
-// signal is not touched. Other queues are unaffected (PSA-2.9.3-04).
+// signal is not touched. Other queues are unaffected (PSA-2.9.3-04). Then the CP takes the queue
+// offline for ROCr as the firmware does: every queue error has a class of gpu/hsa (errors.Is: the
+// sentinels here and gpu/shader's errors carry one), hsa.QueueInactiveCode maps it to the code stored
+// in amd_queue_t.queue_inactive_signal, and the signal's event is raised like a completion signal's.
+// The host (kfd) only logs and raises what the driver raises (memory exceptions for faults).
+//
+// # The amd_queue_t protocol (inactive.go)
+//
+// A ring whose read and write indices are amd_queue_t's read_dispatch_id and write_dispatch_id (ROCr's
+// layout) has an amd_queue_t; the CP reads it at each kernel dispatch:
+//
+//   - Dynamic scratch (ROCr 5.2.3 AqlQueue::DynamicScratchHandler): a dispatch whose packet
+//     private_segment_size needs more than COMPUTE_TMPRING_SIZE gives (WAVESIZE, 1 KiB per wave, <
+//     size*64 rounded up to 1 KiB; or no WAVES) is not launched: the CP stores 1 in the inactive
+//     signal, raises its event and blocks (StateBlocked, re-checked on kicks and by polling) until the
+//     value is 0 again, then processes the packet from the start, re-reading the scratch fields.
+//     Host.Dispatch gets them through Queue.Scratch: the V# (scratch_resource_descriptor), the base
+//     (scratch_backing_memory_location, absolute on GFX9) and size, and the per-wave slot.
+//   - Single-use scratch: after a dispatch with a private segment, if queue_properties has
+//     USE_SCRATCH_ONCE, the CP stores 512 and blocks until the value is 0 and the property is clear
+//     (ROCr released the scratch).
+//   - Profiling: with ENABLE_PROFILING in queue_properties and a Config.Clock, each completion signal
+//     gets start_ts (the packet's launch) and end_ts (its completion) before it is decremented.
+//
+// Queue.ReportInactive lets the host take a stopped queue offline with an error's code (kfd's reset of
+// a queue that did not preempt in time).
 //
 // Barrier waits (PSA-2.10-04/05): a blocked queue re-checks its dependencies on every Kick, when any
 // queue of the same Group decrements a completion signal (Group.Wake; kfd can also call it on

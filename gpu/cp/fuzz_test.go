@@ -98,3 +98,63 @@ func FuzzRing(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAMDQueue runs client packets on a ring with an amd_queue_t whose scratch fields and
+// queue_properties the client controls (the dynamic-scratch, reclaim and profiling paths): the
+// processor must never panic or hang (a queue waiting for the runtime is released by storing 0 and
+// clearing USE_SCRATCH_ONCE, as ROCr does), report at most one queue error, and leave only a
+// queue-inactive code of the table (or 0) in the inactive signal.
+func FuzzAMDQueue(f *testing.F) {
+	d := validDispatch(0)
+	f.Add(dispatchPacket(d), uint32(0), uint32(0), uint64(0))
+	f.Add(dispatchPacket(d), uint32(3<<12|8), uint32(1<<4|1<<3), uint64(1<<20))
+	d.PrivateSegmentSize = 0xffffffff
+	f.Add(append(dispatchPacket(d), barrier(hsa.PacketTypeBarrierAnd, true, 0)...), uint32(0x1fff<<12|0xfff), uint32(0xff), uint64(1<<63))
+	f.Fuzz(func(t *testing.T, data []byte, tmpring, props uint32, size uint64) {
+		e := newEnv(t)
+		var clock atomic.Uint64
+		a := e.aqlQueue(func() uint64 { return clock.Add(1) })
+		a.Stop()
+		m := e.m
+		atomic.StoreUint32(m.word32(a.aq+hsa.AMDQueueComputeTmpringSizeOffset), tmpring)
+		atomic.StoreUint32(a.props(), props)
+		atomic.StoreUint64(m.word64(a.aq+hsa.AMDQueueScratchByteSizeOffset), size)
+		atomic.StoreUint64(m.word64(a.aq+hsa.AMDQueueScratchLocationOffset), memBase)
+		for n := 0; n < fuzzSlots && len(data) > 0; n++ {
+			var pkt [64]byte
+			copy(pkt[:], data)
+			data = data[min(64, len(data)):]
+			a.write(a.reserve(), pkt[:])
+		}
+		if err := a.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 4; i++ { // answer up to four runtime requests
+			waitFor(t, "quiescence", func() bool {
+				s := a.Status()
+				return (s.Scans > 0 && s.State == StateIdle) || s.State == StateBlocked || s.State == StateError
+			})
+			if a.State() != StateBlocked {
+				break
+			}
+			atomic.StoreUint64(m.word64(a.inactive+hsa.SignalValueOffset), 0)
+			atomic.StoreUint32(a.props(), 0)
+			atomic.StoreUint32(m.word32(a.aq+hsa.AMDQueueComputeTmpringSizeOffset), hsa.TmpringWaves.Set(hsa.TmpringWaveSize.Set(0, 0x1fff), 1))
+			atomic.StoreUint64(m.word64(a.aq+hsa.AMDQueueScratchByteSizeOffset), 0x1fff<<10)
+			a.Kick()
+			time.Sleep(200 * time.Microsecond)
+		}
+		stopWithin(t, a.Queue)
+		st := a.Status()
+		if errs := e.host.queueErrors(a.Queue); len(errs) > 1 || (len(errs) == 1) != (st.Err != nil) {
+			t.Fatalf("queue errors %v, status error %v", errs, st.Err)
+		}
+		switch v := uint64(e.value(a.inactive)); v {
+		case 0, hsa.QueueInactiveInsufficientScratch, hsa.QueueInactiveScratchReclaim, hsa.QueueInactiveInvalidDim,
+			hsa.QueueInactiveInvalidCode, hsa.QueueInactiveInvalidFormat, hsa.QueueInactiveVendorFormat,
+			hsa.QueueInactiveMemoryViolation, hsa.QueueInactiveIllegalInstruction:
+		default:
+			t.Fatalf("inactive signal holds %#x", v)
+		}
+	})
+}

@@ -86,6 +86,9 @@ func (q *Queue) fail(err error) {
 	q.mu.Unlock()
 	if first {
 		q.cfg.Host.QueueError(q, err)
+		// Take the queue offline for the runtime: a fault here leaves the code unreported (the
+		// queue is in the error state either way).
+		_, _ = q.reportInactive(hsa.QueueInactiveCode(err))
 	}
 	q.setState(StateError) // after the host knows: a State() of StateError implies QueueError ran
 }
@@ -164,6 +167,15 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	// The barrier bit needs every earlier packet complete: packets complete before the next
 	// launches, so it holds here by construction (see the package doc).
 	var completion uint64
+	prof, err := q.profiling()
+	if err != nil {
+		return false, perr(err)
+	}
+	var start uint64 // launch: start_ts of a profiled packet
+	if prof {
+		start = q.now()
+	}
+	reclaim := false // a dispatch that used scratch: single-use scratch is returned after it
 	switch typ {
 	case hsa.PacketTypeKernelDispatch:
 		q.kd.Decode(q.pkt[:])
@@ -171,6 +183,31 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 			return false, perr(err)
 		}
 		completion = q.kd.CompletionSignal
+		// Dynamic scratch: a dispatch needing more private segment than the queue has takes the
+		// queue offline with "insufficient scratch" and stays in the ring; ROCr's handler
+		// allocates scratch, fills amd_queue_t and stores 0 to the inactive signal, and the packet
+		// is launched again from the start (ROCr AqlQueue::DynamicScratchHandler, error code 1).
+		sc, err := q.loadScratch()
+		if err != nil {
+			return false, perr(err)
+		}
+		// Without an inactive signal nobody can answer: the dispatch is launched and fails on the
+		// shader's own scratch check (a queue error), instead of the queue hanging.
+		if q.amdQueue != 0 && needsScratch(q.kd.PrivateSegmentSize, &sc) {
+			reported, err := q.reportInactive(hsa.QueueInactiveInsufficientScratch)
+			if err != nil {
+				return false, perr(err)
+			}
+			if reported {
+				q.scratchWaits.Add(1)
+				if err := q.waitResume(stop, false); err != nil {
+					return false, wrapWait(err, rd, hdr)
+				}
+				return true, nil
+			}
+		}
+		q.scratch = sc
+		reclaim = q.kd.PrivateSegmentSize != 0
 		// Launch: acquire fence at the end of the launch phase ([PSA] §2.9.1.1), an ordering point.
 		q.curID = rd
 		q.setState(StateActive)
@@ -229,11 +266,49 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, err
 	}
 	q.rd.Store(rd + 1) // PSA-2.8-I07
-	if err := q.complete(completion); err != nil {
+	if err := q.complete(completion, prof, start); err != nil {
 		return false, packetErr(rd, hdr, err)
 	}
 	q.packets.Add(1)
+	if reclaim {
+		// A large scratch allocation is for one dispatch (AMD_QUEUE_PROPERTIES_USE_SCRATCH_ONCE):
+		// the CP returns it with code 512 and waits until ROCr has released it, stored 0 and
+		// cleared the property.
+		p, err := q.properties()
+		if err != nil {
+			return false, err
+		}
+		if hsa.QueuePropUseScratchOnce.Get(p) != 0 {
+			reported, err := q.reportInactive(hsa.QueueInactiveScratchReclaim)
+			if err != nil {
+				return false, err
+			}
+			if reported {
+				if err := q.waitResume(stop, true); err != nil {
+					return false, err
+				}
+			}
+		}
+	}
 	return true, nil
+}
+
+// profiling reports whether the packet being launched is profiled: a Config.Clock and
+// ENABLE_PROFILING in amd_queue_t.queue_properties (read at each launch, as ROCr may switch it).
+func (q *Queue) profiling() (bool, error) {
+	if q.cfg.Clock == nil || q.amdQueue == 0 {
+		return false, nil
+	}
+	p, err := q.properties()
+	return hsa.QueuePropEnableProfiling.Get(p) != 0, err
+}
+
+// now is the GPU timestamp (0 without Config.Clock).
+func (q *Queue) now() uint64 {
+	if q.cfg.Clock == nil {
+		return 0
+	}
+	return q.cfg.Clock()
 }
 
 func packetErr(id uint64, hdr uint16, err error) error {
@@ -247,21 +322,34 @@ func wrapWait(err error, id uint64, hdr uint16) error {
 	return packetErr(id, hdr, err)
 }
 
-// complete signals a completion signal: atomic decrement by one after the release fence ([PSA]
-// §2.9.2; NULL = no operation), then the AMD event mailbox and interrupt.
-func (q *Queue) complete(sig uint64) error {
+// complete signals a completion signal: with profiling on, start_ts (the packet's launch) and end_ts
+// (now) first, as the CP writes them before the signal; then atomic decrement by one after the
+// release fence ([PSA] §2.9.2; NULL = no operation), the AMD event mailbox and interrupt.
+func (q *Queue) complete(sig uint64, prof bool, start uint64) error {
 	if sig == 0 {
 		return nil
+	}
+	if prof {
+		if err := q.timestamps(sig, start, q.now()); err != nil {
+			return err
+		}
 	}
 	if err := q.add64(sig+hsa.SignalValueOffset, ^uint64(0), "completion signal"); err != nil {
 		return err
 	}
-	mailbox, err := q.load64(sig+hsa.SignalMailboxOffset, "completion signal mailbox")
+	return q.notify(sig)
+}
+
+// notify delivers a signal's event after its value changed: if amd_signal_t.event_mailbox_ptr is
+// non-zero, event_id is stored there and the host raises the interrupt; then barrier waiters of the
+// group re-check.
+func (q *Queue) notify(sig uint64) error {
+	mailbox, err := q.load64(sig+hsa.SignalMailboxOffset, "signal mailbox")
 	if err != nil {
 		return err
 	}
 	if mailbox != 0 {
-		id32, err := q.load32(sig+hsa.SignalEventIDOffset, "completion signal event id")
+		id32, err := q.load32(sig+hsa.SignalEventIDOffset, "signal event id")
 		if err != nil {
 			return err
 		}
@@ -383,20 +471,20 @@ func (q *Queue) wait(stop <-chan struct{}, cond func() (bool, error)) error {
 func validateDispatch(p *hsa.KernelDispatchPacket) error {
 	dims := hsa.Dimensions(p.Setup)
 	if dims < 1 || dims > 3 {
-		return fmt.Errorf("%w: %d dimensions", ErrInvalidDispatch, dims)
+		return hsa.Classify(fmt.Errorf("%w: %d dimensions", ErrInvalidDispatch, dims), hsa.ErrInvalidDim)
 	}
 	wg := [3]uint16{p.WorkgroupSizeX, p.WorkgroupSizeY, p.WorkgroupSizeZ}
 	grid := [3]uint32{p.GridSizeX, p.GridSizeY, p.GridSizeZ}
 	for d := 0; d < int(dims); d++ {
 		if wg[d] == 0 {
-			return fmt.Errorf("%w: work-group size %c is 0", ErrInvalidDispatch, "xyz"[d])
+			return hsa.Classify(fmt.Errorf("%w: work-group size %c is 0", ErrInvalidDispatch, "xyz"[d]), hsa.ErrInvalidDim)
 		}
 		if grid[d] == 0 {
-			return fmt.Errorf("%w: grid size %c is 0", ErrInvalidDispatch, "xyz"[d])
+			return hsa.Classify(fmt.Errorf("%w: grid size %c is 0", ErrInvalidDispatch, "xyz"[d]), hsa.ErrInvalidDim)
 		}
 	}
 	if p.KernelObject == 0 {
-		return fmt.Errorf("%w: kernel_object is 0", ErrInvalidDispatch)
+		return hsa.Classify(fmt.Errorf("%w: kernel_object is 0", ErrInvalidDispatch), hsa.ErrInvalidCode)
 	}
 	return nil
 }

@@ -9,7 +9,9 @@
 //     (LLVM AMDHSAKernelDescriptor.h / AMDGPUUsage "Kernel Descriptor", code object V3+) with the bit
 //     fields of COMPUTE_PGM_RSRC1/2/3 and kernel_code_properties.
 //
-// No behaviour lives here. hsa_c_test.go checks every size, offset and constant against Debian's
+// inactive.go adds the queue-inactive codes the CP stores in amd_queue_t.queue_inactive_signal, the
+// error classes the packet processor and the shader model mark their errors with, and the one table
+// between them (QueueInactiveCode). No other behaviour lives here. hsa_c_test.go checks every size, offset and constant against Debian's
 // ROCr 5.2.3 headers (libhsa-runtime-dev) with gcc, and kd_c_test.go the kernel descriptor against
 // LLVM 14's AMDHSAKernelDescriptor.h (llvm-14-dev) with g++ plus the reference table for the fields
 // added after LLVM 14. The package has no locks and no goroutines.
@@ -411,6 +413,9 @@ const (
 	AMDQueueReadDispatchIDOffset      = 128
 	AMDQueueComputeTmpringSizeOffset  = 140
 	AMDQueueScratchResourceDescOffset = 144
+	AMDQueueScratchLocationOffset     = 160 // scratch_backing_memory_location (GFX9+: absolute VA)
+	AMDQueueScratchByteSizeOffset     = 168
+	AMDQueueScratchLaneByteSizeOffset = 176 // scratch_wave64_lane_byte_size
 	AMDQueuePropertiesOffset          = 180
 	AMDQueueInactiveSignalOffset      = 192
 )
@@ -433,6 +438,13 @@ func (f Field) Get(v uint32) uint32 { return v & f.Mask() >> f.Shift() }
 
 // Set returns v with the field replaced by x (truncated to the field width).
 func (f Field) Set(v, x uint32) uint32 { return v&^f.Mask() | x<<f.Shift()&f.Mask() }
+
+// COMPUTE_TMPRING_SIZE on GFX9 (ROCr amd_aql_queue.cpp InitScratchSRD): WAVES concurrent scratch
+// waves, WAVESIZE bytes per wave in 1 KiB units.
+const (
+	TmpringWaves    = Field(0 | 12<<8)
+	TmpringWaveSize = Field(12 | 13<<8)
+)
 
 // amd_queue_properties_t (amd_hsa_queue.h).
 const (

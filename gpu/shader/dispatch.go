@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
 )
 
 // Apertures are the flat-address apertures of the process (GFX9: 4 GiB each, 4 GiB aligned).
@@ -31,8 +33,10 @@ type DispatchParams struct {
 	DispatchPacket      uint64 // VA of the AQL packet (Dispatch Ptr SGPRs)
 	Queue               uint64 // VA of amd_queue_t (Queue Ptr SGPRs)
 	DispatchID          uint64
-	ScratchBase         uint64 // VA of the queue's scratch backing memory
-	ScratchSize         uint64 // its size in bytes
+	ScratchBase         uint64    // VA of the queue's scratch backing memory (Flat Scratch Init)
+	ScratchSize         uint64    // its size in bytes
+	ScratchResource     [4]uint32 // Private Segment Buffer V# (amd_queue_t.scratch_resource_descriptor, as CP copies it); zero: one over ScratchBase
+	ScratchWaveBytes    uint64    // one wave's scratch slot (COMPUTE_TMPRING_SIZE.WAVESIZE * 1 KiB); 0: the private segment of 64 lanes
 	Apertures           Apertures
 	StartGroup          uint64 // first work-group (flattened x-fastest) to run: resume point after preemption
 	MaxWaveInstructions uint64 // per-wave hang guard; 0 = 1<<32
@@ -189,8 +193,9 @@ const waveStopCheck = 1 << 14
 
 var errStopMidGroup = errors.New("shader: stopped inside a work-group")
 
-// ErrBadDispatch is wrapped by errors about invalid dispatch parameters or descriptors.
-var ErrBadDispatch = errors.New("shader: invalid dispatch")
+// ErrBadDispatch is wrapped by errors about invalid dispatch parameters or descriptors: invalid code
+// for the queue (hsa.ErrInvalidCode), or hsa.ErrGroupTooLarge for a work-group beyond a CU.
+var ErrBadDispatch = hsa.NewError("shader: invalid dispatch", hsa.ErrInvalidCode)
 
 // launch is the common hardware state of a dispatch, whichever way it was described.
 type launch struct {
@@ -203,6 +208,7 @@ type launch struct {
 	priv                uint32 // per-lane private bytes
 	scratchBase         uint64
 	scratchSize         uint64
+	waveScratch         uint64 // bytes of one wave's scratch slot
 	ap                  Apertures
 	start               uint64
 	maxSteps            uint64
@@ -243,7 +249,7 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 // launch does CP's part of an AQL dispatch: registers from the descriptor, user data from the packet.
 func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
-		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize,
+		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize, waveScratch: p.ScratchWaveBytes,
 		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, groupDone: p.GroupDone,
 		interrupt: p.Interrupt}
 	if kd.Flags>>10&1 != 0 && !kd.V2 {
@@ -261,6 +267,9 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	}
 	l.priv = max(p.PrivateSegmentSize, kd.PrivateSegmentFixedSize)
 	l.priv = (l.priv + 3) &^ 3 // CP rounds to a dword
+	if l.waveScratch == 0 {
+		l.waveScratch = uint64(l.priv) * lanes
+	}
 	// User SGPRs in the documented order (AMDGPUUsage "Initial Kernel Execution State"; V2: amd_kernel_code_t
 	// enable_sgpr_*). Only the first 16 exist.
 	n := 0
@@ -272,10 +281,16 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	}
 	put64 := func(v uint64) { put(uint32(v)); put(uint32(v >> 32)) }
 	f := kd.Flags
-	if f&1 != 0 { // private segment buffer: scratch V# (swizzled, ADD_TID_ENABLE, index stride 64)
-		put64(p.ScratchBase&0xffffffffffff | 1<<63) // dword1 bit 31 SWIZZLE_ENABLE
-		put(0xffffffff)                             // NUM_RECORDS
-		put(1<<23 | 3<<21 | 4<<15 | 4<<12)          // ADD_TID_ENABLE, INDEX_STRIDE=64, DATA_FORMAT 32, NUM_FORMAT
+	if f&1 != 0 { // private segment buffer: the queue's scratch V# (swizzled, ADD_TID_ENABLE, index stride 64)
+		if p.ScratchResource != [4]uint32{} {
+			for _, v := range p.ScratchResource {
+				put(v)
+			}
+		} else {
+			put64(p.ScratchBase&0xffffffffffff | 1<<63) // dword1 bit 31 SWIZZLE_ENABLE
+			put(0xffffffff)                             // NUM_RECORDS
+			put(1<<23 | 3<<21 | 4<<15 | 4<<12)          // ADD_TID_ENABLE, INDEX_STRIDE=64, DATA_FORMAT 32, NUM_FORMAT
+		}
 	}
 	if f&2 != 0 {
 		put64(p.DispatchPacket)
@@ -316,6 +331,7 @@ func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	}
 	l.lds = uint64(r.RSRC2>>15&0x1ff) * 512 // LDS_SIZE, 128-dword granularity (GFX7+)
 	l.priv = (r.TmpringSize >> 12 & 0x1fff) * 1024 / lanes
+	l.waveScratch = uint64(l.priv) * lanes
 	return run(ctx, mem, l, r.Device, r.CUs, r.Ports, r.GWS)
 }
 
@@ -354,7 +370,7 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	// scratch wave id): its scratch is at slot*priv*64 from the queue's base.
 	var waveOff uint32
 	if len(g.slots) > w.id {
-		waveOff = g.slots[w.id] * l.priv * lanes
+		waveOff = uint32(uint64(g.slots[w.id]) * l.waveScratch) // Scratch Wave Offset: the slot's byte offset
 	}
 	if l.rsrc2&1 != 0 {
 		sys(waveOff)

@@ -18,8 +18,12 @@
 // controls need no further work. Every global/flat access goes through the Memory interface (the
 // GPUVM; PortPool lends each running work-group its own window); a failed access stops the dispatch
 // with a *Fault carrying the address. LDS is a per-group byte slice; scratch lives in Memory at
-// DispatchParams.ScratchBase (a wave slot each) with the per-lane dword interleave (private segment swizzle). The opcode tables
-// (optab_gen.go) are generated from llvm-mc-14 by testdata/gen_optab.py.
+// DispatchParams.ScratchBase with the per-lane dword interleave (private segment swizzle): each resident
+// wave owns one slot of ScratchWaveBytes (COMPUTE_TMPRING_SIZE.WAVESIZE, as the CP took it from
+// amd_queue_t), its Scratch Wave Offset being slot index * slot size; the Private Segment Buffer is
+// DispatchParams.ScratchResource (the queue's V#). Errors carry a gpu/hsa class for the CP's
+// queue-inactive code (ErrBadDispatch: invalid code, or a work-group too large; Fault: memory
+// violation). The opcode tables (optab_gen.go) are generated from llvm-mc-14 by testdata/gen_optab.py.
 //
 // Files by unit: salu.go (SALU, SMEM, branches), valu.go and transcendental.go (32/64-bit VALU), f16.go
 // (16-bit VALU, packed, dot, mix), mfma.go (matrix cores), xlane.go (cross-lane and bit operations),

@@ -536,7 +536,9 @@ func dsExec(name string) execFn {
 		var err error
 		for mm := w.exec(); mm != 0 && err == nil; mm &= mm - 1 {
 			l := bits.TrailingZeros64(mm)
-			base := uint64(w.v[av][l])
+			// The LDS address is ADDR + offset in 32 bits: LLVM (GFX7+) folds a constant into the
+			// offset field even when ADDR is negative (reverse indexing: ADDR = -4*tid, offset 1020).
+			vaddr := w.v[av][l]
 			if m.atomic != "" {
 				in2 := *in
 				in2.Glc = rtn
@@ -549,7 +551,7 @@ func dsExec(name string) execFn {
 						c |= uint64(w.v[d0+1][l]) << 32
 						v |= uint64(w.v[d1+1][l]) << 32
 					}
-					a := base + uint64(in.Imm)
+					a := uint64(vaddr + uint32(in.Imm))
 					old, _ := w.atomicAt(spLDS, a, m.size, func(o uint64) uint64 {
 						if o == c {
 							return v
@@ -564,7 +566,7 @@ func dsExec(name string) execFn {
 					}
 					continue
 				}
-				a := base + uint64(in.Imm)
+				a := uint64(vaddr + uint32(in.Imm))
 				err = w.laneAccess(&in2, mm2, l, func(int) (int, uint64) { return spLDS, a })
 				continue
 			}
@@ -583,14 +585,14 @@ func dsExec(name string) execFn {
 					} else {
 						in2.Opnd[fDst] = in.Opnd[fDst] + uint16(half*m.dwords)
 					}
-					a := base + o
+					a := uint64(vaddr + uint32(o))
 					if err = w.laneAccess(&in2, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) }); err != nil {
 						break
 					}
 				}
 				continue
 			}
-			a := base + uint64(in.Imm)
+			a := uint64(vaddr + uint32(in.Imm))
 			err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) })
 		}
 		return err

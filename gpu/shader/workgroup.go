@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hsa"
 	"sync"
 	"sync/atomic"
 )
@@ -148,15 +149,18 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 		wgItems *= int(l.wg[i])
 	}
 	if wgItems > 1024 {
-		return d.stats, fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems)
+		return d.stats, hsa.Classify(fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems), hsa.ErrGroupTooLarge)
 	}
 	if l.lds > 64<<10 {
-		return d.stats, fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds)
+		return d.stats, hsa.Classify(fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds), hsa.ErrGroupTooLarge)
 	}
 	nw := (wgItems + lanes - 1) / lanes
-	waveScratch := uint64(l.priv) * lanes
-	if l.priv > 0 && waveScratch*uint64(nw) > l.scratchSize {
-		return d.stats, fmt.Errorf("%w: scratch of %d bytes < %d per work-group", ErrBadDispatch, l.scratchSize, waveScratch*uint64(nw))
+	// Each resident wave owns one scratch slot of waveScratch bytes (the CP checked the queue's
+	// scratch against the packet before launching).
+	waveScratch := l.waveScratch
+	if l.priv > 0 && (uint64(l.priv)*lanes > waveScratch || waveScratch*uint64(nw) > l.scratchSize) {
+		return d.stats, fmt.Errorf("%w: scratch of %d bytes (%d per wave) < %d per wave for %d waves", ErrBadDispatch,
+			l.scratchSize, waveScratch, uint64(l.priv)*lanes, nw)
 	}
 	d.nregs = vgprsOf(l.rsrc1)
 	if acc := int(l.rsrc3&0x3f+1) * 4; acc < d.nregs { // ACCUM_OFFSET: AGPRs a0.. follow the arch VGPRs
@@ -164,7 +168,7 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 	}
 	d.need = groupNeed{waves: nw, vgprs: vgprsOf(l.rsrc1), lds: int(l.lds)}
 	if err := dev.fits(d.need); err != nil {
-		return d.stats, err
+		return d.stats, hsa.Classify(err, hsa.ErrGroupTooLarge)
 	}
 	if l.priv > 0 { // the queue's scratch is divided into wave slots (COMPUTE_TMPRING_SIZE.WAVES)
 		n := min(l.scratchSize/waveScratch, 1<<20)

@@ -1,0 +1,337 @@
+package cp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/shader"
+)
+
+// aqlQueue is a queue whose ring belongs to an amd_queue_t laid out as ROCr lays it out (read and
+// write pointers at &read_dispatch_id / &write_dispatch_id) with an interrupt-style queue-inactive
+// signal, so the CP's amd_queue_t protocol (scratch, profiling, inactive codes) is exercised.
+type aqlQueue struct {
+	*tq
+	aq, inactive uint64
+}
+
+const (
+	amdQueueArea = memBase + 0x180000 // amd_queue_t objects, 256 bytes each
+	inactiveID   = 77                 // event id of the queue-inactive signal
+	inactiveMB   = memBase + 0x3ff800 // its mailbox
+)
+
+func (e *env) aqlQueue(clock func() uint64) *aqlQueue {
+	i := e.nq
+	e.nq++
+	aq := uint64(amdQueueArea + i*256)
+	t := &tq{e: e, base: ringArea + uint64(i)*0x10000, size: 64, rdVA: aq + hsa.AMDQueueReadDispatchIDOffset,
+		wrVA: aq + hsa.AMDQueueWriteDispatchIDOffset}
+	for s := uint64(0); s < 64; s++ {
+		atomic.StoreUint32(e.m.word32(t.base+s*64), hsa.PacketTypeInvalid)
+	}
+	sig := e.signal(0)
+	atomic.StoreUint64(e.m.word64(sig+hsa.SignalMailboxOffset), inactiveMB)
+	atomic.StoreUint32(e.m.word32(sig+hsa.SignalEventIDOffset), inactiveID)
+	atomic.StoreUint64(e.m.word64(aq+hsa.AMDQueueInactiveSignalOffset), sig)
+	q, err := New(Config{RingBase: t.base, RingSize: 64, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA, Memory: e.m,
+		Host: e.host, Clock: clock})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if q.AMDQueue() != aq {
+		e.t.Fatalf("AMDQueue() = %#x, want %#x", q.AMDQueue(), aq)
+	}
+	t.Queue = q
+	if err := q.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(q.Stop)
+	return &aqlQueue{tq: t, aq: aq, inactive: sig}
+}
+
+func (a *aqlQueue) props() *uint32 { return a.e.m.word32(a.aq + hsa.AMDQueuePropertiesOffset) }
+
+// rocrScratch plays ROCr 5.2.3's AqlQueue::DynamicScratchHandler for codes 1 and 512: it allocates
+// size_per_thread = AlignUp(private_segment_size, 16) for slots waves (base at the given VA), fills
+// amd_queue_t as InitScratchSRD does, optionally marks the allocation single-use, and restarts the
+// queue; on 512 it zeroes the fields, stores 0 and clears USE_SCRATCH_ONCE. It records every code.
+type rocrScratch struct {
+	a     *aqlQueue
+	base  uint64
+	slots uint64
+	once  bool
+	mu    sync.Mutex
+	codes []uint64
+}
+
+func (r *rocrScratch) run(stop <-chan struct{}) {
+	m := r.a.e.m
+	for {
+		var v uint64
+		for v = atomic.LoadUint64(m.word64(r.a.inactive + hsa.SignalValueOffset)); v == 0; v = atomic.LoadUint64(m.word64(r.a.inactive + hsa.SignalValueOffset)) {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Microsecond):
+			}
+		}
+		r.mu.Lock()
+		r.codes = append(r.codes, v)
+		r.mu.Unlock()
+		aq := r.a.aq
+		switch v {
+		case hsa.QueueInactiveInsufficientScratch:
+			rd := atomic.LoadUint64(m.word64(aq + hsa.AMDQueueReadDispatchIDOffset))
+			var p hsa.KernelDispatchPacket
+			b := make([]byte, 64)
+			m.Read(r.a.base+rd%64*64, b)
+			p.Decode(b)
+			spt := (uint64(p.PrivateSegmentSize) + 15) &^ 15
+			size := spt * r.slots * 64
+			waveKiB := (64*spt + 1023) / 1024
+			tmp := hsa.TmpringWaveSize.Set(0, uint32(waveKiB))
+			tmp = hsa.TmpringWaves.Set(tmp, uint32(size/(waveKiB*1024)))
+			atomic.StoreUint32(m.word32(aq+hsa.AMDQueueComputeTmpringSizeOffset), tmp)
+			for i, w := range [4]uint32{uint32(r.base), uint32(r.base>>32) | 1<<31, uint32(size), 0x00ea7fac} {
+				atomic.StoreUint32(m.word32(aq+hsa.AMDQueueScratchResourceDescOffset+uint64(4*i)), w)
+			}
+			atomic.StoreUint64(m.word64(aq+hsa.AMDQueueScratchLocationOffset), r.base)
+			atomic.StoreUint64(m.word64(aq+hsa.AMDQueueScratchByteSizeOffset), size)
+			atomic.StoreUint32(m.word32(aq+hsa.AMDQueueScratchLaneByteSizeOffset), uint32(spt))
+			if r.once {
+				p := r.a.props()
+				atomic.StoreUint32(p, hsa.QueuePropUseScratchOnce.Set(atomic.LoadUint32(p), 1))
+			}
+			atomic.StoreUint64(m.word64(r.a.inactive+hsa.SignalValueOffset), 0) // restart
+		case hsa.QueueInactiveScratchReclaim:
+			atomic.StoreUint32(m.word32(aq+hsa.AMDQueueComputeTmpringSizeOffset), 0)
+			for _, o := range []uint64{hsa.AMDQueueScratchLocationOffset, hsa.AMDQueueScratchByteSizeOffset} {
+				atomic.StoreUint64(m.word64(aq+o), 0)
+			}
+			atomic.StoreUint64(m.word64(r.a.inactive+hsa.SignalValueOffset), 0)
+			p := r.a.props()
+			atomic.StoreUint32(p, hsa.QueuePropUseScratchOnce.Set(atomic.LoadUint32(p), 0)) // resumes the queue
+		default:
+			return // a queue error: ROCr reports it and suspends the queue
+		}
+	}
+}
+
+func (r *rocrScratch) seen() []uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]uint64(nil), r.codes...)
+}
+
+// A dispatch needing more private segment than the queue has is not launched: the CP stores
+// "insufficient scratch" (1) in the inactive signal, raises its event, leaves the packet in the
+// ring and launches it once ROCr has filled the scratch fields and stored 0; the dispatch sees the
+// scratch ROCr set. A second dispatch that fits is launched without a report; one needing more
+// grows it again.
+func TestDynamicScratch(t *testing.T) {
+	e := newEnv(t)
+	var got []Scratch
+	e.host.dispatch = func(q *Queue, p *hsa.KernelDispatchPacket) error {
+		got = append(got, q.Scratch())
+		return nil
+	}
+	a := e.aqlQueue(nil)
+	r := &rocrScratch{a: a, base: 0x7e0000000000, slots: 8}
+	stop := make(chan struct{})
+	defer close(stop)
+
+	sigs := []uint64{e.signal(1), e.signal(1), e.signal(1)}
+	privs := []uint32{40, 32, 1000}
+	for i, s := range sigs {
+		p := validDispatch(s)
+		p.PrivateSegmentSize = privs[i]
+		a.submit(dispatchPacket(p))
+	}
+	// Nothing runs until the runtime answers: the first packet stays at the read index.
+	waitFor(t, "insufficient scratch report", func() bool { return e.value(a.inactive) == hsa.QueueInactiveInsufficientScratch })
+	time.Sleep(5 * time.Millisecond)
+	if n := len(e.host.dispatches); n != 0 || a.readIndex() != 0 || e.value(sigs[0]) != 1 {
+		t.Fatalf("launched while inactive: %d dispatches, read index %d", n, a.readIndex())
+	}
+	if mb := atomic.LoadUint64(e.m.word64(inactiveMB)); mb != inactiveID {
+		t.Fatalf("inactive signal mailbox = %d, want event %d", mb, inactiveID)
+	}
+	go r.run(stop)
+	waitFor(t, "three dispatches", func() bool { return e.value(sigs[2]) == 0 })
+	if codes := r.seen(); fmt.Sprint(codes) != "[1 1]" {
+		t.Fatalf("inactive codes %v, want [1 1] (grow for 40 bytes, fits 32, grow for 1000)", codes)
+	}
+	if len(got) != 3 || a.Status().ScratchWaits != 2 {
+		t.Fatalf("%d dispatches, %d scratch waits", len(got), a.Status().ScratchWaits)
+	}
+	// 40 bytes per lane -> 48 (AlignUp 16) -> 3 KiB per wave, 8 slots.
+	want := Scratch{Base: r.base, Size: 48 * 64 * 8, WaveBytes: 3 << 10, Waves: 8,
+		Resource: [4]uint32{uint32(r.base), uint32(r.base>>32) | 1<<31, 48 * 64 * 8, 0x00ea7fac}}
+	if got[0] != want || got[1] != want {
+		t.Fatalf("scratch seen by the dispatches:\n%+v\n%+v\nwant %+v", got[0], got[1], want)
+	}
+	if got[2].WaveBytes != 63<<10 || got[2].Size != 1008*64*8 {
+		t.Fatalf("third dispatch scratch %+v, want 63 KiB per wave", got[2])
+	}
+	if a.State() == StateError || len(e.host.queueErrors(a.Queue)) != 0 {
+		t.Fatalf("queue error: %v", e.host.queueErrors(a.Queue))
+	}
+}
+
+// Scratch ROCr marks single-use (AMD_QUEUE_PROPERTIES_USE_SCRATCH_ONCE) is returned after the one
+// dispatch: the CP reports 512 and waits until ROCr released it, stored 0 and cleared the property,
+// so the next dispatch needing scratch asks again.
+func TestScratchReclaim(t *testing.T) {
+	e := newEnv(t)
+	var got []Scratch
+	e.host.dispatch = func(q *Queue, p *hsa.KernelDispatchPacket) error {
+		got = append(got, q.Scratch())
+		return nil
+	}
+	a := e.aqlQueue(nil)
+	r := &rocrScratch{a: a, base: 0x7e0000000000, slots: 4, once: true}
+	stop := make(chan struct{})
+	defer close(stop)
+	go r.run(stop)
+	s1, s2 := e.signal(1), e.signal(1)
+	a.submit(dispatchPacket(validDispatch(s1)))
+	a.submit(dispatchPacket(validDispatch(s2)))
+	waitFor(t, "both dispatches", func() bool { return e.value(s2) == 0 })
+	waitFor(t, "the last reclaim", func() bool { return len(r.seen()) == 4 && a.State() == StateIdle })
+	if codes := r.seen(); fmt.Sprint(codes) != "[1 512 1 512]" {
+		t.Fatalf("inactive codes %v, want [1 512 1 512]", codes)
+	}
+	if len(got) != 2 || got[0].Size == 0 || got[1].Size == 0 {
+		t.Fatalf("dispatches saw %+v", got)
+	}
+	if v := atomic.LoadUint64(e.m.word64(a.aq + hsa.AMDQueueScratchByteSizeOffset)); v != 0 {
+		t.Fatalf("scratch size after reclaim = %d", v)
+	}
+}
+
+// With ENABLE_PROFILING in queue_properties the CP writes the completion signal's start_ts (launch)
+// and end_ts (completion) from Config.Clock before decrementing it; without it, neither.
+func TestProfilingTimestamps(t *testing.T) {
+	e := newEnv(t)
+	var clock atomic.Uint64
+	clock.Store(1000)
+	tick := func() uint64 { return clock.Add(10) }
+	e.host.dispatch = func(q *Queue, p *hsa.KernelDispatchPacket) error {
+		clock.Add(500) // the kernel runs 500 ticks
+		return nil
+	}
+	a := e.aqlQueue(tick)
+	ts := func(s uint64) (uint64, uint64) {
+		return atomic.LoadUint64(e.m.word64(s + hsa.SignalStartTSOffset)), atomic.LoadUint64(e.m.word64(s + hsa.SignalEndTSOffset))
+	}
+	off := e.signal(1)
+	p := validDispatch(off)
+	p.PrivateSegmentSize = 0
+	a.submit(dispatchPacket(p))
+	waitFor(t, "unprofiled dispatch", func() bool { return e.value(off) == 0 })
+	if s, en := ts(off); s != 0 || en != 0 {
+		t.Fatalf("profiling off: start %d end %d written", s, en)
+	}
+	atomic.StoreUint32(a.props(), hsa.QueuePropEnableProfiling.Set(0, 1))
+	d, b := e.signal(1), e.signal(1)
+	p.CompletionSignal = d
+	a.submit(dispatchPacket(p))
+	a.submit(barrier(hsa.PacketTypeBarrierAnd, true, b))
+	waitFor(t, "profiled packets", func() bool { return e.value(b) == 0 })
+	s, en := ts(d)
+	if s == 0 || en < s+500 || en > s+600 {
+		t.Fatalf("dispatch start %d end %d: want end - start in [500, 600]", s, en)
+	}
+	bs, be := ts(b)
+	if bs < en || be <= bs {
+		t.Fatalf("barrier start %d end %d after dispatch end %d", bs, be, en)
+	}
+}
+
+// Every queue error reaches the inactive signal with the code of its class (hsa.QueueInactiveCode):
+// the CP's own errors and the shader model's, through the one table.
+func TestInactiveCodes(t *testing.T) {
+	mem := newMemory(memBase, 1<<16)
+	_, tooLarge := shader.DispatchRegs(context.Background(), mem, shader.RegParams{PgmAddr: memBase,
+		WorkgroupSize: [3]uint16{1024, 2, 1}, NumGroups: [3]uint32{1, 1, 1}})
+	_, ldsTooLarge := shader.DispatchRegs(context.Background(), mem, shader.RegParams{PgmAddr: memBase,
+		RSRC2: 0x1ff << 15, WorkgroupSize: [3]uint16{64, 1, 1}, NumGroups: [3]uint32{1, 1, 1}})
+	_, badKD := shader.ParseKernelDescriptor(make([]byte, 10))
+	for _, c := range []struct {
+		name string
+		host error // what Host.Dispatch returns (nil: the packet itself is bad)
+		pkt  func(*hsa.KernelDispatchPacket)
+		code uint64
+	}{
+		{"zero dimensions", nil, func(p *hsa.KernelDispatchPacket) { p.Setup = 0 }, hsa.QueueInactiveInvalidDim},
+		{"zero grid", nil, func(p *hsa.KernelDispatchPacket) { p.GridSizeX = 0 }, hsa.QueueInactiveInvalidDim},
+		{"null kernel object", nil, func(p *hsa.KernelDispatchPacket) { p.KernelObject = 0 }, hsa.QueueInactiveInvalidCode},
+		{"bad descriptor", badKD, nil, hsa.QueueInactiveInvalidCode},
+		{"work-group too large", tooLarge, nil, hsa.QueueInactiveGroupTooLarge},
+		{"LDS too large", ldsTooLarge, nil, hsa.QueueInactiveGroupTooLarge},
+		{"shader fault", &shader.Fault{Addr: 0x1000, Err: errUnmapped}, nil, hsa.QueueInactiveMemoryViolation},
+		{"unimplemented", &shader.WaveError{Err: shader.ErrUnimplemented}, nil, hsa.QueueInactiveIllegalInstruction},
+		{"trap", &shader.TrapError{Code: 2}, nil, hsa.QueueInactiveIllegalInstruction},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.host != nil && !errors.Is(c.host, shader.ErrBadDispatch) && c.code != hsa.QueueInactiveMemoryViolation &&
+				c.code != hsa.QueueInactiveIllegalInstruction {
+				t.Fatalf("setup: %v is not a shader dispatch error", c.host)
+			}
+			e := newEnv(t)
+			e.host.dispatch = func(*Queue, *hsa.KernelDispatchPacket) error { return c.host }
+			a := e.aqlQueue(nil)
+			p := validDispatch(e.signal(1))
+			p.PrivateSegmentSize = 0
+			if c.pkt != nil {
+				c.pkt(&p)
+			}
+			a.submit(dispatchPacket(p))
+			waitFor(t, "queue error", func() bool { return a.State() == StateError })
+			if v := uint64(e.value(a.inactive)); v != c.code {
+				t.Fatalf("inactive code %#x, want %#x (err %v)", v, c.code, a.Err())
+			}
+		})
+	}
+	// Packet format errors, on the ring itself.
+	e := newEnv(t)
+	a := e.aqlQueue(nil)
+	vendor := make([]byte, 64)
+	vendor[0] = hsa.PacketTypeVendorSpecific
+	vendor[2] = 9 // no such AMD vendor format
+	a.submit(vendor)
+	waitFor(t, "queue error", func() bool { return a.State() == StateError })
+	if v := e.value(a.inactive); v != hsa.QueueInactiveVendorFormat {
+		t.Fatalf("vendor packet: code %#x, want 256", v)
+	}
+	b := newEnv(t).aqlQueue(nil)
+	b.submit(barrier(hsa.PacketTypeAgentDispatch, false, 0))
+	waitFor(t, "queue error", func() bool { return b.State() == StateError })
+	if v := b.e.value(b.inactive); v != hsa.QueueInactiveInvalidFormat {
+		t.Fatalf("agent dispatch: code %#x, want 32", v)
+	}
+	if err := b.ReportInactive(&FaultError{VA: 1}); err != nil || b.e.value(b.inactive) != hsa.QueueInactiveMemoryViolation {
+		t.Fatalf("ReportInactive(fault): %v, code %#x", err, b.e.value(b.inactive))
+	}
+}
+
+// An amd_queue_t without a queue-inactive signal cannot be given scratch by anyone: the dispatch is
+// launched (the shader model then fails it on its own scratch check) instead of hanging the queue.
+func TestScratchWithoutInactiveSignal(t *testing.T) {
+	e := newEnv(t)
+	a := e.aqlQueue(nil)
+	atomic.StoreUint64(e.m.word64(a.aq+hsa.AMDQueueInactiveSignalOffset), 0)
+	s := e.signal(1)
+	a.submit(dispatchPacket(validDispatch(s)))
+	waitFor(t, "the dispatch", func() bool { return e.value(s) == 0 })
+	if len(e.host.dispatches) != 1 || a.Status().ScratchWaits != 0 {
+		t.Fatalf("%d dispatches, %d scratch waits", len(e.host.dispatches), a.Status().ScratchWaits)
+	}
+}

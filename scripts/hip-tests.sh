@@ -1,0 +1,124 @@
+#!/bin/sh
+# The HIP corpus: every tests/hip/*.hip is a self-checking program (exit 0 only when all its checks
+# pass), compiled with Debian's hipcc 5.2.3 for gfx90a and run alone under `kfdemu exec` (its own
+# daemon, its own mount) with a time limit. One line per program, then "N passed, M failed".
+#
+#   sh scripts/hip-tests.sh               every program; exit 1 if one of tests/hip/expected-pass fails
+#   sh scripts/hip-tests.sh --expected    only the programs listed in tests/hip/expected-pass
+#   sh scripts/hip-tests.sh NAME...       only these (file names without .hip)
+#
+# Environment: HIP_BUILD_DIR (default .hip-build; binaries are rebuilt only when a source is newer),
+# HIP_TIMEOUT (seconds per program, default 120), HIP_JOBS (parallel hipcc runs, default 2), KFDEMU
+# (a kfdemu binary; default: built here). A program's first line may be "// hipcc-flags: ...";
+# NAME.genco.hip is built with --genco into NAME.co (a code object file for hipModuleLoad).
+set -eu
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+
+# compile SRC OUT: hipcc for gfx90a unless OUT is newer than SRC and common.h.
+compile() {
+	src=$1 out=$2
+	[ -e "$src" ] || { echo "hip-tests: no such program: $src" >&2; return 1; }
+	[ "$out" -nt "$src" ] && [ "$out" -nt tests/hip/common.h ] && return 0
+	flags=$(sed -n '1s|^// hipcc-flags:||p' "$src")
+	case "$src" in
+	*.genco.hip) flags="$flags --genco" ;;
+	esac
+	# shellcheck disable=SC2086
+	if ! hipcc --offload-arch=gfx90a -O2 $flags -o "$out.tmp" "$src" >"$out.log" 2>&1; then
+		echo "hip-tests: compile failed: $src" >&2
+		cat "$out.log" >&2
+		rm -f "$out" "$out.tmp"
+		return 1
+	fi
+	mv "$out.tmp" "$out"
+}
+if [ "${1:-}" = __compile ]; then
+	compile "$2" "$3"
+	exit
+fi
+
+root=$(pwd)
+build="${HIP_BUILD_DIR:-$root/.hip-build}"
+limit="${HIP_TIMEOUT:-120}"
+jobs="${HIP_JOBS:-2}"
+mkdir -p "$build"
+
+only=""
+expected_only=0
+for a in "$@"; do
+	case "$a" in
+	--expected) expected_only=1 ;;
+	-*) echo "hip-tests: unknown option $a" >&2; exit 2 ;;
+	*) only="$only $a" ;;
+	esac
+done
+expected=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' tests/hip/expected-pass)
+if [ "$expected_only" = 1 ]; then only=$expected; fi
+if [ -z "$only" ]; then
+	only=$(cd tests/hip && ls ./*.hip | sed -e 's|^\./||' -e 's/\.hip$//' | grep -v '\.genco$')
+fi
+
+command -v hipcc >/dev/null || { echo "hip-tests: hipcc not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
+kfdemu="${KFDEMU:-}"
+if [ -z "$kfdemu" ]; then
+	kfdemu="$build/kfdemu"
+	go build -o "$kfdemu" ./cmd/kfdemu
+fi
+
+# Compile, at most $jobs hipcc at once (code objects first: programs load them at run time).
+t0=$(date +%s)
+for g in tests/hip/*.genco.hip; do
+	[ -e "$g" ] || continue
+	compile "$g" "$build/$(basename "$g" .genco.hip).co" || true
+done
+for n in $only; do echo "tests/hip/$n.hip $build/$n"; done | xargs -P "$jobs" -L 1 sh "$root/scripts/hip-tests.sh" __compile || true
+t1=$(date +%s)
+echo "hip-tests: compiled in $((t1 - t0)) s"
+
+# libhsakmt reads the CPU caches from sysfs and gives up without them (topology.c
+# topology_get_cpu_cache_props); some VMs have no cache directories. Run under a private mount
+# namespace that shows them then (scripts/with-cpu-caches.sh).
+wrap=""
+if ! ls /sys/devices/system/cpu/cpu0/cache/index0 >/dev/null 2>&1; then
+	wrap="sh $root/scripts/with-cpu-caches.sh"
+fi
+
+pass=0
+fail=0
+failed_expected=""
+for n in $only; do
+	bin="$build/$n"
+	start=$(date +%s)
+	mnt=$(mktemp -d)
+	if [ ! -x "$bin" ]; then
+		st=1
+		echo "compile failed" >"$build/$n.out"
+	else
+		st=0
+		# shellcheck disable=SC2086
+		(cd "$build" && timeout -k 5 "$limit" $wrap "$kfdemu" exec --mount "$mnt/m" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
+	fi
+	rmdir "$mnt" 2>/dev/null || true
+	secs=$(($(date +%s) - start))
+	if [ "$st" = 0 ]; then
+		pass=$((pass + 1))
+		printf 'ok   %-16s %4ds\n' "$n" "$secs"
+	else
+		fail=$((fail + 1))
+		# The daemon's first queue error names the cause better than the runtime's abort message.
+		why=$(sed -n 's/.*msg="queue error".* err=//p' "$build/$n.out" | head -n 1)
+		[ -n "$why" ] || why=$(grep -v -e 'xnack' -e '^$' "$build/$n.out" | tail -n 1)
+		[ "$st" = 124 ] && why="timed out after ${limit}s"
+		printf 'FAIL %-16s %4ds (exit %s): %s\n' "$n" "$secs" "$st" "$why"
+		case " $(echo $expected) " in
+		*" $n "*) failed_expected="$failed_expected $n" ;;
+		esac
+	fi
+done
+echo "hip-tests: ran in $(($(date +%s) - t1)) s; outputs in $build/NAME.out"
+echo "$pass passed, $fail failed"
+if [ -n "$failed_expected" ]; then
+	echo "hip-tests: expected to pass but failed:$failed_expected" >&2
+	exit 1
+fi
