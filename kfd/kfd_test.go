@@ -388,9 +388,21 @@ func TestEvents(t *testing.T) {
 	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: page.Handle}); errno != syscall.EPERM {
 		t.Errorf("freeing the event page: %v, want EPERM", errno)
 	}
+	if ev.EventPageOffset != mmapTypeEvents {
+		t.Errorf("first signal event: event_page_offset %#x, want KFD_MMAP_TYPE_EVENTS", ev.EventPageOffset)
+	}
+	// Every later signal or debug event gets the events page's offset too (kfd_event_create), or
+	// libhsakmt leaves HWData2 0 (KFDEventTest.SignalEvent); other events get 0.
+	for _, typ := range []uint32{abi.KFD_IOC_EVENT_SIGNAL, abi.KFD_IOC_EVENT_DEBUG_EVENT} {
+		sig := abi.CreateEventArgs{EventType: typ}
+		if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &sig); errno != 0 || sig.EventPageOffset != mmapTypeEvents || sig.EventSlotIndex != sig.EventID {
+			t.Errorf("later event of type %d: %v %+v, want event_page_offset KFD_MMAP_TYPE_EVENTS", typ, errno, sig)
+		}
+		e.do(abi.AMDKFD_IOC_DESTROY_EVENT, &abi.DestroyEventArgs{EventID: sig.EventID})
+	}
 	mem := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
-	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mem); errno != 0 || mem.EventID < firstOtherID {
-		t.Errorf("memory event: %v %d", errno, mem.EventID)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mem); errno != 0 || mem.EventID < firstOtherID || mem.EventPageOffset != 0 {
+		t.Errorf("memory event: %v %d offset %#x", errno, mem.EventID, mem.EventPageOffset)
 	}
 	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &abi.CreateEventArgs{EventType: 99}); errno != syscall.EINVAL {
 		t.Errorf("bad type: %v", errno)
