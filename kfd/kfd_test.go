@@ -712,6 +712,72 @@ func TestPM4Queue(t *testing.T) {
 	}
 }
 
+// TestPM4QueueInactiveByUpdate: UPDATE_QUEUE with a NULL ring address and size 0, or with
+// percentage 0, makes a PM4 queue inactive (QUEUE_IS_ACTIVE): a packet written and rung after it
+// does not run until an update makes the queue active again (kfdtest's
+// DisableCpQueueByUpdateWithNullAddress and DisableCpQueueByUpdateWithZeroPercentage).
+func TestPM4QueueInactiveByUpdate(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base = 0x600000000
+	a := e.queueArgs(base)
+	a.QueueType = abi.KFD_IOC_QUEUE_TYPE_COMPUTE
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, ptrs := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	bell := p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]
+	const dst = base + 0x10100
+	wptr := 0
+	submit := func(v uint32) { // WRITE_DATA of v to dst, write pointer and doorbell
+		for _, w := range []uint32{pm4.Header(pm4.OpWriteData, 3), 5 << 8, dst & 0xffffffff, dst >> 32, v} {
+			binary.LittleEndian.PutUint32(ring[4*wptr:], w)
+			wptr++
+		}
+		word64(ptrs[0x38:]).Store(uint64(wptr))
+		word64(bell).Store(uint64(wptr))
+	}
+	waitFor := func(v uint32) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if word32(ptrs[0x100:]).Load() == v {
+				return true
+			}
+		}
+		return false
+	}
+	update := func(ring uint64, size uint32, percent uint32) {
+		u := abi.UpdateQueueArgs{QueueID: a.QueueID, RingBaseAddress: ring, RingSize: size, QueuePercentage: percent}
+		if errno := e.do(abi.AMDKFD_IOC_UPDATE_QUEUE, &u); errno != 0 {
+			t.Fatalf("update(%#x, %d, %d): %v", ring, size, percent, errno)
+		}
+	}
+	submit(1)
+	if !waitFor(1) {
+		t.Fatalf("active queue did not run; %s", p.queues[a.QueueID].eng.status())
+	}
+	for i, off := range []struct {
+		ring    uint64
+		size    uint32
+		percent uint32
+	}{{0, 0, 100}, {base, a.RingSize, 0}} {
+		update(off.ring, off.size, off.percent)
+		v := uint32(10 + i)
+		submit(v)
+		time.Sleep(50 * time.Millisecond)
+		if got := word32(ptrs[0x100:]).Load(); got == v {
+			t.Errorf("update %+v: the inactive queue ran a packet", off)
+		}
+		update(base, a.RingSize, 100)
+		if !waitFor(v) {
+			t.Errorf("update %+v then back: the packet did not run; %s", off, p.queues[a.QueueID].eng.status())
+		}
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
+		t.Errorf("destroy: %v", errno)
+	}
+}
+
 // TestAQLFaultRaisesMemoryException: a packet whose completion signal is not GPU-mapped is a GPU
 // page fault: the queue stops and every MEMORY event gets the faulting address
 // (kfd_signal_vm_fault_event), as ROCr's memory-exception handler expects.
