@@ -116,7 +116,7 @@ echo "kfdtest $version, profile $profile ($asic), ${#cases[@]} cases, ${limit}s 
 
 pass=0 fail=0 t0=$(date +%s)
 for c in "${cases[@]}"; do
-	log=$logs/$c.log
+	log=$logs/${c//\//_}.log # parameterized cases are Suite.Name/N
 	s=$(date +%s%N)
 	rc=0
 	timeout -k 10 "$limit" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 || rc=$?
