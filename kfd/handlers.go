@@ -138,6 +138,16 @@ func (p *Process) bind(gpuID uint32) (*pdd, syscall.Errno) {
 	return pd, 0
 }
 
+// gpuClock is the GPU's 100 MHz reference clock (the RLC timestamp gfx9 reports through
+// GET_CLOCK_COUNTERS and AMDGPU_INFO), derived from the raw monotonic clock. Every engine's
+// timestamps (PM4 RELEASE_MEM DATA_SEL 3, SDMA TIMESTAMP) read the same clock, so a client can
+// compare them with GET_CLOCK_COUNTERS (kfdtest QueueLatency subtracts one from the other).
+func gpuClock() uint64 {
+	var raw unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &raw)
+	return uint64(raw.Nano()) / 10
+}
+
 func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	var a abi.GetClockCountersArgs
 	decode(arg, &a)
@@ -148,8 +158,7 @@ func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	known := p.pdds[a.GPUID] != nil
 	p.mu.Unlock()
 	if known {
-		// The GPU's 100 MHz reference clock (RLC timestamp), derived from the raw monotonic clock.
-		a.GPUClockCounter = uint64(raw.Nano()) / 10
+		a.GPUClockCounter = uint64(raw.Nano()) / 10 // gpuClock of the same instant
 	} else {
 		a.GPUClockCounter = 0
 	}

@@ -712,6 +712,48 @@ func TestPM4Queue(t *testing.T) {
 	}
 }
 
+// TestPM4TimestampIsGPUClock: RELEASE_MEM with DATA_SEL 3 writes the GPU clock counter that
+// GET_CLOCK_COUNTERS reports (kfdtest QueueLatency subtracts one from the other).
+func TestPM4TimestampIsGPUClock(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base = 0x600000000
+	a := e.queueArgs(base)
+	a.QueueType = abi.KFD_IOC_QUEUE_TYPE_COMPUTE
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, ptrs := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	const fence = base + 0x10200
+	pkts := []uint32{pm4.Header(pm4.OpReleaseMem, 6), pm4.EventCacheFlushAndInvTS | 5<<8, pm4.DataSelTimestamp << 29,
+		fence & 0xffffffff, fence >> 32, 0, 0, 0}
+	for i, w := range pkts {
+		binary.LittleEndian.PutUint32(ring[4*i:], w)
+	}
+	clock := func() uint64 {
+		c := abi.GetClockCountersArgs{GPUID: e.gpu}
+		if errno := e.do(abi.AMDKFD_IOC_GET_CLOCK_COUNTERS, &c); errno != 0 {
+			t.Fatal(errno)
+		}
+		return c.GPUClockCounter
+	}
+	before := clock()
+	word64(ptrs[0x38:]).Store(uint64(len(pkts)))
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(uint64(len(pkts)))
+	deadline := time.Now().Add(5 * time.Second)
+	for word64(ptrs[0x200:]).Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("RELEASE_MEM not executed; queue: %s", p.queues[a.QueueID].eng.status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	after := clock()
+	if ts := word64(ptrs[0x200:]).Load(); ts < before || ts > after {
+		t.Errorf("RELEASE_MEM timestamp %d outside the GET_CLOCK_COUNTERS readings %d..%d", ts, before, after)
+	}
+}
+
 // TestPM4QueueInactiveByUpdate: UPDATE_QUEUE with a NULL ring address and size 0, or with
 // percentage 0, makes a PM4 queue inactive (QUEUE_IS_ACTIVE): a packet written and rung after it
 // does not run until an update makes the queue active again (kfdtest's

@@ -3,7 +3,6 @@ package kfd
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
 	"github.com/kfdemu/kfdemu/gpu/shader"
@@ -16,14 +15,13 @@ import (
 // event) or a hardware exception, as the kfd interrupt handlers do for a hung or faulting queue.
 
 type pm4Engine struct {
-	q     *queue
-	pq    *pm4.Queue
-	epoch time.Time
+	q  *queue
+	pq *pm4.Queue
 }
 
 func newPM4(q *queue) (*pm4Engine, error) {
 	a := q.args
-	e := &pm4Engine{q: q, epoch: time.Now()}
+	e := &pm4Engine{q: q}
 	pq, err := pm4.New(pm4.Config{RingBase: a.RingBaseAddress, RingSizeBytes: a.RingSize,
 		ReadPtrVA: a.ReadPointerAddress, WritePtrVA: a.WritePointerAddress, Memory: q.mem, Host: e, Tag: q})
 	if err != nil {
@@ -65,9 +63,9 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 // Interrupt implements pm4.Host: RELEASE_MEM with INT_SEL raised the end-of-pipe interrupt.
 func (e *pm4Engine) Interrupt(_ *pm4.Queue, contextID uint32) { e.q.p.SignalInterrupt(contextID) }
 
-// Timestamp implements pm4.Host: a 100 MHz GPU clock (gfx9 reports 100 MHz as its timestamp
-// frequency through AMDGPU_INFO; the value only has to be monotonic).
-func (e *pm4Engine) Timestamp() uint64 { return uint64(time.Since(e.epoch) / (10 * time.Nanosecond)) }
+// Timestamp implements pm4.Host: the 100 MHz GPU clock of GET_CLOCK_COUNTERS (gfx9 reports 100 MHz
+// as its timestamp frequency through AMDGPU_INFO).
+func (e *pm4Engine) Timestamp() uint64 { return gpuClock() }
 
 // QueueError implements pm4.Host.
 func (e *pm4Engine) QueueError(_ *pm4.Queue, err error) {

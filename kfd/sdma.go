@@ -3,7 +3,6 @@ package kfd
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/sdma"
 )
@@ -16,13 +15,12 @@ import (
 type sdmaEngine struct {
 	q       *queue
 	sq      *sdma.Queue
-	epoch   time.Time
 	counted uint64 // bytes already added to the driver's counter
 }
 
 func newSDMA(q *queue) (*sdmaEngine, error) {
 	a := q.args
-	e := &sdmaEngine{q: q, epoch: time.Now()}
+	e := &sdmaEngine{q: q}
 	sq, err := sdma.New(sdma.Config{RingBase: a.RingBaseAddress, RingSizeBytes: a.RingSize,
 		ReadPtrVA: a.ReadPointerAddress, WritePtrVA: a.WritePointerAddress, Memory: q.mem, Host: e, Tag: q})
 	if err != nil {
@@ -61,7 +59,7 @@ func (e *sdmaEngine) status() string {
 func (e *sdmaEngine) Interrupt(_ *sdma.Queue, contextID uint32) { e.q.p.SignalInterrupt(contextID) }
 
 // Timestamp implements sdma.Host: the 100 MHz GPU clock.
-func (e *sdmaEngine) Timestamp() uint64 { return uint64(time.Since(e.epoch) / (10 * time.Nanosecond)) }
+func (e *sdmaEngine) Timestamp() uint64 { return gpuClock() }
 
 // QueueError implements sdma.Host.
 func (e *sdmaEngine) QueueError(_ *sdma.Queue, err error) {
