@@ -6,7 +6,7 @@
 //	MNT/dev/kfd, MNT/dev/dri/renderD<minor>     device files (per-process inodes, see dev.go)
 //	MNT/sys/devices/virtual/kfd/kfd/topology    the topology tree, static files kernel-cached
 //	MNT/sys/class/kfd/kfd -> ../../devices/virtual/kfd/kfd
-//	MNT/sys/module/amdgpu/{initstate,version}
+//	MNT/sys/module/amdgpu/{initstate,version,parameters/}
 //	MNT/sys/kernel/debug/kfd/...                the driver's debugfs view, rendered per read
 //	MNT/sys/kernel/debug/kfdemu/{hotplug,stats} control and counters of the emulator
 //

@@ -116,6 +116,10 @@ func (r *sysRoot) OnAdd(ctx context.Context) {
 		amdgpu.AddChild(c.Name, s.newSysInode(ctx, amdgpu, c), true)
 	}
 	mkPath(ctx, amdgpu, "holders")
+	params := mkPath(ctx, amdgpu, "parameters")
+	for _, c := range staticDir("", amdgpuParams).Children {
+		params.AddChild(c.Name, s.newSysInode(ctx, params, c), true)
+	}
 	mkPath(ctx, &r.Inode, "kernel/debug")
 }
 

@@ -19,6 +19,8 @@ const (
 	signalSlots     = abi.KFD_SIGNAL_EVENT_LIMIT
 	slotUnsignalled = ^uint64(0)
 	firstOtherID    = (1<<31-1)>>1 + 1
+	// mmapTypeEvents is kfd_priv.h's KFD_MMAP_TYPE_EVENTS (0x2ULL << KFD_MMAP_TYPE_SHIFT, shift 62).
+	mmapTypeEvents = 2 << 62
 )
 
 type event struct {
@@ -106,6 +108,11 @@ func createEvent(p *Process, c Caller, arg []byte) syscall.Errno {
 		ev.id = id
 		binary.LittleEndian.PutUint64(p.evt.page[8*id:], slotUnsignalled)
 		a.EventTriggerData, a.EventSlotIndex = id, id
+		// kfd_event_create answers every signal and debug event with the events page's mmap offset,
+		// KFD_MMAP_TYPE_EVENTS; libhsakmt sets HWData2 (the slot's address) only when it is non-zero.
+		// The driver's own page is served at its kfd-space offset (a FUSE file cannot be mapped at
+		// 2^63); a client-supplied page is already mapped by the client and gets amdkfd's value.
+		a.EventPageOffset = mmapTypeEvents
 		if p.evt.own {
 			a.EventPageOffset = uint64(p.evt.pageOff)
 		}
@@ -117,6 +124,7 @@ func createEvent(p *Process, c Caller, arg []byte) syscall.Errno {
 		}
 		ev.id = p.evt.nextOther
 		p.evt.nextOther++
+		a.EventPageOffset = 0 // kfd_event_create: "*event_page_offset = 0" for other events
 	default:
 		return syscall.EINVAL
 	}

@@ -388,9 +388,21 @@ func TestEvents(t *testing.T) {
 	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: page.Handle}); errno != syscall.EPERM {
 		t.Errorf("freeing the event page: %v, want EPERM", errno)
 	}
+	if ev.EventPageOffset != mmapTypeEvents {
+		t.Errorf("first signal event: event_page_offset %#x, want KFD_MMAP_TYPE_EVENTS", ev.EventPageOffset)
+	}
+	// Every later signal or debug event gets the events page's offset too (kfd_event_create), or
+	// libhsakmt leaves HWData2 0 (KFDEventTest.SignalEvent); other events get 0.
+	for _, typ := range []uint32{abi.KFD_IOC_EVENT_SIGNAL, abi.KFD_IOC_EVENT_DEBUG_EVENT} {
+		sig := abi.CreateEventArgs{EventType: typ}
+		if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &sig); errno != 0 || sig.EventPageOffset != mmapTypeEvents || sig.EventSlotIndex != sig.EventID {
+			t.Errorf("later event of type %d: %v %+v, want event_page_offset KFD_MMAP_TYPE_EVENTS", typ, errno, sig)
+		}
+		e.do(abi.AMDKFD_IOC_DESTROY_EVENT, &abi.DestroyEventArgs{EventID: sig.EventID})
+	}
 	mem := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
-	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mem); errno != 0 || mem.EventID < firstOtherID {
-		t.Errorf("memory event: %v %d", errno, mem.EventID)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mem); errno != 0 || mem.EventID < firstOtherID || mem.EventPageOffset != 0 {
+		t.Errorf("memory event: %v %d offset %#x", errno, mem.EventID, mem.EventPageOffset)
 	}
 	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &abi.CreateEventArgs{EventType: 99}); errno != syscall.EINVAL {
 		t.Errorf("bad type: %v", errno)
@@ -694,6 +706,114 @@ func TestPM4Queue(t *testing.T) {
 	}
 	if r := word32(ptrs[0x80:]).Load(); r != uint32(len(pkts)) {
 		t.Errorf("read pointer %d, want %d", r, len(pkts))
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
+		t.Errorf("destroy: %v", errno)
+	}
+}
+
+// TestPM4TimestampIsGPUClock: RELEASE_MEM with DATA_SEL 3 writes the GPU clock counter that
+// GET_CLOCK_COUNTERS reports (kfdtest QueueLatency subtracts one from the other).
+func TestPM4TimestampIsGPUClock(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base = 0x600000000
+	a := e.queueArgs(base)
+	a.QueueType = abi.KFD_IOC_QUEUE_TYPE_COMPUTE
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, ptrs := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	const fence = base + 0x10200
+	pkts := []uint32{pm4.Header(pm4.OpReleaseMem, 6), pm4.EventCacheFlushAndInvTS | 5<<8, pm4.DataSelTimestamp << 29,
+		fence & 0xffffffff, fence >> 32, 0, 0, 0}
+	for i, w := range pkts {
+		binary.LittleEndian.PutUint32(ring[4*i:], w)
+	}
+	clock := func() uint64 {
+		c := abi.GetClockCountersArgs{GPUID: e.gpu}
+		if errno := e.do(abi.AMDKFD_IOC_GET_CLOCK_COUNTERS, &c); errno != 0 {
+			t.Fatal(errno)
+		}
+		return c.GPUClockCounter
+	}
+	before := clock()
+	word64(ptrs[0x38:]).Store(uint64(len(pkts)))
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(uint64(len(pkts)))
+	deadline := time.Now().Add(5 * time.Second)
+	for word64(ptrs[0x200:]).Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("RELEASE_MEM not executed; queue: %s", p.queues[a.QueueID].eng.status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	after := clock()
+	if ts := word64(ptrs[0x200:]).Load(); ts < before || ts > after {
+		t.Errorf("RELEASE_MEM timestamp %d outside the GET_CLOCK_COUNTERS readings %d..%d", ts, before, after)
+	}
+}
+
+// TestPM4QueueInactiveByUpdate: UPDATE_QUEUE with a NULL ring address and size 0, or with
+// percentage 0, makes a PM4 queue inactive (QUEUE_IS_ACTIVE): a packet written and rung after it
+// does not run until an update makes the queue active again (kfdtest's
+// DisableCpQueueByUpdateWithNullAddress and DisableCpQueueByUpdateWithZeroPercentage).
+func TestPM4QueueInactiveByUpdate(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base = 0x600000000
+	a := e.queueArgs(base)
+	a.QueueType = abi.KFD_IOC_QUEUE_TYPE_COMPUTE
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	ring, ptrs := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	bell := p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]
+	const dst = base + 0x10100
+	wptr := 0
+	submit := func(v uint32) { // WRITE_DATA of v to dst, write pointer and doorbell
+		for _, w := range []uint32{pm4.Header(pm4.OpWriteData, 3), 5 << 8, dst & 0xffffffff, dst >> 32, v} {
+			binary.LittleEndian.PutUint32(ring[4*wptr:], w)
+			wptr++
+		}
+		word64(ptrs[0x38:]).Store(uint64(wptr))
+		word64(bell).Store(uint64(wptr))
+	}
+	waitFor := func(v uint32) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if word32(ptrs[0x100:]).Load() == v {
+				return true
+			}
+		}
+		return false
+	}
+	update := func(ring uint64, size uint32, percent uint32) {
+		u := abi.UpdateQueueArgs{QueueID: a.QueueID, RingBaseAddress: ring, RingSize: size, QueuePercentage: percent}
+		if errno := e.do(abi.AMDKFD_IOC_UPDATE_QUEUE, &u); errno != 0 {
+			t.Fatalf("update(%#x, %d, %d): %v", ring, size, percent, errno)
+		}
+	}
+	submit(1)
+	if !waitFor(1) {
+		t.Fatalf("active queue did not run; %s", p.queues[a.QueueID].eng.status())
+	}
+	for i, off := range []struct {
+		ring    uint64
+		size    uint32
+		percent uint32
+	}{{0, 0, 100}, {base, a.RingSize, 0}} {
+		update(off.ring, off.size, off.percent)
+		v := uint32(10 + i)
+		submit(v)
+		time.Sleep(50 * time.Millisecond)
+		if got := word32(ptrs[0x100:]).Load(); got == v {
+			t.Errorf("update %+v: the inactive queue ran a packet", off)
+		}
+		update(base, a.RingSize, 100)
+		if !waitFor(v) {
+			t.Errorf("update %+v then back: the packet did not run; %s", off, p.queues[a.QueueID].eng.status())
+		}
 	}
 	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
 		t.Errorf("destroy: %v", errno)

@@ -60,7 +60,11 @@ type queue struct {
 	lastErr   string
 	stopped   bool
 	scheduled bool // in its GPU's hardware scheduler (AQL queues)
-	packets   atomic.Uint64
+	inactive  bool // a PM4 or SDMA queue made inactive by UPDATE_QUEUE (setActive)
+	// ctl serialises starting and stopping the engine of a queue outside the scheduler (setActive,
+	// stop); the engine goroutine never takes it.
+	ctl     sync.Mutex
+	packets atomic.Uint64
 	// destroying makes the next Unmap abandon the running dispatch at once (DESTROY_QUEUE and
 	// teardown need no resume point).
 	destroying atomic.Bool
@@ -449,6 +453,8 @@ func (q *queue) release() {
 // stop stops the engine and the doorbell (DESTROY_QUEUE preempts first; teardown). It must be
 // called without Process.mu: the engine may be delivering an event.
 func (q *queue) stop() {
+	q.ctl.Lock()
+	defer q.ctl.Unlock()
 	q.mu.Lock()
 	if q.stopped {
 		q.mu.Unlock()
@@ -498,23 +504,52 @@ func updateQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 		return syscall.EINVAL
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	q := p.queues[a.QueueID]
 	if q == nil {
+		p.mu.Unlock()
 		return syscall.EINVAL
 	}
 	// pqm_update_queue_properties: the ring may not move or change size (6.12+: "Cannot update
 	// ring address or size").
 	if (a.RingBaseAddress != 0 && a.RingBaseAddress != q.args.RingBaseAddress) ||
 		(a.RingSize != 0 && a.RingSize != q.args.RingSize) {
+		p.mu.Unlock()
 		return syscall.EINVAL
 	}
 	q.args.QueuePriority, q.args.QueuePercentage = a.QueuePriority, a.QueuePercentage
 	if q.scheduled {
 		// Rescheduling may preempt queues of this process: after Process.mu is released.
-		defer func() { go q.p.d.scheduler(q.pd.gpuID).Update(q, q.params()) }()
+		par := q.params()
+		p.mu.Unlock()
+		go q.p.d.scheduler(q.pd.gpuID).Update(q, par)
+		return 0
 	}
+	p.mu.Unlock()
+	// Before returning: packets the client writes after the update must not run.
+	q.setActive(a.RingBaseAddress != 0 && a.RingSize != 0 && a.QueuePercentage&0xff != 0)
 	return 0
+}
+
+// setActive applies QUEUE_IS_ACTIVE (kfd_priv.h: queue_size > 0, queue_address != 0,
+// queue_percent > 0) to a queue outside the hardware scheduler, as pqm_update_queue_properties and
+// dqm update_queue do: an update with a NULL ring address, size 0 or percentage 0 unmaps the
+// queue from its HQD, so packets written after it do not run until an update makes it active
+// again; the engine keeps its read position. Called without Process.mu.
+func (q *queue) setActive(active bool) {
+	q.ctl.Lock()
+	defer q.ctl.Unlock()
+	q.mu.Lock()
+	change := !q.stopped && q.inactive == active
+	q.inactive = !active
+	q.mu.Unlock()
+	if !change {
+		return
+	}
+	if active {
+		q.eng.Start() // an engine in the error state stays stopped (its error was reported)
+		return
+	}
+	q.eng.Stop()
 }
 
 func setCUMask(p *Process, c Caller, arg []byte) syscall.Errno {

@@ -39,6 +39,14 @@ sh scripts/hip-tests.sh --expected
 step go test -race, the concurrent work-group tests of gpu/shader
 go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop' ./gpu/shader
 
+# amdkfd's own conformance suite (docs/kfdtest.md): every case of the expected-pass lists, each alone
+# under kfdemu exec; a case of a list that fails is a regression. kfdtest is built once per machine
+# by ../shared/kfdtest/build.sh (KFDTEST_BUILD overrides it; about 3 minutes on 2 cores).
+for v in 5.2.3 6.2.4; do
+	step "kfdtest $v, expected-pass list, mi210"
+	bash scripts/kfdtest.sh --version "$v" --profile mi210 --list "scripts/kfdtest/expected-$v.txt"
+done
+
 step fuzz targets, "$fuzztime" each
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

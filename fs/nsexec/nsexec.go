@@ -9,6 +9,7 @@
 //	/sys/module/amdgpu              (sysfs is read-only and the directories do not exist without
 //	                                the driver)
 //	/sys/devices/system/node/nodeK  for CPU nodes of the topology the host lacks: links to node0
+//	/sys/devices/system/cpu/cpuN/cache  only when the host kernel shows no CPU caches (cpucache.go)
 //	/proc/modules                   the host's list plus an amdgpu line (see ProcModules)
 //
 // Everything else is the host's. Device files are symlinks, not bind mounts, because the emulator
@@ -89,6 +90,7 @@ type Layout struct {
 	Mount    string   // MNT, absolute
 	Overlays []string // host directories covered by an overlay with a tmpfs upper layer
 	Links    []Link
+	Files    []File // regular files in an overlay's upper layer (CPU cache directories, cpucache.go)
 	Binds    []Bind
 	// ProcModules is "bind" when the host has /proc/modules (a copy with amdgpu added is bound over
 	// it) and "shadow" when the kernel has no module support (no /proc/modules; procfs can neither
@@ -146,6 +148,10 @@ func Plan(mnt string) (*Layout, error) {
 				l.Links = append(l.Links, links...)
 			}
 		}
+	}
+	if files := cacheFiles(hostCacheLeaves()); len(files) > 0 {
+		l.Overlays = append(l.Overlays, CPUDir)
+		l.Files = files
 	}
 	if _, err := os.Stat(host("proc/modules")); err == nil {
 		l.ProcModules = "bind"
@@ -209,6 +215,18 @@ func Setup(l *Layout) (err error) {
 				return err
 			}
 			if err := os.Symlink(ln.Target, p); err != nil {
+				return err
+			}
+		}
+		for _, f := range l.Files {
+			if f.Dir != dir {
+				continue
+			}
+			p := filepath.Join(upper, f.Name)
+			if err := os.MkdirAll(filepath.Dir(p), 0755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(f.Data), 0444); err != nil {
 				return err
 			}
 		}

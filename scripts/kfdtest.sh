@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Runs ROCT's kfdtest (amdkfd's conformance suite) against the emulator, every case alone:
+#   scripts/kfdtest.sh [--version 5.2.3|6.2.4] [--profile P] [--list FILE] [--timeout S] [FILTER]
+# Builds kfdtest once per machine with ../shared/kfdtest/build.sh (KFDTEST_BUILD overrides the script,
+# KFDTEST_OUT its output, default /var/tmp/kfdtest) and kfdemu, then runs each applicable case as
+#   kfdemu exec --mount PRIVATE --profile P -- kfdtest --gtest_filter=CASE
+# under a time limit (a daemon of its own per case: a case that hangs or crashes takes no other with it).
+# Applicable: listed by kfdtest, not excluded by AMD for the profile's ASIC (FILTER[<asic>] of the
+# tarball's own tests/kfdtest/scripts/kfdtest.exclude, the ASIC named as run_kfdtest.sh getNodeName
+# does) nor by scripts/kfdtest/not-applicable.txt (cases that cannot pass on upstream amdkfd either).
+# --list FILE runs only the cases FILE lists (one per line, '#' comments), e.g. the expected-pass lists.
+# FILTER is a gtest-style positive filter (globs joined by ':'). One line per case, then "N passed, M failed";
+# the exit status is 1 when a case failed. Logs of failed cases are kept in KFDTEST_LOGS (default: a
+# temporary directory, printed at the end).
+set -eu
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+export PATH="/usr/local/go/bin:$PATH"
+
+version=6.2.4 profile=mi210 list="" filter="" limit=60
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--version) version=$2; shift 2 ;;
+	--profile) profile=$2; shift 2 ;;
+	--list) list=$2; shift 2 ;;
+	--timeout) limit=$2; shift 2 ;;
+	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+	-*) echo "kfdtest.sh: unknown option $1" >&2; exit 2 ;;
+	*) filter=$1; shift ;;
+	esac
+done
+case "$version" in 5.2.3 | 6.2.4) ;; *) echo "kfdtest.sh: version must be 5.2.3 or 6.2.4" >&2; exit 2 ;; esac
+if [ -n "$list" ] && [ ! -r "$list" ]; then echo "kfdtest.sh: cannot read $list" >&2; exit 2; fi
+
+out=${KFDTEST_OUT:-/var/tmp/kfdtest}
+build=${KFDTEST_BUILD:-$repo/../shared/kfdtest/build.sh}
+if [ ! -x "$out/$version/kfdtest" ]; then
+	[ -r "$build" ] || { echo "kfdtest.sh: no kfdtest in $out and no build script at $build (set KFDTEST_BUILD)" >&2; exit 2; }
+	echo "building kfdtest into $out (once per machine)"
+	sh "$build" "$out" >/dev/null
+fi
+bin=$out/$version/kfdtest
+src=$out/src-$version/tests/kfdtest
+
+work=$(mktemp -d /tmp/kfdtest-run.XXXXXX)
+logs=${KFDTEST_LOGS:-$work/logs}
+mkdir -p "$logs"
+cleanup() { umount -l "$work/mnt" 2>/dev/null || true; rm -rf "$work/mnt" "$work/kfdemu"; }
+trap cleanup EXIT
+go build -o "$work/kfdemu" ./cmd/kfdemu
+kfdemu=$work/kfdemu
+mnt=$work/mnt
+
+# The ASIC name as run_kfdtest.sh's getNodeName finds it: the first GPU node's topology name, or for
+# "ip discovery" ASICs gfx<major><minor hex><step hex> from gfx_target_version.
+asic=$("$kfdemu" exec --mount "$mnt" --profile "$profile" -- sh -c '
+	for n in /sys/class/kfd/kfd/topology/nodes/*; do
+		v=$(sed -n "s/^gfx_target_version //p" "$n/properties")
+		[ "${v:-0}" != 0 ] || continue
+		name=$(cat "$n/name")
+		if [ "$name" = "ip discovery" ]; then
+			printf "gfx%d%x%x\n" $((v / 10000)) $((v / 100 % 100)) $((v % 100))
+		else
+			echo "$name"
+		fi
+		exit 0
+	done')
+[ -n "$asic" ] || { echo "kfdtest.sh: profile $profile has no GPU node" >&2; exit 2; }
+
+# AMD's exclusions for that ASIC, from the tarball's own kfdtest.exclude (a bash fragment).
+amd=$(bash -c 'declare -A FILTER; source "$1"; printf "%s" "${FILTER[$2]:-}"' _ "$src/scripts/kfdtest.exclude" "$asic")
+if [ -z "$amd" ]; then
+	echo "note: kfdtest $version's kfdtest.exclude has no FILTER[$asic]; excluding only BLACKLIST_ALL_ASICS"
+	amd=$(bash -c 'declare -A FILTER; source "$1"; printf "%s" "$BLACKLIST_ALL_ASICS"' _ "$src/scripts/kfdtest.exclude")
+fi
+amd=${amd#-}
+IFS=: read -r -a excl <<<"$amd"
+# The project's own: "VERSION PATTERN REASON" lines, VERSION a version or '*'.
+while read -r v pat _; do
+	case "$v" in '' | '#'*) continue ;; esac
+	if [ "$v" = "*" ] || [ "$v" = "$version" ]; then excl+=("$pat"); fi
+done <scripts/kfdtest/not-applicable.txt
+
+matches() { # CASE PATTERN...: does CASE match one of the globs?
+	local c=$1 p
+	shift
+	for p in "$@"; do
+		# shellcheck disable=SC2053
+		[ -n "$p" ] && [[ $c == $p ]] && return 0
+	done
+	return 1
+}
+
+cases=()
+if [ -n "$list" ]; then
+	while read -r c _; do
+		case "$c" in '' | '#'*) continue ;; esac
+		cases+=("$c")
+	done <"$list"
+else
+	suite=""
+	while IFS= read -r line; do
+		case "$line" in
+		"  "*) c=${line#  }; c=${c%% *}; matches "$suite$c" "${excl[@]}" || cases+=("$suite$c") ;;
+		*.) suite=$line ;;
+		esac
+	done < <("$bin" --gtest_list_tests 2>/dev/null)
+fi
+if [ -n "$filter" ]; then
+	IFS=: read -r -a fpats <<<"$filter"
+	sel=()
+	for c in "${cases[@]}"; do matches "$c" "${fpats[@]}" && sel+=("$c"); done
+	cases=("${sel[@]}")
+fi
+echo "kfdtest $version, profile $profile ($asic), ${#cases[@]} cases, ${limit}s each"
+
+pass=0 fail=0 t0=$(date +%s)
+for c in "${cases[@]}"; do
+	log=$logs/${c//\//_}.log # parameterized cases are Suite.Name/N
+	s=$(date +%s%N)
+	rc=0
+	timeout -k 10 "$limit" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 || rc=$?
+	secs=$(awk -v a="$s" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+	if [ $rc = 0 ] && grep -q '^\[  PASSED  \] 1 test' "$log"; then
+		pass=$((pass + 1)); rm -f "$log"
+		printf 'PASS     %6ss  %s\n' "$secs" "$c"
+	else
+		fail=$((fail + 1))
+		st=FAIL; [ $rc = 124 ] || [ $rc = 137 ] && st=TIMEOUT
+		printf '%-8s %6ss  %s\n' "$st" "$secs" "$c"
+		# a daemon killed by the time limit may leave its mount behind
+		umount -l "$mnt" 2>/dev/null || true
+	fi
+done
+[ $fail = 0 ] || echo "logs of failed cases: $logs"
+echo "run took $(($(date +%s) - t0)) s"
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
