@@ -345,6 +345,30 @@ func cvtF32ToI32(x float32) uint32 {
 	return uint32(int32(x))
 }
 
+// cvtF64ToU32/cvtF64ToI32 are V_CVT_U32_F64/V_CVT_I32_F64: the f64 truncated toward zero, saturated,
+// NaN -> 0. (They went through float32 once, so that (uint)379205108.71 came out as 379205120.)
+func cvtF64ToU32(x float64) uint32 {
+	switch {
+	case x != x || x <= 0:
+		return 0
+	case x >= 4294967296:
+		return 0xffffffff
+	}
+	return uint32(x)
+}
+
+func cvtF64ToI32(x float64) uint32 {
+	switch {
+	case x != x:
+		return 0
+	case x <= -2147483648:
+		return 0x80000000
+	case x >= 2147483648:
+		return 0x7fffffff
+	}
+	return uint32(int32(x))
+}
+
 func init() {
 	f2 := func(f func(a, b float32) float32) execFn {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
@@ -471,8 +495,8 @@ func init() {
 	reg("v_cvt_f64_u32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(uint32(a))) }))
 	reg("v_cvt_f64_i32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(int32(uint32(a)))) }))
 	reg("v_cvt_f32_f64", cvtFrom64(func(a uint64) uint32 { return u32(float32(f64(a))) }))
-	reg("v_cvt_u32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF32ToU32(float32(f64(a))) }))
-	reg("v_cvt_i32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF32ToI32(float32(f64(a))) }))
+	reg("v_cvt_u32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF64ToU32(f64(a)) }))
+	reg("v_cvt_i32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF64ToI32(f64(a)) }))
 	reg("v_mov_b64 v_pk_mov_b32", pkMov)
 
 	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
