@@ -1,6 +1,7 @@
 package mmu
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,4 +60,60 @@ func TestAtomicAgainstCPU(t *testing.T) {
 	if got, want := atomic.LoadUint64(w64), uint64(3*engines*per+5*cpuAdds); got != want {
 		t.Errorf("64-bit word = %d, want %d", got, want)
 	}
+}
+
+// TestRemoteAtomicsAcrossVMs: GPU atomics on a client's userptr word mapped by two VMs (two GPUs of one
+// process, each with its own segment of the same client pages) exclude each other: the remote
+// read-modify-write is serialized per Phys, not per VM. (Against the client's own CPU they are not
+// atomic: see Port.Atomic.)
+func TestRemoteAtomicsAcrossVMs(t *testing.T) {
+	ph := NewPhys()
+	r := yieldRemote{&fakeRemote{base: 0x7f0000000000, mem: make([]byte, 4096)}}
+	const va = 0x300000
+	var vms []*VM
+	for g := 0; g < 2; g++ {
+		pa, err := ph.AllocSystem(4096, Backing{Remote: r, RemoteAddr: 0x7f0000000000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm := NewVM(ph, Config{PASID: 1, GPU: uint32(g)})
+		if err := vm.Map(va, 4096, pa, rw|PTESystem); err != nil {
+			t.Fatal(err)
+		}
+		vms = append(vms, vm)
+	}
+	const per = 3000
+	var wg sync.WaitGroup
+	for _, vm := range vms {
+		for e := 0; e < 2; e++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := vm.NewPort()
+				defer p.Close()
+				for i := 0; i < per; i++ {
+					if _, err := p.Atomic(va+0x10, 4, func(o uint64) uint64 { return o + 1 }); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	p := vms[0].NewPort()
+	defer p.Close()
+	if v, err := p.Load32(va + 0x10); err != nil || v != 4*per {
+		t.Errorf("word = %d (%v), want %d", v, err, 4*per)
+	}
+}
+
+// yieldRemote lets other goroutines run between the read and the write of a remote read-modify-write,
+// as a process_vm_readv system call does.
+type yieldRemote struct{ *fakeRemote }
+
+func (r yieldRemote) ReadAt(p []byte, addr uint64) error {
+	err := r.fakeRemote.ReadAt(p, addr)
+	runtime.Gosched()
+	return err
 }

@@ -226,10 +226,14 @@ func remoteErr(va uint64, err error) error {
 }
 
 // Atomic applies f to the naturally aligned 4- or 8-byte word at va as one atomic read-modify-write
-// and returns the old value (needs PTEReadable and PTEWriteable). On Mem backing it is a CAS loop,
-// atomic against every other access to the memory, the client's CPU included. On Remote backing it
-// is a read and a write under the VM's remote mutex: atomic against the other Atomic and Store
-// calls of this VM's Ports, not against the client's CPU or other VMs. f == nil is an atomic
+// and returns the old value (needs PTEReadable and PTEWriteable). On Mem backing it is a CAS loop
+// (LOCK CMPXCHG) on the backing word: one hardware read-modify-write, atomic against every other
+// access to the memory, the client's CPU atomics included (f may run more than once; it must be
+// pure). On Remote backing (userptr and SVM pages of the client, reached with process_vm_readv/
+// writev) it is a read and a write under the Phys's remote mutex: atomic against the Atomic and
+// Store calls of every Port of every VM, not against the client's own CPU accesses: a CPU store or
+// atomic to the word between the read and the write is lost (no Linux interface performs an atomic
+// operation in another process's private memory or maps it into this one). f == nil is an atomic
 // load (Load32/Load64: needs PTEReadable only).
 func (p *Port) Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error) {
 	if size != 4 && size != 8 {
@@ -256,7 +260,7 @@ func (p *Port) Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, e
 	default:
 		vm := p.vm
 		b := p.scratch[:size]
-		vm.remoteMu.Lock()
+		vm.ph.remoteMu.Lock()
 		if err = e.remote.ReadAt(b, e.raddr+off); err == nil {
 			if size == 4 {
 				old = uint64(binary.LittleEndian.Uint32(b))
@@ -267,7 +271,7 @@ func (p *Port) Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, e
 			}
 			err = e.remote.WriteAt(b, e.raddr+off)
 		}
-		vm.remoteMu.Unlock()
+		vm.ph.remoteMu.Unlock()
 	}
 	p.leave()
 	return old, remoteErr(va, err)
@@ -318,9 +322,9 @@ func (p *Port) Store32(va uint64, v uint32) error {
 		store32(e.mem, off, v)
 	} else {
 		binary.LittleEndian.PutUint32(p.scratch[:4], v)
-		p.vm.remoteMu.Lock()
+		p.vm.ph.remoteMu.Lock()
 		err = e.remote.WriteAt(p.scratch[:4], e.raddr+off)
-		p.vm.remoteMu.Unlock()
+		p.vm.ph.remoteMu.Unlock()
 	}
 	p.leave()
 	return remoteErr(va, err)
@@ -337,9 +341,9 @@ func (p *Port) Store64(va uint64, v uint64) error {
 		store64(e.mem, off, v)
 	} else {
 		binary.LittleEndian.PutUint64(p.scratch[:8], v)
-		p.vm.remoteMu.Lock()
+		p.vm.ph.remoteMu.Lock()
 		err = e.remote.WriteAt(p.scratch[:8], e.raddr+off)
-		p.vm.remoteMu.Unlock()
+		p.vm.ph.remoteMu.Unlock()
 	}
 	p.leave()
 	return remoteErr(va, err)
