@@ -5,8 +5,8 @@
 // descriptor as CP/SPI do (AMDGPUUsage "Initial Kernel Execution State").
 //
 // Model: work-groups run one at a time; the waves of a group run round-robin, each until it reaches
-// s_barrier or s_endpgm, so memory is sequentially consistent and s_waitcnt and cache controls are
-// no-ops. Every global/flat access goes through the Memory interface (the GPUVM); a failed access stops
+// s_barrier or s_endpgm, so memory is sequentially consistent; s_waitcnt is a no-op and the vector
+// cache controls (buffer_wbl2/invl2/wbinvl1) are host memory barriers (mem.go, STATUS.md). Every global/flat access goes through the Memory interface (the GPUVM); a failed access stops
 // the dispatch with a *Fault carrying the address. LDS is a per-group byte slice; scratch lives in Memory at
 // DispatchParams.ScratchBase with the per-lane dword interleave (private segment swizzle). The opcode tables
 // (optab_gen.go) are generated from llvm-mc-14 by testdata/gen_optab.py.
