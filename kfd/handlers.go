@@ -149,8 +149,9 @@ func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	known := p.pdds[a.GPUID] != nil
 	p.mu.Unlock()
 	if known {
-		// The GPU's 100 MHz reference clock (RLC timestamp): the counter s_memtime reads in a wave.
-		a.GPUClockCounter = shader.RefClock()
+		// The GPU's 100 MHz reference clock (RLC timestamp): the counter s_memtime reads in a wave
+		// (shader.RefClock: CLOCK_MONOTONIC_RAW in 10 ns units), from the same reading as the CPU's.
+		a.GPUClockCounter = uint64(raw.Nano()) / (1e9 / shader.RefClockHz)
 	} else {
 		a.GPUClockCounter = 0
 	}
