@@ -360,3 +360,54 @@ func TestF64DivisionOpenCL(t *testing.T) {
 		t.Errorf("(double)2654435761u / 7.0 = %.17g, as uint %d; want 379205108.71428573, 379205108", q2[0], qu[0])
 	}
 }
+
+// TestF32DivisionSequence: llc-14's correctly rounded f32 division (fdiv float with IEEE denormals) over
+// every pair of f32 edge values and random operands, bit-exact against Go's float32 quotient: it
+// checks the f32 forms of the V_DIV_SCALE/V_DIV_FMAS/V_DIV_FIXUP decisions above.
+func TestF32DivisionSequence(t *testing.T) {
+	edges := []uint32{0, 1 << 31, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 1, 0x807fffff, 0x007fffff,
+		0x00800000, 0x80800000, 0x7f7fffff, 0xff7fffff, 0x3f800000, 0xbf800000, 0x40000000, 0x3f000000, 0x40400000,
+		0x40e00000, 0xc0e00000, 0x3dcccccd, 0x4f1e3779, 0x7e800000, 0x01000000, 0x1f800000, 0x5f800000,
+		0x0c800000, 0x72800000, 0x3f7fffff, 0x33800000, 0x4b000000}
+	var in [][3]uint64
+	for _, a := range edges {
+		for _, b := range edges {
+			in = append(in, [3]uint64{uint64(a), uint64(b)})
+		}
+	}
+	r := rand.New(rand.NewSource(32))
+	for i := 0; i < 1024; i++ {
+		a, b := r.Uint32(), r.Uint32()
+		if i%2 == 0 {
+			a = math.Float32bits(float32(math.Ldexp(r.Float64()+0.5, r.Intn(60)-30)))
+		}
+		in = append(in, [3]uint64{uint64(a), uint64(b)})
+	}
+	code := f64Kernel(t, `
+	v_div_scale_f32 v12, s[4:5], v4, v4, v2
+	v_rcp_f32_e32 v13, v12
+	v_fma_f32 v14, -v12, v13, 1.0
+	v_fmac_f32_e32 v13, v14, v13
+	v_div_scale_f32 v14, vcc, v2, v4, v2
+	v_mul_f32_e32 v15, v14, v13
+	v_fma_f32 v16, -v12, v15, v14
+	v_fmac_f32_e32 v15, v16, v13
+	v_fma_f32 v12, -v12, v15, v14
+	v_div_fmas_f32 v12, v12, v13, v15
+	v_div_fixup_f32 v8, v12, v4, v2`)
+	got := f64Run(t, code, in)
+	bad := 0
+	for i, s := range in {
+		a, b := math.Float32frombits(uint32(s[0])), math.Float32frombits(uint32(s[1]))
+		want := a / b
+		g := uint32(got[i])
+		if g != math.Float32bits(want) && !(want != want && isNaN32(g)) {
+			if bad++; bad <= 5 {
+				t.Errorf("%v / %v (%#x / %#x) = %v (%#x), want %v (%#x)", a, b, s[0], s[1], math.Float32frombits(g), g, want, math.Float32bits(want))
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d quotients wrong", bad, len(in))
+	}
+}
