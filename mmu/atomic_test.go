@@ -8,8 +8,8 @@ import (
 	"unsafe"
 )
 
-// TestAtomicAgainstCPU: Port.Atomic on a Mem backing is one hardware read-modify-write of the backing
-// word (a compare-and-swap loop), so increments from several engines' Ports and from a host thread
+// TestAtomicAgainstCPU: Port.Atomic and Port.AtomicAdd on a Mem backing are one hardware read-modify-write
+// of the backing word (a compare-and-swap loop; LOCK XADD), so increments from several engines' Ports and from a host thread
 // using LOCK-prefixed atomics on the same memory all land (issue 17's KFDQMTest.Atomics: a CPU thread
 // and a kernel incrementing one word). 4- and 8-byte words; race-detector clean (scripts/test.sh runs
 // package mmu with -race).
@@ -42,6 +42,20 @@ func TestAtomicAgainstCPU(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				// AtomicAdd: LOCK XADD, 4 and 8 bytes, the 4-byte one with a delta wider than 32 bits
+				// (only the low half counts) and the 8-byte one subtracting through wrap-around.
+				if _, err := p.AtomicAdd(va+0x40, 4, 1<<32|2); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := p.AtomicAdd(va+0x80, 8, 4); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := p.AtomicAdd(va+0x80, 8, ^uint64(0)); err != nil { // -1
+					t.Error(err)
+					return
+				}
 			}
 		}()
 	}
@@ -54,10 +68,10 @@ func TestAtomicAgainstCPU(t *testing.T) {
 		}
 	}()
 	wg.Wait()
-	if got, want := atomic.LoadUint32(w32), uint32(engines*per+cpuAdds); got != want {
+	if got, want := atomic.LoadUint32(w32), uint32(3*engines*per+cpuAdds); got != want {
 		t.Errorf("32-bit word = %d, want %d", got, want)
 	}
-	if got, want := atomic.LoadUint64(w64), uint64(3*engines*per+5*cpuAdds); got != want {
+	if got, want := atomic.LoadUint64(w64), uint64(6*engines*per+5*cpuAdds); got != want {
 		t.Errorf("64-bit word = %d, want %d", got, want)
 	}
 }
@@ -92,6 +106,10 @@ func TestRemoteAtomicsAcrossVMs(t *testing.T) {
 				p := vm.NewPort()
 				defer p.Close()
 				for i := 0; i < per; i++ {
+					if _, err := p.AtomicAdd(va+0x10, 4, 1); err != nil {
+						t.Error(err)
+						return
+					}
 					if _, err := p.Atomic(va+0x10, 4, func(o uint64) uint64 { return o + 1 }); err != nil {
 						t.Error(err)
 						return
@@ -103,8 +121,8 @@ func TestRemoteAtomicsAcrossVMs(t *testing.T) {
 	wg.Wait()
 	p := vms[0].NewPort()
 	defer p.Close()
-	if v, err := p.Load32(va + 0x10); err != nil || v != 4*per {
-		t.Errorf("word = %d (%v), want %d", v, err, 4*per)
+	if v, err := p.Load32(va + 0x10); err != nil || v != 8*per {
+		t.Errorf("word = %d (%v), want %d", v, err, 8*per)
 	}
 }
 
