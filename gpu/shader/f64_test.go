@@ -178,6 +178,24 @@ func TestF64Differential(t *testing.T) {
 		"v_fmac_f64": {"v_mov_b32 v8, v6\n v_mov_b32 v9, v7\n v_fmac_f64 v[8:9], v[2:3], v[4:5]", 3, exactFMA, 0, false},
 		"v_fma_f64 neg": {"v_fma_f64 v[8:9], -v[2:3], v[4:5], 1.0", 2,
 			func(a, b, _ uint64) uint64 { return u64(math.FMA(-f64(a), f64(b), 1)) }, 0, false},
+		// VOP3 output modifiers on f64 results (they were ignored): the rounded result times 2, 4 or 1/2,
+		// then clamp to [0, 1] (NaN -> 0).
+		"v_add_f64 mul:2": {"v_add_f64 v[8:9], v[2:3], v[4:5] mul:2", 2, func(a, b, _ uint64) uint64 { return u64((f64(a) + f64(b)) * 2) }, 0, false},
+		"v_fma_f64 div:2": {"v_fma_f64 v[8:9], v[2:3], v[4:5], v[6:7] div:2", 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c)) / 2) }, 0, false},
+		"v_mul_f64 clamp mul:4": {"v_mul_f64 v[8:9], v[2:3], v[4:5] clamp mul:4", 2, func(a, b, _ uint64) uint64 {
+			x := f64(a) * f64(b) * 4
+			if x < 0 || x != x {
+				return 0
+			}
+			return u64(math.Min(x, 1))
+		}, 0, false},
+		"v_cvt_f32_f64 div:2 clamp": {"v_cvt_f32_f64 v8, v[2:3] clamp div:2", 1, func(a, _, _ uint64) uint64 {
+			x := float32(f64(a)) / 2
+			if x < 0 || x != x {
+				return 0
+			}
+			return uint64(math.Float32bits(min(x, 1)))
+		}, 0, true},
 		// v_rcp_f64 and v_sqrt_f64 are correctly rounded here (hardware: about 1 ULP).
 		"v_rcp_f64":  {"v_rcp_f64 v[8:9], v[2:3]", 1, func(a, _, _ uint64) uint64 { return u64(1 / f64(a)) }, 0, false},
 		"v_sqrt_f64": {"v_sqrt_f64 v[8:9], v[2:3]", 1, func(a, _, _ uint64) uint64 { return u64(math.Sqrt(f64(a))) }, 0, false},

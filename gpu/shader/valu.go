@@ -272,6 +272,9 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
+			if in.Omod != 0 && t1 == tF64 { // VOP3 output modifier on the f64 result, before clamp
+				r = u64(f64(r) * [4]float64{1, 2, 4, 0.5}[in.Omod])
+			}
 			if in.Clamp && t1 == tF64 {
 				x := f64(r)
 				if x < 0 || x != x {
@@ -650,7 +653,8 @@ func cvtFrom64(f func(a uint64) uint32) execFn {
 			return err
 		}
 		// The f64 source follows MODE bit 6 (input denormals), an f32 result (v_cvt_f32_f64) bit 5.
-		flushOut := baseName(in.Info.Name) == "v_cvt_f32_f64" && w.mode&0x20 == 0
+		f32Out := baseName(in.Info.Name) == "v_cvt_f32_f64"
+		flushOut := f32Out && w.mode&0x20 == 0
 		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			v := a[l]
@@ -664,6 +668,9 @@ func cvtFrom64(f func(a uint64) uint32) execFn {
 				v = flush64(v)
 			}
 			r := f(v)
+			if f32Out && (in.Omod != 0 || in.Clamp) { // VOP3 output modifiers on the f32 result
+				r = outMod32(r, in.Omod, in.Clamp)
+			}
 			if flushOut {
 				r = flush32(r)
 			}
