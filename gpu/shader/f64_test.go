@@ -196,6 +196,9 @@ func TestF64Differential(t *testing.T) {
 			}
 			return uint64(math.Float32bits(min(x, 1)))
 		}, 0, true},
+		// v_div_fixup_f64(q, d, n) with q the IEEE quotient n/d (the input set below) returns n/d for
+		// every pair: the special cases (NaN, 0/0, inf/inf, x/0, inf/y, x/inf, 0/y) and the sign.
+		"v_div_fixup_f64": {"v_div_fixup_f64 v[8:9], v[6:7], v[4:5], v[2:3]", 3, func(a, b, _ uint64) uint64 { return u64(f64(a) / f64(b)) }, 0, false},
 		// v_rcp_f64 and v_sqrt_f64 are correctly rounded here (hardware: about 1 ULP).
 		"v_rcp_f64":  {"v_rcp_f64 v[8:9], v[2:3]", 1, func(a, _, _ uint64) uint64 { return u64(1 / f64(a)) }, 0, false},
 		"v_sqrt_f64": {"v_sqrt_f64 v[8:9], v[2:3]", 1, func(a, _, _ uint64) uint64 { return u64(math.Sqrt(f64(a))) }, 0, false},
@@ -286,6 +289,11 @@ func TestF64Differential(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			in := f64Inputs(c.nsrc)
+			if name == "v_div_fixup_f64" {
+				for i := range in {
+					in[i][2] = u64(f64(in[i][0]) / f64(in[i][1]))
+				}
+			}
 			if name == "v_ldexp_f64" { // exponents: small ones, the limits, and random i32
 				for i := range in {
 					e := []int64{0, 1, -1, 52, -52, 1023, -1074, 2000, -2000, math.MaxInt32, math.MinInt32}[i%11]
