@@ -42,7 +42,7 @@ func TestAtomicsWithCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Destroy()
-	const groups, wg, perItem = 64, 64, 8
+	const groups, wg, perItem = 64, 64, 32
 	for _, pool := range []*Pool{g.SystemPool(), g.Pools[0]} {
 		t.Run(pool.Name, func(t *testing.T) {
 			buf, err := pool.Allocate(4096)
