@@ -18,6 +18,10 @@ func load64(b []byte, off uint64) uint64     { return atomic.LoadUint64(p64(b, o
 func store32(b []byte, off uint64, v uint32) { atomic.StoreUint32(p32(b, off), v) }
 func store64(b []byte, off uint64, v uint64) { atomic.StoreUint64(p64(b, off), v) }
 
+// add32/add64 add with one locked instruction and return the old value.
+func add32(b []byte, off uint64, d uint32) uint32 { return atomic.AddUint32(p32(b, off), d) - d }
+func add64(b []byte, off uint64, d uint64) uint64 { return atomic.AddUint64(p64(b, off), d) - d }
+
 // rmw32/rmw64 apply f atomically with a compare-and-swap loop and return the old value.
 func rmw32(b []byte, off uint64, f func(uint64) uint64) uint64 {
 	p := p32(b, off)

@@ -60,8 +60,8 @@
 // TLB miss read-locks it for the walk. It is never held while waiting for Ports, calling the fault
 // handler or touching memory. Lock order: VM.mu, then Phys.mu is never needed (page-table bytes
 // are atomics; Phys lookups read an atomic snapshot). VM.faultMu, then Filter.mu. VM.portsMu,
-// VM.logMu and VM.remoteMu are leaves. A TLB hit takes no lock and does not allocate. Atomics on
+// VM.logMu and Phys.remoteMu are leaves. A TLB hit takes no lock and does not allocate. Atomics on
 // Mem backings use sync/atomic (atomic_unsafe.go); Store and Atomic on Remote backings are
-// serialized by VM.remoteMu, which makes them atomic against each other but not against the
-// client's CPU.
+// serialized by Phys.remoteMu, which makes them atomic against each other across all VMs but not
+// against the client's CPU.
 package mmu

@@ -119,6 +119,10 @@ type Phys struct {
 
 	ptBytes  atomic.Int64  // page-table bytes of every VM on this Phys
 	ptNextPA atomic.Uint64 // pseudo addresses of page tables (see VM)
+
+	// remoteMu serializes Store and Atomic on Remote backings for every VM on this Phys, so that the
+	// read-modify-writes of several GPUs (and processes) on one client word exclude each other.
+	remoteMu sync.Mutex
 }
 
 // PhysStats is a snapshot of the allocations.

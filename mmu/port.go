@@ -226,10 +226,14 @@ func remoteErr(va uint64, err error) error {
 }
 
 // Atomic applies f to the naturally aligned 4- or 8-byte word at va as one atomic read-modify-write
-// and returns the old value (needs PTEReadable and PTEWriteable). On Mem backing it is a CAS loop,
-// atomic against every other access to the memory, the client's CPU included. On Remote backing it
-// is a read and a write under the VM's remote mutex: atomic against the other Atomic and Store
-// calls of this VM's Ports, not against the client's CPU or other VMs. f == nil is an atomic
+// and returns the old value (needs PTEReadable and PTEWriteable). On Mem backing it is a CAS loop
+// (LOCK CMPXCHG) on the backing word: one hardware read-modify-write, atomic against every other
+// access to the memory, the client's CPU atomics included (f may run more than once; it must be
+// pure). On Remote backing (userptr and SVM pages of the client, reached with process_vm_readv/
+// writev) it is a read and a write under the Phys's remote mutex: atomic against the Atomic and
+// Store calls of every Port of every VM, not against the client's own CPU accesses: a CPU store or
+// atomic to the word between the read and the write is lost (no Linux interface performs an atomic
+// operation in another process's private memory or maps it into this one). f == nil is an atomic
 // load (Load32/Load64: needs PTEReadable only).
 func (p *Port) Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error) {
 	if size != 4 && size != 8 {
@@ -254,23 +258,55 @@ func (p *Port) Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, e
 	case e.mem != nil:
 		old = rmw64(e.mem, off, f)
 	default:
-		vm := p.vm
-		b := p.scratch[:size]
-		vm.remoteMu.Lock()
-		if err = e.remote.ReadAt(b, e.raddr+off); err == nil {
-			if size == 4 {
-				old = uint64(binary.LittleEndian.Uint32(b))
-				binary.LittleEndian.PutUint32(b, uint32(f(old)))
-			} else {
-				old = binary.LittleEndian.Uint64(b)
-				binary.LittleEndian.PutUint64(b, f(old))
-			}
-			err = e.remote.WriteAt(b, e.raddr+off)
-		}
-		vm.remoteMu.Unlock()
+		old, err = p.remoteRMW(e, off, size, f)
 	}
 	p.leave()
 	return old, remoteErr(va, err)
+}
+
+// AtomicAdd adds delta to the naturally aligned 4- or 8-byte word at va (wrapping; a 4-byte add uses
+// the low 32 bits of delta) and returns the old value, as Atomic with f = old + delta but, on Mem
+// backing, with one LOCK XADD (sync/atomic Add), which never retries however contended the word is
+// (a CPU thread hammering it included). Remote backing: as Atomic.
+func (p *Port) AtomicAdd(va uint64, size int, delta uint64) (uint64, error) {
+	if size != 4 && size != 8 {
+		return 0, fmt.Errorf("%w: atomic size %d", ErrInvalid, size)
+	}
+	e, err := p.word(va, size, AccessAtomic)
+	if err != nil {
+		return 0, err
+	}
+	off := va & pageMask
+	var old uint64
+	switch {
+	case e.mem != nil && size == 4:
+		old = uint64(add32(e.mem, off, uint32(delta)))
+	case e.mem != nil:
+		old = add64(e.mem, off, delta)
+	default:
+		old, err = p.remoteRMW(e, off, size, func(o uint64) uint64 { return o + delta })
+	}
+	p.leave()
+	return old, remoteErr(va, err)
+}
+
+// remoteRMW is a read-modify-write of a Remote word under the Phys's remote mutex.
+func (p *Port) remoteRMW(e *tlbEntry, off uint64, size int, f func(uint64) uint64) (old uint64, err error) {
+	b := p.scratch[:size]
+	mu := &p.vm.ph.remoteMu
+	mu.Lock()
+	defer mu.Unlock()
+	if err = e.remote.ReadAt(b, e.raddr+off); err != nil {
+		return 0, err
+	}
+	if size == 4 {
+		old = uint64(binary.LittleEndian.Uint32(b))
+		binary.LittleEndian.PutUint32(b, uint32(f(old)))
+	} else {
+		old = binary.LittleEndian.Uint64(b)
+		binary.LittleEndian.PutUint64(b, f(old))
+	}
+	return old, e.remote.WriteAt(b, e.raddr+off)
 }
 
 // Load32 atomically loads the aligned 32-bit word at va.
@@ -318,9 +354,9 @@ func (p *Port) Store32(va uint64, v uint32) error {
 		store32(e.mem, off, v)
 	} else {
 		binary.LittleEndian.PutUint32(p.scratch[:4], v)
-		p.vm.remoteMu.Lock()
+		p.vm.ph.remoteMu.Lock()
 		err = e.remote.WriteAt(p.scratch[:4], e.raddr+off)
-		p.vm.remoteMu.Unlock()
+		p.vm.ph.remoteMu.Unlock()
 	}
 	p.leave()
 	return remoteErr(va, err)
@@ -337,9 +373,9 @@ func (p *Port) Store64(va uint64, v uint64) error {
 		store64(e.mem, off, v)
 	} else {
 		binary.LittleEndian.PutUint64(p.scratch[:8], v)
-		p.vm.remoteMu.Lock()
+		p.vm.ph.remoteMu.Lock()
 		err = e.remote.WriteAt(p.scratch[:8], e.raddr+off)
-		p.vm.remoteMu.Unlock()
+		p.vm.ph.remoteMu.Unlock()
 	}
 	p.leave()
 	return remoteErr(va, err)

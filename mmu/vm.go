@@ -77,7 +77,6 @@ type VM struct {
 	logMu                   sync.Mutex
 	log                     [faultLogSize]FaultRecord
 	logN                    uint64
-	remoteMu                sync.Mutex // serializes Store/Atomic on Remote backings
 	flushes, misses         atomic.Uint64
 	faults, retries, fatal  atomic.Uint64
 	maxRetries              int

@@ -14,8 +14,8 @@
 // while they finish quickly and fills the CUs when resident ones wait or run long. Within a
 // work-group, waves take turns of at most 256 instructions, and a turn ends early at s_barrier,
 // s_sleep and GWS waits. Memory accesses complete within their instruction (each lane's access is
-// one load or store, atomics are one read-modify-write of the Memory), so s_waitcnt and the cache
-// controls need no further work. Every global/flat access goes through the Memory interface (the
+// one load or store, atomics are one read-modify-write of the Memory), so s_waitcnt needs no wait; the
+// vector cache controls (buffer_wbl2/invl2/wbinvl1) are host memory barriers (mem.go, STATUS.md). Every global/flat access goes through the Memory interface (the
 // GPUVM; PortPool lends each running work-group its own window); a failed access stops the dispatch
 // with a *Fault carrying the address. LDS is a per-group byte slice; scratch lives in Memory at
 // DispatchParams.ScratchBase with the per-lane dword interleave (private segment swizzle): each resident

@@ -208,7 +208,17 @@ func (w *wave) laneAccess(in *Inst, m memOp, l int, addr func(k int) (space int,
 					v |= uint64(dv[1][l]) << 32
 				}
 			}
-			old, err := w.atomicAt(sp, a, sz, func(o uint64) uint64 { return f(o, v, c) })
+			var old uint64
+			var err error
+			if ad, ok := w.d.mem.(AtomicAdder); ok && sp == spGlobal && (m.atomic == "add" || m.atomic == "sub") {
+				d := v
+				if m.atomic == "sub" {
+					d = -v
+				}
+				old, err = ad.AtomicAdd(a, sz, d)
+			} else {
+				old, err = w.atomicAt(sp, a, sz, func(o uint64) uint64 { return f(o, v, c) })
+			}
 			if err != nil {
 				return w.fault(in, a, true, err)
 			}
@@ -285,6 +295,14 @@ func (w *wave) access(sp int, a uint64, p []byte, write bool) error {
 		return w.g.mem.Write(a, p)
 	}
 	return w.g.mem.Read(a, p)
+}
+
+// AtomicAdder is implemented by a Memory that adds with one instruction (the mmu Port: LOCK XADD on
+// the backing word, never retried however contended). Vector atomic add and sub on global memory use
+// it when the Memory has it; every other atomic goes through Memory.Atomic (a compare-and-swap loop
+// there). AtomicAdd wraps (a 4-byte add uses the low 32 bits of delta) and returns the old value.
+type AtomicAdder interface {
+	AtomicAdd(va uint64, size int, delta uint64) (old uint64, err error)
 }
 
 func (w *wave) atomicAt(sp int, a uint64, sz int, f func(uint64) uint64) (uint64, error) {

@@ -333,22 +333,17 @@ func init() {
 			return pk32(p.n, func(a, b, c uint32) uint32 { return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c)))) })
 		}
 	}
-	// v_div_fmas: the fma rounded in the mode, then scaled by 2^±64 (2^±128 for f64) where VCC is set,
-	// as the nearest-even routine in transcendental.go does.
+	// v_div_fmas: the fma rounded in the mode; where VCC is set, the fma scaled by 2^±64 (2^±128 for
+	// f64) and rounded once (divFmasScaled, shared with the nearest-even routine).
 	directedTab["v_div_fmas_f32"] = func(m big.RoundingMode) execFn {
 		h := directed(fpF32, m, nFMA, fma)
 		return func(w *wave, in *Inst) error {
 			vcc := w.vcc()
 			return v32(tF32, 3, func(a, b, c uint32) uint32 {
-				r := uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c))))
-				if vcc>>w.lane&1 != 0 && !math.IsInf(float64(f32(r)), 0) && !math.IsNaN(float64(f32(r))) {
-					sc := -64
-					if exp32(c) >= 127 {
-						sc = 64
-					}
-					r = uint32(toFormat(fpF32, roundTo(new(big.Float).SetPrec(exactPrec).SetMantExp(exact(float64(f32(r))), sc), fpF32, m)))
+				if vcc>>w.lane&1 != 0 {
+					return uint32(divFmasScaled(fpF32, float64(f32(a)), float64(f32(b)), float64(f32(c)), exp32(c) >= 127, m))
 				}
-				return r
+				return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c))))
 			})(w, in)
 		}
 	}
@@ -357,15 +352,10 @@ func init() {
 		return func(w *wave, in *Inst) error {
 			vcc := w.vcc()
 			return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 {
-				r := h(f64(a), f64(b), f64(c))
-				if vcc>>w.lane&1 != 0 && !math.IsInf(f64(r), 0) && !math.IsNaN(f64(r)) {
-					sc := -128
-					if exp64(c) >= 1023 {
-						sc = 128
-					}
-					r = toFormat(fpF64, roundTo(new(big.Float).SetPrec(exactPrec).SetMantExp(exact(f64(r)), sc), fpF64, m))
+				if vcc>>w.lane&1 != 0 {
+					return divFmasScaled(fpF64, f64(a), f64(b), f64(c), exp64(c) >= 1023, m)
 				}
-				return r
+				return h(f64(a), f64(b), f64(c))
 			})(w, in)
 		}
 	}

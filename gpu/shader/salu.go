@@ -521,8 +521,8 @@ func init() {
 const RefClockHz = 100_000_000
 
 // RefClock is the GPU timestamp: the 100 MHz counter that amdgpu reads as the GPU clock counter
-// (gfx_v9_0_get_gpu_clock_counter, reported by AMDKFD_IOC_GET_CLOCK_COUNTERS; package kfd uses this
-// function) and that S_MEMTIME and S_MEMREALTIME return to a wave (HIP's clock64() and
+// (gfx_v9_0_get_gpu_clock_counter, reported by AMDKFD_IOC_GET_CLOCK_COUNTERS; package kfd computes it
+// the same way from the CLOCK_MONOTONIC_RAW reading it reports as the CPU counter) and that S_MEMTIME and S_MEMREALTIME return to a wave (HIP's clock64() and
 // wall_clock64(); both counters tick at REFCLK on gfx90a in this model). It is CLOCK_MONOTONIC_RAW in
 // 10 ns units, so it never decreases, across waves, dispatches, queues and processes alike.
 func RefClock() uint64 {

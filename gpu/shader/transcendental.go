@@ -1,6 +1,9 @@
 package shader
 
-import "math"
+import (
+	"math"
+	"math/big"
+)
 
 // Transcendental, scaling and division-helper VALU operations (Vega ISA / AMDGPUUsage; the
 // pseudocode of V_DIV_SCALE, V_DIV_FMAS and V_DIV_FIXUP is the one AMD's ISA guides give).
@@ -12,6 +15,14 @@ func exp64(x uint64) int { return int(x>>52) & 0x7ff }
 
 func isDenorm32(f float32) bool { return f != 0 && math.Abs(float64(f)) < 0x1p-126 }
 func isDenorm64(f float64) bool { return f != 0 && math.Abs(f) < 0x1p-1022 }
+
+// tiny32/tiny64: V_DIV_SCALE's "1/S1 == DENORM" and "S2/S1 == DENORM" tests, on a quotient of nonzero
+// finite operands computed in float64 (exact enough for an exponent test): below the smallest normal,
+// including a quotient too small even for a denormal (it rounds to 0). Testing for a denormal alone
+// let a tiny numerator over a huge denominator fall through to the "numerator is tiny" case, which
+// scaled the denominator by 2^128 to infinity: the division gave NaN instead of 0.
+func tiny32(x float64) bool { return math.Abs(x) < 0x1p-126 }
+func tiny64(x float64) bool { return math.Abs(x) < 0x1p-1022 }
 
 // divScale32 is V_DIV_SCALE_F32: D = S0 scaled to keep the Newton steps of a division in range;
 // vcc says the result of the division needs the inverse scale (V_DIV_FMAS).
@@ -28,14 +39,14 @@ func divScale32(s0, s1, s2 uint32) (d uint32, vcc bool) {
 		}
 	case isDenorm32(b):
 		d = u32(float32(math.Ldexp(float64(a), 64)))
-	case isDenorm32(1/b) && isDenorm32(c/b):
+	case tiny32(1/float64(b)) && tiny32(float64(c)/float64(b)):
 		vcc = true
-		if s0 == s1 {
-			d = u32(float32(math.Ldexp(float64(a), 64)))
+		if s0 == s1 { // only the denominator, down (see divScale64)
+			d = u32(float32(math.Ldexp(float64(a), -64)))
 		}
-	case isDenorm32(1 / b):
+	case tiny32(1 / float64(b)):
 		d = u32(float32(math.Ldexp(float64(a), -64)))
-	case isDenorm32(c / b):
+	case tiny32(float64(c) / float64(b)):
 		vcc = true
 		if s0 == s2 {
 			d = u32(float32(math.Ldexp(float64(a), 64)))
@@ -59,14 +70,18 @@ func divScale64(s0, s1, s2 uint64) (d uint64, vcc bool) {
 		}
 	case isDenorm64(b):
 		d = u64(math.Ldexp(a, 128))
-	case isDenorm64(1/b) && isDenorm64(c/b):
+	case tiny64(1/b) && tiny64(c/b):
+		// A huge denominator and a quotient below the normal range: the denominator is scaled by
+		// 2^-128 (the ISA text says 2^+128 here, which overflows every such denominator to infinity
+		// and turns the quotient into NaN; with 2^-128 the Newton steps see the quotient times 2^128,
+		// a normal number, and V_DIV_FMAS scales it back down under VCC, rounding once).
 		vcc = true
 		if s0 == s1 {
-			d = u64(math.Ldexp(a, 128))
+			d = u64(math.Ldexp(a, -128))
 		}
-	case isDenorm64(1 / b):
+	case tiny64(1 / b):
 		d = u64(math.Ldexp(a, -128))
-	case isDenorm64(c / b):
+	case tiny64(c / b):
 		vcc = true
 		if s0 == s2 {
 			d = u64(math.Ldexp(a, 128))
@@ -100,6 +115,10 @@ func divFixup32(s0, s1, s2 uint32) uint32 {
 		return sgn(inf)
 	case math.IsInf(float64(d), 0) || n == 0:
 		return sgn(0)
+	case exp32(s2)-exp32(s1) < -150: // underflow (the ISA's UNDERFLOW: 0 when rounding to nearest)
+		return sgn(0)
+	case exp32(s2)-exp32(s1) >= 129: // overflow (see divFixup64)
+		return sgn(inf)
 	}
 	return sgn(float32(math.Abs(float64(q))))
 }
@@ -124,6 +143,14 @@ func divFixup64(s0, s1, s2 uint64) uint64 {
 		return sgn(math.Inf(1))
 	case math.IsInf(d, 0) || n == 0:
 		return sgn(0)
+	case exp64(s2)-exp64(s1) < -1075: // underflow (the ISA's UNDERFLOW: 0 when rounding to nearest)
+		return sgn(0)
+	case exp64(s2)-exp64(s1) >= 1025:
+		// Overflow. The ISA text tests "exponent(S1) == 2047" here, a case already taken above; a
+		// quotient whose exponent fields differ by 1025 or more is at least 2^1024 (a denormal's field
+		// of 0 only understates the difference) and overflows, while the division sequence's own
+		// intermediate (the quotient times 2^-128 from V_DIV_SCALE) overflows too and leaves a NaN.
+		return sgn(math.Inf(1))
 	}
 	return sgn(math.Abs(q))
 }
@@ -209,31 +236,40 @@ func init() {
 	reg("v_div_fmas_f32", func(w *wave, in *Inst) error {
 		vcc := w.vcc()
 		return v32(tF32, 3, func(a, b, c uint32) uint32 {
-			r := fma32(a, b, c)
 			if vcc>>w.lane&1 != 0 {
-				sc := -64
-				if exp32(c) >= 127 {
-					sc = 64
-				}
-				r = u32(float32(math.Ldexp(float64(f32(r)), sc)))
+				return uint32(divFmasScaled(fpF32, float64(f32(a)), float64(f32(b)), float64(f32(c)), exp32(c) >= 127, big.ToNearestEven))
 			}
-			return r
+			return fma32(a, b, c)
 		})(w, in)
 	})
 	reg("v_div_fmas_f64", func(w *wave, in *Inst) error {
 		vcc := w.vcc()
 		return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 {
-			r := math.FMA(f64(a), f64(b), f64(c))
 			if vcc>>w.lane&1 != 0 {
-				sc := -128
-				if exp64(c) >= 1023 {
-					sc = 128
-				}
-				r = math.Ldexp(r, sc)
+				return divFmasScaled(fpF64, f64(a), f64(b), f64(c), exp64(c) >= 1023, big.ToNearestEven)
 			}
-			return u64(r)
+			return u64(math.FMA(f64(a), f64(b), f64(c)))
 		})(w, in)
 	})
+}
+
+// divFmasScaled is V_DIV_FMAS where VCC is set: fma(a, b, c) times 2^64 (f32) or 2^128 (f64) when c's
+// exponent says the quotient is large, else times 2^-64 / 2^-128, rounded once in mode m to format f
+// (returned as its bits). Rounding the fma first and then the scaled value would round twice where the
+// result lands among the denormals (-0x000fffffffffffff / 0x3fefffffffffffff came out as -2^-1022).
+func divFmasScaled(f fpFormat, a, b, c float64, large bool, m big.RoundingMode) uint64 {
+	sc := 128
+	if f == fpF32 {
+		sc = 64
+	}
+	if !large {
+		sc = -sc
+	}
+	if math.IsInf(a, 0) || math.IsNaN(a) || math.IsInf(b, 0) || math.IsNaN(b) || math.IsInf(c, 0) || math.IsNaN(c) {
+		return toFormat(f, math.Ldexp(a*b+c, sc)) // NaN or infinite: no rounding involved
+	}
+	x := new(big.Float).SetPrec(exactPrec).SetMantExp(bigFMA(exact(a), exact(b), exact(c)), sc)
+	return toFormat(f, roundTo(x, f, m))
 }
 
 // The 16-bit integer VOP2/VOP3 operations are in f16.go.

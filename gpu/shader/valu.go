@@ -272,6 +272,9 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
+			if in.Omod != 0 && t1 == tF64 { // VOP3 output modifier on the f64 result, before clamp
+				r = u64(f64(r) * [4]float64{1, 2, 4, 0.5}[in.Omod])
+			}
 			if in.Clamp && t1 == tF64 {
 				x := f64(r)
 				if x < 0 || x != x {
@@ -334,6 +337,30 @@ func cvtF32ToU32(x float32) uint32 {
 }
 
 func cvtF32ToI32(x float32) uint32 {
+	switch {
+	case x != x:
+		return 0
+	case x <= -2147483648:
+		return 0x80000000
+	case x >= 2147483648:
+		return 0x7fffffff
+	}
+	return uint32(int32(x))
+}
+
+// cvtF64ToU32/cvtF64ToI32 are V_CVT_U32_F64/V_CVT_I32_F64: the f64 truncated toward zero, saturated,
+// NaN -> 0. (They went through float32 once, so that (uint)379205108.71 came out as 379205120.)
+func cvtF64ToU32(x float64) uint32 {
+	switch {
+	case x != x || x <= 0:
+		return 0
+	case x >= 4294967296:
+		return 0xffffffff
+	}
+	return uint32(x)
+}
+
+func cvtF64ToI32(x float64) uint32 {
 	switch {
 	case x != x:
 		return 0
@@ -471,8 +498,8 @@ func init() {
 	reg("v_cvt_f64_u32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(uint32(a))) }))
 	reg("v_cvt_f64_i32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(int32(uint32(a)))) }))
 	reg("v_cvt_f32_f64", cvtFrom64(func(a uint64) uint32 { return u32(float32(f64(a))) }))
-	reg("v_cvt_u32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF32ToU32(float32(f64(a))) }))
-	reg("v_cvt_i32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF32ToI32(float32(f64(a))) }))
+	reg("v_cvt_u32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF64ToU32(f64(a)) }))
+	reg("v_cvt_i32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF64ToI32(f64(a)) }))
 	reg("v_mov_b64 v_pk_mov_b32", pkMov)
 
 	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
@@ -626,7 +653,8 @@ func cvtFrom64(f func(a uint64) uint32) execFn {
 			return err
 		}
 		// The f64 source follows MODE bit 6 (input denormals), an f32 result (v_cvt_f32_f64) bit 5.
-		flushOut := baseName(in.Info.Name) == "v_cvt_f32_f64" && w.mode&0x20 == 0
+		f32Out := baseName(in.Info.Name) == "v_cvt_f32_f64"
+		flushOut := f32Out && w.mode&0x20 == 0
 		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			v := a[l]
@@ -640,6 +668,9 @@ func cvtFrom64(f func(a uint64) uint32) execFn {
 				v = flush64(v)
 			}
 			r := f(v)
+			if f32Out && (in.Omod != 0 || in.Clamp) { // VOP3 output modifiers on the f32 result
+				r = outMod32(r, in.Omod, in.Clamp)
+			}
 			if flushOut {
 				r = flush32(r)
 			}
