@@ -7,23 +7,24 @@
 // Model (cu.go, workgroup.go): a Device is a GPU's compute units, each with a budget of wave slots,
 // VGPR rows and LDS. The dispatcher admits a dispatch's work-groups in order to CUs of the queue's CU
 // mask where they fit; each resident work-group is a goroutine, and a pool of worker tokens (one per
-// host CPU, SetWorkers) decides which run: a work-group runs at most 32K wave instructions per turn
-// of its token. So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a
-// work-group spinning on a flag another one sets, a grid barrier on atomics, a GWS semaphore and a
-// CPU thread taking turns with a kernel all make progress. Admission keeps few work-groups resident
-// while they finish quickly and fills the CUs when resident ones wait or run long. Within a
-// work-group, waves take turns of at most 256 instructions, and a turn ends early at s_barrier,
-// s_sleep and GWS waits. Memory accesses complete within their instruction (each lane's access is
-// one load or store, atomics are one read-modify-write of the Memory), so s_waitcnt needs no wait; the
-// vector cache controls (buffer_wbl2/invl2/wbinvl1) are host memory barriers (mem.go, STATUS.md). Every global/flat access goes through the Memory interface (the
-// GPUVM; PortPool lends each running work-group its own window); a failed access stops the dispatch
-// with a *Fault carrying the address. LDS is a per-group byte slice; scratch lives in Memory at
-// DispatchParams.ScratchBase with the per-lane dword interleave (private segment swizzle): each resident
-// wave owns one slot of ScratchWaveBytes (COMPUTE_TMPRING_SIZE.WAVESIZE, as the CP took it from
-// amd_queue_t), its Scratch Wave Offset being slot index * slot size; the Private Segment Buffer is
-// DispatchParams.ScratchResource (the queue's V#). Errors carry a gpu/hsa class for the CP's
-// queue-inactive code (ErrBadDispatch: invalid code, or a work-group too large; Fault: memory
-// violation). The opcode tables (optab_gen.go) are generated from llvm-mc-14 by testdata/gen_optab.py.
+// host CPU, SetWorkers) decides which run: a work-group runs at most 32K wave instructions per turn of
+// its token. So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a work-
+// group spinning on a flag another one sets, a grid barrier on atomics, a GWS semaphore and a CPU
+// thread taking turns with a kernel all make progress. Admission keeps few work-groups resident while
+// they finish quickly and fills the CUs when resident ones wait or run long. Within a work-group,
+// waves take turns of at most 256 instructions, and a turn ends early at s_barrier, s_sleep and GWS
+// waits. Memory accesses complete within their instruction (each lane's access is one load or store,
+// atomics are one read-modify-write of the Memory), so s_waitcnt needs no wait; the vector cache
+// controls (buffer_wbl2/invl2/wbinvl1) are host memory barriers (mem.go, STATUS.md). Every global/flat
+// access goes through the Memory interface (the GPUVM; PortPool lends each running work-group its own
+// window); a failed access stops the dispatch with a *Fault carrying the address. LDS is a per-group
+// byte slice; scratch lives in Memory at DispatchParams.ScratchBase with the per-lane dword interleave
+// (private segment swizzle): each resident wave owns one slot of ScratchWaveBytes
+// (COMPUTE_TMPRING_SIZE.WAVESIZE, as the CP took it from amd_queue_t), its Scratch Wave Offset being
+// slot index * slot size; the Private Segment Buffer is DispatchParams.ScratchResource (the queue's
+// V#). Errors carry a gpu/hsa class for the CP's queue-inactive code (ErrBadDispatch: invalid code, or
+// a work-group too large; Fault: memory violation). The opcode tables (optab_gen.go) are generated
+// from llvm-mc-14 by testdata/gen_optab.py.
 //
 // Files by unit: salu.go (SALU, SMEM, branches), valu.go and transcendental.go (32/64-bit VALU), f16.go
 // (16-bit VALU, packed, dot, mix), mfma.go (matrix cores), xlane.go (cross-lane and bit operations),
