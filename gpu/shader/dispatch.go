@@ -438,16 +438,11 @@ func (d *dispatch) step(w *wave, in *Inst) (err error) {
 	if in.exec == nil {
 		return &WaveError{PC: w.pc, Inst: in.String(), Err: ErrUnimplemented}
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(waveErr)
-			if !ok {
-				e = waveErr{fmt.Errorf("%w: %v", ErrInternal, r)}
-			}
-			err = &WaveError{PC: pc, Inst: in.String(), Err: e.err}
-		}
-	}()
-	if err := in.exec(w, in); err != nil {
+	err = in.exec(w, in)
+	if w.err != nil { // an operand error a value helper recorded (wave.fail)
+		err, w.err = w.err, nil
+	}
+	if err != nil {
 		var f *Fault
 		var t *TrapError
 		if errors.As(err, &f) || errors.As(err, &t) {

@@ -24,7 +24,7 @@ func reg(names string, f execFn) {
 func (w *wave) s32(in *Inst, f opField) uint32 {
 	v, err := w.scalar(in, in.Opnd[f], k32)
 	if err != nil {
-		panic(waveErr{err})
+		w.fail(err)
 	}
 	return uint32(v)
 }
@@ -32,13 +32,19 @@ func (w *wave) s32(in *Inst, f opField) uint32 {
 func (w *wave) s64(in *Inst, f opField) uint64 {
 	v, err := w.scalar(in, in.Opnd[f], k64i)
 	if err != nil {
-		panic(waveErr{err})
+		w.fail(err)
 	}
 	return v
 }
 
-// waveErr carries an operand error out of a deeply nested helper; recovered in step.
-type waveErr struct{ err error }
+// fail records an operand error of a helper that returns a value (s32, s64): the instruction
+// finishes with a zero operand and step stops the wave with the error, before anything reads the
+// instruction's results.
+func (w *wave) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
 
 func sop2u(f func(a, b uint32) (uint32, bool)) execFn {
 	return func(w *wave, in *Inst) error {

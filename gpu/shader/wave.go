@@ -97,6 +97,7 @@ type wave struct {
 	block <-chan struct{}
 	gw    *waiter
 	cur   *cinst // the decoded instruction at pc, if known
+	err   error  // an operand error recorded by fail, returned by step
 	g     *group
 	d     *dispatch
 	tmp   [7][lanes]uint32 // constant broadcasts (0-2), modifier copy (3), flushed or SDWA-extracted sources (4-6)

@@ -449,16 +449,26 @@ func (d *dispatch) execGroup(g *group) error {
 
 // turn runs w until its turn ends: s_endpgm, s_barrier, s_sleep, a GWS wait, waveTurn
 // instructions, or an error.
-func (d *dispatch) turn(g *group, w *wave) (int, error) {
+func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
+	// A panic inside a routine is an interpreter bug: the wave stops with ErrInternal (the daemon
+	// never panics on client code). Recovered once per turn, not per instruction.
+	var in *cinst
+	defer func() {
+		if r := recover(); r != nil {
+			pc, text := w.pc, "?"
+			if in != nil {
+				pc, text = in.pc, in.String()
+			}
+			err = &WaveError{PC: pc, Inst: text, Err: fmt.Errorf("%w: %v", ErrInternal, r)}
+		}
+	}()
 	limit := d.l.maxSteps
 	if limit == 0 {
 		limit = 1 << 32
 	}
-	n := 0
 	for n < waveTurn && !w.done && !w.bar && !w.yield && w.block == nil {
-		in := w.cur
+		in = w.cur
 		if in == nil || in.pc != w.pc {
-			var err error
 			if in, err = d.fetch(g, w.pc); err != nil {
 				return n, err
 			}
