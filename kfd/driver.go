@@ -3,7 +3,6 @@ package kfd
 import (
 	"errors"
 	"fmt"
-	"github.com/kfdemu/kfdemu/gpu/shader"
 	"log/slog"
 	"os"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/hws"
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/pasid"
 	"github.com/kfdemu/kfdemu/topology"

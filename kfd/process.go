@@ -1,11 +1,11 @@
 package kfd
 
 import (
-	"github.com/kfdemu/kfdemu/gpu/shader"
 	"sync"
 
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/cp"
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/svm"
 	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/topology"

@@ -182,13 +182,6 @@ func acquire() token {
 
 func (t token) release() { <-t.c }
 
-// yield gives the thread to the next queued work-group and waits for one again (FIFO: the Go
-// runtime queues blocked channel senders in order).
-func (t *token) yield() {
-	t.release()
-	*t = acquire()
-}
-
 // GWS is a GPU's global wave sync (CDNA2 ISA DS_GWS_*): entries (num_gws, 64 on gfx90a), each a
 // semaphore or a barrier shared by the waves of the queue that holds it (ALLOC_QUEUE_GWS; kfd
 // keeps one per process and GPU, as the runlist maps the GWS of one process at a time). A wave

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kfdemu/kfdemu/gpu/hsa"
 )
 
 // Work-group execution (cu.go has the model): the dispatcher (the goroutine that called Dispatch,
@@ -370,6 +372,15 @@ func (g *group) give() {
 	g.tok.release()
 }
 
+// yield gives the token to the next work-group that wants one and queues for it again. Gosched lets
+// work-groups that are runnable but not yet queued for a token (just admitted) reach the queue: a
+// CPU-bound goroutine would otherwise keep its thread and take the token straight back.
+func (g *group) yield() {
+	g.give()
+	runtime.Gosched()
+	g.take()
+}
+
 // unfresh marks the group as no longer in its first slice (it finished, waits or runs long).
 func (g *group) unfresh() {
 	if g.fresh {
@@ -437,8 +448,7 @@ func (d *dispatch) execGroup(g *group) error {
 			budget = groupSlice
 		case budget <= 0 || slept > 0 && atBar+waiting+slept == live:
 			g.unfresh()
-			g.give()
-			g.take()
+			g.yield()
 			budget = groupSlice
 		}
 		if d.killed() {
