@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/kfdemu/kfdemu/fs"
 	"github.com/kfdemu/kfdemu/gpu/shader"
@@ -18,6 +19,9 @@ import (
 
 // DefaultMount is where serve mounts without --mount.
 const DefaultMount = "/run/kfdemu"
+
+// shutdownTimeout bounds the teardown after SIGINT/SIGTERM (unmount, stopping queues).
+const shutdownTimeout = 10 * time.Second
 
 // newDevice builds the driver for a topology; nil serves the topology only.
 var newDevice func(sys *topology.System, log *slog.Logger) kfd.Device
@@ -107,19 +111,35 @@ func runServe(args []string) int {
 		return 2
 	}
 	log := newLogger(f.logLevel)
+	// Signals are taken before mounting: one that arrives during start-up stops the daemon right
+	// after the mount instead of killing it with the mount left behind.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	srv, code, err := mountEmulator(&f, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfdemu serve:", err)
 		return code
 	}
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	stopped := make(chan struct{})
 	go func() {
 		s := <-sig
 		log.Info("stopping", "signal", s.String())
-		if err := srv.Unmount(); err != nil {
-			log.Error("unmount", "err", err)
+		done := make(chan struct{})
+		go func() {
+			if err := srv.Unmount(); err != nil {
+				log.Error("unmount", "err", err)
+			}
+			close(done)
+		}()
+		// Shutdown always ends: a second signal, or a teardown that outlives shutdownTimeout,
+		// exits at once; the exit closes /dev/fuse, which aborts the connections (clients then get
+		// ENOTCONN).
+		select {
+		case <-done:
+		case s := <-sig:
+			log.Warn("second signal: exiting without waiting for the teardown", "signal", s.String())
+		case <-time.After(shutdownTimeout):
+			log.Warn("teardown did not finish: exiting", "after", shutdownTimeout)
 		}
 		close(stopped)
 	}()

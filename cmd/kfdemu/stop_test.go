@@ -97,3 +97,69 @@ func TestInfo(t *testing.T) {
 		t.Errorf("%d GPU agents, want 8", n)
 	}
 }
+
+// TestStopInEveryState: SIGTERM ends `kfdemu serve` within its bound whatever the daemon is doing:
+// starting up, idle, with its mount copied into another mount namespace (an `unshare -m` made while
+// it runs holds the connection after the unmount), and a second signal ends it at once.
+func TestStopInEveryState(t *testing.T) {
+	testenv.NeedMount(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare not installed (util-linux)")
+	}
+	for _, tc := range []struct {
+		name    string
+		held    bool // another mount namespace holds a copy of the mount
+		early   bool // signal before the daemon is up
+		signals int
+		within  time.Duration
+	}{
+		{name: "start-up", early: true, signals: 1, within: 15 * time.Second},
+		{name: "idle", signals: 1, within: 15 * time.Second},
+		{name: "held by another namespace", held: true, signals: 1, within: shutdownTimeout + 5*time.Second},
+		{name: "second signal", held: true, signals: 2, within: 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mnt := filepath.Join(t.TempDir(), "mnt")
+			cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--log-level", "error")
+			var log lockedBuffer
+			cmd.Stderr = &log
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() { cmd.Process.Kill(); syscall.Unmount(mnt, syscall.MNT_DETACH) })
+			if !tc.early {
+				deadline := time.Now().Add(20 * time.Second)
+				for !served(mnt) {
+					if time.Now().After(deadline) {
+						t.Fatal("daemon did not come up")
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			if tc.held {
+				holder := exec.Command("unshare", "-m", "--propagation", "private", "sleep", "60")
+				if err := holder.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+				time.Sleep(200 * time.Millisecond) // the namespace exists with its copy of the mount
+			}
+			start := time.Now()
+			for range tc.signals {
+				cmd.Process.Signal(syscall.SIGTERM)
+				time.Sleep(50 * time.Millisecond)
+			}
+			select {
+			case err := <-exited:
+				if err != nil && !strings.Contains(err.Error(), "terminated") {
+					t.Errorf("serve exited with %v\n%s", err, log.String())
+				}
+				t.Logf("stopped %v after the signal", time.Since(start).Round(time.Millisecond))
+			case <-time.After(tc.within):
+				t.Fatalf("daemon still running %v after SIGTERM\n%s", tc.within, log.String())
+			}
+		})
+	}
+}
