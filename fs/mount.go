@@ -16,6 +16,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/kfdemu/kfdemu/amdgpu"
 	"github.com/kfdemu/kfdemu/kfd"
 	"github.com/kfdemu/kfdemu/topology"
 	"golang.org/x/sys/unix"
@@ -39,12 +40,13 @@ type Options struct {
 type Server struct {
 	opts        Options
 	dir         string
-	srvs        []*fuse.Server // MNT, MNT/sys, MNT/sys/kernel/debug
+	srvs        []*fuse.Server // MNT, MNT/sys, MNT/sys/kernel/debug, MNT/sys/devices/pci* (drm.go)
 	mountPoints []string
 	root        *rootNode
 	dynMu       sync.Mutex
 	dynamic     []*fs.Inode // sysfs files whose content changes (used_memory)
 	kfdDir      *fs.Inode   // sys/devices/virtual/kfd/kfd
+	drm         *amdgpu.Layout // the amdgpu DRM sysfs (drm.go); nil without a System
 	dev         *devDir
 	watch       *procWatch
 	mu          sync.Mutex
@@ -117,6 +119,7 @@ func (r *sysRoot) OnAdd(ctx context.Context) {
 	}
 	mkPath(ctx, amdgpu, "holders")
 	mkPath(ctx, &r.Inode, "kernel/debug")
+	s.addDRMClass(ctx, &r.Inode)
 }
 
 // newSysInode adds a rendered tree to the sys connection: files without OPEN; Dynamic ones are
@@ -220,6 +223,16 @@ func Mount(dir string, opts Options) (*Server, error) {
 		{dir, s.root, nil, "kfdemu"},
 		{filepath.Join(dir, "sys"), &sysRoot{roDir: roDir{mode: 0755}, s: s}, []string{"ro"}, "kfdemu-sysfs"},
 		{filepath.Join(dir, "sys/kernel/debug"), &dbgRoot{roDir: roDir{mode: 0700}, s: s}, nil, "kfdemu-debugfs"},
+	}
+	if s.drm = s.buildDRM(); s.drm != nil {
+		for _, r := range s.drm.Roots {
+			mounts = append(mounts, struct {
+				dir  string
+				root fs.InodeEmbedder
+				opts []string
+				name string
+			}{filepath.Join(dir, "sys/devices", r.Name), &pciRoot{roDir: roDir{mode: 0755}, t: r}, nil, "kfdemu-pci"})
+		}
 	}
 	long := time.Hour
 	zero := time.Duration(0)
