@@ -44,8 +44,8 @@ type Server struct {
 	mountPoints []string
 	root        *rootNode
 	dynMu       sync.Mutex
-	dynamic     []*fs.Inode // sysfs files whose content changes (used_memory)
-	kfdDir      *fs.Inode   // sys/devices/virtual/kfd/kfd
+	dynamic     []*fs.Inode    // sysfs files whose content changes (used_memory)
+	kfdDir      *fs.Inode      // sys/devices/virtual/kfd/kfd
 	drm         *amdgpu.Layout // the amdgpu DRM sysfs (drm.go); nil without a System
 	dev         *devDir
 	watch       *procWatch
