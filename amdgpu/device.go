@@ -69,14 +69,15 @@ type Device struct {
 	src Source
 	now func() time.Time
 
-	mu      sync.Mutex
-	level   string
-	masks   [numClocks]uint32 // manual: forced levels (bit i = level i); 0 = all
-	capW    uint32
-	heat    float64 // junction temperature above ambient, °C
-	at      time.Time
-	busyAt  time.Duration
-	lastPwr float64
+	mu     sync.Mutex
+	level  string
+	masks  [numClocks]uint32 // manual: forced levels (bit i = level i); 0 = all
+	capW   uint32
+	heat   float64 // junction temperature above ambient, °C
+	at     time.Time
+	busyAt time.Duration
+	energy float64 // joules since the device appeared (gpu_metrics energy_accumulator)
+	born   time.Time
 }
 
 // BDF is the PCI address "DDDD:BB:DD.F".
@@ -275,7 +276,9 @@ func (d *Device) advance() {
 		return
 	}
 	share := min(max((total-d.busyAt).Seconds()/dt, 0), 1)
-	ss := d.power(share) * d.P.JunctionCPerW
+	p := d.power(share)
+	d.energy += p * dt
+	ss := p * d.P.JunctionCPerW
 	d.heat = ss + (d.heat-ss)*math.Exp(-dt/d.P.TauSeconds)
 	d.at, d.busyAt = now, total
 }

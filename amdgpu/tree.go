@@ -62,6 +62,7 @@ func Build(sys *topology.System, cfg Config) *Layout {
 		}
 		d.Path = pciPath(d)
 		d.at = cfg.Now()
+		d.born = d.at
 		d.heat = d.P.IdlePowerW * d.P.JunctionCPerW // idle steady state
 		l.Devices = append(l.Devices, d)
 	}
@@ -177,6 +178,8 @@ func (l *Layout) deviceDir(d *Device) *topology.Tree {
 		live("gpu_busy_percent", func() string { return strconv.Itoa(d.BusyPercent()) + "\n" }),
 		live("mem_busy_percent", func() string { return strconv.Itoa(d.BusyPercent()) + "\n" }),
 		rw("power_dpm_force_performance_level", func() string { return d.Level() + "\n" }, d.SetLevel),
+		// amdgpu_get_gpu_metrics: the SMU's metrics table as a binary gpu_metrics_v1_3 (aldebaran).
+		live("gpu_metrics", func() string { return string(d.Metrics()) }),
 	)
 	if p.VBIOS != "" {
 		t.Children = append(t.Children, static("vbios_version", p.VBIOS+"\n"))

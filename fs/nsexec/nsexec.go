@@ -342,7 +342,7 @@ func overlay(scratch string, i int, dir, lower string) error {
 			return fmt.Errorf("keeping %s: %w", s, err)
 		}
 	}
-	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work
+	opts := "lowerdir=" + ovlEscape(lower) + ",upperdir=" + ovlEscape(upper) + ",workdir=" + ovlEscape(work)
 	if err := unix.Mount("overlay", dir, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("overlay on %s: %w", dir, err)
 	}
@@ -352,6 +352,13 @@ func overlay(scratch string, i int, dir, lower string) error {
 		}
 	}
 	return nil
+}
+
+// ovlEscape escapes a path for overlayfs options: ':' separates lower layers and ',' options, so
+// both (and the escape character) take a backslash (fs/overlayfs/params.c ovl_unescape). PCI
+// directories (pci0000:00) have colons.
+func ovlEscape(p string) string {
+	return strings.NewReplacer(`\`, `\\`, ":", `\:`, ",", `\,`).Replace(p)
 }
 
 func mountinfo() string {
