@@ -61,7 +61,8 @@ type Device struct {
 	Card, Render, Hwmon     int    // cardN, renderD<minor>, hwmonN
 	NUMA                    int
 	UniqueID, HiveID        uint64
-	HivePos                 int // physical node id within the hive
+	MECFW, SDMAFW           uint64 // firmware versions of the node (fw_version, sdma_fw_version)
+	HivePos                 int    // physical node id within the hive
 	P                       *Product
 	VRAMTotal, VisVRAMTotal uint64
 	GTTTotal                uint64

@@ -49,7 +49,7 @@ func Build(sys *topology.System, cfg Config) *Layout {
 		d := &Device{
 			GPUID: n.GPUID, DeviceID: uint16(n.Prop("device_id")), Domain: uint32(n.Prop("domain")), Bus: uint8(loc >> 8), Dev: uint8(loc >> 3 & 0x1f), Fn: uint8(loc & 7),
 			Render: int(n.RenderMinor()), Hwmon: len(l.Devices), NUMA: n.CPU,
-			UniqueID: n.Prop("unique_id"), HiveID: n.Prop("hive_id"), P: ProductFor(n),
+			UniqueID: n.Prop("unique_id"), MECFW: n.Prop("fw_version"), SDMAFW: n.Prop("sdma_fw_version"), HiveID: n.Prop("hive_id"), P: ProductFor(n),
 			VRAMTotal: n.VRAMSize(), VisVRAMTotal: n.VRAMSize(), src: cfg.Source, now: cfg.Now, level: LevelAuto,
 		}
 		d.Card = max(d.Render-128, 0)
@@ -181,6 +181,19 @@ func (l *Layout) deviceDir(d *Device) *topology.Tree {
 		// amdgpu_get_gpu_metrics: the SMU's metrics table as a binary gpu_metrics_v1_3 (aldebaran).
 		live("gpu_metrics", func() string { return string(d.Metrics()) }),
 	)
+	// amdgpu_ucode.c FW_VERSION_ATTR: fw_version/<block>_fw_version, "0x%08x\n". The MEC and
+	// SDMA versions are the node's (kfd_topology.c reports the same fw_version and
+	// sdma_fw_version); versions of other blocks are unknown to the profile and not shown.
+	fw := dir("fw_version")
+	for _, f := range []struct {
+		name string
+		v    uint64
+	}{{"mec", d.MECFW}, {"mec2", d.MECFW}, {"sdma", d.SDMAFW}, {"sdma2", d.SDMAFW}} {
+		if f.v != 0 {
+			fw.Children = append(fw.Children, static(f.name+"_fw_version", fmt.Sprintf("0x%08x\n", f.v)))
+		}
+	}
+	t.Children = append(t.Children, fw)
 	if p.VBIOS != "" {
 		t.Children = append(t.Children, static("vbios_version", p.VBIOS+"\n"))
 	}
