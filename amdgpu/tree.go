@@ -202,11 +202,12 @@ func (l *Layout) deviceDir(d *Device) *topology.Tree {
 			func(b []byte) syscall.Errno { return d.SetClockMask(c, b) }))
 	}
 	card, rd := "card"+strconv.Itoa(d.Card), "renderD"+strconv.Itoa(d.Render)
+	up := strings.Repeat("../", strings.Count(d.Path, "/")+4) // from drm/<minor> to sys/
 	minorDir := func(name string, minor int) *topology.Tree {
 		// drm_sysfs.c: the minor's device (class drm, major 226) with dev, uevent and the device link.
 		return dir(name, static("dev", fmt.Sprintf("226:%d\n", minor)),
 			static("uevent", fmt.Sprintf("MAJOR=226\nMINOR=%d\nDEVNAME=dri/%s\nDEVTYPE=drm_minor\n", minor, name)),
-			link("device", "../../../"+d.BDF()), link("subsystem", "../../../../../../../class/drm"))
+			link("device", "../../../"+d.BDF()), link("subsystem", up+"class/drm"))
 	}
 	t.Children = append(t.Children, dir("drm", minorDir(card, d.Card), minorDir(rd, d.Render)))
 	t.Children = append(t.Children, dir("hwmon", d.hwmonDir()))

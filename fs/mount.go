@@ -109,6 +109,11 @@ func (r *sysRoot) OnAdd(ctx context.Context) {
 	for _, c := range staticDir("", map[string]string{"dev": "511:0\n", "uevent": "MAJOR=511\nMINOR=0\nDEVNAME=kfd\n"}).Children {
 		s.kfdDir.AddChild(c.Name, s.newSysInode(ctx, s.kfdDir, c), true)
 	}
+	// proc/: KFD's per-process sysfs, when the driver renders it (procfs.go).
+	if pt, ok := s.opts.Device.(interface{ ProcTree() *topology.Tree }); ok && s.opts.Device != nil {
+		s.kfdDir.AddChild("proc", s.kfdDir.NewPersistentInode(ctx, &procDir{roDir: roDir{mode: 0555}, tree: pt.ProcTree},
+			fs.StableAttr{Mode: syscall.S_IFDIR}), true)
+	}
 	class := mkPath(ctx, &r.Inode, "class/kfd")
 	class.AddChild("kfd", class.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte("../../devices/virtual/kfd/kfd")},
 		fs.StableAttr{Mode: syscall.S_IFLNK}), true)
