@@ -9,7 +9,14 @@
 //	/sys/module/amdgpu              (sysfs is read-only and the directories do not exist without
 //	                                the driver)
 //	/sys/devices/system/node/nodeK  for CPU nodes of the topology the host lacks: links to node0
+//	/sys/devices/pciDDDD:RR/...     the amdgpu sysfs of the GPUs (PCI device directories),
+//	/sys/class/drm, /sys/class/hwmon grafted onto the host's tree (see Layout.graft): an overlay
+//	                                on the parent of every entry the host lacks, a bind mount or
+//	                                link there; host entries stay visible (same names shadowed)
 //	/proc/modules                   the host's list plus an amdgpu line (see ProcModules)
+//
+// Overlays below /sys take their lower layer from a private bind of the host's sysfs, so nested
+// grafts (an overlay inside an overlaid directory) stay within the kernel's stacking depth.
 //
 // Everything else is the host's. Device files are symlinks, not bind mounts, because the emulator
 // answers every lookup of a device file with an inode of the calling process (FUSE passthrough
