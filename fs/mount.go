@@ -375,36 +375,36 @@ func (s *Server) Unmount() error {
 func (s *Server) unmountAll() error {
 	var first error
 	for i := len(s.srvs) - 1; i >= 0; i-- {
-		if err := unmountServer(s.srvs[i], s.opts.Log, s.mountPoints[i]); err != nil {
-			// A client still holding files open: detach lazily, as umount -l would.
+		if err := unix.Unmount(s.mountPoints[i], 0); err != nil {
+			// A client still holding files: detach lazily, as umount -l would.
 			if err2 := unix.Unmount(s.mountPoints[i], unix.MNT_DETACH); err2 != nil && first == nil {
-				first = err
+				first = fmt.Errorf("fs: unmount %s: %w", s.mountPoints[i], err)
 			}
 		}
+	}
+	// The serve loops end when the kernel drops a connection, which it does only once no mount
+	// namespace holds a copy of the mount: every `unshare -m` made while the daemon ran (a
+	// `kfdemu exec` of any mount on this host) copied it. Wait a bounded time; loops that outlive
+	// it end with that namespace or with the daemon's exit, which closes /dev/fuse.
+	done := make(chan struct{})
+	srvs := s.srvs
+	go func() {
+		for _, srv := range srvs {
+			srv.Wait()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(unmountWait):
+		s.opts.Log.Warn("unmounted; another mount namespace still holds a connection", "dir", s.dir)
 	}
 	s.srvs, s.mountPoints = nil, nil
 	return first
 }
 
-// unmountWait bounds how long Unmount waits for a connection's serve loops after the unmount.
+// unmountWait bounds how long Unmount waits for the connections' serve loops.
 const unmountWait = 2 * time.Second
-
-// unmountServer unmounts one connection. The kernel keeps a connection alive while any mount
-// namespace still holds a copy of its mount (every `unshare -m` made while the daemon ran copies
-// the host's mounts, `kfdemu exec` of other mounts included), and go-fuse waits for the serve
-// loops, which then end only with that namespace: past unmountWait the loops are left to end with
-// the connection (or with the daemon's exit, which closes /dev/fuse).
-func unmountServer(srv *fuse.Server, log *slog.Logger, dir string) error {
-	done := make(chan error, 1)
-	go func() { done <- srv.Unmount() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(unmountWait):
-		log.Warn("unmounted, but another mount namespace still holds the connection", "dir", dir)
-		return nil
-	}
-}
 
 // ReloadTopology re-renders the topology (after hot-plug) and replaces the served tree, dropping the
 // kernel's cached entries.

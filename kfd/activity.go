@@ -20,13 +20,29 @@ func (d *Driver) Meter(gpuID uint32) *amdgpu.Meter {
 	return m
 }
 
-// Usage is the VRAM and GTT the driver has allocated on GPU gpuID (ALLOC_MEMORY_OF_GPU BOs of
-// every process; amdgpu's TTM managers count the same). All of VRAM is CPU-visible (large BAR),
-// so visible VRAM usage is VRAM usage.
+// Usage is the VRAM and GTT the driver has allocated on GPU gpuID: ALLOC_MEMORY_OF_GPU BOs of
+// every process, plus the pages of SVM ranges that live in that GPU's VRAM (svm_migrate_ram_to_vram
+// allocates them from the same TTM VRAM manager amdgpu's mem_info_vram_used reports). All of VRAM
+// is CPU-visible (large BAR), so visible VRAM usage is VRAM usage.
 func (d *Driver) Usage(gpuID uint32) amdgpu.Usage {
+	var svmVRAM uint64
+	for _, p := range d.sortedProcs() {
+		p.mu.Lock()
+		m := p.svm
+		p.mu.Unlock()
+		if m == nil {
+			continue
+		}
+		for _, r := range m.Ranges() {
+			if r.ActualLoc == gpuID {
+				svmVRAM += r.VRAMPages * pageSize // svm.Config.PageSize is left at its 4096 default
+			}
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return amdgpu.Usage{VRAM: d.vramUsed[gpuID], VisVRAM: d.vramUsed[gpuID], GTT: d.gttUsed[gpuID]}
+	v := d.vramUsed[gpuID] + svmVRAM
+	return amdgpu.Usage{VRAM: v, VisVRAM: v, GTT: d.gttUsed[gpuID]}
 }
 
 // busy marks GPU gpuID's engines busy until the returned function is called.
