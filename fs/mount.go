@@ -397,7 +397,7 @@ func (s *Server) unmountAll() error {
 	select {
 	case <-done:
 	case <-time.After(unmountWait):
-		s.opts.Log.Warn("unmounted; another mount namespace still holds a connection", "dir", s.dir)
+		s.opts.Log.Debug("unmounted; another mount namespace still holds a connection", "dir", s.dir)
 	}
 	s.srvs, s.mountPoints = nil, nil
 	return first
