@@ -161,7 +161,7 @@ var formats = map[string]string{
 	"power_dpm_force_performance_level": `(auto|low|high|manual|profile_standard|profile_min_sclk|profile_min_mclk|profile_peak|perf_determinism)\n`,
 	"pp_dpm_sclk":                       `(\d+: \d+Mhz (\*)?\n)+`, "pp_dpm_mclk": `(\d+: \d+Mhz (\*)?\n)+`,
 	"pp_dpm_fclk": `(\d+: \d+Mhz (\*)?\n)+`, "pp_dpm_socclk": `(\d+: \d+Mhz (\*)?\n)+`,
-	"vbios_version": `[0-9A-Z-]+\n`, "xgmi_device_id": `\d+\n`, "xgmi_error": `\d+\n`,
+	"vbios_version": `[0-9A-Z-]*\n`, "xgmi_device_id": `\d+\n`, "xgmi_error": `\d+\n`,
 	"name": `amdgpu\n`, "temp1_input": `\d+\n`, "temp2_input": `\d+\n`, "temp3_input": `\d+\n`,
 	"temp1_label": `edge\n`, "temp2_label": `junction\n`, "temp3_label": `mem\n`,
 	"power1_average": `\d+\n`, "power1_cap": `\d+\n`, "power1_cap_max": `\d+\n`, "power1_cap_min": `\d+\n`,

@@ -194,9 +194,9 @@ func (l *Layout) deviceDir(d *Device) *topology.Tree {
 		}
 	}
 	t.Children = append(t.Children, fw)
-	if p.VBIOS != "" {
-		t.Children = append(t.Children, static("vbios_version", p.VBIOS+"\n"))
-	}
+	// amdgpu_atombios.c vbios_version: "%s\n" of the VBIOS part number, empty when the VBIOS
+	// has none; always present (rocm_smi_lib 5.2.3 counts a card as an AMD GPU only with it).
+	t.Children = append(t.Children, static("vbios_version", p.VBIOS+"\n"))
 	for c := range numClocks {
 		t.Children = append(t.Children, rw(clockFiles[c], func() string { return string(d.DPM(c)) },
 			func(b []byte) syscall.Errno { return d.SetClockMask(c, b) }))

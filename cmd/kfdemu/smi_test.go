@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -294,5 +295,40 @@ func TestDRMSysfsBusy(t *testing.T) {
 	time.Sleep(1200 * time.Millisecond) // one BusyWindow of idleness
 	if b := num("gpu_busy_percent"); b != 0 {
 		t.Errorf("gpu_busy_percent %d a window after the work ended", b)
+	}
+}
+
+// TestTop: `kfdemu top` shows every GPU of the mount with the figures of its amdgpu sysfs, and
+// follows an allocation.
+func TestTop(t *testing.T) {
+	mnt := daemon(t, "mi210x8")
+	top := func() string {
+		out, err := exec.Command(testenv.Kfdemu(t), "top", "--root", mnt, "-n", "1").CombinedOutput()
+		if err != nil {
+			t.Fatalf("kfdemu top: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	out := top()
+	for _, want := range []string{"card0  0000:63:00.0", "card7  0000:a3:00.0", "0.00/63.98 GiB", "500Mhz", "1600Mhz", "42W", "38C", "auto"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("top lacks %q:\n%s", want, out)
+		}
+	}
+	d, err := kmt.Open(kmt.Config{Root: mnt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	m, err := d.AllocVRAM(d.GPUs()[0], 1<<30, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if out := top(); !strings.Contains(out, "card0  0000:63:00.0         1.00/63.98 GiB") {
+		t.Errorf("top does not show the 1 GiB allocated on card0:\n%s", out)
+	}
+	if out, err := exec.Command(testenv.Kfdemu(t), "top", "--root", t.TempDir(), "-n", "1").CombinedOutput(); err == nil {
+		t.Errorf("top on a directory without GPUs succeeded:\n%s", out)
 	}
 }
