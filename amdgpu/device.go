@@ -357,3 +357,14 @@ func (d *Device) VddGfx() int {
 	v := d.P.VddGfxMV
 	return int(math.Round(float64(v[0]) + x*float64(v[1]-v[0])))
 }
+
+// Adopt takes over the state of old, the same PCI device before a re-layout (hot-plug of another
+// GPU): performance level, forced levels, power cap and the thermal and energy state.
+func (d *Device) Adopt(old *Device) {
+	old.mu.Lock()
+	level, masks, capW, heat, at, busyAt, energy, born := old.level, old.masks, old.capW, old.heat, old.at, old.busyAt, old.energy, old.born
+	old.mu.Unlock()
+	d.mu.Lock()
+	d.level, d.masks, d.capW, d.heat, d.at, d.busyAt, d.energy, d.born = level, masks, capW, heat, at, busyAt, energy, born
+	d.mu.Unlock()
+}

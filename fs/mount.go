@@ -47,6 +47,9 @@ type Server struct {
 	dynamic     []*fs.Inode    // sysfs files whose content changes (used_memory)
 	kfdDir      *fs.Inode      // sys/devices/virtual/kfd/kfd
 	drm         *amdgpu.Layout // the amdgpu DRM sysfs (drm.go); nil without a System
+	sysDevices  *fs.Inode      // sys/devices and sys/class on the sys connection (drm.go)
+	sysClass    *fs.Inode
+	pciRoots    map[string]*fs.Inode // root of each PCI root bus connection, by directory name
 	dev         *devDir
 	watch       *procWatch
 	mu          sync.Mutex
@@ -236,11 +239,9 @@ func Mount(dir string, opts Options) (*Server, error) {
 				root fs.InodeEmbedder
 				opts []string
 				name string
-			}{filepath.Join(dir, "sys/devices", r.Name), &pciRoot{roDir: roDir{mode: 0755}, t: r}, nil, "kfdemu-pci"})
+			}{filepath.Join(dir, "sys/devices", r.Name), &pciRoot{roDir: roDir{mode: 0755}, s: s, t: r}, nil, "kfdemu-pci"})
 		}
 	}
-	long := time.Hour
-	zero := time.Duration(0)
 	for i, m := range mounts {
 		if i == 1 {
 			// st_dev of the mount, taken before the nested mounts: every request the daemon makes
@@ -251,16 +252,7 @@ func Mount(dir string, opts Options) (*Server, error) {
 				s.dev.mountDev.Store(st.Dev)
 			}
 		}
-		srv, err := fs.Mount(m.dir, m.root, &fs.Options{
-			EntryTimeout: &long, AttrTimeout: &long, NegativeTimeout: &zero,
-			MountOptions: fuse.MountOptions{
-				FsName: m.name, Name: "kfdemu", DirectMount: true, AllowOther: os.Geteuid() == 0,
-				MaxBackground: 256, Debug: opts.Debug, DisableXAttrs: true, Options: m.opts,
-				// Device ioctls and WAIT_EVENTS run concurrently: go-fuse serves each
-				// request on its own goroutine, so a blocked wait holds no other request.
-				MaxReadAhead: 128 << 10,
-			},
-		})
+		srv, err := s.mountOne(m.dir, m.root, m.opts, m.name)
 		if err != nil {
 			s.unmountAll()
 			s.watch.close()
@@ -275,6 +267,22 @@ func Mount(dir string, opts Options) (*Server, error) {
 	s.ready.Store(true)
 	opts.Log.Info("mounted", "dir", dir)
 	return s, nil
+}
+
+// mountOne mounts one FUSE connection of the emulator at dir.
+func (s *Server) mountOne(dir string, root fs.InodeEmbedder, opts []string, name string) (*fuse.Server, error) {
+	long := time.Hour
+	zero := time.Duration(0)
+	return fs.Mount(dir, root, &fs.Options{
+		EntryTimeout: &long, AttrTimeout: &long, NegativeTimeout: &zero,
+		MountOptions: fuse.MountOptions{
+			FsName: name, Name: "kfdemu", DirectMount: true, AllowOther: os.Geteuid() == 0,
+			MaxBackground: 256, Debug: s.opts.Debug, DisableXAttrs: true, Options: opts,
+			// Device ioctls and WAIT_EVENTS run concurrently: go-fuse serves each
+			// request on its own goroutine, so a blocked wait holds no other request.
+			MaxReadAhead: 128 << 10,
+		},
+	})
 }
 
 // prepareMountpoint creates dir, refuses live mounts and non-empty dirs, and detaches a dead FUSE
@@ -421,6 +429,7 @@ func (s *Server) ReloadTopology() {
 	if s.opts.Device != nil {
 		s.dev.syncRenderNodes(s.opts.Device.RenderMinors())
 	}
+	s.refreshDRM()
 }
 
 func (s *Server) hotplugHelp() []byte {

@@ -332,3 +332,49 @@ func TestTop(t *testing.T) {
 		t.Errorf("top on a directory without GPUs succeeded:\n%s", out)
 	}
 }
+
+// TestDRMHotplug: a hot-plugged GPU gets its card, render node, hwmon and PCI device directory (on a
+// new root bus connection), the existing GPU keeps its state, and unplugging removes them again.
+func TestDRMHotplug(t *testing.T) {
+	mnt := daemon(t, "mi210")
+	bin := testenv.Kfdemu(t)
+	card0 := filepath.Join(mnt, "sys/class/drm/card0/device")
+	if err := os.WriteFile(filepath.Join(card0, "power_dpm_force_performance_level"), []byte("high\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "gpu", "--mount", mnt, "add", "mi100").CombinedOutput(); err != nil {
+		t.Fatalf("gpu add: %v %s", err, out)
+	}
+	dev := filepath.Join(mnt, "sys/class/drm/card1/device")
+	if b, err := os.ReadFile(filepath.Join(dev, "device")); err != nil || string(b) != "0x738c\n" {
+		t.Errorf("card1/device/device after adding an MI100: %q %v", b, err)
+	}
+	// location_id 0x8000: bus 0x80, the root bus itself (no bridge in between).
+	if target, err := filepath.EvalSymlinks(dev); err != nil || !strings.HasSuffix(target, "/sys/devices/pci0000:80/0000:80:00.0") {
+		t.Errorf("card1's device directory %q: %v", target, err)
+	}
+	if _, err := exec.LookPath("rocm-smi"); err == nil {
+		out, code := smi(t, mnt, "--showbus")
+		if code != 0 || smiValue(t, out, 1, "PCI Bus") != "0000:80:00.0" {
+			t.Errorf("rocm-smi --showbus after the hot-plug: exit %d\n%s", code, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(mnt, "sys/class/hwmon/hwmon1/name")); string(b) != "amdgpu\n" {
+		t.Errorf("hwmon1/name %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(card0, "power_dpm_force_performance_level")); string(b) != "high\n" {
+		t.Errorf("card0's performance level %q after the hot-plug, want high (kept)", b)
+	}
+	if out, err := exec.Command(bin, "gpu", "--mount", mnt, "remove", "2").CombinedOutput(); err != nil {
+		t.Fatalf("gpu remove: %v %s", err, out)
+	}
+	if _, err := os.Lstat(filepath.Join(mnt, "sys/class/drm/card1")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("card1 after unplug: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "sys/devices/pci0000:80")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("root bus pci0000:80 after unplug: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(card0, "vendor")); string(b) != "0x1002\n" {
+		t.Errorf("card0 after unplugging card1: vendor %q", b)
+	}
+}
