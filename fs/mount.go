@@ -16,6 +16,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/kfdemu/kfdemu/amdgpu"
 	"github.com/kfdemu/kfdemu/kfd"
 	"github.com/kfdemu/kfdemu/topology"
 	"golang.org/x/sys/unix"
@@ -39,12 +40,16 @@ type Options struct {
 type Server struct {
 	opts        Options
 	dir         string
-	srvs        []*fuse.Server // MNT, MNT/sys, MNT/sys/kernel/debug
+	srvs        []*fuse.Server // MNT, MNT/sys, MNT/sys/kernel/debug, MNT/sys/devices/pci* (drm.go)
 	mountPoints []string
 	root        *rootNode
 	dynMu       sync.Mutex
-	dynamic     []*fs.Inode // sysfs files whose content changes (used_memory)
-	kfdDir      *fs.Inode   // sys/devices/virtual/kfd/kfd
+	dynamic     []*fs.Inode    // sysfs files whose content changes (used_memory)
+	kfdDir      *fs.Inode      // sys/devices/virtual/kfd/kfd
+	drm         *amdgpu.Layout // the amdgpu DRM sysfs (drm.go); nil without a System
+	sysDevices  *fs.Inode      // sys/devices and sys/class on the sys connection (drm.go)
+	sysClass    *fs.Inode
+	pciRoots    map[string]*fs.Inode // root of each PCI root bus connection, by directory name
 	dev         *devDir
 	watch       *procWatch
 	mu          sync.Mutex
@@ -107,6 +112,11 @@ func (r *sysRoot) OnAdd(ctx context.Context) {
 	for _, c := range staticDir("", map[string]string{"dev": "511:0\n", "uevent": "MAJOR=511\nMINOR=0\nDEVNAME=kfd\n"}).Children {
 		s.kfdDir.AddChild(c.Name, s.newSysInode(ctx, s.kfdDir, c), true)
 	}
+	// proc/: KFD's per-process sysfs, when the driver renders it (procfs.go).
+	if pt, ok := s.opts.Device.(interface{ ProcTree() *topology.Tree }); ok && s.opts.Device != nil {
+		s.kfdDir.AddChild("proc", s.kfdDir.NewPersistentInode(ctx, &procDir{roDir: roDir{mode: 0555}, tree: pt.ProcTree},
+			fs.StableAttr{Mode: syscall.S_IFDIR}), true)
+	}
 	class := mkPath(ctx, &r.Inode, "class/kfd")
 	class.AddChild("kfd", class.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte("../../devices/virtual/kfd/kfd")},
 		fs.StableAttr{Mode: syscall.S_IFLNK}), true)
@@ -121,6 +131,7 @@ func (r *sysRoot) OnAdd(ctx context.Context) {
 		params.AddChild(c.Name, s.newSysInode(ctx, params, c), true)
 	}
 	mkPath(ctx, &r.Inode, "kernel/debug")
+	s.addDRMClass(ctx, &r.Inode)
 }
 
 // newSysInode adds a rendered tree to the sys connection: files without OPEN; Dynamic ones are
@@ -225,8 +236,16 @@ func Mount(dir string, opts Options) (*Server, error) {
 		{filepath.Join(dir, "sys"), &sysRoot{roDir: roDir{mode: 0755}, s: s}, []string{"ro"}, "kfdemu-sysfs"},
 		{filepath.Join(dir, "sys/kernel/debug"), &dbgRoot{roDir: roDir{mode: 0700}, s: s}, nil, "kfdemu-debugfs"},
 	}
-	long := time.Hour
-	zero := time.Duration(0)
+	if s.drm = s.buildDRM(); s.drm != nil {
+		for _, r := range s.drm.Roots {
+			mounts = append(mounts, struct {
+				dir  string
+				root fs.InodeEmbedder
+				opts []string
+				name string
+			}{filepath.Join(dir, "sys/devices", r.Name), &pciRoot{roDir: roDir{mode: 0755}, s: s, t: r}, nil, "kfdemu-pci"})
+		}
+	}
 	for i, m := range mounts {
 		if i == 1 {
 			// st_dev of the mount, taken before the nested mounts: every request the daemon makes
@@ -237,16 +256,7 @@ func Mount(dir string, opts Options) (*Server, error) {
 				s.dev.mountDev.Store(st.Dev)
 			}
 		}
-		srv, err := fs.Mount(m.dir, m.root, &fs.Options{
-			EntryTimeout: &long, AttrTimeout: &long, NegativeTimeout: &zero,
-			MountOptions: fuse.MountOptions{
-				FsName: m.name, Name: "kfdemu", DirectMount: true, AllowOther: os.Geteuid() == 0,
-				MaxBackground: 256, Debug: opts.Debug, DisableXAttrs: true, Options: m.opts,
-				// Device ioctls and WAIT_EVENTS run concurrently: go-fuse serves each
-				// request on its own goroutine, so a blocked wait holds no other request.
-				MaxReadAhead: 128 << 10,
-			},
-		})
+		srv, err := s.mountOne(m.dir, m.root, m.opts, m.name)
 		if err != nil {
 			s.unmountAll()
 			s.watch.close()
@@ -261,6 +271,22 @@ func Mount(dir string, opts Options) (*Server, error) {
 	s.ready.Store(true)
 	opts.Log.Info("mounted", "dir", dir)
 	return s, nil
+}
+
+// mountOne mounts one FUSE connection of the emulator at dir.
+func (s *Server) mountOne(dir string, root fs.InodeEmbedder, opts []string, name string) (*fuse.Server, error) {
+	long := time.Hour
+	zero := time.Duration(0)
+	return fs.Mount(dir, root, &fs.Options{
+		EntryTimeout: &long, AttrTimeout: &long, NegativeTimeout: &zero,
+		MountOptions: fuse.MountOptions{
+			FsName: name, Name: "kfdemu", DirectMount: true, AllowOther: os.Geteuid() == 0,
+			MaxBackground: 256, Debug: s.opts.Debug, DisableXAttrs: true, Options: opts,
+			// Device ioctls and WAIT_EVENTS run concurrently: go-fuse serves each
+			// request on its own goroutine, so a blocked wait holds no other request.
+			MaxReadAhead: 128 << 10,
+		},
+	})
 }
 
 // prepareMountpoint creates dir, refuses live mounts and non-empty dirs, and detaches a dead FUSE
@@ -361,16 +387,36 @@ func (s *Server) Unmount() error {
 func (s *Server) unmountAll() error {
 	var first error
 	for i := len(s.srvs) - 1; i >= 0; i-- {
-		if err := s.srvs[i].Unmount(); err != nil {
-			// A client still holding files open: detach lazily, as umount -l would.
+		if err := unix.Unmount(s.mountPoints[i], 0); err != nil {
+			// A client still holding files: detach lazily, as umount -l would.
 			if err2 := unix.Unmount(s.mountPoints[i], unix.MNT_DETACH); err2 != nil && first == nil {
-				first = err
+				first = fmt.Errorf("fs: unmount %s: %w", s.mountPoints[i], err)
 			}
 		}
+	}
+	// The serve loops end when the kernel drops a connection, which it does only once no mount
+	// namespace holds a copy of the mount: every `unshare -m` made while the daemon ran (a
+	// `kfdemu exec` of any mount on this host) copied it. Wait a bounded time; loops that outlive
+	// it end with that namespace or with the daemon's exit, which closes /dev/fuse.
+	done := make(chan struct{})
+	srvs := s.srvs
+	go func() {
+		for _, srv := range srvs {
+			srv.Wait()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(unmountWait):
+		s.opts.Log.Debug("unmounted; another mount namespace still holds a connection", "dir", s.dir)
 	}
 	s.srvs, s.mountPoints = nil, nil
 	return first
 }
+
+// unmountWait bounds how long Unmount waits for the connections' serve loops.
+const unmountWait = 2 * time.Second
 
 // ReloadTopology re-renders the topology (after hot-plug) and replaces the served tree, dropping the
 // kernel's cached entries.
@@ -387,6 +433,7 @@ func (s *Server) ReloadTopology() {
 	if s.opts.Device != nil {
 		s.dev.syncRenderNodes(s.opts.Device.RenderMinors())
 	}
+	s.refreshDRM()
 }
 
 func (s *Server) hotplugHelp() []byte {

@@ -123,7 +123,7 @@ func addTree(ctx context.Context, parent *fs.Inode, t *topology.Tree) {
 func newTreeInode(ctx context.Context, parent *fs.Inode, t *topology.Tree) *fs.Inode {
 	switch t.Kind {
 	case topology.File:
-		return parent.NewPersistentInode(ctx, &treeFile{t: t}, fs.StableAttr{Mode: syscall.S_IFREG})
+		return parent.NewPersistentInode(ctx, &treeFile{t: t, write: t.Store}, fs.StableAttr{Mode: syscall.S_IFREG})
 	case topology.Symlink:
 		return parent.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte(t.Target)}, fs.StableAttr{Mode: syscall.S_IFLNK})
 	}

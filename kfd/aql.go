@@ -79,6 +79,7 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 	}
 	ctx, cancel := stopContext(cq.Stopping())
 	defer cancel()
+	defer e.q.p.d.busy(e.q.pd.gpuID)() // gpu_busy_percent (activity.go)
 	st, err := shader.Dispatch(ctx, e.q.mem, params)
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
 	var pe *shader.PreemptedError

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/kfdemu/kfdemu/amdgpu"
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/gpu/shader"
@@ -31,6 +32,9 @@ type Driver struct {
 	procs map[int]*Process // by tgid
 	// vramUsed is the VRAM allocated per GPU by all processes (amdgpu_amdkfd_reserve_mem_limit).
 	vramUsed map[uint32]uint64
+	// gttUsed is the GTT allocated per GPU; meters are the GPUs' busy meters (activity.go).
+	gttUsed map[uint32]uint64
+	meters  map[uint32]*amdgpu.Meter
 	// sdmaUsed is dqm->sdma_bitmap per GPU: {engine, queue} pairs taken by SDMA queues.
 	sdmaUsed map[uint32]map[[2]uint32]bool
 
@@ -61,6 +65,7 @@ func New(sys *topology.System, log *slog.Logger) *Driver {
 		log = slog.Default()
 	}
 	d := &Driver{sys: sys, log: log, pasid: pasid.NewSpace(), procs: map[int]*Process{}, vramUsed: map[uint32]uint64{},
+		gttUsed: map[uint32]uint64{}, meters: map[uint32]*amdgpu.Meter{},
 		sdmaUsed: map[uint32]map[[2]uint32]bool{}, bells: doorbell.NewWatcher(doorbell.Tuning{}),
 		phys: mmu.NewPhys(), filters: map[uint32]*mmu.Filter{}, scheds: map[uint32]*hws.Scheduler{}, cuDevs: map[uint32]*shader.Device{}}
 	sys.SetUsedMemoryFunc(func(gpuID uint32, bank int) uint64 {

@@ -27,12 +27,12 @@ func (f *renderFile) Ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
 	return f.drm.Ioctl(c, cmd, arg)
 }
 
-// newDRM builds the render node of n; VRAM usage comes from the driver's accounting.
+// newDRM builds the render node of n; VRAM and GTT usage come from the driver's accounting.
 func newDRM(d *Driver, n *topology.Node) *drm.Device {
 	gpu := n.GPUID
 	return drm.NewDevice(drm.InfoFromNode(d.sys, n), func() drm.Usage {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		return drm.Usage{VRAM: d.vramUsed[gpu], VisibleVRAM: d.vramUsed[gpu]}
+		return drm.Usage{VRAM: d.vramUsed[gpu], VisibleVRAM: d.vramUsed[gpu], GTT: d.gttUsed[gpu]}
 	})
 }

@@ -115,6 +115,10 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 			p.d.vramUsed[a.GPUID] += size
 			p.d.mu.Unlock()
 			defer p.d.sys.UsedMemoryChanged()
+		} else {
+			p.d.mu.Lock()
+			p.d.gttUsed[a.GPUID] += size
+			p.d.mu.Unlock()
 		}
 		sp := p.spaces[pd.node.RenderMinor()]
 		if sp == nil {
@@ -250,11 +254,16 @@ func (c clientMemory) WriteAt(buf []byte, addr uint64) error {
 }
 
 func (p *Process) unaccount(b *bo) {
-	if b.flags&allocVRAM != 0 {
+	switch allocDomain(b.flags) {
+	case allocVRAM:
 		p.d.mu.Lock()
 		p.d.vramUsed[b.gpu] -= b.size
 		p.d.mu.Unlock()
 		p.d.sys.UsedMemoryChanged()
+	case allocGTT:
+		p.d.mu.Lock()
+		p.d.gttUsed[b.gpu] -= b.size
+		p.d.mu.Unlock()
 	}
 }
 

@@ -56,6 +56,7 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 	}
 	ctx, cancel := stopContext(pq.Stopping())
 	defer cancel()
+	defer e.q.p.d.busy(e.q.pd.gpuID)() // gpu_busy_percent (activity.go)
 	st, err := shader.DispatchRegs(ctx, e.q.mem, r)
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
 	return err

@@ -1,5 +1,7 @@
 package topology
 
+import "syscall"
+
 // Tree is a rendered sysfs directory tree, the contract between topology (which
 // renders the kernel's text) and fs (which serves it over FUSE). Entries keep
 // the order in which the kernel creates them; fs lists them in that order.
@@ -14,6 +16,9 @@ type Tree struct {
 	// generation_id) so fs does not let the kernel cache them.
 	Content func() []byte
 	Dynamic bool
+	// Store, when set, makes a File writable (a sysfs store method): it gets the written bytes and
+	// returns 0 or the errno the kernel's store returns.
+	Store func(data []byte) syscall.Errno
 }
 
 // EntryKind says what a Tree entry is.

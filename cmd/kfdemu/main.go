@@ -23,6 +23,7 @@ var commands = map[string]command{
 	"trace":    {runTrace, "decode every kfd/amdgpu ioctl of a command with eBPF"},
 	"exec":     {runExec, "run a command with the emulator at /dev/kfd, /sys/... (private mount namespace)"},
 	"info":     {runInfo, "print the HSA agents, pools and ISAs of a device (rocminfo-style, Go runtime)"},
+	"top":      {runTop, "show each GPU's live figures (VRAM, GTT, busy %, clocks, power, temperature), refreshed"},
 }
 
 // hidden commands used internally (re-exec helpers)

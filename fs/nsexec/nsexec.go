@@ -10,7 +10,14 @@
 //	                                the driver)
 //	/sys/devices/system/node/nodeK  for CPU nodes of the topology the host lacks: links to node0
 //	/sys/devices/system/cpu/cpuN/cache  only when the host kernel shows no CPU caches (cpucache.go)
+//	/sys/devices/pciDDDD:RR/...     the amdgpu sysfs of the GPUs (PCI device directories),
+//	/sys/class/drm, /sys/class/hwmon grafted onto the host's tree (see Layout.graft): an overlay
+//	                                on the parent of every entry the host lacks, a bind mount or
+//	                                link there; host entries stay visible (same names shadowed)
 //	/proc/modules                   the host's list plus an amdgpu line (see ProcModules)
+//
+// Overlays below /sys take their lower layer from a private bind of the host's sysfs, so nested
+// grafts (an overlay inside an overlaid directory) stay within the kernel's stacking depth.
 //
 // Everything else is the host's. Device files are symlinks, not bind mounts, because the emulator
 // answers every lookup of a device file with an inode of the calling process (FUSE passthrough
@@ -127,7 +134,7 @@ func Plan(mnt string) (*Layout, error) {
 		if _, err := os.Stat(filepath.Join(mnt, p)); err != nil {
 			continue
 		}
-		l.Overlays = append(l.Overlays, "/"+filepath.Dir(p))
+		l.addOverlay("/" + filepath.Dir(p))
 		l.Binds = append(l.Binds, Bind{filepath.Join(mnt, p), "/" + p})
 	}
 	// libhsakmt (topology.c, topology_get_cpu_cache_props) reads
@@ -144,7 +151,7 @@ func Plan(mnt string) (*Layout, error) {
 				}
 			}
 			if len(links) > 0 {
-				l.Overlays = append(l.Overlays, "/sys/devices/system/node")
+				l.addOverlay("/sys/devices/system/node")
 				l.Links = append(l.Links, links...)
 			}
 		}
@@ -153,12 +160,75 @@ func Plan(mnt string) (*Layout, error) {
 		l.Overlays = append(l.Overlays, CPUDir)
 		l.Files = files
 	}
+	// The amdgpu DRM sysfs: MNT/sys/devices/pci* (the GPUs' PCI devices), MNT/sys/class/drm and
+	// MNT/sys/class/hwmon, grafted onto the host's tree so that none of the host's entries is hidden.
+	if ents, err := os.ReadDir(filepath.Join(mnt, "sys/devices")); err == nil {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "pci") {
+				l.graft(mnt, "sys/devices/"+e.Name())
+			}
+		}
+	}
+	for _, p := range []string{"sys/class/drm", "sys/class/hwmon"} {
+		if _, err := os.Lstat(filepath.Join(mnt, p)); err == nil {
+			l.graft(mnt, p)
+		}
+	}
+	// Parents before children: an overlay's directory may lie inside another overlay.
+	sort.SliceStable(l.Overlays, func(i, j int) bool {
+		return strings.Count(l.Overlays[i], "/") < strings.Count(l.Overlays[j], "/")
+	})
 	if _, err := os.Stat(host("proc/modules")); err == nil {
 		l.ProcModules = "bind"
 	} else {
 		l.ProcModules = "shadow"
 	}
 	return l, nil
+}
+
+// graft plans MNT/rel to appear at /rel keeping the host's entries: where the host lacks /rel, an
+// overlay on its parent gets it (a link for a symlink, a bind mount for a directory or file); where
+// the host has a directory of that name, the graft descends into MNT's children; a host entry that
+// is not a directory is shadowed (same as a host render node of the same name).
+func (l *Layout) graft(mnt, rel string) {
+	src := filepath.Join(mnt, rel)
+	st, err := os.Lstat(src)
+	if err != nil {
+		return
+	}
+	parent, name := "/"+filepath.Dir(rel), filepath.Base(rel)
+	hst, herr := os.Stat(host(rel))
+	switch {
+	case herr == nil && hst.IsDir() && st.IsDir():
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			l.graft(mnt, rel+"/"+e.Name())
+		}
+	case st.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return
+		}
+		l.addOverlay(parent)
+		l.Links = append(l.Links, Link{parent, name, target})
+	case herr == nil && !st.IsDir() && !hst.IsDir():
+		l.Binds = append(l.Binds, Bind{src, "/" + rel}) // a file bound over the host's file
+	default:
+		l.addOverlay(parent)
+		l.Binds = append(l.Binds, Bind{src, "/" + rel})
+	}
+}
+
+func (l *Layout) addOverlay(dir string) {
+	for _, o := range l.Overlays {
+		if o == dir {
+			return
+		}
+	}
+	l.Overlays = append(l.Overlays, dir)
 }
 
 // cpuNodes counts the nodes of a topology directory whose properties show no SIMDs (CPU nodes,
@@ -204,6 +274,16 @@ func Setup(l *Layout) (err error) {
 	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 		return fmt.Errorf("tmpfs on %s: %w", scratch, err)
 	}
+	// Overlays below /sys take their lower layer from a plain bind of the host's sysfs, not from
+	// the path (which may already lie inside another overlay): every overlay then stacks on sysfs
+	// directly, within the kernel's stacking depth of 2 however deep the grafts nest.
+	hostSys := filepath.Join(scratch, "hostsys")
+	if err := os.Mkdir(hostSys, 0755); err != nil {
+		return err
+	}
+	if err := unix.Mount("/sys", hostSys, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind /sys: %w", err)
+	}
 	for i, dir := range l.Overlays {
 		upper := filepath.Join(scratch, strconv.Itoa(i), "upper")
 		for _, ln := range l.Links {
@@ -231,13 +311,24 @@ func Setup(l *Layout) (err error) {
 			}
 		}
 		for _, b := range l.Binds {
-			if filepath.Dir(b.Target) == dir {
-				if err := os.MkdirAll(filepath.Join(upper, filepath.Base(b.Target)), 0755); err != nil {
+			if filepath.Dir(b.Target) != dir {
+				continue
+			}
+			p := filepath.Join(upper, filepath.Base(b.Target))
+			if st, err := os.Stat(b.Source); err == nil && !st.IsDir() {
+				err = os.WriteFile(p, nil, 0444) // mount point of a file bind
+				if err != nil {
 					return err
 				}
+			} else if err := os.MkdirAll(p, 0755); err != nil {
+				return err
 			}
 		}
-		if err := overlay(scratch, i, dir); err != nil {
+		lower := dir
+		if rest, ok := strings.CutPrefix(dir, "/sys/"); ok {
+			lower = filepath.Join(hostSys, rest)
+		}
+		if err := overlay(scratch, i, dir, lower); err != nil {
 			return err
 		}
 	}
@@ -255,9 +346,9 @@ func Setup(l *Layout) (err error) {
 	return nil
 }
 
-// overlay mounts overlay(lower dir, upper scratch/i/upper) on dir and keeps the mounts below dir
+// overlay mounts overlay(lower, upper scratch/i/upper) on dir and keeps the mounts below dir
 // (e.g. /dev/pts, /dev/shm) on top of it: they are bound aside first and moved back after.
-func overlay(scratch string, i int, dir string) error {
+func overlay(scratch string, i int, dir, lower string) error {
 	base := filepath.Join(scratch, strconv.Itoa(i))
 	upper, work := filepath.Join(base, "upper"), filepath.Join(base, "work")
 	for _, d := range []string{upper, work} {
@@ -276,7 +367,7 @@ func overlay(scratch string, i int, dir string) error {
 			return fmt.Errorf("keeping %s: %w", s, err)
 		}
 	}
-	opts := "lowerdir=" + dir + ",upperdir=" + upper + ",workdir=" + work
+	opts := "lowerdir=" + ovlEscape(lower) + ",upperdir=" + ovlEscape(upper) + ",workdir=" + ovlEscape(work)
 	if err := unix.Mount("overlay", dir, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("overlay on %s: %w", dir, err)
 	}
@@ -286,6 +377,13 @@ func overlay(scratch string, i int, dir string) error {
 		}
 	}
 	return nil
+}
+
+// ovlEscape escapes a path for overlayfs options: ':' separates lower layers and ',' options, so
+// both (and the escape character) take a backslash (fs/overlayfs/params.c ovl_unescape). PCI
+// directories (pci0000:00) have colons.
+func ovlEscape(p string) string {
+	return strings.NewReplacer(`\`, `\\`, ":", `\:`, ",", `\,`).Replace(p)
 }
 
 func mountinfo() string {

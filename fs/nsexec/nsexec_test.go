@@ -107,13 +107,13 @@ func TestPlan(t *testing.T) {
 	}{
 		{"host with one NUMA node and /proc/modules",
 			[]string{"sys/devices/system/node/node0/x", "proc/modules"},
-			[]string{"/dev", "/sys/devices/virtual", "/sys/module", "/sys/devices/system/node"},
+			[]string{"/dev", "/sys/module", "/sys/devices/virtual", "/sys/devices/system/node"},
 			[]Link{{"/sys/devices/system/node", "node1", "node0"}}, "bind"},
 		{"host with two NUMA nodes, no module support",
 			[]string{"sys/devices/system/node/node0/x", "sys/devices/system/node/node1/x"},
-			[]string{"/dev", "/sys/devices/virtual", "/sys/module"}, nil, "shadow"},
+			[]string{"/dev", "/sys/module", "/sys/devices/virtual"}, nil, "shadow"},
 		{"host without NUMA sysfs",
-			nil, []string{"/dev", "/sys/devices/virtual", "/sys/module"}, nil, "shadow"},
+			nil, []string{"/dev", "/sys/module", "/sys/devices/virtual"}, nil, "shadow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -190,4 +190,71 @@ func FuzzSubmounts(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPlanGraftsDRM: the amdgpu sysfs of a mount is grafted onto the host's /sys without hiding a
+// host entry: a root bus the host lacks is bound on an overlay of /sys/devices; under a root bus
+// the host has, the graft descends and binds only what the host lacks; class links are added next
+// to the host's (a same-named host link is shadowed); parents' overlays come first.
+func TestPlanGraftsDRM(t *testing.T) {
+	mnt := fakeMount(t)
+	for _, d := range []string{"sys/devices/pci0000:60/0000:60:03.1/0000:63:00.0", "sys/devices/pci0000:00/0000:00:03.1/0000:03:00.0",
+		"sys/devices/pci0000:00/0000:00:01.0/own", "sys/class/hwmon"} {
+		os.MkdirAll(filepath.Join(mnt, d), 0755)
+	}
+	os.MkdirAll(filepath.Join(mnt, "sys/class/drm"), 0755)
+	for name, target := range map[string]string{"card0": "../../devices/pci0000:60/x/drm/card0", "card2": "../../devices/pci0000:00/y/drm/card2"} {
+		os.Symlink(target, filepath.Join(mnt, "sys/class/drm", name))
+	}
+	os.Symlink("../../devices/pci0000:60/z/hwmon/hwmon0", filepath.Join(mnt, "sys/class/hwmon/hwmon0"))
+	os.WriteFile(filepath.Join(mnt, "sys/class/drm/version"), []byte("drm 1.1.0 20060810\n"), 0444)
+
+	root := t.TempDir()
+	for _, d := range []string{"sys/devices/pci0000:00/0000:00:01.0", "sys/class/drm/card0", "sys/devices/virtual", "proc"} {
+		os.MkdirAll(filepath.Join(root, d), 0755)
+	}
+	old := hostRoot
+	hostRoot = root
+	defer func() { hostRoot = old }()
+	l, err := Plan(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/dev", "/sys/module", "/sys/devices", "/sys/class", "/sys/devices/virtual",
+		"/sys/devices/pci0000:00", "/sys/class/drm", "/sys/devices/pci0000:00/0000:00:01.0"}
+	if !reflect.DeepEqual(l.Overlays, want) {
+		t.Errorf("overlays %q, want %q", l.Overlays, want)
+	}
+	has := func(b Bind) bool {
+		for _, x := range l.Binds {
+			if x == b {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range []string{"sys/devices/pci0000:60", "sys/devices/pci0000:00/0000:00:03.1",
+		"sys/devices/pci0000:00/0000:00:01.0/own", "sys/class/hwmon", "sys/class/drm/version"} {
+		if !has(Bind{filepath.Join(mnt, p), "/" + p}) {
+			t.Errorf("no bind of %s in %v", p, l.Binds)
+		}
+	}
+	for _, b := range l.Binds {
+		if b.Target == "/sys/devices/pci0000:00" || b.Target == "/sys/devices/pci0000:00/0000:00:01.0" || b.Target == "/sys/class/drm" {
+			t.Errorf("host directory %s hidden by a bind", b.Target)
+		}
+	}
+	links := map[string]string{}
+	for _, ln := range l.Links {
+		links[ln.Dir+"/"+ln.Name] = ln.Target
+	}
+	if links["/sys/class/drm/card0"] != "../../devices/pci0000:60/x/drm/card0" || links["/sys/class/drm/card2"] != "../../devices/pci0000:00/y/drm/card2" {
+		t.Errorf("class/drm links %v", links)
+	}
+}
+
+func TestOvlEscape(t *testing.T) {
+	if got := ovlEscape(`/a/pci0000:00,b\c`); got != `/a/pci0000\:00\,b\\c` {
+		t.Errorf("ovlEscape: %q", got)
+	}
 }
