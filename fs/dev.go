@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -54,6 +55,8 @@ type devDir struct {
 	dri     *fs.Inode
 	// mountDev is st_dev of the mount, to recognise our files in client fds.
 	mountDev atomic.Uint64
+	// pinned holds the device inodes reported as pinned (explainPinned logs once per inode).
+	pinned sync.Map
 }
 
 func newDevDir(s *Server) *devDir {
@@ -300,6 +303,7 @@ func (f *devFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32
 		// VFS retries the open once with LOOKUP_REVAL (do_filp_open), which makes FUSE look the
 		// name up again, on behalf of this caller, and so reach the caller's own inode.
 		f.d.s.opts.Log.Debug("open of another process's device inode, asking for a fresh lookup", "tgid", tgid, "owner", f.key.tgid)
+		f.d.explainPinned(f.key, tgid)
 		return nil, 0, syscall.ESTALE
 	}
 	if !f.d.opened(f.key) {
@@ -323,6 +327,24 @@ func (f *devFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32
 	f.d.s.watch.add(tgid)
 	// Device files are not page-cache backed: direct I/O unless passthrough takes over.
 	return &devHandle{d: f.d, f: file, owner: tgid, key: f.key}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// explainPinned logs, once per inode, why an open of another process's device inode whose owner
+// has exited keeps failing: the VFS's fresh lookup cannot reach a path that pins the inode itself,
+// which is what a bind mount of the device file (`mount --bind MNT/dev/kfd /dev/kfd`, a container
+// runtime's `-v MNT/dev/kfd:/dev/kfd`) does: the mount command's lookup chose its own inode.
+func (d *devDir) explainPinned(key devKey, tgid int) {
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", key.tgid)); err == nil {
+		return // the owner lives: a cached dentry, which the fresh lookup replaces
+	}
+	if _, dup := d.pinned.LoadOrStore(key, true); dup {
+		return
+	}
+	d.s.opts.Log.Warn("open of a device file through a path pinned to an exited process's inode (a bind mount "+
+		"of the device file itself?): device files are per process and cannot be bind-mounted one by one; "+
+		"bind the mount's dev directory instead (mount --bind MNT/dev DIR, then symlinks /dev/kfd -> DIR/kfd "+
+		"and /dev/dri -> DIR/dri) or run the program under `kfdemu exec`; the open fails with ESTALE",
+		"tgid", tgid, "inode owner", key.tgid)
 }
 
 // devHandle is one open file description of a device file.

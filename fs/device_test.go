@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -470,4 +471,70 @@ func TestConcurrentSysfsReads(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// TestBindMountedDeviceFile: a bind mount of the device file itself (mount --bind MNT/dev/kfd
+// FILE, the container `-v` habit) pins the inode the mount command looked up; opens through it
+// fail with ESTALE and the daemon says once, clearly, what happened and what to do instead.
+func TestBindMountedDeviceFile(t *testing.T) {
+	testenv.NeedMount(t)
+	if _, err := exec.LookPath("mount"); err != nil {
+		t.Skip("mount not installed (util-linux)")
+	}
+	sys, err := topology.Profile("mi210")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBuf lockedLog
+	log := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	dir := filepath.Join(t.TempDir(), "mnt")
+	srv, err := Mount(dir, Options{System: sys, Device: kfd.New(sys, log), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Unmount() })
+	target := filepath.Join(t.TempDir(), "kfd")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "--bind", filepath.Join(dir, "dev/kfd"), target).CombinedOutput(); err != nil {
+		t.Fatalf("mount --bind: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
+	for range 2 {
+		f, err := os.OpenFile(target, os.O_RDWR, 0)
+		if err == nil {
+			f.Close()
+			t.Fatal("open through the bind-mounted device file succeeded")
+		}
+		if !errors.Is(err, syscall.ESTALE) {
+			t.Fatalf("open: %v, want ESTALE", err)
+		}
+	}
+	if n := strings.Count(logBuf.String(), "cannot be bind-mounted"); n != 1 {
+		t.Fatalf("the daemon explained %d times, want once:\n%s", n, logBuf.String())
+	}
+	// Through the mount itself the same process opens its own inode.
+	f, err := os.OpenFile(filepath.Join(dir, "dev/kfd"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
