@@ -514,10 +514,20 @@ func TestBindMountedDeviceFile(t *testing.T) {
 	if n := strings.Count(logBuf.String(), "cannot be bind-mounted"); n != 1 {
 		t.Fatalf("the daemon explained %d times, want once:\n%s", n, logBuf.String())
 	}
-	// Through the mount itself the same process opens its own inode.
-	f, err := os.OpenFile(filepath.Join(dir, "dev/kfd"), os.O_RDWR, 0)
-	if err != nil {
+	// What the message advises: a bind mount of the dev directory (made by a process that exits)
+	// and a symlink to the device file in it.
+	devDir := t.TempDir()
+	if out, err := exec.Command("mount", "--bind", filepath.Join(dir, "dev"), devDir).CombinedOutput(); err != nil {
+		t.Fatalf("mount --bind: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { unix.Unmount(devDir, unix.MNT_DETACH) })
+	link := filepath.Join(t.TempDir(), "kfd")
+	if err := os.Symlink(filepath.Join(devDir, "kfd"), link); err != nil {
 		t.Fatal(err)
+	}
+	f, err := os.OpenFile(link, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("open through a bind of the dev directory: %v", err)
 	}
 	f.Close()
 }
