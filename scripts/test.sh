@@ -17,9 +17,7 @@ step go vet
 go vet ./...
 
 step go test
-# ROCm's libhsakmt needs the host's CPU cache sysfs, which some VMs lack: with-cpu-caches.sh shows a
-# conventional tree in a private mount namespace then (and is a plain exec otherwise).
-sh scripts/with-cpu-caches.sh go test -count=1 -timeout 15m ./...
+go test -count=1 -timeout 15m ./...
 
 step go test -race, core packages
 race=""
@@ -29,7 +27,7 @@ for p in $(go list ./...); do
 	esac
 done
 # shellcheck disable=SC2086
-sh scripts/with-cpu-caches.sh go test -count=1 -race -timeout 15m $race
+go test -count=1 -race -timeout 15m $race
 
 step HIP corpus, expected-pass programs '(scripts/hip-tests.sh --expected)'
 # About 3.5 minutes on the 2-core CI machine: 2.3 to compile with hipcc -j2 (reused while the
