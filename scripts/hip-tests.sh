@@ -76,9 +76,6 @@ for n in $only; do echo "tests/hip/$n.hip $build/$n"; done | xargs -P "$jobs" -L
 t1=$(date +%s)
 echo "hip-tests: compiled in $((t1 - t0)) s"
 
-# libhsakmt reads the CPU caches from sysfs and gives up without them; on hosts whose kernel shows
-# none, kfdemu exec itself provides them (fs/nsexec cpucache.go).
-wrap=""
 
 pass=0
 fail=0
@@ -93,7 +90,7 @@ for n in $only; do
 	else
 		st=0
 		# shellcheck disable=SC2086
-		(cd "$build" && timeout -k 5 "$limit" $wrap "$kfdemu" exec --mount "$mnt/m" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
+		(cd "$build" && timeout -k 5 "$limit" "$kfdemu" exec --mount "$mnt/m" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
 	fi
 	rmdir "$mnt" 2>/dev/null || true
 	secs=$(($(date +%s) - start))
