@@ -1234,3 +1234,70 @@ func TestAllocDomainPrecedence(t *testing.T) {
 		t.Errorf("GTT|USERPTR (no user address): %v offset %#x, want a GTT BO", errno, g.MmapOffset)
 	}
 }
+
+// TestPM4DispatchScratch: a DISPATCH_DIRECT whose COMPUTE_TMPRING_SIZE gives WAVES slots of
+// WAVESIZE KiB at COMPUTE_DISPATCH_SCRATCH_BASE runs with that scratch (kfdtest
+// FlatScratchAccess): the wave's scratch_store lands in the scratch BO.
+func TestPM4DispatchScratch(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base, code, scratch = 0x600000000, 0x800000000, 0x900000000
+	a := e.queueArgs(base)
+	a.QueueType = abi.KFD_IOC_QUEUE_TYPE_COMPUTE
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	for _, bo := range []struct {
+		va    uint64
+		flags uint32
+	}{{code, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE}, {scratch, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}} {
+		al := abi.AllocMemoryOfGPUArgs{VAAddr: bo.va, Size: 1 << 16, GPUID: e.gpu, Flags: bo.flags}
+		if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &al); errno != 0 {
+			t.Fatal(errno)
+		}
+		binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+		if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: al.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != 0 {
+			t.Fatal(errno)
+		}
+	}
+	p := e.d.procs[e.c.tgid]
+	// v_mov_b32 v1, 0x1234abcd; v_mov_b32 v0, 0; scratch_store_dword v0, v1, off; s_waitcnt vmcnt(0); s_endpgm
+	prog := []uint32{0x7E0202FF, 0x1234abcd, 0x7E000280, 0xDC704000, 0x007F0100, 0xBF8C0F70, 0xBF810000}
+	cmem := p.boAt(e.gpu, code).mem
+	for i, w := range prog {
+		binary.LittleEndian.PutUint32(cmem[4*i:], w)
+	}
+	setSH := func(reg uint32, v ...uint32) []uint32 {
+		return append([]uint32{pm4.Header(pm4.OpSetSHReg, uint32(len(v))), reg - pm4.SHRegStart}, v...)
+	}
+	var pkts []uint32
+	pkts = append(pkts, setSH(pm4.RegComputePgmLo, uint32(code>>8), uint32(code>>40))...)
+	pkts = append(pkts, setSH(pm4.RegComputePgmRsrc1, 0, 1)...) // RSRC2: SCRATCH_EN
+	pkts = append(pkts, setSH(pm4.RegComputeNumThreadX, 64, 1, 1)...)
+	pkts = append(pkts, setSH(pm4.RegComputeScratchBaseLo, uint32(scratch>>8), uint32(scratch>>40))...)
+	pkts = append(pkts, setSH(pm4.RegComputeTmpringSize, 8|1<<12)...) // 8 waves of 1 KiB
+	pkts = append(pkts, pm4.Header(pm4.OpDispatchDirect, 3), 1, 1, 1, 1)
+	const fence = base + 0x10200
+	pkts = append(pkts, pm4.Header(pm4.OpReleaseMem, 6), pm4.EventCacheFlushAndInvTS|5<<8, 1<<29,
+		fence&0xffffffff, fence>>32, 7, 0, 0)
+	ring, ptrs := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	for i, w := range pkts {
+		binary.LittleEndian.PutUint32(ring[4*i:], w)
+	}
+	word64(ptrs[0x38:]).Store(uint64(len(pkts)))
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(uint64(len(pkts)))
+	deadline := time.Now().Add(10 * time.Second)
+	for word32(ptrs[0x200:]).Load() != 7 {
+		if time.Now().After(deadline) {
+			t.Fatalf("dispatch not completed; queue: %s (%s)", p.queues[a.QueueID].eng.status(), p.queues[a.QueueID].lastErr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	smem := p.boAt(e.gpu, scratch).mem
+	if v := binary.LittleEndian.Uint32(smem[0:]); v != 0x1234abcd {
+		t.Fatalf("scratch dword of lane 0 = %#x, want 0x1234abcd", v)
+	}
+	if v := binary.LittleEndian.Uint32(smem[4*63:]); v != 0x1234abcd { // lane 63: dwords interleave per lane
+		t.Fatalf("scratch dword of lane 63 = %#x, want 0x1234abcd", v)
+	}
+}

@@ -48,8 +48,11 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 		PgmAddr: cs.PGM, RSRC1: cs.RSRC1, RSRC2: cs.RSRC2, RSRC3: cs.RSRC3, UserData: cs.UserData,
 		NumGroups:   cs.Groups,
 		TmpringSize: cs.TmpRingSize, ScratchBase: cs.ScratchBase,
-		Apertures: shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
-		GroupDone: e.q.groupOnCU, Engine: e.q.engine(),
+		// The scratch ring is COMPUTE_TMPRING_SIZE.WAVES slots of WAVESIZE KiB from
+		// COMPUTE_DISPATCH_SCRATCH_BASE (the CP divides it among the waves it launches).
+		ScratchSize: uint64(cs.TmpRingSize&0xfff) * uint64(cs.TmpRingSize>>12&0x1fff) << 10,
+		Apertures:   shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
+		GroupDone:   e.q.groupOnCU, Engine: e.q.engine(),
 	}
 	for i := range r.WorkgroupSize {
 		r.WorkgroupSize[i] = uint16(cs.NumThread[i])
