@@ -119,7 +119,8 @@ for c in "${cases[@]}"; do
 	log=$logs/${c//\//_}.log # parameterized cases are Suite.Name/N
 	s=$(date +%s%N)
 	rc=0
-	timeout -k 10 "$limit" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 || rc=$?
+	# (in a subshell whose stderr is dropped: bash reports a child killed by SIGKILL there)
+	(timeout -k 10 "$limit" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1) 2>/dev/null || rc=$?
 	secs=$(awk -v a="$s" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
 	if [ $rc = 0 ] && grep -q '^\[  PASSED  \] 1 test' "$log"; then
 		pass=$((pass + 1)); rm -f "$log"
