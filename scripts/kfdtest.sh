@@ -45,7 +45,11 @@ src=$out/src-$version/tests/kfdtest
 work=$(mktemp -d /tmp/kfdtest-run.XXXXXX)
 logs=${KFDTEST_LOGS:-$work/logs}
 mkdir -p "$logs"
-cleanup() { umount -l "$work/mnt" 2>/dev/null || true; rm -rf "$work/mnt" "$work/kfdemu"; }
+cleanup() {
+	umount -l "$work/mnt" 2>/dev/null || true
+	rm -rf "$work/mnt" "$work/kfdemu"
+	rmdir "$work/logs" "$work" 2>/dev/null || true # kept when it holds logs
+}
 trap cleanup EXIT
 go build -o "$work/kfdemu" ./cmd/kfdemu
 kfdemu=$work/kfdemu
@@ -119,7 +123,12 @@ for c in "${cases[@]}"; do
 	log=$logs/${c//\//_}.log # parameterized cases are Suite.Name/N
 	s=$(date +%s%N)
 	rc=0
-	timeout -k 10 "$limit" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 || rc=$?
+	# timeout leads a process group of its own: what a case leaves behind (KFDIPCTest forks a child
+	# that waits forever when its parent fails) is killed with the group once the case is over.
+	timeout -k 10 "$limit" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 &
+	tpid=$!
+	wait "$tpid" 2>/dev/null || rc=$?
+	kill -KILL -- "-$tpid" 2>/dev/null || true
 	secs=$(awk -v a="$s" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
 	if [ $rc = 0 ] && grep -q '^\[  PASSED  \] 1 test' "$log"; then
 		pass=$((pass + 1)); rm -f "$log"
