@@ -290,11 +290,25 @@ func TestAllocQueueGWS(t *testing.T) {
 // TestEvictRestoreAndWaveState: evicting a process preempts its running dispatch (its context is
 // saved: GET_QUEUE_WAVE_STATE reports the resume point), nothing runs while evicted, and after
 // the restore the dispatch finishes with the output of an uninterrupted run.
+//
+// Work-groups run concurrently and a preemption lets the resident ones end (no wave-level save), so
+// the queue's CU mask names one CU: at most its 32 wave slots hold work-groups, and the eviction
+// finds work-groups not yet admitted, whose first is the resume point.
 func TestEvictRestoreAndWaveState(t *testing.T) {
-	const groups = 48
+	const groups = 480 // about 30 M wave instructions: the dispatch is still running at the eviction
 	e := newEnv(t, "mi210")
 	e.acquire(e.gpu)
+	beforeSubmit = func(id uint32) {
+		binary.LittleEndian.PutUint32(e.c.mem[0x2000:], 1) // CU 0
+		for i := 1; i < 4; i++ {
+			binary.LittleEndian.PutUint32(e.c.mem[0x2000+4*i:], 0)
+		}
+		if errno := e.do(abi.AMDKFD_IOC_SET_CU_MASK, &abi.SetCUMaskArgs{QueueID: id, NumCUMask: 128, CUMaskPtr: e.c.base + 0x2000}); errno != 0 {
+			t.Fatalf("SET_CU_MASK: %v", errno)
+		}
+	}
 	qa, wait := startPreemptKernel(t, e, 0x600000000, groups, 0)
+	beforeSubmit = nil
 	ws := abi.GetQueueWaveStateArgs{CtlStackAddress: e.c.base + 0x1000, QueueID: qa.QueueID}
 	if errno := e.do(abi.AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &ws); errno != syscall.EINVAL {
 		t.Errorf("wave state of a running queue: %v, want EINVAL", errno)
