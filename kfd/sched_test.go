@@ -99,6 +99,21 @@ var preemptKernel = []uint32{
 	0xBF810000, // s_endpgm
 }
 
+// oneCU is a beforeSubmit that limits the queue to CU 0 (SET_CU_MASK): at most its 32 wave slots
+// hold work-groups of preemptKernel, so a long dispatch keeps work-groups not yet admitted, where a
+// preemption saves its resume point (resident work-groups run to their end: no wave-level save).
+func oneCU(t *testing.T, e *env) func(uint32) {
+	return func(id uint32) {
+		binary.LittleEndian.PutUint32(e.c.mem[0x2000:], 1)
+		for i := 1; i < 4; i++ {
+			binary.LittleEndian.PutUint32(e.c.mem[0x2000+4*i:], 0)
+		}
+		if errno := e.do(abi.AMDKFD_IOC_SET_CU_MASK, &abi.SetCUMaskArgs{QueueID: id, NumCUMask: 128, CUMaskPtr: e.c.base + 0x2000}); errno != 0 {
+			t.Fatalf("SET_CU_MASK: %v", errno)
+		}
+	}
+}
+
 // runPreemptKernel dispatches preemptKernel over groups work-groups on a queue at base and
 // returns the output and the wave instructions it took.
 func runPreemptKernel(t *testing.T, e *env, base uint64, groups int) ([]byte, uint64) {
@@ -164,7 +179,7 @@ func startPreemptKernel(t *testing.T, e *env, base uint64, groups int, priority 
 // queue, is preempted at work-group boundaries and resumed many times; its output and its
 // instruction count equal an uninterrupted run's.
 func TestPreemptAndResumeDispatch(t *testing.T) {
-	const groups = 48
+	const groups = 240
 	ref := newEnv(t, "mi210")
 	ref.acquire(ref.gpu)
 	want, wantInsts := runPreemptKernel(t, ref, 0x600000000, groups)
@@ -187,7 +202,9 @@ func TestPreemptAndResumeDispatch(t *testing.T) {
 	(&hsa.BarrierPacket{DepSignal: [5]uint64{block}}).Encode(bp[:])
 	submitB(bp, hsa.PacketTypeBarrierAnd)
 
+	beforeSubmit = oneCU(t, e)
 	got, insts := runPreemptKernel(t, e, 0x600000000, groups)
+	beforeSubmit = nil
 	p := e.d.procs[e.c.tgid]
 	var saves, resumes uint64
 	for _, q := range p.queues {
@@ -298,15 +315,7 @@ func TestEvictRestoreAndWaveState(t *testing.T) {
 	const groups = 480 // about 30 M wave instructions: the dispatch is still running at the eviction
 	e := newEnv(t, "mi210")
 	e.acquire(e.gpu)
-	beforeSubmit = func(id uint32) {
-		binary.LittleEndian.PutUint32(e.c.mem[0x2000:], 1) // CU 0
-		for i := 1; i < 4; i++ {
-			binary.LittleEndian.PutUint32(e.c.mem[0x2000+4*i:], 0)
-		}
-		if errno := e.do(abi.AMDKFD_IOC_SET_CU_MASK, &abi.SetCUMaskArgs{QueueID: id, NumCUMask: 128, CUMaskPtr: e.c.base + 0x2000}); errno != 0 {
-			t.Fatalf("SET_CU_MASK: %v", errno)
-		}
-	}
+	beforeSubmit = oneCU(t, e)
 	qa, wait := startPreemptKernel(t, e, 0x600000000, groups, 0)
 	beforeSubmit = nil
 	ws := abi.GetQueueWaveStateArgs{CtlStackAddress: e.c.base + 0x1000, QueueID: qa.QueueID}
@@ -348,7 +357,9 @@ func TestPriorityPreempts(t *testing.T) {
 	e := newEnv(t, "mi210")
 	e.d.SetScheduling(hws.Config{Slots: 1, Quantum: time.Millisecond})
 	e.acquire(e.gpu)
-	_, wait := startPreemptKernel(t, e, 0x600000000, 48, 1)
+	beforeSubmit = oneCU(t, e)
+	_, wait := startPreemptKernel(t, e, 0x600000000, 480, 1)
+	beforeSubmit = nil
 	time.Sleep(10 * time.Millisecond)
 	const sigVA = 0x900000000
 	e.alloc(sigVA, 4096)
