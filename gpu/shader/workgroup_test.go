@@ -2,7 +2,6 @@ package shader
 
 import (
 	"context"
-	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"runtime"
@@ -17,32 +16,7 @@ import (
 // loadCO is load for another OpenCL file of testdata.
 func loadCO(t testing.TB, src string) *loaded {
 	t.Helper()
-	co := testenv.CodeObject(t, src)
-	f, err := elf.Open(co)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	l := &loaded{mem: newMem(), base: codeBase, syms: map[string]uint64{}, next: 0x40000000}
-	for _, p := range f.Progs {
-		if p.Type != elf.PT_LOAD {
-			continue
-		}
-		l.mem.mapRange(codeBase+p.Vaddr, p.Memsz)
-		data := make([]byte, p.Filesz)
-		if _, err := p.ReadAt(data, 0); err != nil {
-			t.Fatal(err)
-		}
-		l.mem.Write(codeBase+p.Vaddr, data)
-	}
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		l.syms[s.Name] = codeBase + s.Value
-	}
-	return l
+	return loadPath(t, testenv.CodeObject(t, src))
 }
 
 // runCtx is run with a context that bounds a kernel that would otherwise spin forever.
