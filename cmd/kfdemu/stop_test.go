@@ -20,22 +20,8 @@ import (
 func TestStopWhileClientsWait(t *testing.T) {
 	testenv.NeedMount(t)
 	mnt := filepath.Join(t.TempDir(), "mnt")
-	cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--log-level", "error")
-	var log lockedBuffer
-	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	deadline := time.Now().Add(20 * time.Second)
-	for !served(mnt) {
-		if time.Now().After(deadline) {
-			t.Fatal("daemon did not come up")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cmd, exited, log := startServe(t, mnt)
+	waitServed(t, mnt)
 	c, err := newAQLClient(mnt)
 	if err != nil {
 		t.Fatal(err)
@@ -120,23 +106,10 @@ func TestStopInEveryState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mnt := filepath.Join(t.TempDir(), "mnt")
-			cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--log-level", "error")
-			var log lockedBuffer
-			cmd.Stderr = &log
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			t.Cleanup(func() { cmd.Process.Kill(); syscall.Unmount(mnt, syscall.MNT_DETACH) })
+			cmd, exited, log := startServe(t, mnt)
+			t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
 			if !tc.early {
-				deadline := time.Now().Add(20 * time.Second)
-				for !served(mnt) {
-					if time.Now().After(deadline) {
-						t.Fatal("daemon did not come up")
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
+				waitServed(t, mnt)
 			}
 			if tc.held {
 				holder := exec.Command("unshare", "-m", "--propagation", "private", "sleep", "60")
@@ -161,5 +134,33 @@ func TestStopInEveryState(t *testing.T) {
 				t.Fatalf("daemon still running %v after SIGTERM\n%s", tc.within, log.String())
 			}
 		})
+	}
+}
+
+// startServe starts `kfdemu serve` on mnt (killed at cleanup); exited receives its exit, log its
+// stderr.
+func startServe(t *testing.T, mnt string) (*exec.Cmd, <-chan error, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--log-level", "error")
+	log := &lockedBuffer{}
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, exited, log
+}
+
+// waitServed waits until the daemon serves mnt.
+func waitServed(t *testing.T, mnt string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !served(mnt) {
+		if time.Now().After(deadline) {
+			t.Fatal("daemon did not come up")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -75,9 +75,6 @@ func NewDevice(cfg DeviceConfig) *Device {
 	return &Device{cfg: cfg, cus: make([]cuUse, cfg.CUs), changed: make(chan struct{})}
 }
 
-// Config returns the device's configuration.
-func (d *Device) Config() DeviceConfig { return d.cfg }
-
 // groupNeed is what one work-group takes on its CU.
 type groupNeed struct{ waves, vgprs, lds int }
 

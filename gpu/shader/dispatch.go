@@ -171,11 +171,12 @@ type RegParams struct {
 	Engine
 }
 
-// PreemptedError is returned when the context ends: at a work-group boundary (dispatch again
-// with StartGroup = NextGroup to resume), or, for a wave that runs on without reaching one (a
-// kernel that never ends), inside work-group NextGroup after at most waveStopCheck more
-// instructions of a wave (MidGroup): that group's waves are abandoned where they stood, as a queue
-// reset leaves them (wave state is not saved: no CWSR).
+// PreemptedError is returned when the context ends: no further work-group is admitted, the
+// resident ones run to their end, and NextGroup is the first one not admitted (every one before it
+// has completed: dispatch again with StartGroup = NextGroup to resume). When waves are stopped
+// inside their work-groups (Kill closed, or the context without Kill) after at most waveStopCheck
+// more instructions of a wave, MidGroup is set and NextGroup is the lowest stopped work-group: their
+// waves are abandoned where they stood, as a queue reset leaves them (no wave state is saved).
 type PreemptedError struct {
 	NextGroup uint64
 	MidGroup  bool
@@ -217,9 +218,9 @@ type launch struct {
 	interrupt           func(Interrupt)
 }
 
-// Dispatch runs a kernel to completion, one work-group at a time. KernelObject points at a code object V3+
-// kernel descriptor or a V2 amd_kernel_code_t. The context is checked between work-groups; when it is done,
-// Dispatch returns *PreemptedError naming the next work-group.
+// Dispatch runs a kernel to completion, its work-groups concurrently on the Engine's CUs (workgroup.go).
+// KernelObject points at a code object V3+ kernel descriptor or a V2 amd_kernel_code_t. The context stops
+// the admission of work-groups; Dispatch then returns *PreemptedError naming the first one not admitted.
 func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) {
 	var st Stats
 	var kdb [AmdKernelCodeSize]byte
