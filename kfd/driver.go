@@ -15,6 +15,7 @@ import (
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/gpu/shader"
+	"github.com/kfdemu/kfdemu/mmnotify"
 	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/pasid"
 	"github.com/kfdemu/kfdemu/topology"
@@ -51,6 +52,21 @@ type Driver struct {
 	hwsCfg hws.Config
 	// cuDevs are the GPUs' compute units (gpu/shader), created on first use; under mu.
 	cuDevs map[uint32]*shader.Device
+	// mm reports clients' munmaps (nil: not available, SVM not advertised); set before serving.
+	mm *mmnotify.Notifier
+}
+
+// SetMMNotifier gives the driver the clients' munmap notices (package mmnotify), the stand-in for
+// amdkfd's MMU notifiers on SVM ranges; GET_VERSION then reports MinorSVM. Call before serving;
+// Close closes n.
+func (d *Driver) SetMMNotifier(n *mmnotify.Notifier) { d.mm = n }
+
+// InterfaceMinor is the GET_VERSION minor this driver reports.
+func (d *Driver) InterfaceMinor() uint32 {
+	if d.mm != nil {
+		return MinorSVM
+	}
+	return MinorGPUVM
 }
 
 // driverStats are counters of the hardware model (debugfs kfdemu/stats).
@@ -92,6 +108,9 @@ func (d *Driver) Close() {
 	}
 	d.closeSchedulers()
 	d.bells.Close()
+	if d.mm != nil {
+		d.mm.Close()
+	}
 }
 
 // filter returns GPU gpuID's retry-fault filter.

@@ -9,13 +9,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReportedMinor is the GET_VERSION minor: the GPUVM interface of 1.2 (apertures_new, ACQUIRE_VM,
-// ALLOC/FREE/MAP/UNMAP) is implemented fully; later additions (SVM 1.4+, DMA-buf, CRIU, debugger)
-// are not all there, and libhsakmt/ROCr 5.2.3 gate their use of them on this number.
-const ReportedMinor = 2
+// GET_VERSION minors (kfd_ioctl.h's version history). libhsakmt and kfdtest gate on the number:
+// SVM (1.5), AVAILABLE_MEMORY (1.9), the SMI profiler events (1.10), the context-save area as an
+// SVM range (1.11), EXPORT_DMABUF (1.12), runtime enable and the debugger (1.13), extended event
+// data (1.14), contiguous VRAM and PC sampling (1.16). MinorSVM is reported when the driver learns
+// of its clients' munmaps (SetMMNotifier), which SVM ranges must follow as amdkfd's MMU notifiers
+// make them; without them MinorGPUVM (the 1.2 GPUVM interface) keeps libhsakmt's SVM off.
+//
+// 1.9 is the highest minor whose additions the emulator serves as amdkfd does, except two that a
+// FUSE server cannot: SMI_EVENTS (1.3) and the CRIU ioctl (1.7) answer with amdkfd's errno for
+// the unsupported case (docs/ioctls.md). 1.10 would make clients read SMI profiler events from
+// the fd SMI_EVENTS installs (no FUSE reply can install an fd in the caller); 1.12 adds
+// EXPORT_DMABUF (an fd too) and 1.13 the debugger (DBG_TRAP, not modelled).
+const (
+	MinorGPUVM = 2
+	MinorSVM   = 9
+)
 
 func getVersion(p *Process, c Caller, arg []byte) syscall.Errno {
-	encode(arg, abi.GetVersionArgs{MajorVersion: abi.KFD_IOCTL_MAJOR_VERSION, MinorVersion: ReportedMinor})
+	encode(arg, abi.GetVersionArgs{MajorVersion: abi.KFD_IOCTL_MAJOR_VERSION, MinorVersion: p.d.InterfaceMinor()})
 	return 0
 }
 

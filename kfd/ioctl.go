@@ -16,6 +16,16 @@ type ioctlDesc struct {
 	name string
 }
 
+// consultsSVM are the ioctls whose outcome depends on the SVM ranges (address overlap, queue
+// buffers, the ranges themselves): the client's earlier munmaps must have reached them.
+var consultsSVM = map[uint32]bool{
+	abi.IOCNr(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU): true,
+	abi.IOCNr(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU):   true,
+	abi.IOCNr(abi.AMDKFD_IOC_CREATE_QUEUE):        true,
+	abi.IOCNr(abi.AMDKFD_IOC_SVM):                 true,
+	abi.IOCNr(abi.AMDKFD_IOC_SET_XNACK_MODE):      true,
+}
+
 // ioctls is amdkfd_ioctls[]: one entry per number, the function nil for numbers with none.
 var ioctls [abi.AMDKFD_COMMAND_END]ioctlDesc
 
@@ -56,6 +66,9 @@ func (p *Process) ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
 	desc := ioctls[nr]
 	if desc.fn == nil {
 		return syscall.EINVAL
+	}
+	if consultsSVM[nr] {
+		p.syncMM()
 	}
 	usize := int(abi.IOCSize(cmd))
 	ksize := int(abi.IOCSize(desc.cmd))

@@ -128,7 +128,7 @@ func (e *env) acquire(gpu uint32) {
 func TestVersionAndUnknown(t *testing.T) {
 	e := newEnv(t, "mi210")
 	var v abi.GetVersionArgs
-	if errno := e.do(abi.AMDKFD_IOC_GET_VERSION, &v); errno != 0 || v.MajorVersion != 1 || v.MinorVersion != ReportedMinor {
+	if errno := e.do(abi.AMDKFD_IOC_GET_VERSION, &v); errno != 0 || v.MajorVersion != 1 || v.MinorVersion != MinorGPUVM {
 		t.Fatalf("GET_VERSION %v %+v", errno, v)
 	}
 	for _, tc := range []struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/kfdemu/kfdemu/gpu/cp"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/svm"
+	"github.com/kfdemu/kfdemu/mmnotify"
 	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -31,9 +32,10 @@ type Process struct {
 	evt            eventState
 	runtimeEnabled bool
 	xnack          bool
-	evicted        bool         // queues evicted (EvictQueues) until RestoreQueues
-	svm            *svm.Manager // the SVM range list (svms); its callbacks run under Process.mu
-	svmPDDs        []*pdd       // the devices in svm gpu-index order (topology order)
+	evicted        bool            // queues evicted (EvictQueues) until RestoreQueues
+	svm            *svm.Manager    // the SVM range list (svms); its callbacks run under Process.mu
+	svmPDDs        []*pdd          // the devices in svm gpu-index order (topology order)
+	mm             *mmnotify.Watch // the client's munmaps (nil without a notifier); see cpuUnmapped
 }
 
 // pdd is kfd_process_device: what a process has on one GPU.
@@ -81,7 +83,36 @@ func newProcess(d *Driver, tgid int) (*Process, error) {
 		d.pasid.Free(id)
 		return nil, err
 	}
+	if d.mm != nil {
+		if p.mm, err = d.mm.Watch(tgid, p.cpuUnmapped); err != nil {
+			p.svm.Close()
+			p.kfdSpace.close()
+			d.pasid.Free(id)
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// cpuUnmapped is svm_range_cpu_invalidate_pagetables for MMU_NOTIFY_UNMAP: the client unmapped
+// [start, start+size) of its address space (munmap, mremap, mmap MAP_FIXED), so SVM ranges there
+// lose those pages and their GPU mappings (svm_range_unmap_from_cpu). Called by the notifier's
+// goroutine.
+func (p *Process) cpuUnmapped(start, size uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dead || p.svm == nil {
+		return
+	}
+	p.svm.Munmap(start, size)
+}
+
+// syncMM waits until the driver has seen every munmap the client made so far; called before any
+// request that consults the SVM ranges, without Process.mu (cpuUnmapped takes it).
+func (p *Process) syncMM() {
+	if p.mm != nil {
+		p.mm.Sync()
+	}
 }
 
 func (p *Process) renderSpace(minor uint32) (*space, error) {
@@ -107,6 +138,9 @@ func (p *Process) teardown() {
 		return
 	}
 	p.dead = true
+	if p.mm != nil {
+		p.mm.Stop()
+	}
 	queues := p.queues
 	p.queues = map[uint32]*queue{}
 	p.mu.Unlock()

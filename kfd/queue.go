@@ -48,6 +48,7 @@ type queue struct {
 	gws        atomic.Pointer[shader.GWS] // its process's GWS on the GPU while it holds it
 	eng        engine
 	bufs       []*bo    // BOs acquired by kfd_queue_acquire_buffers (queue_refcount)
+	svmCWSR    bool     // the context-save area is in SVM ranges it holds a queue reference on
 	sdmaQueue  uint32   // SDMA queues: the queue index on its engine
 	sdmaHeld   bool     // the engine/queue pair is taken in Driver.sdmaUsed
 	cuMask     []uint32 // SET_CU_MASK as given
@@ -221,8 +222,7 @@ func (p *Process) boAt(gpu uint32, va uint64) *bo {
 // acquireBuffers is kfd_queue_acquire_buffers: the write and read pointers, the ring and, for
 // compute queues, the EOP buffer and context-save area must be GPU-mapped with the sizes the node
 // requires. The BOs are referenced until the queue is destroyed (UNMAP gets EBUSY meanwhile).
-func (p *Process) acquireBuffers(pd *pdd, a *abi.CreateQueueArgs) ([]*bo, syscall.Errno) {
-	var bufs []*bo
+func (p *Process) acquireBuffers(pd *pdd, a *abi.CreateQueueArgs) (bufs []*bo, svmCWSR bool, errno syscall.Errno) {
 	get := func(va, size uint64) bool {
 		b, ok := p.queueBuffer(pd, va, size)
 		if ok {
@@ -232,25 +232,29 @@ func (p *Process) acquireBuffers(pd *pdd, a *abi.CreateQueueArgs) ([]*bo, syscal
 	}
 	if !get(a.WritePointerAddress, pageSize) || !get(a.ReadPointerAddress, pageSize) ||
 		!get(a.RingBaseAddress, uint64(a.RingSize)) {
-		return nil, syscall.EINVAL
+		return nil, false, syscall.EINVAL
 	}
 	if a.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE && a.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL {
-		return bufs, 0
+		return bufs, false, 0
 	}
 	sz := pd.sizes
 	if a.EOPBufferAddress != 0 {
 		if a.EOPBufferSize != uint64(sz.eop) || !get(a.EOPBufferAddress, a.EOPBufferSize) {
-			return nil, syscall.EINVAL
+			return nil, false, syscall.EINVAL
 		}
 	}
 	if a.CtlStackSize != sz.ctlStack || a.CtxSaveRestoreSize != sz.cwsr {
-		return nil, syscall.EINVAL
+		return nil, false, syscall.EINVAL
 	}
 	_, _, _, total, _ := p.d.QueueBufferSizes(pd.gpuID)
-	if !get(a.CtxSaveRestoreAddress, total) {
-		return nil, syscall.EINVAL // (an SVM range with GPU_ALWAYS_MAPPED would also do; see svm)
+	if get(a.CtxSaveRestoreAddress, total) {
+		return bufs, false, 0
 	}
-	return bufs, 0
+	// kfd_queue_buffer_svm_get: libhsakmt 6.x registers the area as an SVM range (1.11+).
+	if p.svm == nil || !p.svm.QueueBufferGet(pd.gpuID, a.CtxSaveRestoreAddress, total) {
+		return nil, false, syscall.EINVAL
+	}
+	return bufs, true, 0
 }
 
 // doorbellIdle is the value of a queue's doorbell word before the client's first store.
@@ -310,11 +314,11 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, arg []byte) (*queue, 
 	if id == maxQueuesPerProcess {
 		return nil, syscall.ENOMEM // find_available_queue_slot
 	}
-	bufs, errno := p.acquireBuffers(pd, &a)
+	bufs, svmCWSR, errno := p.acquireBuffers(pd, &a)
 	if errno != 0 {
 		return nil, errno
 	}
-	q := &queue{p: p, pd: pd, id: id, args: a, bufs: bufs, doorbellID: noDoorbell}
+	q := &queue{p: p, pd: pd, id: id, args: a, bufs: bufs, svmCWSR: svmCWSR, doorbellID: noDoorbell}
 	for _, b := range bufs {
 		b.queueRefs++
 	}
@@ -432,6 +436,11 @@ func (q *queue) release() {
 	}
 	for _, b := range q.bufs {
 		b.queueRefs--
+	}
+	if q.svmCWSR {
+		_, _, _, total, _ := q.p.d.QueueBufferSizes(q.pd.gpuID)
+		q.p.svm.QueueBufferPut(q.args.CtxSaveRestoreAddress, total)
+		q.svmCWSR = false
 	}
 	q.bufs = nil
 	if q.doorbellID != noDoorbell {

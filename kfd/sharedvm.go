@@ -121,9 +121,6 @@ func (m svmMapper) MapGPU(gi int, start, npages uint64, writable, executable boo
 		return err
 	}
 	size := npages * pageSize
-	if err := m.UnmapGPU(gi, start, npages); err != nil { // a re-validation replaces the PTEs
-		return err
-	}
 	// svm_range_get_pte_flags for system memory on GFX 9.4.2: snooped, MTYPE UC for coherent
 	// ranges is not distinguished here (every SVM range starts COHERENT), readable always.
 	flags := mmu.PTEValid | mmu.PTEReadable | mmu.PTESystem | mmu.PTESnooped | mmu.PTEMType(mmu.MTypeUC)
@@ -140,7 +137,9 @@ func (m svmMapper) MapGPU(gi int, start, npages uint64, writable, executable boo
 		if err != nil {
 			return err
 		}
-		if err := pd.vm.Map(va, end-va, pa+(va-chunk), flags); err != nil {
+		// A re-validation (restore after an eviction, new attributes) rewrites the PTEs in
+		// place: queues running on the range never meet a hole (amdkfd quiesces them instead).
+		if err := pd.vm.Remap(va, end-va, pa+(va-chunk), flags); err != nil {
 			return err
 		}
 		va = end
@@ -199,6 +198,7 @@ func (p *Process) freeSVMChunks(pd *pdd) {
 // while they access memory, so it may take Process.mu.
 func (p *Process) gpuFault(gi int) mmu.FaultHandler {
 	return func(f *mmu.Fault) bool {
+		p.syncMM()
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.dead || p.svm == nil {

@@ -340,6 +340,50 @@ func (vm *VM) modify(vpn, end uint64, unmap bool, set, clear PTE) error {
 		vm.mu.Unlock()
 		return ErrClosed
 	}
+	changed := vm.modifyLocked(vpn, end, unmap, set, clear)
+	var g uint64
+	if changed {
+		g = vm.gen.Add(1)
+		vm.flushes.Add(1)
+	}
+	vm.mu.Unlock()
+	if changed {
+		vm.quiesce(g)
+	}
+	return nil
+}
+
+// Remap replaces whatever maps [va, va+size) by [pa, pa+size) with flags in one step under the
+// table lock, as amdgpu_vm_update_range rewrites valid PTEs in place: a concurrent walk sees the
+// old or the new translation, never a hole. Then it invalidates like Unmap.
+func (vm *VM) Remap(va, size, pa uint64, flags PTE) error {
+	if err := checkVA(va, size); err != nil {
+		return err
+	}
+	if pa&pageMask != 0 || pa+size < pa || pa+size > physLimit {
+		return fmt.Errorf("%w: pa %#x size %#x", ErrRange, pa, size)
+	}
+	if flags&^mapFlags != 0 {
+		return fmt.Errorf("%w: flags %#x outside %#x", ErrInvalid, uint64(flags), uint64(mapFlags))
+	}
+	vpn, end, ppn := va>>pageShift, (va+size)>>pageShift, pa>>pageShift
+	vm.mu.Lock()
+	if vm.closed.Load() {
+		vm.mu.Unlock()
+		return ErrClosed
+	}
+	vm.modifyLocked(vpn, end, true, 0, 0)
+	vm.fill(vpn, end, ppn, flags|PTEValid)
+	g := vm.gen.Add(1)
+	vm.flushes.Add(1)
+	vm.mu.Unlock()
+	vm.quiesce(g)
+	return nil
+}
+
+// modifyLocked clears (unmap) or updates the valid leaves of [vpn, end); vm.mu is held. It
+// reports whether a leaf changed.
+func (vm *VM) modifyLocked(vpn, end uint64, unmap bool, set, clear PTE) bool {
 	changed := false
 	apply := func(e PTE) PTE { return e&^clear | set }
 	var path [levels]struct {
@@ -411,16 +455,7 @@ func (vm *VM) modify(vpn, end uint64, unmap bool, set, clear PTE) error {
 		}
 	next:
 	}
-	var g uint64
-	if changed {
-		g = vm.gen.Add(1)
-		vm.flushes.Add(1)
-	}
-	vm.mu.Unlock()
-	if changed {
-		vm.quiesce(g)
-	}
-	return nil
+	return changed
 }
 
 // prune frees the table path[l].t if it is empty and l is not a leaf entry's level, walking up.

@@ -201,6 +201,7 @@ type rng struct {
 	mappedToGPU bool
 	mapped      uint64 // GPUs this package has mapped some page of the range on
 	vram        pageSet
+	queueRefs   int32 // queue_refcount: queues using the range as their CWSR area
 }
 
 func (m *Manager) newRange(start, last uint64) *rng {
@@ -632,6 +633,55 @@ func (m *Manager) getAttr(s, n uint64, attrs []abi.SVMAttribute) syscall.Errno {
 		}
 	}
 	return 0
+}
+
+// QueueBufferGet is kfd_queue_buffer_svm_get: [addr, addr+size) is usable as a queue's
+// context-save area on gpuID when every page is in ranges that are mapped to a GPU, grant the GPU
+// ACCESS or ACCESS_IN_PLACE and carry GPU_ALWAYS_MAPPED (libhsakmt 1.11+ registers the area so).
+// Those ranges are then referenced until QueueBufferPut. False otherwise (EINVAL for the caller).
+func (m *Manager) QueueBufferGet(gpuID uint32, addr, size uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	gi := m.gpuIdx(gpuID)
+	if m.closed || gi < 0 || size == 0 {
+		return false
+	}
+	pg, n := addr>>m.shift, size>>m.shift
+	var got []*rng
+	for n > 0 {
+		r := m.find(pg)
+		if r == nil || !r.mappedToGPU || (r.access|r.aip)&(1<<gi) == 0 ||
+			r.flags&abi.KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED == 0 {
+			return false
+		}
+		got = append(got, r)
+		k := r.last - pg + 1
+		if k >= n {
+			break
+		}
+		n -= k
+		pg += k
+	}
+	for _, r := range got {
+		r.queueRefs++
+	}
+	return true
+}
+
+// QueueBufferPut is kfd_queue_buffer_svm_put: drops the references QueueBufferGet took on the
+// ranges over [addr, addr+size) (ranges split since then each drop one).
+func (m *Manager) QueueBufferPut(addr, size uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if size == 0 {
+		return
+	}
+	s, l := addr>>m.shift, (addr+size-1)>>m.shift
+	for i := m.first(s); i < len(m.ranges) && m.ranges[i].start <= l; i++ {
+		if m.ranges[i].queueRefs > 0 {
+			m.ranges[i].queueRefs--
+		}
+	}
 }
 
 // Munmap is svm_range_unmap_from_cpu for [start, start+size) in bytes: the client unmapped CPU

@@ -995,3 +995,44 @@ func TestRace(t *testing.T) {
 		<-done
 	}
 }
+
+// kfd_queue_buffer_svm_get: a context-save area in SVM ranges must be mapped to the GPU with access
+// and GPU_ALWAYS_MAPPED over its whole size, across range boundaries.
+func TestQueueBufferGet(t *testing.T) {
+	e := newEnv(t, false)
+	always := at(abi.KFD_IOCTL_SVM_ATTR_SET_FLAGS, abi.KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED)
+	if e.m.QueueBufferGet(g0, base, 8*ps) {
+		t.Fatal("unregistered memory accepted")
+	}
+	e.mustSet(base, 8*ps, at(abi.KFD_IOCTL_SVM_ATTR_ACCESS, g0))
+	if e.m.QueueBufferGet(g0, base, 8*ps) {
+		t.Fatal("range without GPU_ALWAYS_MAPPED accepted")
+	}
+	e.mustSet(base, 8*ps, always)
+	if e.m.QueueBufferGet(g1, base, 8*ps) {
+		t.Fatal("range accepted for a GPU without access")
+	}
+	if e.m.QueueBufferGet(g0, base, 9*ps) {
+		t.Fatal("area longer than the ranges accepted")
+	}
+	// split in two ranges (different preferred location on the second half): still one area
+	e.mustSet(base+4*ps, 4*ps, at(abi.KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g0))
+	if !e.m.QueueBufferGet(g0, base, 8*ps) {
+		t.Fatal("area over two qualifying ranges refused")
+	}
+	for _, r := range e.m.ranges {
+		if r.queueRefs != 1 {
+			t.Fatalf("range %#x-%#x: queue refs %d, want 1", r.start, r.last, r.queueRefs)
+		}
+	}
+	e.m.QueueBufferPut(base, 8*ps)
+	e.m.QueueBufferPut(base, 8*ps) // extra puts do not underflow
+	for _, r := range e.m.ranges {
+		if r.queueRefs != 0 {
+			t.Fatalf("range %#x-%#x: queue refs %d after put, want 0", r.start, r.last, r.queueRefs)
+		}
+	}
+	if e.m.QueueBufferGet(0x12345, base, 8*ps) {
+		t.Fatal("unknown gpu accepted")
+	}
+}

@@ -1,0 +1,405 @@
+// Package mmnotify tells the driver when a client process unmaps part of its address space. It is
+// the daemon's stand-in for the mmu_interval_notifier amdkfd registers on every SVM range
+// (kfd_svm.c svm_range_cpu_invalidate_pagetables, MMU_NOTIFY_UNMAP -> svm_range_unmap_from_cpu):
+// a FUSE server has no hook into a client's mm, so eBPF programs on the syscalls tracepoints of
+// munmap, mremap and mmap report, for the processes being watched, every call that can take
+// memory away (a munmap, an mremap that moves or shrinks, an mmap with MAP_FIXED over existing
+// memory) through a ring buffer, and a goroutine hands each unmapped interval to the process's
+// handler.
+//
+// Ordering. The records are written at the syscall's entry (munmap) or exit (mremap, mmap), before
+// it returns to the client, and a per-process counter in the kernel map counts them. Sync reads the
+// counter and waits until the handler has seen that many records, so a driver that calls Sync
+// before acting on a client's request sees every unmap the client made before the request (as the
+// notifier has run before munmap returns on amdkfd). Unmaps by another thread racing with the
+// request may or may not be seen, as on amdkfd.
+//
+// Not seen: brk shrinking the heap, madvise(MADV_DONTNEED/FREE) (amdkfd evicts, it does not unmap:
+// the data stays in the client's pages here anyway), mremap with MREMAP_DONTUNMAP (the old VMA
+// stays), process_madvise, exit (the driver tears the process down itself). A record the ring
+// buffer has no room for is counted as lost and logged by Sync.
+//
+// The BPF side is built with cilium/ebpf's assembler (no clang, no generated object), as package
+// trace does. Loading needs CAP_BPF, CAP_PERFMON (root) and tracefs; Open reports why it cannot.
+//
+// Lock order: Notifier.mu is a leaf except while a handler runs: handlers are called by the
+// reader goroutine without Notifier.mu held and may take any driver lock; Sync must not be called
+// with a lock a handler takes.
+package mmnotify
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+)
+
+// Record kinds, one per attached tracepoint.
+const (
+	kindMunmap     = 1 // sys_enter_munmap: addr, len
+	kindMremapIn   = 2 // sys_enter_mremap: addr, old_len, new_len, flags, new_addr
+	kindMremapOut  = 3 // sys_exit_mremap: ret
+	kindMmapIn     = 4 // sys_enter_mmap: addr, len, prot, flags, fd
+	kindMmapOut    = 5 // sys_exit_mmap: ret
+	maxArgs        = 5
+	recSize        = 16 + 8*maxArgs
+	ctxArgs        = 16 // first syscall argument (or ret) in the tracepoint context (events/syscalls/*/format)
+	watchedEntries = 1 << 14
+)
+
+// Linux mman.h values the decoder needs.
+const (
+	mapFixed          = 0x10
+	mapFixedNoReplace = 0x100000
+	mremapFixed       = 2
+	mremapDontUnmap   = 4
+	pageMask          = 4095
+)
+
+// Handler receives an interval [start, start+size) the process no longer has mapped as it had.
+type Handler func(start, size uint64)
+
+type proc struct {
+	h       Handler
+	applied uint64              // records of this tgid handled (the reader goroutine's count)
+	lost    uint64              // lost records already logged
+	pending map[uint32][]uint64 // entry arguments by thread id, until the matching exit record
+}
+
+// Notifier watches processes' unmaps. The zero value is not usable; see Open.
+type Notifier struct {
+	watched, events *ebpf.Map
+	progs           []*ebpf.Program
+	links           []link.Link
+	rd              *ringbuf.Reader
+
+	mu    sync.Mutex
+	cond  *sync.Cond
+	procs map[uint32]*proc
+	done  chan struct{}
+	warn  func(msg string, args ...any)
+}
+
+// ErrUnavailable wraps every reason the kernel refuses the notifier.
+var ErrUnavailable = errors.New("mmnotify: eBPF munmap notices unavailable")
+
+func unavailable(what string, err error) error {
+	return fmt.Errorf("%w: %s: %v (needs root: CAP_BPF and CAP_PERFMON, BPF ring buffers (Linux >= 5.8), "+
+		"the syscalls tracepoints (CONFIG_FTRACE_SYSCALLS) and tracefs at /sys/kernel/tracing)", ErrUnavailable, what, err)
+}
+
+// tracepoints are the attach points, their record kind and how many u64 arguments they copy.
+var tracepoints = []struct {
+	name       string
+	kind, args int
+}{
+	{"sys_enter_munmap", kindMunmap, 2},
+	{"sys_enter_mremap", kindMremapIn, 5},
+	{"sys_exit_mremap", kindMremapOut, 1},
+	{"sys_enter_mmap", kindMmapIn, 5},
+	{"sys_exit_mmap", kindMmapOut, 1},
+}
+
+// Open loads and attaches the programs and starts the reader goroutine. warn (may be nil) is
+// called for lost records.
+func Open(warn func(msg string, args ...any)) (*Notifier, error) {
+	if err := ensureTracefs(); err != nil {
+		return nil, err
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, unavailable("raise RLIMIT_MEMLOCK", err)
+	}
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	n := &Notifier{procs: map[uint32]*proc{}, done: make(chan struct{}), warn: warn}
+	n.cond = sync.NewCond(&n.mu)
+	ok := false
+	defer func() {
+		if !ok {
+			n.closeKernel()
+		}
+	}()
+	var err error
+	// watched: tgid -> {records emitted, records lost}
+	n.watched, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kfdemu_mmw", Type: ebpf.Hash, KeySize: 4, ValueSize: 16, MaxEntries: watchedEntries})
+	if err != nil {
+		return nil, unavailable("create map", err)
+	}
+	n.events, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kfdemu_mmev", Type: ebpf.RingBuf, MaxEntries: 1 << 20})
+	if err != nil {
+		return nil, unavailable("create ring buffer", err)
+	}
+	for _, tp := range tracepoints {
+		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kfdemu_mm" + fmt.Sprint(tp.kind), Type: ebpf.TracePoint,
+			License: "GPL", Instructions: prog(n.watched, n.events, tp.kind, tp.args)})
+		if err != nil {
+			return nil, unavailable("load program for "+tp.name, err)
+		}
+		n.progs = append(n.progs, p)
+		l, err := link.Tracepoint("syscalls", tp.name, p, nil)
+		if err != nil {
+			return nil, unavailable("attach tracepoint syscalls/"+tp.name, err)
+		}
+		n.links = append(n.links, l)
+	}
+	if n.rd, err = ringbuf.NewReader(n.events); err != nil {
+		return nil, unavailable("open ring buffer", err)
+	}
+	ok = true
+	go n.read()
+	return n, nil
+}
+
+// ensureTracefs mounts tracefs at /sys/kernel/tracing when none is visible.
+func ensureTracefs() error {
+	for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
+		if _, err := os.Stat(filepath.Join(d, "events/syscalls/sys_enter_munmap")); err == nil {
+			return nil
+		}
+	}
+	if err := unix.Mount("nodev", "/sys/kernel/tracing", "tracefs", 0, ""); err != nil {
+		return unavailable("mount tracefs at /sys/kernel/tracing", err)
+	}
+	if _, err := os.Stat("/sys/kernel/tracing/events/syscalls/sys_enter_munmap"); err != nil {
+		return unavailable("syscalls/sys_enter_munmap tracepoint", err)
+	}
+	return nil
+}
+
+// prog is one tracepoint program: for a watched tgid it emits {tgid, tid, kind, args...} and
+// counts it in the tgid's map value (word 0), or counts a loss (word 1) when the ring is full.
+func prog(watched, events *ebpf.Map, kind, nargs int) asm.Instructions {
+	in := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.Mov.Reg(asm.R7, asm.R0),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(asm.RFP, -4, asm.R0, asm.Word),
+		asm.LoadMapPtr(asm.R1, watched.FD()),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -4),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.LoadMapPtr(asm.R1, events.FD()),
+		asm.Mov.Imm(asm.R2, recSize),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, "lost"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.RSh.Imm(asm.R1, 32),
+		asm.StoreMem(asm.R9, 0, asm.R1, asm.Word),
+		asm.StoreMem(asm.R9, 4, asm.R7, asm.Word),
+		asm.StoreImm(asm.R9, 8, int64(kind), asm.Word),
+		asm.StoreImm(asm.R9, 12, 0, asm.Word),
+	}
+	for i := 0; i < maxArgs; i++ {
+		if i < nargs {
+			in = append(in, asm.LoadMem(asm.R1, asm.R6, int16(ctxArgs+8*i), asm.DWord))
+		} else {
+			in = append(in, asm.Mov.Imm(asm.R1, 0))
+		}
+		in = append(in, asm.StoreMem(asm.R9, int16(16+8*i), asm.R1, asm.DWord))
+	}
+	return append(in,
+		asm.Mov.Reg(asm.R1, asm.R9),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufSubmit.Call(),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, 0),
+		asm.Ja.Label("out"),
+		asm.Mov.Imm(asm.R1, 1).WithSymbol("lost"),
+		asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, 8),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	)
+}
+
+// Watch is one process being watched.
+type Watch struct {
+	n    *Notifier
+	tgid uint32
+	p    *proc
+}
+
+// Watch starts reporting tgid's unmaps to h. A later Watch of the same tgid replaces this one
+// (a process that closed and reopened the device).
+func (n *Notifier) Watch(tgid int, h Handler) (*Watch, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	key := uint32(tgid)
+	if err := n.watched.Put(key, [2]uint64{}); err != nil {
+		return nil, fmt.Errorf("mmnotify: watch %d: %w", tgid, err)
+	}
+	p := &proc{h: h, pending: map[uint32][]uint64{}}
+	n.procs[key] = p
+	return &Watch{n: n, tgid: key, p: p}, nil
+}
+
+// Stop ends the watch; records still queued for it are dropped. Stopping a watch that a later
+// Watch of the same tgid replaced does nothing.
+func (w *Watch) Stop() {
+	n := w.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.procs[w.tgid] != w.p {
+		return
+	}
+	n.watched.Delete(w.tgid)
+	delete(n.procs, w.tgid)
+	n.cond.Broadcast()
+}
+
+// Sync returns once every record the process's unmapping syscalls emitted before the call has
+// been handed to the handler. It must not be called with a lock the handler takes.
+func (w *Watch) Sync() {
+	n := w.n
+	var v [2]uint64
+	if err := n.watched.Lookup(w.tgid, &v); err != nil {
+		return // stopped
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if v[1] > w.p.lost {
+		n.warn("munmap notices lost (ring buffer full): SVM ranges of the process may be stale", "tgid", w.tgid, "lost", v[1])
+		w.p.lost = v[1]
+	}
+	for n.procs[w.tgid] == w.p && w.p.applied < v[0] {
+		select {
+		case <-n.done:
+			return
+		default:
+		}
+		n.cond.Wait()
+	}
+}
+
+// read is the reader goroutine: it decodes records and calls the handlers.
+func (n *Notifier) read() {
+	defer close(n.done)
+	var rec ringbuf.Record
+	for {
+		if err := n.rd.ReadInto(&rec); err != nil {
+			if errors.Is(err, ringbuf.ErrClosed) {
+				n.mu.Lock()
+				n.cond.Broadcast()
+				n.mu.Unlock()
+				return
+			}
+			continue
+		}
+		if len(rec.RawSample) < recSize {
+			continue
+		}
+		b := rec.RawSample
+		tgid, tid, kind := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])
+		var args [maxArgs]uint64
+		for i := range args {
+			args[i] = binary.LittleEndian.Uint64(b[16+8*i:])
+		}
+		n.mu.Lock()
+		p := n.procs[tgid]
+		var unmaps [][2]uint64
+		if p != nil {
+			unmaps = p.decode(tid, kind, args)
+		}
+		n.mu.Unlock()
+		if p != nil {
+			for _, u := range unmaps {
+				p.h(u[0], u[1])
+			}
+		}
+		n.mu.Lock()
+		if p != nil {
+			p.applied++
+		}
+		n.cond.Broadcast()
+		n.mu.Unlock()
+	}
+}
+
+// decode turns one record into the intervals it unmapped (do_vmi_munmap, mremap_to/move_vma,
+// mmap_region over existing mappings), pairing entry and exit records by thread.
+func (p *proc) decode(tid, kind uint32, a [maxArgs]uint64) [][2]uint64 {
+	failed := func(ret uint64) bool { return ret > ^uint64(4095) } // -4095..-1: an errno
+	switch kind {
+	case kindMunmap:
+		addr, size := a[0], (a[1]+pageMask)&^uint64(pageMask)
+		if addr&pageMask != 0 || size == 0 || addr+size < addr {
+			return nil // munmap fails with EINVAL
+		}
+		return [][2]uint64{{addr, size}}
+	case kindMremapIn, kindMmapIn:
+		p.pending[tid] = append([]uint64{uint64(kind)}, a[:]...)
+	case kindMremapOut:
+		in := p.pending[tid]
+		delete(p.pending, tid)
+		if len(in) == 0 || in[0] != kindMremapIn || failed(a[0]) {
+			return nil
+		}
+		addr, oldLen, newLen, flags := in[1], (in[2]+pageMask)&^uint64(pageMask), (in[3]+pageMask)&^uint64(pageMask), in[4]
+		ret := a[0]
+		var out [][2]uint64
+		if flags&mremapFixed != 0 && ret != addr {
+			out = append(out, [2]uint64{ret, newLen}) // whatever was mapped at the target went first
+		}
+		switch {
+		case ret != addr && flags&mremapDontUnmap == 0 && oldLen != 0:
+			out = append(out, [2]uint64{addr, oldLen})
+		case ret == addr && newLen < oldLen:
+			out = append(out, [2]uint64{addr + newLen, oldLen - newLen})
+		}
+		return out
+	case kindMmapOut:
+		in := p.pending[tid]
+		delete(p.pending, tid)
+		if len(in) == 0 || in[0] != kindMmapIn || failed(a[0]) {
+			return nil
+		}
+		flags := in[4]
+		if flags&mapFixed == 0 || flags&mapFixedNoReplace != 0 {
+			return nil // a new area: nothing was there
+		}
+		return [][2]uint64{{a[0], (in[2] + pageMask) &^ uint64(pageMask)}}
+	}
+	return nil
+}
+
+// Close detaches the programs and stops the reader; Sync returns at once afterwards.
+func (n *Notifier) Close() {
+	n.closeKernel()
+	if n.rd != nil {
+		<-n.done
+	}
+}
+
+func (n *Notifier) closeKernel() {
+	for _, l := range n.links {
+		l.Close()
+	}
+	n.links = nil
+	if n.rd != nil {
+		n.rd.Close()
+	}
+	for _, p := range n.progs {
+		p.Close()
+	}
+	n.progs = nil
+	if n.events != nil {
+		n.events.Close()
+	}
+	if n.watched != nil {
+		n.watched.Close()
+	}
+}

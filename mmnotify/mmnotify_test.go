@@ -1,0 +1,190 @@
+package mmnotify
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func open(t *testing.T) *Notifier {
+	t.Helper()
+	n, err := Open(t.Logf)
+	if errors.Is(err, ErrUnavailable) && os.Geteuid() != 0 {
+		t.Skipf("skipped (not root): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	return n
+}
+
+type seen struct {
+	mu sync.Mutex
+	iv [][2]uint64
+}
+
+func (s *seen) add(a, b uint64) { s.mu.Lock(); s.iv = append(s.iv, [2]uint64{a, b}); s.mu.Unlock() }
+func (s *seen) take() [][2]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.iv
+	s.iv = nil
+	return r
+}
+
+// The test process watches itself: every unmap it makes is seen after Sync.
+func TestUnmapsSeenAfterSync(t *testing.T) {
+	n := open(t)
+	var s seen
+	pid := os.Getpid()
+	w, err := n.Watch(pid, s.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	const ps = 4096
+	mem, err := unix.Mmap(-1, 0, 16*ps, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := uint64(uintptrOf(mem))
+	w.Sync()
+	s.take() // the Go runtime may unmap on its own; start clean
+
+	if err := munmap(base+2*ps, 4*ps); err != nil {
+		t.Fatal(err)
+	}
+	w.Sync()
+	if want := [2]uint64{base + 2*ps, 4 * ps}; !contains(s.take(), want) {
+		t.Fatalf("munmap %#x+%#x not seen", want[0], want[1])
+	}
+	// mmap MAP_FIXED over pages 6..7 replaces them
+	if _, _, e := unix.Syscall6(unix.SYS_MMAP, uintptr(base+6*ps), 2*ps, unix.PROT_READ,
+		unix.MAP_ANON|unix.MAP_PRIVATE|unix.MAP_FIXED, ^uintptr(0), 0); e != 0 {
+		t.Fatal(e)
+	}
+	w.Sync()
+	if want := [2]uint64{base + 6*ps, 2 * ps}; !contains(s.take(), want) {
+		t.Fatalf("mmap MAP_FIXED %#x+%#x not seen", want[0], want[1])
+	}
+	// mremap shrinking pages 8..15 to 8..11 in place unmaps 12..15
+	if r, _, e := unix.Syscall6(unix.SYS_MREMAP, uintptr(base+8*ps), 8*ps, 4*ps, 0, 0, 0); e != 0 || uint64(r) != base+8*ps {
+		t.Fatalf("mremap: %v", e)
+	}
+	w.Sync()
+	if want := [2]uint64{base + 12*ps, 4 * ps}; !contains(s.take(), want) {
+		t.Fatalf("mremap shrink tail %#x+%#x not seen", want[0], want[1])
+	}
+	// a failing munmap (unaligned) reports nothing
+	munmap(base+1, ps)
+	w.Sync()
+	for _, iv := range s.take() {
+		if iv[0] == base+1 {
+			t.Fatalf("failed munmap reported: %#x", iv)
+		}
+	}
+	munmap(base, 16*ps)
+}
+
+// Another thread's unmaps count too (the counter is per process, records per thread).
+func TestUnmapFromOtherThread(t *testing.T) {
+	n := open(t)
+	var s seen
+	pid := os.Getpid()
+	w, err := n.Watch(pid, s.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := uint64(uintptrOf(mem))
+	done := make(chan error)
+	go func() { done <- munmap(base, 4096) }()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w.Sync()
+	if !contains(s.take(), [2]uint64{base, 4096}) {
+		t.Fatal("munmap on another thread not seen")
+	}
+}
+
+// After Stop nothing is reported and Sync returns at once.
+func TestUnwatch(t *testing.T) {
+	n := open(t)
+	var s seen
+	pid := os.Getpid()
+	w, err := n.Watch(pid, s.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := uint64(uintptrOf(mem))
+	munmap(base, 4096)
+	w.Sync()
+	if contains(s.take(), [2]uint64{base, 4096}) {
+		t.Fatal("unmap reported after Stop")
+	}
+}
+
+func TestDecode(t *testing.T) {
+	p := &proc{pending: map[uint32][]uint64{}}
+	const ps = 4096
+	cases := []struct {
+		name string
+		recs [][6]uint64 // kind, args
+		want [][2]uint64
+	}{
+		{"munmap rounds len up", [][6]uint64{{kindMunmap, ps, 1}}, [][2]uint64{{ps, ps}}},
+		{"munmap unaligned fails", [][6]uint64{{kindMunmap, ps + 8, ps}}, nil},
+		{"munmap len 0 fails", [][6]uint64{{kindMunmap, ps, 0}}, nil},
+		{"mremap move", [][6]uint64{{kindMremapIn, ps, 2 * ps, 2 * ps, 1, 0}, {kindMremapOut, 9 * ps}}, [][2]uint64{{ps, 2 * ps}}},
+		{"mremap fixed", [][6]uint64{{kindMremapIn, ps, 2 * ps, 3 * ps, 3, 9 * ps}, {kindMremapOut, 9 * ps}}, [][2]uint64{{9 * ps, 3 * ps}, {ps, 2 * ps}}},
+		{"mremap grow in place", [][6]uint64{{kindMremapIn, ps, 2 * ps, 3 * ps, 1, 0}, {kindMremapOut, ps}}, nil},
+		{"mremap shrink", [][6]uint64{{kindMremapIn, ps, 3 * ps, ps, 0, 0}, {kindMremapOut, ps}}, [][2]uint64{{2 * ps, 2 * ps}}},
+		{"mremap failed", [][6]uint64{{kindMremapIn, ps, 2 * ps, 3 * ps, 1, 0}, {kindMremapOut, ^uint64(11)}}, nil},
+		{"mremap dontunmap", [][6]uint64{{kindMremapIn, ps, 2 * ps, 2 * ps, 5, 0}, {kindMremapOut, 9 * ps}}, nil},
+		{"mmap new", [][6]uint64{{kindMmapIn, 0, ps, 3, 0x22, 0}, {kindMmapOut, 5 * ps}}, nil},
+		{"mmap fixed", [][6]uint64{{kindMmapIn, 5 * ps, ps, 3, 0x32, 0}, {kindMmapOut, 5 * ps}}, [][2]uint64{{5 * ps, ps}}},
+		{"mmap fixed noreplace", [][6]uint64{{kindMmapIn, 5 * ps, ps, 3, 0x100032, 0}, {kindMmapOut, 5 * ps}}, nil},
+		{"mmap failed", [][6]uint64{{kindMmapIn, 5 * ps, ps, 3, 0x32, 0}, {kindMmapOut, ^uint64(11)}}, nil},
+		{"exit without entry", [][6]uint64{{kindMmapOut, 5 * ps}}, nil},
+	}
+	for _, c := range cases {
+		var got [][2]uint64
+		for _, r := range c.recs {
+			var a [maxArgs]uint64
+			copy(a[:], r[1:])
+			got = append(got, p.decode(7, uint32(r[0]), a)...)
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+			}
+		}
+	}
+}
+
+func contains(iv [][2]uint64, want [2]uint64) bool {
+	for _, x := range iv {
+		if x == want {
+			return true
+		}
+	}
+	return false
+}
