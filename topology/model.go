@@ -159,3 +159,29 @@ func (s *System) UsedMemoryChanged() {
 		f()
 	}
 }
+
+// SetHostMemory makes the CPU nodes' system-memory banks report total bytes, split evenly among
+// the CPU nodes (whole pages), as amdkfd reports the host's own memory (kfd_fill_mem_info_for_cpu:
+// the NUMA node's managed pages). The emulator's system memory is the host's, and clients size
+// their work by it (kfdtest's SVM eviction tests take a third of it). Call before serving.
+func (s *System) SetHostMemory(total uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var cpus []*Node
+	for _, n := range s.Nodes {
+		if !n.IsGPU() {
+			cpus = append(cpus, n)
+		}
+	}
+	if len(cpus) == 0 || total == 0 {
+		return
+	}
+	share := total / uint64(len(cpus)) &^ 4095
+	for _, n := range cpus {
+		for i := range n.MemBanks {
+			if n.MemBanks[i].Props.Get("heap_type") == HeapSystem {
+				n.MemBanks[i].Props.Set("size_in_bytes", share)
+			}
+		}
+	}
+}

@@ -395,3 +395,27 @@ func FuzzParseProperties(f *testing.F) {
 		_ = sib
 	})
 }
+
+func TestSetHostMemory(t *testing.T) {
+	s, err := Profile("mi210x8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetHostMemory(24<<30 + 123)
+	cpus := 0
+	for _, n := range s.Nodes {
+		if n.IsGPU() {
+			if n.VRAMSize() == 0 {
+				t.Errorf("node %d: VRAM changed to 0", n.ID)
+			}
+			continue
+		}
+		cpus++
+		if got := n.MemBanks[0].Props.Get("size_in_bytes"); got != 12<<30 {
+			t.Errorf("cpu node %d: size_in_bytes %d, want %d", n.ID, got, uint64(12<<30))
+		}
+	}
+	if cpus != 2 {
+		t.Fatalf("mi210x8 has %d cpu nodes, want 2", cpus)
+	}
+}

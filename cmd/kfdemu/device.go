@@ -19,7 +19,7 @@ func init() {
 			return d
 		}
 		d.SetMMNotifier(n)
-		log.Debug("KFD interface 1.18: SVM ranges follow clients' munmaps (eBPF)")
+		log.Debug("KFD interface 1.9: SVM ranges follow clients' munmaps (eBPF)")
 		return d
 	}
 }

@@ -168,7 +168,7 @@ func TestLibhsakmt(t *testing.T) {
 					lines[f[0]+" "+f[1]] = l
 				}
 			}
-			if lines["version 1.2"] == "" || !strings.Contains(out, "\ndone\n") {
+			if lines["version "+interfaceVersion()] == "" || !strings.Contains(out, "\ndone\n") {
 				t.Fatalf("unexpected output:\n%s", out)
 			}
 			if !strings.Contains(out, fmt.Sprintf("nodes %d\n", len(sys.Nodes))) {

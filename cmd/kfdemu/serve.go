@@ -15,6 +15,7 @@ import (
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd"
 	"github.com/kfdemu/kfdemu/topology"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultMount is where serve mounts without --mount.
@@ -28,7 +29,7 @@ var newDevice func(sys *topology.System, log *slog.Logger) kfd.Device
 
 type serveFlags struct {
 	mount, profile, topologyFrom, logLevel string
-	debugFUSE                              bool
+	debugFUSE, profileMemory               bool
 	gpuThreads                             int
 }
 
@@ -41,6 +42,8 @@ func (f *serveFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debugFUSE, "debug-fuse", false, "log every FUSE request")
 	fl.IntVar(&f.gpuThreads, "gpu-threads", 0, "host threads that run the emulated GPUs' work-groups (0: one per CPU)")
+	fl.BoolVar(&f.profileMemory, "profile-memory", false,
+		"CPU nodes report the profile's system memory instead of this host's (amdkfd reports the host's)")
 }
 
 // loadSystem resolves --profile / --topology-from.
@@ -53,13 +56,31 @@ func loadSystem(f *serveFlags) (*topology.System, *topology.Tree, error) {
 		sys, err := topology.ReadSystem(f.topologyFrom)
 		return sys, tree, err
 	}
-	if sys, err := topology.Profile(f.profile); err == nil {
-		return sys, nil, nil
-	} else if _, statErr := os.Stat(f.profile); statErr != nil {
-		return nil, nil, err
+	sys, err := topology.Profile(f.profile)
+	if err != nil {
+		if _, statErr := os.Stat(f.profile); statErr != nil {
+			return nil, nil, err
+		}
+		if sys, err = topology.LoadProfileFile(f.profile); err != nil {
+			return nil, nil, err
+		}
 	}
-	sys, err := topology.LoadProfileFile(f.profile)
-	return sys, nil, err
+	if !f.profileMemory {
+		// The emulated system memory is this host's: clients size their work by the CPU nodes'
+		// banks as on a real system (kfdtest's SVM eviction tests take a third of it).
+		sys.SetHostMemory(hostMemory())
+	}
+	return sys, nil, nil
+}
+
+// hostMemory is this host's RAM in bytes (sysinfo totalram, what si_meminfo gives amdkfd); 0 if
+// unknown (SetHostMemory then changes nothing).
+func hostMemory() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
 }
 
 func newLogger(level string) *slog.Logger {

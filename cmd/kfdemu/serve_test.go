@@ -107,6 +107,7 @@ func TestProfilesThroughMount(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mnt := daemon(t, name)
 			sys, _ := topology.Profile(name)
+			sys.SetHostMemory(hostMemory()) // serve reports this host's RAM on the CPU nodes
 			want := filepath.Join(t.TempDir(), "topology")
 			if err := topology.WriteTree(want, sys.Tree()); err != nil {
 				t.Fatal(err)

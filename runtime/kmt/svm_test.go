@@ -70,6 +70,7 @@ func testSVM(t *testing.T, root string) {
 			ioctl(d.kfd, "FREE_MEMORY_OF_GPU", abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f)
 		}
 	}
+	testSVMMunmap(t, d, g)
 
 	// XNACK on: the range is not GPU-mapped until the GPU touches it. A barrier's completion
 	// signal in it faults, the fault maps the page, the access is retried and completes; so does
@@ -129,5 +130,40 @@ func testSVM(t *testing.T, root string) {
 	}
 	if m := data[0].Memory; m == nil || m.VA != base2+(1<<20) || m.Failure.NotPresent != 1 {
 		t.Errorf("exception data %+v", m)
+	}
+}
+
+// testSVMMunmap: the driver learns of the client's munmap as amdkfd's MMU notifier makes it
+// (svm_range_unmap_from_cpu): memory mapped again at an address an SVM range had can take a BO,
+// while the part of the range still mapped keeps refusing one. Only where the daemon reports the
+// SVM interface (1.5+); at 1.2 it does not watch munmaps.
+func testSVMMunmap(t *testing.T, d *Device, g *GPU) {
+	if _, minor := d.Version(); minor < 5 {
+		t.Logf("KFD interface 1.%d: munmap notices not checked (the daemon cannot watch munmaps here)", minor)
+		return
+	}
+	const ps = 4096
+	_, base := anon(t, 8*ps)
+	if err := d.SVMSetAttr(base, 8*ps, SVMAttr{abi.KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, abi.KFD_IOCTL_SVM_LOCATION_SYSMEM}); err != nil {
+		t.Fatalf("SVMSetAttr: %v", err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_MUNMAP, uintptr(base+2*ps), 4*ps, 0); e != 0 {
+		t.Fatal(e)
+	}
+	if r, _, e := unix.Syscall6(unix.SYS_MMAP, uintptr(base+2*ps), 4*ps, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uintptr(0), 0); e != 0 || uint64(r) != base+2*ps {
+		t.Fatalf("mmap again at the hole: %#x %v", r, e)
+	}
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: base + 2*ps, Size: 4 * ps, GPUID: g.ID(), Flags: abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT}
+	if err := ioctl(d.kfd, "ALLOC_MEMORY_OF_GPU", abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); err != nil {
+		t.Fatalf("ALLOC where the client unmapped part of an SVM range: %v (the range outlived the munmap)", err)
+	}
+	f := abi.FreeMemoryOfGPUArgs{Handle: a.Handle}
+	if err := ioctl(d.kfd, "FREE_MEMORY_OF_GPU", abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &f); err != nil {
+		t.Errorf("FREE: %v", err)
+	}
+	a = abi.AllocMemoryOfGPUArgs{VAAddr: base + 6*ps, Size: ps, GPUID: g.ID(), Flags: abi.KFD_IOC_ALLOC_MEM_FLAGS_GTT}
+	if err := ioctl(d.kfd, "ALLOC_MEMORY_OF_GPU", abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("ALLOC in the part of the range still mapped: %v, want EADDRINUSE", err)
 	}
 }
