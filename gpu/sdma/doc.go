@@ -19,7 +19,8 @@
 // HDP flush: a no-op, memory is coherent) or with the "always" function (passes at once; ROCr
 // 5.2.3 starts its SDMA ring with one on a register), ATOMIC (every TC 32/64-bit opcode, returning or not),
 // CONSTANT_FILL (byte, word and dword elements), TIMESTAMP (GET and GET_GLOBAL write
-// Host.Timestamp; SET is accepted and ignored). Everything else (tiled and sub-window copies, SRBM
+// Host.Timestamp; SET is accepted and ignored), COPY_LINEAR_SUB_WINDOW (ROCr's 2-D/3-D copies:
+// rectangles of 1- to 16-byte elements with pitches and slice pitches). Everything else (tiled copies, SRBM
 // writes, register polls, predicated execution, indirect buffers) is a queue error with
 // ErrUnsupported rather than a guess; a memory error is a *FaultError (errors.Is ErrFault).
 //

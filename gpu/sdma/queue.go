@@ -308,12 +308,15 @@ func (q *Queue) step(avail uint64) (n uint64, ok bool, err error) {
 	case OpNOP:
 		n = 1 + uint64(h>>16&MaxNOPCount)
 	case OpCopy:
-		if sub != SubCopyLinear {
+		switch {
+		case sub == SubCopyLinearSubWindow:
+			n = 13
+		case sub != SubCopyLinear:
 			return 0, false, fmt.Errorf("%w: COPY sub-opcode %d", ErrUnsupported, sub)
-		}
-		n = 7
-		if h&copyBroadcastBit != 0 {
+		case h&copyBroadcastBit != 0:
 			n = 9
+		default:
+			n = 7
 		}
 	case OpWrite:
 		if sub != SubWriteLinear {
@@ -365,6 +368,12 @@ func (q *Queue) step(avail uint64) (n uint64, ok bool, err error) {
 	addr := func(i int) uint64 { return uint64(q.dw[i]) | uint64(q.dw[i+1])<<32 }
 	switch op {
 	case OpCopy:
+		if sub == SubCopyLinearSubWindow {
+			if err := q.copySubWindow(); err != nil {
+				return 0, false, err
+			}
+			break
+		}
 		cnt := uint64(q.dw[1]&(MaxCopyBytes-1)) + 1
 		src, dst := addr(3), addr(5)
 		for off := uint64(0); off < cnt; off += chunk {
@@ -549,5 +558,48 @@ func (q *Queue) fill(h uint32, dst uint64, value uint32, cnt uint64) error {
 		}
 	}
 	q.bytes.Add(cnt)
+	return nil
+}
+
+// copySubWindow executes COPY_LINEAR_SUB_WINDOW (q.dw holds its 13 dwords): a rectangle of
+// (rect_x+1) x (rect_y+1) x (rect_z+1) elements of 1<<element bytes, each row a linear run, from
+// base + ((x + y*pitch + z*slice_pitch) << element) on either side; pitches are stored minus one
+// (ROCr BuildCopyRectCommand, sdma_registers.h SDMA_PKT_COPY_LINEAR_RECT).
+func (q *Queue) copySubWindow() error {
+	d := q.dw[:13]
+	es := uint(d[0] >> 29 & 7)
+	if es > 4 {
+		return fmt.Errorf("%w: COPY_LINEAR_SUB_WINDOW element size %d", ErrUnsupported, es)
+	}
+	type side struct{ base, x, y, z, pitch, slice uint64 }
+	decode := func(i int) side {
+		return side{base: uint64(d[i]) | uint64(d[i+1])<<32,
+			x: uint64(d[i+2] & 0x3fff), y: uint64(d[i+2] >> 16 & 0x3fff),
+			z: uint64(d[i+3] & 0x7ff), pitch: uint64(d[i+3]>>13) + 1, slice: uint64(d[i+4]&(1<<28-1)) + 1}
+	}
+	src, dst := decode(1), decode(6)
+	w := uint64(d[11]&0x3fff) + 1
+	h := uint64(d[11]>>16&0x3fff) + 1
+	depth := uint64(d[12]&0x7ff) + 1
+	at := func(s side, y, z uint64) uint64 {
+		return s.base + (s.x+(s.y+y)*s.pitch+(s.z+z)*s.slice)<<es
+	}
+	row := w << es
+	m := q.cfg.Memory
+	for z := uint64(0); z < depth; z++ {
+		for y := uint64(0); y < h; y++ {
+			s, t := at(src, y, z), at(dst, y, z)
+			for off := uint64(0); off < row; off += chunk {
+				l := min(chunk, row-off)
+				if err := m.Read(s+off, q.buf[:l]); err != nil {
+					return &FaultError{VA: s + off, Op: "copy source", Err: err}
+				}
+				if err := m.Write(t+off, q.buf[:l]); err != nil {
+					return &FaultError{VA: t + off, Op: "copy destination", Err: err}
+				}
+			}
+			q.bytes.Add(row)
+		}
+	}
 	return nil
 }
