@@ -330,8 +330,21 @@ func (n *Notifier) read() {
 }
 
 // decode turns one record into the intervals it unmapped (do_vmi_munmap, mremap_to/move_vma,
-// mmap_region over existing mappings), pairing entry and exit records by thread.
+// mmap_region over existing mappings), pairing entry and exit records by thread. The arguments are
+// the client's: intervals that are unaligned, empty or wrap (a call the kernel refused) are dropped.
 func (p *proc) decode(tid, kind uint32, a [maxArgs]uint64) [][2]uint64 {
+	out := p.intervals(tid, kind, a)
+	n := 0
+	for _, iv := range out {
+		if iv[0]&pageMask == 0 && iv[1] != 0 && iv[1]&pageMask == 0 && iv[0]+iv[1] > iv[0] {
+			out[n] = iv
+			n++
+		}
+	}
+	return out[:n]
+}
+
+func (p *proc) intervals(tid, kind uint32, a [maxArgs]uint64) [][2]uint64 {
 	failed := func(ret uint64) bool { return ret > ^uint64(4095) } // -4095..-1: an errno
 	switch kind {
 	case kindMunmap:

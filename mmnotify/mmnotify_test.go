@@ -188,3 +188,21 @@ func contains(iv [][2]uint64, want [2]uint64) bool {
 	}
 	return false
 }
+
+// FuzzDecode: records carry a client's raw syscall arguments; decoding never panics and reports
+// only page-aligned intervals that do not wrap.
+func FuzzDecode(f *testing.F) {
+	f.Add(uint32(kindMunmap), uint64(4096), uint64(1), uint64(0), uint64(0), uint64(0))
+	f.Add(uint32(kindMremapIn), uint64(4096), uint64(8192), uint64(4096), uint64(3), uint64(1<<20))
+	f.Add(uint32(kindMmapIn), uint64(1<<20), ^uint64(0), uint64(3), uint64(0x32), uint64(0))
+	f.Fuzz(func(t *testing.T, kind uint32, a0, a1, a2, a3, a4 uint64) {
+		p := &proc{pending: map[uint32][]uint64{}}
+		for _, k := range []uint32{kind, kind + 1} { // an entry record, then its exit
+			for _, iv := range p.decode(1, k, [maxArgs]uint64{a0, a1, a2, a3, a4}) {
+				if iv[0]&pageMask != 0 || iv[1]&pageMask != 0 {
+					t.Fatalf("unaligned interval %#x", iv)
+				}
+			}
+		}
+	})
+}
