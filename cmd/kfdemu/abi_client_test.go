@@ -24,7 +24,8 @@ func TestABIClientC(t *testing.T) {
 	if out, err := exec.Command("gcc", "-Wall", "-I", inc, "-o", bin, "testdata/abi_client.c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, mnt).CombinedOutput()
+	minor := strings.TrimPrefix(interfaceVersion(), "1.")
+	out, err := exec.Command(bin, mnt, minor).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "done") {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -267,7 +267,9 @@ func TestDRMSysfsBusy(t *testing.T) {
 		t.Fatalf("gpu_busy_percent %d before any work", b)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := interpRate(mnt, 1<<22); done <- err }()
+	// A kernel long enough for the busy meter's window: with work-groups on every core a 4 Mi
+	// element vadd could end before the meter showed more than half busy.
+	go func() { _, err := interpRate(mnt, 1<<24); done <- err }()
 	var maxBusy, maxClk, maxPower, maxTemp int
 	for running := true; running; {
 		select {
