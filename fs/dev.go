@@ -376,8 +376,11 @@ func (h *devHandle) PassthroughFd() (int, bool) {
 func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []byte, output []byte) (int32, syscall.Errno) {
 	tgid := h.d.callerTgid(ctx)
 	if tgid != h.owner {
-		// kfd_ioctl: "if (process->lead_thread != current->group_leader) return -EBADF" (fork).
-		return -int32(syscall.EBADF), 0
+		// kfd_ioctl: "if (process->lead_thread != current->group_leader) return -EBADF" (fork),
+		// before any copy: the argument stays as the caller left it. An in-band result would
+		// make the kernel copy `output` (not filled here) over it; libhsakmt in a forked child
+		// then read garbage pointers back from UNMAP's argument and crashed.
+		return 0, syscall.EBADF
 	}
 	buf := make([]byte, max(len(input), len(output)))
 	copy(buf, input)

@@ -29,9 +29,16 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("FS_TEST_CHILD") {
 	case "ebadf":
-		// fd 3 is a dev/kfd opened by the parent: the driver must refuse this process.
+		// fd 3 is a dev/kfd opened by the parent: the driver must refuse this process, and
+		// leave the argument as it was (kfd_ioctl returns EBADF before copying anything).
 		var v [8]byte
 		_, _, e := unix.Syscall(unix.SYS_IOCTL, 3, uintptr(abi.AMDKFD_IOC_GET_VERSION), uintptr(unsafe.Pointer(&v)))
+		m := abi.MapMemoryToGPUArgs{Handle: 0x1234, DeviceIDsArrayPtr: 0xdead000, NDevices: 3, NSuccess: 1}
+		want := m
+		_, _, e2 := unix.Syscall(unix.SYS_IOCTL, 3, uintptr(abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU), uintptr(unsafe.Pointer(&m)))
+		if e2 != e || m != want {
+			os.Exit(100) // the argument was written or the errno differs
+		}
 		os.Exit(int(e))
 	case "hold":
 		// Open the device, allocate, report, then wait to be killed.
