@@ -47,12 +47,12 @@ var products = map[uint64]*Product{0x740f: &MI210}
 // from the node's properties (clocks from max_engine_clk_fcompute and the VRAM bank's
 // mem_clk_max; generic identity and model parameters, documented as such).
 func ProductFor(n *topology.Node) *Product {
-	if p := products[n.Prop("device_id")]; p != nil {
+	if p := products[n.Prop(topology.DeviceID)]; p != nil {
 		return p
 	}
 	p := MI210
-	p.Name, p.SubsysVendor, p.SubsysDev, p.Revision, p.VBIOS = "", 0x1002, uint16(n.Prop("device_id")), 0, ""
-	p.SCLK = [2]uint32{500, max(uint32(n.Prop("max_engine_clk_fcompute")), 500)}
+	p.Name, p.SubsysVendor, p.SubsysDev, p.Revision, p.VBIOS = "", 0x1002, uint16(n.Prop(topology.DeviceID)), 0, ""
+	p.SCLK = [2]uint32{500, max(uint32(n.Prop(topology.MaxEngineClkFCompute)), 500)}
 	mclk := uint32(0)
 	for _, b := range n.MemBanks {
 		if t := b.Props.Get("heap_type"); t == topology.HeapFBPublic || t == topology.HeapFBPrivate {

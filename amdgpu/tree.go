@@ -40,16 +40,16 @@ func Build(sys *topology.System, cfg Config) *Layout {
 	seen := map[[2]uint64]bool{}
 	hives := map[uint64]int{}
 	for _, n := range sys.GPUs() {
-		key := [2]uint64{n.Prop("domain"), n.Prop("location_id")}
+		key := [2]uint64{n.Prop(topology.Domain), n.Prop(topology.LocationID)}
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		loc := n.Prop("location_id")
+		loc := n.Prop(topology.LocationID)
 		d := &Device{
-			GPUID: n.GPUID, DeviceID: uint16(n.Prop("device_id")), Domain: uint32(n.Prop("domain")), Bus: uint8(loc >> 8), Dev: uint8(loc >> 3 & 0x1f), Fn: uint8(loc & 7),
+			GPUID: n.GPUID, DeviceID: uint16(n.Prop(topology.DeviceID)), Domain: uint32(n.Prop(topology.Domain)), Bus: uint8(loc >> 8), Dev: uint8(loc >> 3 & 0x1f), Fn: uint8(loc & 7),
 			Render: int(n.RenderMinor()), Hwmon: len(l.Devices), NUMA: n.CPU,
-			UniqueID: n.Prop("unique_id"), MECFW: n.Prop("fw_version"), SDMAFW: n.Prop("sdma_fw_version"), HiveID: n.Prop("hive_id"), P: ProductFor(n),
+			UniqueID: n.Prop(topology.UniqueID), MECFW: n.Prop(topology.FWVersion), SDMAFW: n.Prop(topology.SDMAFWVersion), HiveID: n.Prop(topology.HiveID), P: ProductFor(n),
 			VRAMTotal: n.VRAMSize(), VisVRAMTotal: n.VRAMSize(), src: cfg.Source, now: cfg.Now, level: LevelAuto,
 		}
 		d.Card = max(d.Render-128, 0)

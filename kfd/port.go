@@ -1,6 +1,7 @@
 package kfd
 
 import (
+	"github.com/kfdemu/kfdemu/topology"
 	"sync"
 
 	"github.com/kfdemu/kfdemu/gpu/shader"
@@ -65,11 +66,11 @@ func (d *Driver) shaderDevice(gpuID uint32) *shader.Device {
 		cfg := shader.DefaultDeviceConfig(1)
 		if n := d.sys.NodeByGPUID(gpuID); n != nil {
 			cfg.CUs = int(n.ComputeUnits())
-			if spc, w := n.Prop("simd_per_cu"), n.Prop("max_waves_per_simd"); spc > 0 && w > 0 {
+			if spc, w := n.Prop(topology.SIMDPerCU), n.Prop(topology.MaxWavesPerSIMD); spc > 0 && w > 0 {
 				cfg.WavesPerCU = int(spc * w)
 				cfg.VGPRsPerCU = int(spc) * 512 // a 512-row VGPR file per SIMD (gfx9: 256 arch + 256 acc on gfx90a)
 			}
-			if lds := n.Prop("lds_size_in_kb"); lds > 0 {
+			if lds := n.Prop(topology.LDSSizeInKB); lds > 0 {
 				cfg.LDSPerCU = int(lds) << 10
 			}
 		}

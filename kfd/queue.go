@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/topology"
 	"sort"
 	"strings"
 	"sync"
@@ -133,19 +134,19 @@ type ctxSaveSizes struct {
 
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
-func queueSizes(n interface{ Prop(string) uint64 }) ctxSaveSizes {
-	gfxv := n.Prop("gfx_target_version")
-	xcc := uint32(max(n.Prop("num_xcc"), 1))
+func queueSizes(n interface{ Prop(topology.NodeKey) uint64 }) ctxSaveSizes {
+	gfxv := n.Prop(topology.GfxTargetVersion)
+	xcc := uint32(max(n.Prop(topology.NumXCC), 1))
 	var s ctxSaveSizes
 	s.xcc = xcc
-	if gfxv < 80001 || n.Prop("simd_per_cu") == 0 {
+	if gfxv < 80001 || n.Prop(topology.SIMDPerCU) == 0 {
 		return s
 	}
-	cu := n.Prop("simd_count") / n.Prop("simd_per_cu") / uint64(xcc)
+	cu := n.Prop(topology.SIMDCount) / n.Prop(topology.SIMDPerCU) / uint64(xcc)
 	var waves uint64
 	if gfxv < 100100 {
-		sae := max(n.Prop("simd_arrays_per_engine"), 1)
-		waves = min(cu*40, n.Prop("array_count")/sae*512)
+		sae := max(n.Prop(topology.SIMDArraysPerEngine), 1)
+		waves = min(cu*40, n.Prop(topology.ArrayCount)/sae*512)
 	} else {
 		waves = cu * 32
 	}
@@ -158,7 +159,7 @@ func queueSizes(n interface{ Prop(string) uint64 }) ctxSaveSizes {
 	}
 	lds := uint64(0x10000)
 	if gfxv == 90500 {
-		lds = n.Prop("lds_size_in_kb") << 10
+		lds = n.Prop(topology.LDSSizeInKB) << 10
 	}
 	wgData := alignUp(cu*(vgpr+0x4000+lds+0x1000), pageSize)
 	perWave := uint64(8)
@@ -377,8 +378,8 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, arg []byte) (*queue, 
 // the engine the caller names. It returns the engine index and the queue index on it.
 func (p *Process) pickSDMA(pd *pdd, a *abi.CreateQueueArgs) (engine, index uint32, errno syscall.Errno) {
 	n := pd.node
-	pcie, xgmi := uint32(n.Prop("num_sdma_engines")), uint32(n.Prop("num_sdma_xgmi_engines"))
-	perEngine := uint32(n.Prop("num_sdma_queues_per_engine"))
+	pcie, xgmi := uint32(n.Prop(topology.NumSDMAEngines)), uint32(n.Prop(topology.NumSDMAXGMIEngines))
+	perEngine := uint32(n.Prop(topology.NumSDMAQueuesPerEngine))
 	var engines []uint32
 	switch a.QueueType {
 	case abi.KFD_IOC_QUEUE_TYPE_SDMA:
@@ -632,7 +633,7 @@ func allocQueueGWS(p *Process, c Caller, arg []byte) syscall.Errno {
 	}
 	// kfd_ioctl_alloc_queue_gws + pqm_set_gws: the device must have GWS (num_gws in its
 	// properties); one queue per process and device holds them; num_gws 0 releases them.
-	size := uint32(q.pd.node.Prop("num_gws"))
+	size := uint32(q.pd.node.Prop(topology.NumGWS))
 	if size == 0 {
 		return syscall.ENODEV
 	}

@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"fmt"
+	"github.com/kfdemu/kfdemu/topology"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,7 +36,7 @@ func (d *Driver) scheduler(gpuID uint32) *hws.Scheduler {
 		cfg := d.hwsCfg
 		if n := d.sys.NodeByGPUID(gpuID); cfg.Slots == 0 && n != nil {
 			// The node's num_cp_queues: the CP queues amdkfd's HWS maps user queues to.
-			cfg.Slots = int(n.Prop("num_cp_queues"))
+			cfg.Slots = int(n.Prop(topology.NumCPQueues))
 		}
 		cfg.OnHang = func(q hws.Queue) { q.(*queue).reset() }
 		s = hws.New(cfg)

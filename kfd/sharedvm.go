@@ -3,6 +3,7 @@ package kfd
 import (
 	"bufio"
 	"fmt"
+	"github.com/kfdemu/kfdemu/topology"
 	"os"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ func (p *Process) newSVM() error {
 	var gpus []svm.GPU
 	for _, pd := range p.sortedPDDs() {
 		gpus = append(gpus, svm.GPU{ID: pd.gpuID, NoSVM: !svmSupported(pd.node.GfxTarget()),
-			Hive: pd.node.Prop("hive_id"), VRAMBytes: pd.node.VRAMSize()})
+			Hive: pd.node.Prop(topology.HiveID), VRAMBytes: pd.node.VRAMSize()})
 		p.svmPDDs = append(p.svmPDDs, pd)
 	}
 	m, err := svm.New(svm.Config{GPUs: gpus, XNACK: p.xnack, FindVMA: p.findVMA, OverlapsBO: p.overlapsMappedBO,

@@ -112,7 +112,7 @@ func (s *System) gpuNode(a *asicSpec, asic string, g gpuSpec, part, parts int) (
 	for _, n := range s.Nodes {
 		if n.IsGPU() {
 			gpus++
-			simdBase += n.Prop("array_count") * n.Prop("cu_per_simd_array")
+			simdBase += n.Prop(ArrayCount) * n.Prop(CUPerSIMDArray)
 		}
 	}
 	if gpus >= maxGPUs {
@@ -159,14 +159,14 @@ func (s *System) gpuNode(a *asicSpec, asic string, g gpuSpec, part, parts int) (
 // cu_shared 0 (L2, L3) are one per device (Count of them, e.g. one L2 per XCC). processor_id_low
 // advances by cu_shared per group, starting at simd_id_base.
 func fillCaches(n *Node, a *asicSpec) error {
-	arrays, perArray := n.Prop("array_count"), n.Prop("cu_per_simd_array")
+	arrays, perArray := n.Prop(ArrayCount), n.Prop(CUPerSIMDArray)
 	total := a.ActiveCUs
 	if total == 0 {
 		total = arrays * perArray
 	}
-	if total > arrays*perArray || total*n.Prop("simd_per_cu") != n.Prop("simd_count") {
+	if total > arrays*perArray || total*n.Prop(SIMDPerCU) != n.Prop(SIMDCount) {
 		return fmt.Errorf("simd_count %d != active CUs %d * simd_per_cu %d (at most %d CUs)",
-			n.Prop("simd_count"), total, n.Prop("simd_per_cu"), arrays*perArray)
+			n.Prop(SIMDCount), total, n.Prop(SIMDPerCU), arrays*perArray)
 	}
 	// Harvested CUs are spread over the arrays: the first total%arrays arrays have one more.
 	activeIn := func(arr uint64) uint64 {
@@ -176,7 +176,7 @@ func fillCaches(n *Node, a *asicSpec) error {
 		}
 		return act
 	}
-	base := n.Prop("simd_id_base")
+	base := n.Prop(SIMDIDBase)
 	for _, c := range a.Caches {
 		props := func(id uint64) Props {
 			return ordered(cacheKeys, map[string]uint64{"processor_id_low": id, "level": c.Level,
@@ -313,14 +313,14 @@ func (s *System) relink() {
 	for _, g := range gpus {
 		a := tmpl(g)
 		g.IOLinks = append(g.IOLinks, link(typePCIe, g, s.Nodes[g.CPU], a.PCIe, a.PCIe.Flags))
-		hive := g.Prop("hive_id")
+		hive := g.Prop(HiveID)
 		for _, o := range gpus {
 			if o == g {
 				continue
 			}
-			if hive != 0 && o.Prop("hive_id") == hive {
+			if hive != 0 && o.Prop(HiveID) == hive {
 				l := a.XGMI
-				if o.Prop("unique_id") == g.Prop("unique_id") && o.Prop("location_id")>>8 == g.Prop("location_id")>>8 {
+				if o.Prop(UniqueID) == g.Prop(UniqueID) && o.Prop(LocationID)>>8 == g.Prop(LocationID)>>8 {
 					l = a.XGMIPartition
 				}
 				g.IOLinks = append(g.IOLinks, link(typeXGMI, g, o, l, l.Flags))
@@ -332,7 +332,7 @@ func (s *System) relink() {
 			}
 		}
 		for _, o := range gpus {
-			if o != g && (hive == 0 || o.Prop("hive_id") != hive) {
+			if o != g && (hive == 0 || o.Prop(HiveID) != hive) {
 				// The captured 8-GPU tree carries the SDMA mask on GPU->GPU peer links only from
 				// GPUs of a higher CPU node to those of a lower one; reproduced as captured.
 				l := linkSpec{Weight: weightPeerGPU}

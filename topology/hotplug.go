@@ -31,7 +31,7 @@ func (s *System) AddGPU(template string) (int, error) {
 	}
 	loc := uint64(0x8000)
 	for _, n := range s.Nodes {
-		if l := n.Prop("location_id"); l >= loc {
+		if l := n.Prop(LocationID); l >= loc {
 			loc = l&^0xff + 0x100
 		}
 	}

@@ -53,10 +53,10 @@ type Link struct{ Props Props }
 func (n *Node) IsGPU() bool { return n.Props.Get("simd_count") > 0 }
 
 // Prop returns the value of a nodes/N/properties key.
-func (n *Node) Prop(key string) uint64 { return n.Props.Get(key) }
+func (n *Node) Prop(key NodeKey) uint64 { return n.Props.Get(key.String()) }
 
 // RenderMinor is the node's drm_render_minor.
-func (n *Node) RenderMinor() uint32 { return uint32(n.Prop("drm_render_minor")) }
+func (n *Node) RenderMinor() uint32 { return uint32(n.Prop(DRMRenderMinor)) }
 
 // VRAMSize is the sum of the node's frame-buffer heaps (public and private).
 func (n *Node) VRAMSize() uint64 {
@@ -71,15 +71,15 @@ func (n *Node) VRAMSize() uint64 {
 
 // ComputeUnits is simd_count / simd_per_cu.
 func (n *Node) ComputeUnits() uint64 {
-	if spc := n.Prop("simd_per_cu"); spc > 0 {
-		return n.Prop("simd_count") / spc
+	if spc := n.Prop(SIMDPerCU); spc > 0 {
+		return n.Prop(SIMDCount) / spc
 	}
 	return 0
 }
 
 // GfxTarget derives "gfxXYZ" from gfx_target_version (major*10000 + minor*100 + stepping, with
 // minor and stepping printed in hex as LLVM names them: 90010 -> gfx90a).
-func (n *Node) GfxTarget() string { return GfxName(n.Prop("gfx_target_version")) }
+func (n *Node) GfxTarget() string { return GfxName(n.Prop(GfxTargetVersion)) }
 
 // GfxName formats a gfx_target_version.
 func GfxName(v uint64) string {

@@ -94,25 +94,11 @@ func ParseProperties(data []byte) (Props, []bool, error) {
 	return p, sib, nil
 }
 
-// Key orders, from kfd_topology.c (node_show, mem_show, kfd_cache_show, iolink_show) as of Linux 6.10:
-// the same order the captured trees in shared/fixtures/topology have.
+// Key orders, from kfd_topology.c (mem_show, kfd_cache_show, iolink_show) as of Linux 6.10: the same
+// order the captured trees in shared/fixtures/topology have. Node keys: keys.go.
 var (
-	nodeKeysCommon = []string{
-		"cpu_cores_count", "simd_count", "mem_banks_count", "caches_count", "io_links_count",
-		"p2p_links_count", "cpu_core_id_base", "simd_id_base", "max_waves_per_simd", "lds_size_in_kb",
-		"gds_size_in_kb", "num_gws", "wave_front_size", "array_count", "simd_arrays_per_engine",
-		"cu_per_simd_array", "simd_per_cu", "max_slots_scratch_cu", "gfx_target_version", "vendor_id",
-		"device_id", "location_id", "domain", "drm_render_minor", "hive_id", "num_sdma_engines",
-		"num_sdma_xgmi_engines", "num_sdma_queues_per_engine", "num_cp_queues",
-	}
-	// Only GPU nodes (node_show: "if (dev->gpu)").
-	nodeKeysGPU = []string{
-		"max_engine_clk_fcompute", "local_mem_size", "fw_version", "capability", "debug_prop",
-		"sdma_fw_version", "unique_id", "num_xcc",
-	}
-	nodeKeyLast = "max_engine_clk_ccompute"
-	memKeys     = []string{"heap_type", "size_in_bytes", "flags", "width", "mem_clk_max"}
-	cacheKeys   = []string{"processor_id_low", "level", "size", "cache_line_size", "cache_lines_per_tag",
+	memKeys   = []string{"heap_type", "size_in_bytes", "flags", "width", "mem_clk_max"}
+	cacheKeys = []string{"processor_id_low", "level", "size", "cache_line_size", "cache_lines_per_tag",
 		"association", "latency", "type"}
 	linkKeys = []string{"type", "version_major", "version_minor", "node_from", "node_to", "weight",
 		"min_latency", "max_latency", "min_bandwidth", "max_bandwidth", "recommended_transfer_size",
@@ -126,13 +112,4 @@ func ordered(keys []string, m map[string]uint64) Props {
 		p = append(p, Prop{k, m[k]})
 	}
 	return p
-}
-
-// nodeKeys is the print order of nodes/N/properties.
-func nodeKeys(gpu bool) []string {
-	k := append([]string(nil), nodeKeysCommon...)
-	if gpu {
-		k = append(k, nodeKeysGPU...)
-	}
-	return append(k, nodeKeyLast)
 }

@@ -43,7 +43,7 @@ func TestShellScript(t *testing.T) {
 			for i, l := range lines {
 				f := strings.Fields(l)
 				n := sys.Nodes[i]
-				want := n.Prop("cpu_cores_count")
+				want := n.Prop(CPUCoresCount)
 				kind := "CPU"
 				if n.IsGPU() {
 					want, kind = n.ComputeUnits(), "GPU"

@@ -18,10 +18,10 @@ func WriteSummary(w io.Writer, s *System) error {
 		if n.IsGPU() {
 			fmt.Fprintf(w, "node %d  GPU  %-14s %-7s gpu_id %-5d renderD%d  %d CUs  wave%d  VRAM %d MiB  %d caches  %d io_links  %d p2p_links\n",
 				n.ID, n.Name, n.GfxTarget(), n.GPUID, n.RenderMinor(), n.ComputeUnits(),
-				n.Prop("wave_front_size"), mem>>20, len(n.Caches), len(n.IOLinks), len(n.P2PLinks))
+				n.Prop(WaveFrontSize), mem>>20, len(n.Caches), len(n.IOLinks), len(n.P2PLinks))
 		} else {
 			fmt.Fprintf(w, "node %d  CPU  %d cores  %d MHz  memory %d MiB  %d io_links  %d p2p_links\n",
-				n.ID, n.Prop("cpu_cores_count"), n.Prop("max_engine_clk_ccompute"), mem>>20,
+				n.ID, n.Prop(CPUCoresCount), n.Prop(MaxEngineClkCCompute), mem>>20,
 				len(n.IOLinks), len(n.P2PLinks))
 		}
 	}
@@ -38,7 +38,7 @@ func WriteDot(w io.Writer, s *System) error {
 		if n.IsGPU() {
 			fmt.Fprintf(w, "  n%d [label=\"node %d\\n%s %s\\n%d CUs\"];\n", n.ID, n.ID, n.Name, n.GfxTarget(), n.ComputeUnits())
 		} else {
-			fmt.Fprintf(w, "  n%d [label=\"node %d\\nCPU %d cores\", shape=ellipse];\n", n.ID, n.ID, n.Prop("cpu_cores_count"))
+			fmt.Fprintf(w, "  n%d [label=\"node %d\\nCPU %d cores\", shape=ellipse];\n", n.ID, n.ID, n.Prop(CPUCoresCount))
 		}
 	}
 	for _, n := range nodes {

@@ -230,8 +230,8 @@ func TestInvariants(t *testing.T) {
 			if n.ID != i {
 				t.Errorf("%s: node %d has id %d", name, i, n.ID)
 			}
-			counts := map[string]int{"mem_banks_count": len(n.MemBanks), "caches_count": len(n.Caches),
-				"io_links_count": len(n.IOLinks), "p2p_links_count": len(n.P2PLinks)}
+			counts := map[NodeKey]int{MemBanksCount: len(n.MemBanks), CachesCount: len(n.Caches),
+				IOLinksCount: len(n.IOLinks), P2PLinksCount: len(n.P2PLinks)}
 			for k, v := range counts {
 				if n.Prop(k) != uint64(v) {
 					t.Errorf("%s node %d: %s %d but %d entries", name, i, k, n.Prop(k), v)
@@ -294,7 +294,7 @@ func TestHotplug(t *testing.T) {
 	if tree["topology/nodes/2/name"] != "arcturus\n" || tree["topology/generation_id"] != fmt.Sprintf("%d\n", gen+1) {
 		t.Errorf("rendered tree not updated")
 	}
-	if s.Nodes[0].Prop("io_links_count") != 2 {
+	if s.Nodes[0].Prop(IOLinksCount) != 2 {
 		t.Errorf("CPU node not linked to the new GPU")
 	}
 	if err := s.RemoveGPU(0); err == nil {
@@ -417,5 +417,32 @@ func TestSetHostMemory(t *testing.T) {
 	}
 	if cpus != 2 {
 		t.Fatalf("mi210x8 has %d cpu nodes, want 2", cpus)
+	}
+}
+
+// TestNodeKeysMatchRendering: the typed keys are the rendered keys, in order, for CPU and GPU
+// nodes of every profile (the table in keys.go is the one the driver reads and the renderer prints).
+func TestNodeKeysMatchRendering(t *testing.T) {
+	for _, name := range Profiles() {
+		s, err := Profile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range s.Nodes {
+			want := nodeKeys(n.IsGPU())
+			if len(n.Props) != len(want) {
+				t.Fatalf("%s node %d: %d properties, %d keys", name, n.ID, len(n.Props), len(want))
+			}
+			for i, p := range n.Props {
+				if p.Key != want[i] {
+					t.Errorf("%s node %d: property %d is %q, key table says %q", name, n.ID, i, p.Key, want[i])
+				}
+			}
+		}
+	}
+	for k := NodeKey(0); k < numNodeKeys; k++ {
+		if k.String() == "" {
+			t.Errorf("key %d has no name", k)
+		}
 	}
 }

@@ -176,13 +176,13 @@ func TestLibhsakmt(t *testing.T) {
 			}
 			for _, n := range sys.Nodes {
 				l := lines[fmt.Sprintf("node %d", n.ID)]
-				want := fmt.Sprintf("node %d cpu_cores %d simds %d", n.ID, n.Prop("cpu_cores_count"), n.Prop("simd_count"))
+				want := fmt.Sprintf("node %d cpu_cores %d simds %d", n.ID, n.Prop(topology.CPUCoresCount), n.Prop(topology.SIMDCount))
 				if !strings.HasPrefix(l, want) {
 					t.Errorf("got %q, want prefix %q", l, want)
 				}
 				if n.IsGPU() {
 					// libhsakmt's NumIOLinks counts io_links and p2p_links.
-					if !strings.Contains(l, fmt.Sprintf("minor %d device %#x", n.RenderMinor(), n.Prop("device_id"))) ||
+					if !strings.Contains(l, fmt.Sprintf("minor %d device %#x", n.RenderMinor(), n.Prop(topology.DeviceID))) ||
 						!strings.Contains(l, fmt.Sprintf("caches %d iolinks %d", len(n.Caches), len(n.IOLinks)+len(n.P2PLinks))) {
 						t.Errorf("node %d: %q does not match the profile", n.ID, l)
 					}

@@ -136,25 +136,25 @@ const defaultGTT = 3072 << 20
 // InfoFromNode describes GPU node n of system s (s may be nil; it supplies the system memory the GTT
 // size is derived from: ttm_tt_pages_limit, half of RAM).
 func InfoFromNode(s *topology.System, n *topology.Node) GPUInfo {
-	gv := uint32(n.Prop("gfx_target_version"))
+	gv := uint32(n.Prop(topology.GfxTargetVersion))
 	a := asicFor(gv)
-	xcc := max(uint32(n.Prop("num_xcc")), 1)
-	shPerSE := max(uint32(n.Prop("simd_arrays_per_engine")), 1)
-	arrays := uint32(n.Prop("array_count"))
+	xcc := max(uint32(n.Prop(topology.NumXCC)), 1)
+	shPerSE := max(uint32(n.Prop(topology.SIMDArraysPerEngine)), 1)
+	arrays := uint32(n.Prop(topology.ArrayCount))
 	info := GPUInfo{
-		DeviceID: uint32(n.Prop("device_id")), Family: a.family, GfxTargetVersion: gv,
+		DeviceID: uint32(n.Prop(topology.DeviceID)), Family: a.family, GfxTargetVersion: gv,
 		GC: a.gc, SDMA: a.sdma, GfxBlock: a.gfxBlk, SDMABlock: a.sdBlk,
-		NumSE: arrays / shPerSE / xcc, SHPerSE: shPerSE, CUPerSH: uint32(n.Prop("cu_per_simd_array")),
+		NumSE: arrays / shPerSE / xcc, SHPerSE: shPerSE, CUPerSH: uint32(n.Prop(topology.CUPerSIMDArray)),
 		ActiveCUs: uint32(n.ComputeUnits()) / xcc, NumXCC: xcc,
-		MaxEngineClockMHz: uint32(n.Prop("max_engine_clk_fcompute")),
+		MaxEngineClockMHz: uint32(n.Prop(topology.MaxEngineClkFCompute)),
 		VRAMSize:          n.VRAMSize(), VisibleVRAMSize: n.VRAMSize(),
-		VRAMType: a.vramType, WaveFrontSize: uint32(n.Prop("wave_front_size")),
+		VRAMType: a.vramType, WaveFrontSize: uint32(n.Prop(topology.WaveFrontSize)),
 		NumGfxRings: a.gfxRings, NumComputeRings: 8, // amdgpu_num_kcq default
 		NumSDMA:      a.sdmaPerXCC * xcc,
-		MECFWVersion: uint32(n.Prop("fw_version")), SDMAFWVersion: uint32(n.Prop("sdma_fw_version")),
-		GBAddrConfig: a.gbAddrConfig, GDSSize: uint32(n.Prop("gds_size_in_kb")) * 1024,
-		GWSSize: uint32(n.Prop("num_gws")), OASize: a.oa, Display: a.display,
-		PCIRev: pciRevs[uint32(n.Prop("device_id"))],
+		MECFWVersion: uint32(n.Prop(topology.FWVersion)), SDMAFWVersion: uint32(n.Prop(topology.SDMAFWVersion)),
+		GBAddrConfig: a.gbAddrConfig, GDSSize: uint32(n.Prop(topology.GDSSizeInKB)) * 1024,
+		GWSSize: uint32(n.Prop(topology.NumGWS)), OASize: a.oa, Display: a.display,
+		PCIRev: pciRevs[uint32(n.Prop(topology.DeviceID))],
 	}
 	info.ExternalRev = info.ChipRev + a.extRevBase // rev_id is 0 on every modelled part
 	for _, b := range n.MemBanks {
@@ -180,7 +180,7 @@ func InfoFromNode(s *topology.System, n *topology.Node) GPUInfo {
 		}
 	}
 	if info.NumSDMA == 0 {
-		info.NumSDMA = uint32(n.Prop("num_sdma_engines") + n.Prop("num_sdma_xgmi_engines"))
+		info.NumSDMA = uint32(n.Prop(topology.NumSDMAEngines) + n.Prop(topology.NumSDMAXGMIEngines))
 	}
 	return info
 }

@@ -386,7 +386,7 @@ func TestDevInfoProfiles(t *testing.T) {
 				continue
 			}
 			seen[n.Asic] = true
-			xcc := max(uint32(n.Prop("num_xcc")), 1)
+			xcc := max(uint32(n.Prop(topology.NumXCC)), 1)
 			cus := 0
 			for i := range di.CUBitmap {
 				for j := range di.CUBitmap[i] {
@@ -394,17 +394,17 @@ func TestDevInfoProfiles(t *testing.T) {
 				}
 			}
 			switch {
-			case di.DeviceID != uint32(n.Prop("device_id")) || di.Family != w.family || di.ExternalRev != w.extRev || di.VRAMType != w.vram:
+			case di.DeviceID != uint32(n.Prop(topology.DeviceID)) || di.Family != w.family || di.ExternalRev != w.extRev || di.VRAMType != w.vram:
 				t.Errorf("%s/%s: id %#x family %d ext %#x vram type %d", p, n.Asic, di.DeviceID, di.Family, di.ExternalRev, di.VRAMType)
-			case di.NumShaderEngines*di.NumShaderArraysPerEngine*xcc != uint32(n.Prop("array_count")):
-				t.Errorf("%s: SE %d x SH %d x XCC %d != array_count %d", p, di.NumShaderEngines, di.NumShaderArraysPerEngine, xcc, n.Prop("array_count"))
+			case di.NumShaderEngines*di.NumShaderArraysPerEngine*xcc != uint32(n.Prop(topology.ArrayCount)):
+				t.Errorf("%s: SE %d x SH %d x XCC %d != array_count %d", p, di.NumShaderEngines, di.NumShaderArraysPerEngine, xcc, n.Prop(topology.ArrayCount))
 			case uint64(di.CUActiveNumber)*uint64(xcc) != n.ComputeUnits() || cus != int(di.CUActiveNumber):
 				t.Errorf("%s: cu_active %d, bitmap %d, topology %d", p, di.CUActiveNumber, cus, n.ComputeUnits())
 			case di.CUAOBitmap != di.CUBitmap || di.CUAOMask == 0:
 				t.Errorf("%s: ao bitmap/mask %#x", p, di.CUAOMask)
-			case di.MaxEngineClock != n.Prop("max_engine_clk_fcompute")*1000 || di.MaxMemoryClock == 0:
+			case di.MaxEngineClock != n.Prop(topology.MaxEngineClkFCompute)*1000 || di.MaxMemoryClock == 0:
 				t.Errorf("%s: clocks %d %d", p, di.MaxEngineClock, di.MaxMemoryClock)
-			case di.WaveFrontSize != uint32(n.Prop("wave_front_size")) || di.NumCUPerSH != uint32(n.Prop("cu_per_simd_array")):
+			case di.WaveFrontSize != uint32(n.Prop(topology.WaveFrontSize)) || di.NumCUPerSH != uint32(n.Prop(topology.CUPerSIMDArray)):
 				t.Errorf("%s: wave %d cu/sh %d", p, di.WaveFrontSize, di.NumCUPerSH)
 			case di.VirtualAddressOffset != 1<<16 || di.VirtualAddressMax != 0x800000000000 || di.HighVAOffset != 0xffff800000000000 ||
 				di.HighVAMax != 0xffffffffffbfe000 || di.PTEFragmentSize != 2<<20 || di.GPUCounterFreq != 100000:
