@@ -299,12 +299,20 @@ func (p *Port) remoteRMW(e *tlbEntry, off uint64, size int, f func(uint64) uint6
 	if err = e.remote.ReadAt(b, e.raddr+off); err != nil {
 		return 0, err
 	}
+	var nv uint64
 	if size == 4 {
 		old = uint64(binary.LittleEndian.Uint32(b))
-		binary.LittleEndian.PutUint32(b, uint32(f(old)))
+		nv = uint64(uint32(f(old)))
+		binary.LittleEndian.PutUint32(b, uint32(nv))
 	} else {
 		old = binary.LittleEndian.Uint64(b)
-		binary.LittleEndian.PutUint64(b, f(old))
+		nv = f(old)
+		binary.LittleEndian.PutUint64(b, nv)
+	}
+	if nv == old {
+		// Nothing to write (a failed compare-and-swap, an operation that leaves the value): a
+		// write-back of the old value would undo a store the client made since the read.
+		return old, nil
 	}
 	return old, e.remote.WriteAt(b, e.raddr+off)
 }

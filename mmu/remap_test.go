@@ -67,3 +67,60 @@ func TestRemapHasNoHole(t *testing.T) {
 		t.Fatal("bad flags accepted")
 	}
 }
+
+// TestRemoteRMWNoWriteBack: on Remote backing an Atomic whose f leaves the value unchanged (a
+// failed compare-and-swap, a load written as f(old) = old) writes nothing, so a store the client
+// makes between the engine's read and its would-be write survives. The PM4 engine once loaded its
+// write pointer that way from userptr memory and erased the client's next write pointer (kfdtest
+// 5.2.3 KFDEventTest.SignalInvalidEvent lost a submission about once in 300).
+func TestRemoteRMWNoWriteBack(t *testing.T) {
+	ph := NewPhys()
+	inner := &fakeRemote{base: 0x7f0000000000, mem: make([]byte, 4096)}
+	r := &storeAfterRead{fakeRemote: inner, after: func() {
+		// the client's store lands after the engine's read
+		inner.mu.Lock()
+		binary.LittleEndian.PutUint64(inner.mem[8:], 5184)
+		inner.mu.Unlock()
+	}}
+	pa, err := ph.AllocSystem(4096, Backing{Remote: r, RemoteAddr: inner.base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := NewVM(ph, Config{PASID: 1})
+	const va = 0x600000
+	if err := vm.Map(va, 4096, pa, rw|PTESystem); err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint64(inner.mem[8:], 5168)
+	p := vm.NewPort()
+	defer p.Close()
+	old, err := p.Atomic(va+8, 8, func(o uint64) uint64 { return o })
+	if err != nil || old != 5168 {
+		t.Fatalf("Atomic: old %d, %v", old, err)
+	}
+	if got := binary.LittleEndian.Uint64(inner.mem[8:]); got != 5184 {
+		t.Fatalf("client's store overwritten: word is %d, want 5184", got)
+	}
+	// a changing f still writes
+	r.after = nil
+	if _, err := p.Atomic(va+8, 8, func(o uint64) uint64 { return o + 1 }); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint64(inner.mem[8:]); got != 5185 {
+		t.Fatalf("increment: word is %d, want 5185", got)
+	}
+}
+
+// storeAfterRead runs after once each ReadAt has copied the memory out.
+type storeAfterRead struct {
+	*fakeRemote
+	after func()
+}
+
+func (r *storeAfterRead) ReadAt(p []byte, addr uint64) error {
+	err := r.fakeRemote.ReadAt(p, addr)
+	if r.after != nil {
+		r.after()
+	}
+	return err
+}

@@ -74,6 +74,9 @@ func (m *memory) Atomic(va uint64, size int, f func(uint64) uint64) (uint64, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if f == nil { // a load
+		f = func(old uint64) uint64 { return old }
+	}
 	if size == 4 {
 		old := uint64(binary.LittleEndian.Uint32(m.b[va:]))
 		binary.LittleEndian.PutUint32(m.b[va:], uint32(f(old)))

@@ -236,9 +236,12 @@ func (e *FaultError) Is(target error) bool { return target == ErrFault }
 // Memory is the queue's GPU virtual address space (kfd: the owning process's GPUVM). Errors are
 // faults. Atomic applies f to the naturally aligned size-byte word (size 4 or 8) at va as one
 // atomic read-modify-write and returns the old value; f must be pure (it may run more than once).
-// The CP loads words it shares with the client (write pointer, WAIT_REG_MEM poll) with an f that
-// returns old, and stores them (read pointer, fences) with an f that ignores old. Memory must be
-// safe for concurrent use (Status loads the write pointer from another goroutine).
+// f == nil is an atomic load that never writes: the CP loads the words it shares with the client
+// (write pointer, WAIT_REG_MEM poll) so, and stores them (read pointer, fences) with an f that
+// ignores old. (A load done as a read-modify-write with f returning old would write the old value
+// back; on memory the daemon reaches by copying, userptr pages, that write-back lost the client's
+// concurrent write-pointer store and stalled the queue.) Memory must be safe for concurrent use
+// (Status loads the write pointer from another goroutine).
 type Memory interface {
 	Read(va uint64, p []byte) error
 	Write(va uint64, p []byte) error

@@ -63,9 +63,6 @@ type Queue struct {
 	timer    *time.Timer
 }
 
-// keep is the Atomic function of a load.
-func keep(old uint64) uint64 { return old }
-
 // New validates cfg and returns a stopped queue. The CP's read index is derived the way the HQD
 // sees the ring: the dwords pending are (wptr - rptr) mod ring size, with rptr loaded from
 // ReadPtrVA (0 for a fresh kfd queue) and wptr from WritePtrVA.
@@ -248,7 +245,7 @@ func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
 
 // load atomically loads a 4- or 8-byte word shared with the client.
 func (q *Queue) load(va uint64, size int, op string) (uint64, error) {
-	v, err := q.cfg.Memory.Atomic(va, size, keep)
+	v, err := q.cfg.Memory.Atomic(va, size, nil) // a load: never written back
 	if err != nil {
 		return 0, &FaultError{VA: va, Op: op, Err: err}
 	}
