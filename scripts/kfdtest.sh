@@ -116,7 +116,13 @@ if [ -n "$filter" ]; then
 	for c in "${cases[@]}"; do matches "$c" "${fpats[@]}" && sel+=("$c"); done
 	cases=("${sel[@]}")
 fi
-echo "kfdtest $version, profile $profile ($asic), ${#cases[@]} cases, ${limit}s each"
+# Per-case limits: "VERSION CASE SECONDS REASON" lines; a case gets max(--timeout, SECONDS).
+declare -A limits
+while read -r v c secs _; do
+	case "$v" in '' | '#'*) continue ;; esac
+	if [ "$v" = "*" ] || [ "$v" = "$version" ]; then limits[$c]=$secs; fi
+done <scripts/kfdtest/timeouts.txt
+echo "kfdtest $version, profile $profile ($asic), ${#cases[@]} cases, ${limit}s each (scripts/kfdtest/timeouts.txt lists longer ones)"
 
 pass=0 fail=0 t0=$(date +%s)
 for c in "${cases[@]}"; do
@@ -125,7 +131,9 @@ for c in "${cases[@]}"; do
 	rc=0
 	# timeout leads a process group of its own: what a case leaves behind (KFDIPCTest forks a child
 	# that waits forever when its parent fails) is killed with the group once the case is over.
-	timeout -k 10 "$limit" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 &
+	cl=${limits[$c]:-$limit}
+	[ "$cl" -ge "$limit" ] || cl=$limit
+	timeout -k 10 "$cl" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 &
 	tpid=$!
 	wait "$tpid" 2>/dev/null || rc=$?
 	kill -KILL -- "-$tpid" 2>/dev/null || true

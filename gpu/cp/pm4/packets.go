@@ -209,6 +209,9 @@ func (q *Queue) releaseMem(n uint64) error {
 	}
 	if intSel == IntSelInterrupt || intSel == IntSelInterruptAfterWrite {
 		q.interrupts.Add(1)
+		if err := q.flushRptr(); err != nil {
+			return err
+		}
 		q.cfg.Host.Interrupt(q, q.dw(7)) // int_ctxid
 	}
 	return nil
@@ -389,6 +392,9 @@ func (q *Queue) dispatchDirect(stop <-chan struct{}, n uint64) error {
 	}
 	q.setState(StateActive)
 	q.dispatches.Add(1)
+	if err := q.flushRptr(); err != nil {
+		return err
+	}
 	if err := q.cfg.Host.Dispatch(q, cs); err != nil {
 		select {
 		case <-stop:

@@ -50,17 +50,25 @@ type Queue struct {
 	stopped chan struct{} // the current run's stop channel, for Stopping
 
 	// Owned by the queue goroutine (and by Stop/Start's happens-before edges between runs).
-	frames   [maxIBDepth + 1]frame
-	sp       int // index of the current frame
-	chains   int // IB chains followed since the current ring packet started
-	pkt      [packetMaxDwords * 4]byte
-	sh       [shRegs]uint32
-	uconfig  [uconfigRegs]uint32
-	cs       ComputeState
-	wr       waitRegMem
-	storeVal uint64
-	storeFn  func(uint64) uint64
-	timer    *time.Timer
+	frames [maxIBDepth + 1]frame
+	sp     int // index of the current frame
+	// ring prefetch: dwords [pfLo, pfHi) of the ring (monotonic positions) read at once, all of
+	// them below a write pointer already loaded, so published and not rewritten before they are
+	// consumed (the CP's prefetcher reads ahead the same way). wLimit is that write pointer.
+	pf         [prefetchDwords * 4]byte
+	pfLo, pfHi uint64
+	wLimit     uint64
+	// rptrPending counts packets retired since the read pointer was last written (flushRptr).
+	rptrPending int
+	chains      int // IB chains followed since the current ring packet started
+	pkt         [packetMaxDwords * 4]byte
+	sh          [shRegs]uint32
+	uconfig     [uconfigRegs]uint32
+	cs          ComputeState
+	wr          waitRegMem
+	storeVal    uint64
+	storeFn     func(uint64) uint64
+	timer       *time.Timer
 }
 
 // New validates cfg and returns a stopped queue. The CP's read index is derived the way the HQD
@@ -114,6 +122,7 @@ func (q *Queue) Start() error {
 	}
 	q.stop, q.done = make(chan struct{}), make(chan struct{})
 	q.stopped = q.stop
+	q.pfLo, q.pfHi, q.wLimit = 0, 0, 0 // read the ring and its write pointer afresh after a stop
 	q.state.Store(int32(StateIdle))
 	go q.run(q.stop, q.done)
 	q.Kick() // look at the ring once: packets may already be there
@@ -211,6 +220,7 @@ func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
 		q.timer = time.NewTimer(time.Hour)
 		q.timer.Stop()
 	}
+	defer q.flushRptr() // a stopped queue reports how far it got (a fault here has nowhere to go)
 	for {
 		select {
 		case <-stop:
@@ -229,6 +239,10 @@ func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
 				return
 			}
 			if !progressed {
+				if err := q.flushRptr(); err != nil {
+					q.fail(err)
+					return
+				}
 				break
 			}
 			select {
@@ -275,6 +289,9 @@ func (q *Queue) fetch(f *frame, pos, n uint64, at int) error {
 	op := "indirect buffer"
 	if q.sp == 0 {
 		op = "ring"
+		if q.prefetched(pos, n, dst) {
+			return nil
+		}
 		off := pos & (q.sizeDw - 1)
 		if first := q.sizeDw - off; first < n { // the packet wraps the ring end
 			if err := q.cfg.Memory.Read(f.base+off*4, dst[:4*first]); err != nil {
@@ -291,6 +308,45 @@ func (q *Queue) fetch(f *frame, pos, n uint64, at int) error {
 		return &FaultError{VA: va, Op: op, Err: err}
 	}
 	return nil
+}
+
+// loadWptr loads the ring's write pointer into q.wLimit, checking it against the read index of
+// ring frame f.
+func (q *Queue) loadWptr(f *frame) error {
+	w, err := q.load(q.cfg.WritePtrVA, 8, "write pointer")
+	if err != nil {
+		return err
+	}
+	q.wptrSeen.Store(w)
+	if w < f.pos || w-f.pos > q.sizeDw {
+		return fmt.Errorf("%w: write pointer %d, read index %d, ring of %d dwords", ErrWritePointer, w, f.pos, q.sizeDw)
+	}
+	q.wLimit = w
+	return nil
+}
+
+// prefetchDwords is how far ahead the ring is read in one access (16 KiB).
+const prefetchDwords = 4096
+
+// prefetched serves n ring dwords at pos from the prefetch buffer, refilling it from pos up to the
+// loaded write pointer, the ring's end or the buffer's size, whichever comes first: one memory
+// access per many packets (on userptr memory each access is a process_vm_readv). False when the
+// dwords are not there (not published yet, or crossing the ring end): fetch reads them directly.
+func (q *Queue) prefetched(pos, n uint64, dst []byte) bool {
+	if pos < q.pfLo || pos+n > q.pfHi {
+		off := pos & (q.sizeDw - 1)
+		cnt := min(q.wLimit-pos, q.sizeDw-off, prefetchDwords)
+		if q.wLimit <= pos || cnt < n {
+			return false
+		}
+		if err := q.cfg.Memory.Read(q.frames[0].base+off*4, q.pf[:4*cnt]); err != nil {
+			q.pfLo, q.pfHi = 0, 0
+			return false // fetch reads again and reports the fault at its own address
+		}
+		q.pfLo, q.pfHi = pos, pos+cnt
+	}
+	copy(dst, q.pf[4*(pos-q.pfLo):4*(pos-q.pfLo+n)])
+	return true
 }
 
 // packetDwords returns the size in dwords of the packet whose header is h.
@@ -316,18 +372,17 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	f := &q.frames[q.sp]
 	var avail uint64
 	if q.sp == 0 {
-		w, err := q.load(q.cfg.WritePtrVA, 8, "write pointer")
-		if err != nil {
-			return false, err
+		// The write pointer is loaded again only once the packets it published are consumed
+		// (or one is incomplete, below): on userptr memory each load is a process_vm_readv.
+		if q.wLimit <= f.pos {
+			if err := q.loadWptr(f); err != nil {
+				return false, err
+			}
+			if q.wLimit == f.pos {
+				return false, nil
+			}
 		}
-		q.wptrSeen.Store(w)
-		if w == f.pos {
-			return false, nil
-		}
-		if w < f.pos || w-f.pos > q.sizeDw {
-			return false, fmt.Errorf("%w: write pointer %d, read index %d, ring of %d dwords", ErrWritePointer, w, f.pos, q.sizeDw)
-		}
-		avail = w - f.pos
+		avail = q.wLimit - f.pos
 	} else {
 		if f.pos >= f.size { // end of this IB: the INDIRECT_BUFFER packet in the parent completes
 			ret := f.ret
@@ -348,6 +403,12 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	}
 	if n > avail {
 		if q.sp == 0 && n <= q.sizeDw {
+			if err := q.loadWptr(f); err != nil { // more may have been published since
+				return false, err
+			}
+			if q.wLimit-f.pos > avail {
+				return true, nil // it has: step again
+			}
 			return false, nil // the client has not written the whole packet yet
 		}
 		return false, q.packetErr(va, h, fmt.Errorf("%w: %d-dword packet, %d dwords left (ring size or IB end)", ErrMalformed, n, avail))
@@ -379,13 +440,31 @@ func (q *Queue) retire(n uint64) error {
 		return nil
 	}
 	q.chains = 0
-	r := uint32(f.pos & (q.sizeDw - 1))
+	q.rd.Store(f.pos)
+	q.packets.Add(1)
+	if q.rptrPending++; q.rptrPending >= rptrBatch {
+		return q.flushRptr()
+	}
+	return nil
+}
+
+// rptrBatch bounds how many retired packets the read pointer in memory may lag behind.
+const rptrBatch = 64
+
+// flushRptr writes the read pointer back (dwords, wrapping at the ring size: kfdtest
+// PM4Queue::Rptr/RptrWhenConsumed). Like the CP's rptr report it is not written per packet: it is
+// written every rptrBatch packets and whenever the queue goes idle, blocks (WAIT_REG_MEM), runs a
+// dispatch, interrupts the host or stops, so a client waiting for consumption always sees it.
+func (q *Queue) flushRptr() error {
+	if q.rptrPending == 0 {
+		return nil
+	}
+	q.rptrPending = 0
+	r := uint32(q.frames[0].pos & (q.sizeDw - 1))
 	if err := q.store(q.cfg.ReadPtrVA, 4, uint64(r), "read pointer"); err != nil {
 		return err
 	}
 	q.rptr.Store(r)
-	q.rd.Store(f.pos)
-	q.packets.Add(1)
 	return nil
 }
 
@@ -398,6 +477,9 @@ func (q *Queue) packetErr(va uint64, h uint32, err error) error {
 // fails, or the queue is stopped. Only this queue's goroutine waits; nothing spins.
 func (q *Queue) wait(stop <-chan struct{}) error {
 	if ok, err := q.waitSatisfied(); ok || err != nil {
+		return err
+	}
+	if err := q.flushRptr(); err != nil {
 		return err
 	}
 	q.setState(StateWaiting)
