@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/sdma"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -79,8 +78,8 @@ func (r *Runtime) Copy(dst, src uint64, n uint64) error {
 func (c *sdmaCopier) copy(dst, src, n uint64) error {
 	var p []byte
 	for off := uint64(0); off < n; {
-		k := min(n-off, sdma.MaxCopyBytes)
-		p = sdma.AppendCopyLinear(p, dst+off, src+off, uint32(k))
+		k := min(n-off, sdmaMaxCopy)
+		p = appendCopyLinear(p, dst+off, src+off, uint32(k))
 		off += k
 		if len(p) > sdmaRingSize/2 || off == n {
 			if err := c.submit(p); err != nil {
@@ -96,7 +95,7 @@ func (c *sdmaCopier) copy(dst, src, n uint64) error {
 // waits for the fence.
 func (c *sdmaCopier) submit(p []byte) error {
 	c.seq++
-	p = sdma.AppendFence(p, c.fence.VA, uint32(c.seq))
+	p = appendFence(p, c.fence.VA, uint32(c.seq))
 	for c.pos+uint64(len(p))-c.rptr() > sdmaRingSize {
 		time.Sleep(10 * time.Microsecond)
 	}
