@@ -9,7 +9,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/kfd"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"golang.org/x/sys/unix"
@@ -37,21 +37,21 @@ func BenchmarkAQLRoundTrip(b *testing.B) {
 	})
 	q0 := newBenchQueue(b, c, d, 0x100000000)
 	ring, aq, sig, doorbell, sigs := q0.ring, q0.aq, q0.sig, q0.doorbell, q0.sigVA
-	hdr := uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem))
-	var pkt [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{CompletionSignal: sigs}).Encode(pkt[:])
+	hdr := uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem))
+	var pkt [aql.PacketSize]byte
+	(&aql.BarrierPacket{CompletionSignal: sigs}).Encode(pkt[:])
 	b.Run("aql_barrier", func(b *testing.B) {
 		lat := make([]time.Duration, 0, b.N)
 		for i := 0; i < b.N; i++ {
 			start := time.Now()
-			idx := u64(aq, hsa.AMDQueueWriteDispatchIDOffset).Load()
+			idx := u64(aq, aql.AMDQueueWriteDispatchIDOffset).Load()
 			slot := ring[64*(idx%64) : 64*(idx%64)+64]
 			copy(slot[4:], pkt[4:])
-			u64(sig, hsa.SignalValueOffset).Store(1)
+			u64(sig, aql.SignalValueOffset).Store(1)
 			(*atomic.Uint32)(unsafe.Pointer(&slot[0])).Store(hdr)
-			u64(aq, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+			u64(aq, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
 			doorbell.Store(idx)
-			for u64(sig, hsa.SignalValueOffset).Load() != 0 {
+			for u64(sig, aql.SignalValueOffset).Load() != 0 {
 			}
 			lat = append(lat, time.Since(start))
 		}
@@ -100,7 +100,7 @@ type benchQueue struct {
 	ring, aq, sig []byte
 	sigVA         uint64
 	doorbell      *atomic.Uint64
-	pkt, none     [hsa.PacketSize]byte
+	pkt, none     [aql.PacketSize]byte
 	hdr           uint32
 }
 
@@ -128,7 +128,7 @@ func newBenchQueue(b *testing.B, c *client, d *kfd.Driver, base uint64) *benchQu
 		}
 	})
 	q := abi.CreateQueueArgs{RingBaseAddress: base, RingSize: 4096, GPUID: c.gpu, QueueType: abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
-		QueuePercentage: 100, ReadPointerAddress: ptrs + hsa.AMDQueueReadDispatchIDOffset, WritePointerAddress: ptrs + hsa.AMDQueueWriteDispatchIDOffset,
+		QueuePercentage: 100, ReadPointerAddress: ptrs + aql.AMDQueueReadDispatchIDOffset, WritePointerAddress: ptrs + aql.AMDQueueWriteDispatchIDOffset,
 		EOPBufferAddress: eopVA, EOPBufferSize: uint64(eop), CtxSaveRestoreAddress: cwsrVA, CtxSaveRestoreSize: cwsr, CtlStackSize: ctl}
 	if e := ioctl(c.kfd, abi.AMDKFD_IOC_CREATE_QUEUE, &q); e != 0 {
 		b.Fatalf("CREATE_QUEUE: %v", e)
@@ -144,17 +144,17 @@ func newBenchQueue(b *testing.B, c *client, d *kfd.Driver, base uint64) *benchQu
 	})
 	bq := &benchQueue{ring: views[0], aq: views[1], sig: views[2], sigVA: sigs,
 		doorbell: u64(bell, uintptr(q.DoorbellOffset&(slice-1))),
-		hdr:      uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem))}
-	(&hsa.BarrierPacket{CompletionSignal: sigs}).Encode(bq.pkt[:])
-	(&hsa.BarrierPacket{}).Encode(bq.none[:])
+		hdr:      uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem))}
+	(&aql.BarrierPacket{CompletionSignal: sigs}).Encode(bq.pkt[:])
+	(&aql.BarrierPacket{}).Encode(bq.none[:])
 	return bq
 }
 
 // batch63 submits 63 barrier packets with one doorbell (the ring holds 64), only the last with a
 // completion signal, and spins until it drops.
 func (q *benchQueue) batch63() {
-	idx := u64(q.aq, hsa.AMDQueueWriteDispatchIDOffset).Load()
-	u64(q.sig, hsa.SignalValueOffset).Store(1)
+	idx := u64(q.aq, aql.AMDQueueWriteDispatchIDOffset).Load()
+	u64(q.sig, aql.SignalValueOffset).Store(1)
 	for k := uint64(0); k < 63; k++ {
 		slot := q.ring[64*((idx+k)%64) : 64*((idx+k)%64)+64]
 		if k == 62 {
@@ -164,9 +164,9 @@ func (q *benchQueue) batch63() {
 		}
 		(*atomic.Uint32)(unsafe.Pointer(&slot[0])).Store(q.hdr)
 	}
-	u64(q.aq, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 63)
+	u64(q.aq, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 63)
 	q.doorbell.Store(idx + 62)
-	for u64(q.sig, hsa.SignalValueOffset).Load() != 0 {
+	for u64(q.sig, aql.SignalValueOffset).Load() != 0 {
 		runtime.Gosched()
 	}
 }

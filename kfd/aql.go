@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/cp"
-	"github.com/kfdemu/kfdemu/gpu/hsa"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 )
 
@@ -24,7 +24,7 @@ type aqlEngine struct {
 func newAQL(q *queue) (*aqlEngine, error) {
 	a := q.args
 	e := &aqlEngine{q: q}
-	cq, err := cp.New(cp.Config{RingBase: a.RingBaseAddress, RingSize: a.RingSize / hsa.PacketSize,
+	cq, err := cp.New(cp.Config{RingBase: a.RingBaseAddress, RingSize: a.RingSize / aql.PacketSize,
 		ReadIndexVA: a.ReadPointerAddress, WriteIndexVA: a.WritePointerAddress,
 		Doorbell: func() uint64 { return word64(q.pd.doorbellMem[8*q.doorbellID:]).Load() },
 		Memory:   q.mem, Host: e, Group: &q.pd.group, Tag: q, Clock: gpuClock})
@@ -49,7 +49,7 @@ func (e *aqlEngine) status() string {
 func (e *aqlEngine) RaiseEvent(_ *cp.Queue, id uint64) { e.q.p.SignalInterrupt(uint32(id)) }
 
 // Dispatch implements cp.Host: run the grid on the shader model with the scratch the CP checked.
-func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error {
+func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error {
 	id, slot := cq.CurrentPacket()
 	sc := cq.Scratch()
 	params := shader.DispatchParams{
@@ -74,7 +74,7 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *hsa.KernelDispatchPacket) error 
 		Interrupt: func(i shader.Interrupt) { e.q.p.SignalEventInterrupt(i.Data, 24) },
 		Engine:    e.q.engine(),
 	}
-	for d := hsa.Dimensions(pkt.Setup); d < 3; d++ { // unused dimensions are 1
+	for d := aql.Dimensions(pkt.Setup); d < 3; d++ { // unused dimensions are 1
 		params.GridSize[d], params.WorkgroupSize[d] = 1, 1
 	}
 	ctx, cancel := stopContext(cq.Stopping())

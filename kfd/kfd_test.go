@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
-	"github.com/kfdemu/kfdemu/gpu/hsa"
 	"github.com/kfdemu/kfdemu/gpu/sdma"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/mmu"
@@ -837,10 +837,10 @@ func TestAQLFaultRaisesMemoryException(t *testing.T) {
 	}
 	p := e.d.procs[e.c.tgid]
 	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
-	var pkt [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{CompletionSignal: sig}).Encode(pkt[:])
+	var pkt [aql.PacketSize]byte
+	(&aql.BarrierPacket{CompletionSignal: sig}).Encode(pkt[:])
 	copy(ring[4:64], pkt[4:])
-	word32(ring).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
 	word64(aq[0x38:]).Store(1)
 	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
 
@@ -851,7 +851,7 @@ func TestAQLFaultRaisesMemoryException(t *testing.T) {
 	}
 	notPresent := binary.LittleEndian.Uint32(e.c.mem[0:])
 	va, gpu := binary.LittleEndian.Uint64(e.c.mem[16:]), binary.LittleEndian.Uint32(e.c.mem[24:])
-	if notPresent != 1 || va < sig || va >= sig+hsa.PacketSize || gpu != e.gpu {
+	if notPresent != 1 || va < sig || va >= sig+aql.PacketSize || gpu != e.gpu {
 		t.Errorf("exception data: not_present %d va %#x gpu %d", notPresent, va, gpu)
 	}
 	if err := p.queues[a.QueueID].eng.Err(); err == nil {
@@ -934,7 +934,7 @@ func TestQueueIsolation(t *testing.T) {
 	const victim = 0x7000000000
 	other.alloc(victim, 4096)
 	vmem := other.d.procs[other.c.tgid].boAt(e.gpu, victim).mem
-	binary.LittleEndian.PutUint64(vmem[hsa.SignalValueOffset:], 1)
+	binary.LittleEndian.PutUint64(vmem[aql.SignalValueOffset:], 1)
 	oev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
 	if errno := other.do(abi.AMDKFD_IOC_CREATE_EVENT, &oev); errno != 0 {
 		t.Fatal(errno)
@@ -950,10 +950,10 @@ func TestQueueIsolation(t *testing.T) {
 	}
 	p := e.d.procs[e.c.tgid]
 	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
-	var pkt [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{CompletionSignal: victim}).Encode(pkt[:])
+	var pkt [aql.PacketSize]byte
+	(&aql.BarrierPacket{CompletionSignal: victim}).Encode(pkt[:])
 	copy(ring[4:64], pkt[4:])
-	word32(ring).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
 	word64(aq[0x38:]).Store(1)
 	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
 	binary.LittleEndian.PutUint32(e.c.mem[40:], mev.EventID)
@@ -961,7 +961,7 @@ func TestQueueIsolation(t *testing.T) {
 	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
 		t.Fatalf("no fault in the submitting process: %v result %d", errno, w.WaitResult)
 	}
-	if v := binary.LittleEndian.Uint64(vmem[hsa.SignalValueOffset:]); v != 1 {
+	if v := binary.LittleEndian.Uint64(vmem[aql.SignalValueOffset:]); v != 1 {
 		t.Errorf("another process's memory changed: %d", v)
 	}
 	binary.LittleEndian.PutUint32(other.c.mem[40:], oev.EventID)
@@ -982,14 +982,14 @@ func TestBarrierChainAcrossQueues(t *testing.T) {
 	e.alloc(sigs, 4096)
 	smem := p.boAt(e.gpu, sigs).mem
 	sigB, doneA := uint64(sigs), uint64(sigs+64) // amd_signal_t handles
-	binary.LittleEndian.PutUint64(smem[hsa.SignalValueOffset:], 1)
-	binary.LittleEndian.PutUint64(smem[64+hsa.SignalValueOffset:], 1)
-	submit := func(base uint64, a abi.CreateQueueArgs, bp hsa.BarrierPacket) {
+	binary.LittleEndian.PutUint64(smem[aql.SignalValueOffset:], 1)
+	binary.LittleEndian.PutUint64(smem[64+aql.SignalValueOffset:], 1)
+	submit := func(base uint64, a abi.CreateQueueArgs, bp aql.BarrierPacket) {
 		ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
-		var pkt [hsa.PacketSize]byte
+		var pkt [aql.PacketSize]byte
 		bp.Encode(pkt[:])
 		copy(ring[4:64], pkt[4:])
-		word32(ring).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+		word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
 		word64(aq[0x38:]).Store(1)
 		word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
 	}
@@ -999,14 +999,14 @@ func TestBarrierChainAcrossQueues(t *testing.T) {
 			t.Fatalf("create: %v", errno)
 		}
 	}
-	submit(baseA, qa, hsa.BarrierPacket{DepSignal: [5]uint64{sigB}, CompletionSignal: doneA})
+	submit(baseA, qa, aql.BarrierPacket{DepSignal: [5]uint64{sigB}, CompletionSignal: doneA})
 	time.Sleep(20 * time.Millisecond)
-	if v := word64(smem[64+hsa.SignalValueOffset:]).Load(); v != 1 {
+	if v := word64(smem[64+aql.SignalValueOffset:]).Load(); v != 1 {
 		t.Fatalf("queue A completed before its dependency: %d", v)
 	}
-	submit(baseB, qb, hsa.BarrierPacket{CompletionSignal: sigB})
+	submit(baseB, qb, aql.BarrierPacket{CompletionSignal: sigB})
 	deadline := time.Now().Add(5 * time.Second)
-	for word64(smem[64+hsa.SignalValueOffset:]).Load() != 0 {
+	for word64(smem[64+aql.SignalValueOffset:]).Load() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("queue A did not complete after queue B: A %s, B %s", p.queues[qa.QueueID].eng.status(), p.queues[qb.QueueID].eng.status())
 		}
@@ -1031,13 +1031,13 @@ func TestDestroyQueueWithPacketsInFlight(t *testing.T) {
 	e.alloc(sigs, 4096)
 	p := e.d.procs[e.c.tgid]
 	smem := p.boAt(e.gpu, sigs).mem
-	binary.LittleEndian.PutUint64(smem[hsa.SignalValueOffset:], 1) // never signalled
+	binary.LittleEndian.PutUint64(smem[aql.SignalValueOffset:], 1) // never signalled
 	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
 	for i := 0; i < 3; i++ { // one blocked barrier and two packets behind it
-		var pkt [hsa.PacketSize]byte
-		(&hsa.BarrierPacket{DepSignal: [5]uint64{sigs}}).Encode(pkt[:])
+		var pkt [aql.PacketSize]byte
+		(&aql.BarrierPacket{DepSignal: [5]uint64{sigs}}).Encode(pkt[:])
 		copy(ring[64*i+4:64*i+64], pkt[4:])
-		word32(ring[64*i:]).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+		word32(ring[64*i:]).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
 	}
 	word64(aq[0x38:]).Store(3)
 	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(2)
@@ -1116,11 +1116,11 @@ func TestGPUVMPermissions(t *testing.T) {
 				binary.LittleEndian.PutUint32(cmem[0x100+4*i:], w)
 			}
 			ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
-			var pkt [hsa.PacketSize]byte
-			(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1,
+			var pkt [aql.PacketSize]byte
+			(&aql.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1,
 				GridSizeX: 1, GridSizeY: 1, GridSizeZ: 1, KernelObject: code}).Encode(pkt[:])
 			copy(ring[4:64], pkt[4:])
-			word32(ring).Store(uint32(hsa.MakeHeader(hsa.PacketTypeKernelDispatch, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)) | 1<<16)
+			word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeKernelDispatch, true, aql.FenceScopeSystem, aql.FenceScopeSystem)) | 1<<16)
 			word64(aq[0x38:]).Store(1)
 			word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
 

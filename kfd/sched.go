@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 )
@@ -119,7 +119,7 @@ func (q *queue) Map() error { return q.eng.Start() }
 
 // errPreemptTimeout is an Unmap whose dispatch did not reach a work-group boundary in time.
 // (The CP reports it to ROCr as an illegal instruction, as a queue reset after a hang looks.)
-var errPreemptTimeout = hsa.NewError("kfd: queue preemption timed out", hsa.ErrIllegalInstruction)
+var errPreemptTimeout = aql.NewError("kfd: queue preemption timed out", aql.ErrIllegalInstruction)
 
 // Unmap implements hws.Queue: preempt the AQL engine; a dispatch in flight stops at its next
 // work-group boundary and its resume point is kept for the next Map (context save). If it does

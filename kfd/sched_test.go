@@ -7,19 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 )
 
 // aqlAt creates an AQL queue laid out at base (queueArgs) and returns a submit function for
 // barrier packets and its ring/amd_queue_t memory.
-func (e *env) aqlAt(base uint64) (abi.CreateQueueArgs, func(pkt [hsa.PacketSize]byte, typ uint8)) {
+func (e *env) aqlAt(base uint64) (abi.CreateQueueArgs, func(pkt [aql.PacketSize]byte, typ uint8)) {
 	e.t.Helper()
 	return e.aqlAtPriority(base, 0)
 }
 
-func (e *env) aqlAtPriority(base uint64, priority uint32) (abi.CreateQueueArgs, func(pkt [hsa.PacketSize]byte, typ uint8)) {
+func (e *env) aqlAtPriority(base uint64, priority uint32) (abi.CreateQueueArgs, func(pkt [aql.PacketSize]byte, typ uint8)) {
 	e.t.Helper()
 	a := e.queueArgs(base)
 	a.QueuePriority = priority
@@ -29,11 +29,11 @@ func (e *env) aqlAtPriority(base uint64, priority uint32) (abi.CreateQueueArgs, 
 	p := e.d.procs[e.c.tgid]
 	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
 	bell := word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):])
-	submit := func(pkt [hsa.PacketSize]byte, typ uint8) {
+	submit := func(pkt [aql.PacketSize]byte, typ uint8) {
 		idx := word64(aq[0x38:]).Load()
 		slot := ring[64*(idx%64) : 64*(idx%64)+64]
 		copy(slot[4:], pkt[4:])
-		word32(slot).Store(uint32(hsa.MakeHeader(typ, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)) | uint32(pkt[2])<<16)
+		word32(slot).Store(uint32(aql.MakeHeader(typ, true, aql.FenceScopeSystem, aql.FenceScopeSystem)) | uint32(pkt[2])<<16)
 		word64(aq[0x38:]).Store(idx + 1)
 		bell.Store(idx)
 	}
@@ -68,11 +68,11 @@ func TestSchedulerOversubscribed(t *testing.T) {
 		smem := pe.d.procs[pe.c.tgid].boAt(pe.gpu, sigVA).mem
 		for qi := range 2 {
 			_, submit := pe.aqlAt(0x600000000 + uint64(qi)<<28)
-			s := word64(smem[64*qi+hsa.SignalValueOffset:])
+			s := word64(smem[64*qi+aql.SignalValueOffset:])
 			s.Store(1)
-			var pkt [hsa.PacketSize]byte
-			(&hsa.BarrierPacket{CompletionSignal: sigVA + uint64(64*qi)}).Encode(pkt[:])
-			submit(pkt, hsa.PacketTypeBarrierAnd)
+			var pkt [aql.PacketSize]byte
+			(&aql.BarrierPacket{CompletionSignal: sigVA + uint64(64*qi)}).Encode(pkt[:])
+			submit(pkt, aql.PacketTypeBarrierAnd)
 			sigs = append(sigs, sig{s})
 			_ = pi
 		}
@@ -158,17 +158,17 @@ func startPreemptKernel(t *testing.T, e *env, base uint64, groups int, priority 
 	binary.LittleEndian.PutUint64(p.boAt(e.gpu, args).mem, out)
 	om := p.boAt(e.gpu, out).mem
 	clear(om)
-	s := word64(p.boAt(e.gpu, sig).mem[hsa.SignalValueOffset:])
+	s := word64(p.boAt(e.gpu, sig).mem[aql.SignalValueOffset:])
 	s.Store(1)
 	qa, submit := e.aqlAtPriority(base, priority)
 	if beforeSubmit != nil {
 		beforeSubmit(qa.QueueID)
 	}
-	var pkt [hsa.PacketSize]byte
-	(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 64, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: uint32(64 * groups),
+	var pkt [aql.PacketSize]byte
+	(&aql.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 64, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: uint32(64 * groups),
 		GridSizeY: 1, GridSizeZ: 1, KernelObject: code, KernargAddress: args, CompletionSignal: sig}).Encode(pkt[:])
 	before := e.d.stats.waveInstructions.Load()
-	submit(pkt, hsa.PacketTypeKernelDispatch)
+	submit(pkt, aql.PacketTypeKernelDispatch)
 	return qa, func() ([]byte, uint64) {
 		waitWord(t, "dispatch completion", s, 0, 60*time.Second)
 		return append([]byte(nil), om[:4*groups]...), e.d.stats.waveInstructions.Load() - before
@@ -196,11 +196,11 @@ func TestPreemptAndResumeDispatch(t *testing.T) {
 	// oversubscribed (an active queue holds a slot whenever it is mapped).
 	const block = 0xe00000000
 	e.alloc(block, 4096)
-	word64(e.d.procs[e.c.tgid].boAt(e.gpu, block).mem[hsa.SignalValueOffset:]).Store(1)
+	word64(e.d.procs[e.c.tgid].boAt(e.gpu, block).mem[aql.SignalValueOffset:]).Store(1)
 	_, submitB := e.aqlAt(0x700000000)
-	var bp [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{DepSignal: [5]uint64{block}}).Encode(bp[:])
-	submitB(bp, hsa.PacketTypeBarrierAnd)
+	var bp [aql.PacketSize]byte
+	(&aql.BarrierPacket{DepSignal: [5]uint64{block}}).Encode(bp[:])
+	submitB(bp, aql.PacketTypeBarrierAnd)
 
 	beforeSubmit = oneCU(t, e)
 	got, insts := runPreemptKernel(t, e, 0x600000000, groups)
@@ -244,21 +244,21 @@ func TestHungQueueReset(t *testing.T) {
 	binary.LittleEndian.PutUint32(cm[52:], 2<<1|1<<7)
 	binary.LittleEndian.PutUint32(cm[0x100:], 0xBF82FFFF) // s_branch -1
 	qa, submit := e.aqlAt(0x600000000)
-	var pkt [hsa.PacketSize]byte
-	(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: 1, GridSizeY: 1,
+	var pkt [aql.PacketSize]byte
+	(&aql.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: 1, GridSizeY: 1,
 		GridSizeZ: 1, KernelObject: code}).Encode(pkt[:])
-	submit(pkt, hsa.PacketTypeKernelDispatch)
+	submit(pkt, aql.PacketTypeKernelDispatch)
 	time.Sleep(10 * time.Millisecond)
 
 	other := e.peer(fakeTgid + 12)
 	const sigVA = 0x900000000
 	other.alloc(sigVA, 4096)
-	s := word64(other.d.procs[other.c.tgid].boAt(other.gpu, sigVA).mem[hsa.SignalValueOffset:])
+	s := word64(other.d.procs[other.c.tgid].boAt(other.gpu, sigVA).mem[aql.SignalValueOffset:])
 	s.Store(1)
 	_, submitB := other.aqlAt(0x600000000)
-	var bp [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{CompletionSignal: sigVA}).Encode(bp[:])
-	submitB(bp, hsa.PacketTypeBarrierAnd)
+	var bp [aql.PacketSize]byte
+	(&aql.BarrierPacket{CompletionSignal: sigVA}).Encode(bp[:])
+	submitB(bp, aql.PacketTypeBarrierAnd)
 	waitWord(t, "the other process's barrier", s, 0, 10*time.Second)
 
 	binary.LittleEndian.PutUint32(e.c.mem[40:], hw.EventID)
@@ -364,14 +364,14 @@ func TestPriorityPreempts(t *testing.T) {
 	const sigVA = 0x900000000
 	e.alloc(sigVA, 4096)
 	p := e.d.procs[e.c.tgid]
-	s := word64(p.boAt(e.gpu, sigVA).mem[hsa.SignalValueOffset:])
+	s := word64(p.boAt(e.gpu, sigVA).mem[aql.SignalValueOffset:])
 	s.Store(1)
 	_, submit := e.aqlAtPriority(0x700000000, 14)
-	var bp [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{CompletionSignal: sigVA}).Encode(bp[:])
-	submit(bp, hsa.PacketTypeBarrierAnd)
+	var bp [aql.PacketSize]byte
+	(&aql.BarrierPacket{CompletionSignal: sigVA}).Encode(bp[:])
+	submit(bp, aql.PacketTypeBarrierAnd)
 	waitWord(t, "the priority-14 barrier", s, 0, 5*time.Second)
-	low := word64(p.boAt(e.gpu, 0xd00000000).mem[hsa.SignalValueOffset:])
+	low := word64(p.boAt(e.gpu, 0xd00000000).mem[aql.SignalValueOffset:])
 	if low.Load() == 0 {
 		t.Error("the low-priority dispatch finished before the high-priority barrier ran")
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 )
 
@@ -69,7 +69,7 @@ func TestSendmsgInterruptSignalsEvent(t *testing.T) {
 		binary.LittleEndian.PutUint32(cm[0x100+4*i:], w)
 	}
 	_, submit := e.aqlAt(0x600000000)
-	s := word64(p.boAt(e.gpu, sig).mem[hsa.SignalValueOffset:])
+	s := word64(p.boAt(e.gpu, sig).mem[aql.SignalValueOffset:])
 	slot := func(id uint32) uint64 { return word64(p.evt.page[8*id:]).Load() }
 	poll := func(id uint32) uint32 {
 		binary.LittleEndian.PutUint32(e.c.mem[40:], id)
@@ -85,10 +85,10 @@ func TestSendmsgInterruptSignalsEvent(t *testing.T) {
 		binary.LittleEndian.PutUint32(am[8:], m0)
 		binary.LittleEndian.PutUint32(am[12:], slotOf) // the value ROCr's device code writes: the event id
 		s.Store(1)
-		var pkt [hsa.PacketSize]byte
-		(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: 1, GridSizeY: 1,
+		var pkt [aql.PacketSize]byte
+		(&aql.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: 1, GridSizeY: 1,
 			GridSizeZ: 1, KernelObject: code, KernargAddress: args, CompletionSignal: sig}).Encode(pkt[:])
-		submit(pkt, hsa.PacketTypeKernelDispatch)
+		submit(pkt, aql.PacketTypeKernelDispatch)
 		waitWord(t, "dispatch completion", s, 0, 10*time.Second)
 	}
 

@@ -21,8 +21,8 @@ import (
 	"unsafe"
 
 	"github.com/kfdemu/kfdemu/fs/nsexec"
-	"github.com/kfdemu/kfdemu/gpu/hsa"
-	hsart "github.com/kfdemu/kfdemu/runtime/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/runtime/hsa"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"golang.org/x/sys/unix"
 )
@@ -386,10 +386,10 @@ func packetRate(first *aqlClient, nq, n int) (float64, error) {
 // batch63 submits 63 barrier packets with one doorbell store (the ring holds 64), only the last
 // with the completion signal, and spins until it drops.
 func (c *aqlClient) batch63(timeout time.Duration) error {
-	var none [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{}).Encode(none[:])
-	idx := kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Load()
-	sig := kmt.Word64(c.aq, aqlSignalOff+hsa.SignalValueOffset)
+	var none [aql.PacketSize]byte
+	(&aql.BarrierPacket{}).Encode(none[:])
+	idx := kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Load()
+	sig := kmt.Word64(c.aq, aqlSignalOff+aql.SignalValueOffset)
 	sig.Store(1)
 	for k := uint64(0); k < 63; k++ {
 		slot := c.ring[64*((idx+k)%64) : 64*((idx+k)%64)+64]
@@ -400,7 +400,7 @@ func (c *aqlClient) batch63(timeout time.Duration) error {
 		}
 		kmt.Word32(slot, 0).Store(c.hdr)
 	}
-	kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 63)
+	kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 63)
 	c.q.RingDoorbell(idx + 62)
 	start := time.Now()
 	for sig.Load() != 0 {
@@ -602,7 +602,7 @@ func interpRate(mnt string, n int) (figure, error) {
 	if err != nil {
 		return figure{}, err
 	}
-	r, err := hsart.Init(hsart.Config{Root: mnt})
+	r, err := hsa.Init(hsa.Config{Root: mnt})
 	if err != nil {
 		return figure{}, err
 	}
@@ -649,11 +649,11 @@ func interpRate(mnt string, n int) (figure, error) {
 	defer done.Destroy()
 	before := statValue(mnt, "wave_instructions")
 	start := time.Now()
-	if _, err := q.SubmitDispatch(hsart.Dispatch{Kernel: k, Grid: [3]uint32{uint32(n)}, Workgroup: [3]uint16{256},
+	if _, err := q.SubmitDispatch(hsa.Dispatch{Kernel: k, Grid: [3]uint32{uint32(n)}, Workgroup: [3]uint16{256},
 		Kernarg: args.VA, Completion: done}); err != nil {
 		return figure{}, err
 	}
-	if _, ok, err := done.Wait(hsart.Eq, 0, 10*time.Minute); !ok || err != nil {
+	if _, ok, err := done.Wait(hsa.Eq, 0, 10*time.Minute); !ok || err != nil {
 		return figure{}, fmt.Errorf("vadd did not complete: %v %v", err, q.Err())
 	}
 	el := time.Since(start)

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"github.com/kfdemu/kfdemu/topology"
 	"golang.org/x/sys/unix"
@@ -108,7 +108,7 @@ type aqlClient struct {
 	mems     []*kmt.Memory
 	own      bool // the client opened d (Close closes it)
 	sigVA    uint64
-	pkt      [hsa.PacketSize]byte
+	pkt      [aql.PacketSize]byte
 	hdr      uint32
 }
 
@@ -158,17 +158,17 @@ func (c *aqlClient) setupQueue() error {
 		}
 	}
 	if c.q, err = d.CreateQueue(kmt.QueueSpec{GPU: c.g, Type: kmt.QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
-		ReadPtrVA: amdq.VA + hsa.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + hsa.AMDQueueWriteDispatchIDOffset}); err != nil {
+		ReadPtrVA: amdq.VA + aql.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + aql.AMDQueueWriteDispatchIDOffset}); err != nil {
 		return err
 	}
 	if c.ev, err = d.CreateEvent(kmt.EventSignal, false, false); err != nil {
 		return err
 	}
 	c.ring, c.aq, c.sigVA = ring.Bytes(), amdq.Bytes(), amdq.VA+aqlSignalOff
-	kmt.Word64(c.aq, aqlSignalOff+hsa.SignalMailboxOffset).Store(c.ev.MailboxVA)
-	kmt.Word32(c.aq, aqlSignalOff+hsa.SignalEventIDOffset).Store(c.ev.TriggerData)
-	(&hsa.BarrierPacket{CompletionSignal: c.sigVA}).Encode(c.pkt[:])
-	c.hdr = uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem))
+	kmt.Word64(c.aq, aqlSignalOff+aql.SignalMailboxOffset).Store(c.ev.MailboxVA)
+	kmt.Word32(c.aq, aqlSignalOff+aql.SignalEventIDOffset).Store(c.ev.TriggerData)
+	(&aql.BarrierPacket{CompletionSignal: c.sigVA}).Encode(c.pkt[:])
+	c.hdr = uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem))
 	return nil
 }
 
@@ -193,7 +193,7 @@ func (c *aqlClient) Close() {
 // drops to 0; it returns the time from the first store to the completion.
 func (c *aqlClient) barrier(timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
-	sig := kmt.Word64(c.aq, aqlSignalOff+hsa.SignalValueOffset)
+	sig := kmt.Word64(c.aq, aqlSignalOff+aql.SignalValueOffset)
 	sig.Store(1)
 	if err := c.submit(c.pkt, sig, timeout); err != nil {
 		return 0, err
@@ -204,18 +204,18 @@ func (c *aqlClient) barrier(timeout time.Duration) (time.Duration, error) {
 // barrierTo is barrier with the completion signal at sigVA, whose value word the client sees as
 // value (set to non-zero by the caller).
 func (c *aqlClient) barrierTo(sigVA uint64, value *atomic.Uint64, timeout time.Duration) error {
-	var pkt [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{CompletionSignal: sigVA}).Encode(pkt[:])
+	var pkt [aql.PacketSize]byte
+	(&aql.BarrierPacket{CompletionSignal: sigVA}).Encode(pkt[:])
 	return c.submit(pkt, value, timeout)
 }
 
-func (c *aqlClient) submit(pkt [hsa.PacketSize]byte, sig *atomic.Uint64, timeout time.Duration) error {
+func (c *aqlClient) submit(pkt [aql.PacketSize]byte, sig *atomic.Uint64, timeout time.Duration) error {
 	start := time.Now()
-	idx := kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Load()
+	idx := kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Load()
 	slot := c.ring[64*(idx%64) : 64*(idx%64)+64]
 	copy(slot[4:], pkt[4:])
 	kmt.Word32(slot, 0).Store(c.hdr)
-	kmt.Word64(c.aq, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+	kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
 	c.q.RingDoorbell(idx)
 	for sig.Load() != 0 {
 		if time.Since(start) > timeout {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/internal/testenv"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
@@ -28,10 +28,10 @@ func TestStopWhileClientsWait(t *testing.T) {
 	}
 	defer c.Close()
 	// A barrier that waits forever on its own completion signal's neighbour.
-	dep := kmt.Word64(c.aq, 0x800+hsa.SignalValueOffset)
+	dep := kmt.Word64(c.aq, 0x800+aql.SignalValueOffset)
 	dep.Store(1)
-	var pkt [hsa.PacketSize]byte
-	(&hsa.BarrierPacket{DepSignal: [5]uint64{c.sigVA - aqlSignalOff + 0x800}}).Encode(pkt[:])
+	var pkt [aql.PacketSize]byte
+	(&aql.BarrierPacket{DepSignal: [5]uint64{c.sigVA - aqlSignalOff + 0x800}}).Encode(pkt[:])
 	go c.submit(pkt, dep, time.Minute)
 	waitErr := make(chan error, 1)
 	go func() {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 // BenchmarkBarrierPackets measures barrier-AND packets (no dependencies, a completion signal, a
@@ -26,7 +26,7 @@ func BenchmarkBarrierPackets(b *testing.B) {
 			}
 			pkts := make([][]byte, nq)
 			for i := range pkts {
-				pkts[i] = barrier(hsa.PacketTypeBarrierAnd, false, done[i])
+				pkts[i] = barrier(aql.PacketTypeBarrierAnd, false, done[i])
 			}
 			b.ResetTimer()
 			var wg sync.WaitGroup
@@ -64,7 +64,7 @@ func BenchmarkBlockedQueueCPU(b *testing.B) {
 			e := newEnv(b)
 			for i := 0; i < c.queues; i++ {
 				q := e.queue(qopt{})
-				q.submit(barrier(hsa.PacketTypeBarrierAnd, false, 0, e.signal(1)))
+				q.submit(barrier(aql.PacketTypeBarrierAnd, false, 0, e.signal(1)))
 				waitFor(b, "blocked", func() bool { return q.State() == StateBlocked })
 			}
 			time.Sleep(c.delay)

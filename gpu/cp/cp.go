@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 // Memory is the queue's GPU virtual address space (kfd: an mmu Port of the owning process's
@@ -34,9 +34,9 @@ type Host interface {
 	// has finished and its stores are visible. pkt is a copy owned by the queue, valid only during
 	// the call. A non-nil error puts the queue in the error state (the kfd layer decides the event).
 	// A long-running dispatch should watch q.Stopping() and return early when it is closed.
-	Dispatch(q *Queue, pkt *hsa.KernelDispatchPacket) error
+	Dispatch(q *Queue, pkt *aql.KernelDispatchPacket) error
 	// QueueError reports the queue's first and only error; the queue has stopped launching. The CP
-	// stores the error's queue-inactive code (hsa.QueueInactiveCode) in the inactive signal after
+	// stores the error's queue-inactive code (aql.QueueInactiveCode) in the inactive signal after
 	// QueueError returns; the host only raises what the driver raises (memory exceptions).
 	QueueError(q *Queue, err error)
 }
@@ -89,17 +89,17 @@ func (s State) String() string {
 }
 
 // Sentinel errors. Queue errors wrap one of them in a *PacketError (and faults in a *FaultError).
-// Each queue error also has a class of gpu/hsa (errors.Is), which picks the code the CP stores in
-// the queue-inactive signal (hsa.QueueInactiveCode): malformed and unsupported packets are
+// Each queue error also has a class of gpu/aql (errors.Is), which picks the code the CP stores in
+// the queue-inactive signal (aql.QueueInactiveCode): malformed and unsupported packets are
 // ErrInvalidFormat (ErrVendorFormat for a vendor-specific packet), invalid dispatches
 // ErrInvalidDim or ErrInvalidCode, faults ErrMemoryViolation, and a failed dispatch the class of
 // the host's error, else ErrIllegalInstruction.
 var (
 	ErrConfig          = errors.New("cp: invalid queue configuration")
-	ErrMalformed       = hsa.NewError("cp: malformed AQL packet", hsa.ErrInvalidFormat)
-	ErrUnsupported     = hsa.NewError("cp: AQL packet not supported by this queue", hsa.ErrInvalidFormat)
+	ErrMalformed       = aql.NewError("cp: malformed AQL packet", aql.ErrInvalidFormat)
+	ErrUnsupported     = aql.NewError("cp: AQL packet not supported by this queue", aql.ErrInvalidFormat)
 	ErrInvalidDispatch = errors.New("cp: invalid kernel dispatch packet")
-	ErrDispatchFailed  = hsa.NewError("cp: kernel dispatch failed", hsa.ErrIllegalInstruction)
+	ErrDispatchFailed  = aql.NewError("cp: kernel dispatch failed", aql.ErrIllegalInstruction)
 	ErrFault           = errors.New("cp: memory fault")
 	ErrQueueError      = errors.New("cp: queue is in the error state")
 )
@@ -117,9 +117,9 @@ func (e *PacketError) Error() string {
 
 func (e *PacketError) Unwrap() error { return e.Err }
 
-// Is makes a malformed or unsupported vendor-specific packet hsa.ErrVendorFormat.
+// Is makes a malformed or unsupported vendor-specific packet aql.ErrVendorFormat.
 func (e *PacketError) Is(target error) bool {
-	return target == hsa.ErrVendorFormat && hsa.PacketType(e.Header) == hsa.PacketTypeVendorSpecific &&
+	return target == aql.ErrVendorFormat && aql.PacketType(e.Header) == aql.PacketTypeVendorSpecific &&
 		(errors.Is(e.Err, ErrMalformed) || errors.Is(e.Err, ErrUnsupported))
 }
 
@@ -139,9 +139,9 @@ func (e *FaultError) Error() string {
 
 func (e *FaultError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrFault) and errors.Is(err, hsa.ErrMemoryViolation) true.
+// Is makes errors.Is(err, ErrFault) and errors.Is(err, aql.ErrMemoryViolation) true.
 func (e *FaultError) Is(target error) bool {
-	return target == ErrFault || target == hsa.ErrMemoryViolation
+	return target == ErrFault || target == aql.ErrMemoryViolation
 }
 
 // Status is a snapshot for debugfs.
@@ -190,8 +190,8 @@ type Queue struct {
 	stopped chan struct{} // the current run's stop channel, for Stopping
 
 	// Owned by the queue goroutine.
-	pkt     [hsa.PacketSize]byte
-	kd      hsa.KernelDispatchPacket
+	pkt     [aql.PacketSize]byte
+	kd      aql.KernelDispatchPacket
 	curID   uint64
 	scratch Scratch
 	timer   *time.Timer
@@ -205,9 +205,9 @@ func New(cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("%w: Memory and Host are required", ErrConfig)
 	case cfg.RingSize == 0 || cfg.RingSize&(cfg.RingSize-1) != 0 || cfg.RingSize > maxRingSize:
 		return nil, fmt.Errorf("%w: ring size %d is not a power of two in [1, %d]", ErrConfig, cfg.RingSize, maxRingSize)
-	case cfg.RingBase%hsa.PacketSize != 0:
+	case cfg.RingBase%aql.PacketSize != 0:
 		return nil, fmt.Errorf("%w: ring base %#x not 64-byte aligned", ErrConfig, cfg.RingBase)
-	case cfg.RingBase+uint64(cfg.RingSize)*hsa.PacketSize < cfg.RingBase:
+	case cfg.RingBase+uint64(cfg.RingSize)*aql.PacketSize < cfg.RingBase:
 		return nil, fmt.Errorf("%w: ring wraps the address space", ErrConfig)
 	case cfg.ReadIndexVA%8 != 0 || cfg.WriteIndexVA%8 != 0:
 		return nil, fmt.Errorf("%w: read/write index addresses must be 8-byte aligned", ErrConfig)
@@ -322,7 +322,7 @@ func (q *Queue) Status() Status {
 }
 
 func (q *Queue) slotVA(id uint64) uint64 {
-	return q.cfg.RingBase + id&uint64(q.cfg.RingSize-1)*hsa.PacketSize
+	return q.cfg.RingBase + id&uint64(q.cfg.RingSize-1)*aql.PacketSize
 }
 
 // Group lets the queues of one device (or process) wake each other: after a queue decrements a

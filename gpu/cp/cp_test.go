@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 // PSA §2.9.8 / reference checklist 10: barrier-AND with deps {s1, 0, 0, 0, 0} completes only after
@@ -17,7 +17,7 @@ func TestBarrierAndSingle(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{})
 	dep, done := e.signal(1), e.signal(1)
-	id := q.submit(barrier(hsa.PacketTypeBarrierAnd, false, done, dep))
+	id := q.submit(barrier(aql.PacketTypeBarrierAnd, false, done, dep))
 	waitFor(t, "queue blocked on barrier", func() bool { return q.State() == StateBlocked })
 	if e.value(done) != 1 || q.readIndex() != 0 {
 		t.Fatalf("barrier completed with its dependency at 1: done=%d rd=%d", e.value(done), q.readIndex())
@@ -25,7 +25,7 @@ func TestBarrierAndSingle(t *testing.T) {
 	e.set(dep, 0)
 	waitFor(t, "completion signal", func() bool { return e.value(done) == 0 })
 	waitFor(t, "read index", func() bool { return q.readIndex() == id+1 })
-	if h := atomic.LoadUint32(e.m.word32(q.base)); hsa.PacketType(uint16(h)) != hsa.PacketTypeInvalid {
+	if h := atomic.LoadUint32(e.m.word32(q.base)); aql.PacketType(uint16(h)) != aql.PacketTypeInvalid {
 		t.Errorf("slot header %#x after release, want INVALID (PSA-2.8-Q17)", h)
 	}
 	st := q.Status()
@@ -40,7 +40,7 @@ func TestBarrierAndLatchesObservedZeros(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{})
 	a, b, done := e.signal(0), e.signal(1), e.signal(1)
-	q.submit(barrier(hsa.PacketTypeBarrierAnd, false, done, 0, a, 0, b, 0))
+	q.submit(barrier(aql.PacketTypeBarrierAnd, false, done, 0, a, 0, b, 0))
 	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
 	e.set(a, 5) // a was already observed at 0
 	e.set(b, 0)
@@ -57,11 +57,11 @@ func TestBarrierChainAcrossQueues(t *testing.T) {
 	qa := e.queue(qopt{group: g, noPoll: true})
 	qb := e.queue(qopt{group: g, noPoll: true})
 	gate, aDone, bDone, other := e.signal(1), e.signal(1), e.signal(1), e.signal(1)
-	qb.submit(barrier(hsa.PacketTypeBarrierAnd, false, bDone, aDone))
+	qb.submit(barrier(aql.PacketTypeBarrierAnd, false, bDone, aDone))
 	waitFor(t, "B blocked", func() bool { return qb.State() == StateBlocked })
-	qa.submit(barrier(hsa.PacketTypeBarrierAnd, false, other)) // no deps: completes at once
+	qa.submit(barrier(aql.PacketTypeBarrierAnd, false, other)) // no deps: completes at once
 	waitFor(t, "A runs while B is blocked", func() bool { return e.value(other) == 0 })
-	qa.submit(barrier(hsa.PacketTypeBarrierAnd, false, aDone, gate))
+	qa.submit(barrier(aql.PacketTypeBarrierAnd, false, aDone, gate))
 	waitFor(t, "A blocked", func() bool { return qa.State() == StateBlocked })
 	if e.value(bDone) != 1 {
 		t.Fatal("B completed before A")
@@ -79,7 +79,7 @@ func TestKickRechecksBarrier(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{noPoll: true})
 	dep, done := e.signal(1), e.signal(1)
-	q.submit(barrier(hsa.PacketTypeBarrierAnd, false, done, dep))
+	q.submit(barrier(aql.PacketTypeBarrierAnd, false, done, dep))
 	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
 	e.set(dep, 0)
 	q.Kick()
@@ -92,14 +92,14 @@ func TestBarrierOr(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{})
 	s1, s2, done := e.signal(1), e.signal(1), e.signal(1)
-	q.submit(barrier(hsa.PacketTypeBarrierOr, false, done, s1, s2))
+	q.submit(barrier(aql.PacketTypeBarrierOr, false, done, s1, s2))
 	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
 	e.set(s2, 0)
 	q.Kick()
 	waitFor(t, "OR completion", func() bool { return e.value(done) == 0 })
 
 	never := e.signal(1)
-	q.submit(barrier(hsa.PacketTypeBarrierOr, false, never))
+	q.submit(barrier(aql.PacketTypeBarrierOr, false, never))
 	waitFor(t, "blocked on all-NULL OR", func() bool { return q.State() == StateBlocked })
 	settle(t, q)
 	if e.value(never) != 1 || q.Err() != nil {
@@ -117,7 +117,7 @@ func TestBarrierBitOrdering(t *testing.T) {
 	release := make(chan struct{})
 	var order []uint64
 	var aAtB int64 = -1
-	e.host.dispatch = func(_ *Queue, p *hsa.KernelDispatchPacket) error {
+	e.host.dispatch = func(_ *Queue, p *aql.KernelDispatchPacket) error {
 		order = append(order, p.KernelObject)
 		if p.KernelObject == 0xa000 {
 			<-release
@@ -128,7 +128,7 @@ func TestBarrierBitOrdering(t *testing.T) {
 	}
 	pa, pb := validDispatch(aDone), validDispatch(bDone)
 	pa.KernelObject, pb.KernelObject = 0xa000, 0xb000
-	pa.Header = hsa.MakeHeader(hsa.PacketTypeKernelDispatch, false, hsa.FenceScopeAgent, hsa.FenceScopeAgent)
+	pa.Header = aql.MakeHeader(aql.PacketTypeKernelDispatch, false, aql.FenceScopeAgent, aql.FenceScopeAgent)
 	q.submit(dispatchPacket(pa))
 	q.submit(dispatchPacket(pb))
 	waitFor(t, "A active", func() bool { return q.State() == StateActive })
@@ -149,12 +149,12 @@ func TestInvalidSlotBlocks(t *testing.T) {
 	q := e.queue(qopt{})
 	s0, s1 := e.signal(1), e.signal(1)
 	id0, id1 := q.reserve(), q.reserve()
-	q.write(id1, barrier(hsa.PacketTypeBarrierAnd, false, s1))
+	q.write(id1, barrier(aql.PacketTypeBarrierAnd, false, s1))
 	settle(t, q)
 	if e.value(s1) != 1 || q.readIndex() != 0 || q.State() != StateIdle {
 		t.Fatalf("slot 1 processed behind an INVALID slot 0: s1=%d rd=%d %v", e.value(s1), q.readIndex(), q.State())
 	}
-	q.write(id0, barrier(hsa.PacketTypeBarrierAnd, false, s0))
+	q.write(id0, barrier(aql.PacketTypeBarrierAnd, false, s0))
 	q.Kick()
 	waitFor(t, "both", func() bool { return e.value(s0) == 0 && e.value(s1) == 0 && q.readIndex() == 2 })
 }
@@ -166,7 +166,7 @@ func TestRingWrapAround(t *testing.T) {
 	const n = 2000
 	done := e.signal(n)
 	for i := 0; i < n; i++ {
-		q.submit(barrier(hsa.PacketTypeBarrierAnd, i%3 == 0, done))
+		q.submit(barrier(aql.PacketTypeBarrierAnd, i%3 == 0, done))
 	}
 	waitFor(t, "all packets", func() bool { return e.value(done) == 0 })
 	waitFor(t, "read index", func() bool { return q.readIndex() == n })
@@ -201,7 +201,7 @@ func TestSlotInvalidBeforeReadIndex(t *testing.T) {
 			last := rd - 1
 			h := atomic.LoadUint32(e.m.word32(q.base + last%8*64))
 			wr := atomic.LoadUint64(e.m.word64(q.wrVA))
-			if hsa.PacketType(uint16(h)) != hsa.PacketTypeInvalid && wr <= last+8 {
+			if aql.PacketType(uint16(h)) != aql.PacketTypeInvalid && wr <= last+8 {
 				select {
 				case bad <- last:
 				default:
@@ -210,7 +210,7 @@ func TestSlotInvalidBeforeReadIndex(t *testing.T) {
 		}
 	}()
 	for i := 0; i < n; i++ {
-		q.submit(barrier(hsa.PacketTypeBarrierAnd, false, done))
+		q.submit(barrier(aql.PacketTypeBarrierAnd, false, done))
 		if i%50 == 0 {
 			time.Sleep(time.Millisecond) // let the observer see a quiet ring too
 		}
@@ -234,7 +234,7 @@ func TestDispatch(t *testing.T) {
 	p.Reserved2 = 0x1234 // tools keep correlation ids here: not rejected
 	var gotID, gotVA uint64
 	var doneAtDispatch int64
-	e.host.dispatch = func(qq *Queue, _ *hsa.KernelDispatchPacket) error {
+	e.host.dispatch = func(qq *Queue, _ *aql.KernelDispatchPacket) error {
 		gotID, gotVA = qq.CurrentPacket()
 		doneAtDispatch = e.value(done)
 		return nil
@@ -258,10 +258,10 @@ func TestDispatchErrorIsQueueError(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{})
 	errNoShader := errors.New("shader model not connected")
-	e.host.dispatch = func(*Queue, *hsa.KernelDispatchPacket) error { return errNoShader }
+	e.host.dispatch = func(*Queue, *aql.KernelDispatchPacket) error { return errNoShader }
 	done, later := e.signal(1), e.signal(1)
 	q.submit(dispatchPacket(validDispatch(done)))
-	q.submit(barrier(hsa.PacketTypeBarrierAnd, false, later))
+	q.submit(barrier(aql.PacketTypeBarrierAnd, false, later))
 	waitFor(t, "error state", func() bool { return q.State() == StateError })
 	errs := e.host.queueErrors(q.Queue)
 	if len(errs) != 1 || !errors.Is(errs[0], ErrDispatchFailed) || !errors.Is(errs[0], errNoShader) {
@@ -286,25 +286,25 @@ func TestDispatchErrorIsQueueError(t *testing.T) {
 // Malformed and unsupported packets ([PSA] §2.9.3, reference §3.7/§3.8 and checklist 13): error
 // state, one QueueError, no later launch, read index unchanged; another queue keeps working.
 func TestMalformedPackets(t *testing.T) {
-	mk := func(f func(*hsa.KernelDispatchPacket)) []byte {
+	mk := func(f func(*aql.KernelDispatchPacket)) []byte {
 		p := validDispatch(0)
 		f(&p)
 		return dispatchPacket(p)
 	}
 	bv := func(amdFormat uint8, cond uint32) []byte {
-		p := hsa.BarrierValuePacket{Header: hsa.AMDVendorPacketHeader{
-			Header: hsa.MakeHeader(hsa.PacketTypeVendorSpecific, false, 0, 0), AmdFormat: amdFormat}, Cond: cond}
+		p := aql.BarrierValuePacket{Header: aql.AMDVendorPacketHeader{
+			Header: aql.MakeHeader(aql.PacketTypeVendorSpecific, false, 0, 0), AmdFormat: amdFormat}, Cond: cond}
 		b := make([]byte, 64)
 		p.Encode(b)
 		return b
 	}
 	withHeader := func(h uint16) []byte {
-		b := barrier(hsa.PacketTypeBarrierAnd, false, 0)
+		b := barrier(aql.PacketTypeBarrierAnd, false, 0)
 		b[0], b[1] = byte(h), byte(h>>8)
 		return b
 	}
 	agent := make([]byte, 64)
-	agent[0] = hsa.PacketTypeAgentDispatch
+	agent[0] = aql.PacketTypeAgentDispatch
 	for _, c := range []struct {
 		name string
 		pkt  []byte
@@ -312,20 +312,20 @@ func TestMalformedPackets(t *testing.T) {
 	}{
 		{"reserved format 6", withHeader(6), ErrMalformed},
 		{"reserved format 0xff", withHeader(0xff), ErrMalformed},
-		{"header bit 13", withHeader(hsa.PacketTypeBarrierAnd | 1<<13), ErrMalformed},
-		{"acquire scope 3", withHeader(hsa.PacketTypeBarrierAnd | 3<<9), ErrMalformed},
-		{"release scope 3", withHeader(hsa.PacketTypeBarrierOr | 3<<11), ErrMalformed},
+		{"header bit 13", withHeader(aql.PacketTypeBarrierAnd | 1<<13), ErrMalformed},
+		{"acquire scope 3", withHeader(aql.PacketTypeBarrierAnd | 3<<9), ErrMalformed},
+		{"release scope 3", withHeader(aql.PacketTypeBarrierOr | 3<<11), ErrMalformed},
 		{"agent dispatch", agent, ErrUnsupported},
 		{"vendor packet, unknown AMD format", bv(7, 0), ErrUnsupported},
-		{"barrier-value, bad condition", bv(hsa.AMDPacketTypeBarrierValue, 9), ErrMalformed},
-		{"0 dimensions", mk(func(p *hsa.KernelDispatchPacket) { p.Setup = 0 }), ErrInvalidDispatch},
-		{"work-group x 0", mk(func(p *hsa.KernelDispatchPacket) { p.WorkgroupSizeX = 0 }), ErrInvalidDispatch},
-		{"grid y 0 in 2D", mk(func(p *hsa.KernelDispatchPacket) { p.Setup, p.GridSizeY = 2, 0 }), ErrInvalidDispatch},
-		{"work-group z 0 in 3D", mk(func(p *hsa.KernelDispatchPacket) { p.Setup, p.WorkgroupSizeZ = 3, 0 }), ErrInvalidDispatch},
-		{"kernel object 0", mk(func(p *hsa.KernelDispatchPacket) { p.KernelObject = 0 }), ErrInvalidDispatch},
-		{"unmapped completion signal", barrier(hsa.PacketTypeBarrierAnd, false, 0x1000), ErrFault},
-		{"unmapped dependency", barrier(hsa.PacketTypeBarrierAnd, false, 0, 0x1000), ErrFault},
-		{"misaligned dependency", barrier(hsa.PacketTypeBarrierOr, false, 0, signalArea+4), ErrFault},
+		{"barrier-value, bad condition", bv(aql.AMDPacketTypeBarrierValue, 9), ErrMalformed},
+		{"0 dimensions", mk(func(p *aql.KernelDispatchPacket) { p.Setup = 0 }), ErrInvalidDispatch},
+		{"work-group x 0", mk(func(p *aql.KernelDispatchPacket) { p.WorkgroupSizeX = 0 }), ErrInvalidDispatch},
+		{"grid y 0 in 2D", mk(func(p *aql.KernelDispatchPacket) { p.Setup, p.GridSizeY = 2, 0 }), ErrInvalidDispatch},
+		{"work-group z 0 in 3D", mk(func(p *aql.KernelDispatchPacket) { p.Setup, p.WorkgroupSizeZ = 3, 0 }), ErrInvalidDispatch},
+		{"kernel object 0", mk(func(p *aql.KernelDispatchPacket) { p.KernelObject = 0 }), ErrInvalidDispatch},
+		{"unmapped completion signal", barrier(aql.PacketTypeBarrierAnd, false, 0x1000), ErrFault},
+		{"unmapped dependency", barrier(aql.PacketTypeBarrierAnd, false, 0, 0x1000), ErrFault},
+		{"misaligned dependency", barrier(aql.PacketTypeBarrierOr, false, 0, signalArea+4), ErrFault},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -333,7 +333,7 @@ func TestMalformedPackets(t *testing.T) {
 			other := e.queue(qopt{})
 			later, otherDone := e.signal(1), e.signal(1)
 			q.submit(c.pkt)
-			q.submit(barrier(hsa.PacketTypeBarrierAnd, false, later))
+			q.submit(barrier(aql.PacketTypeBarrierAnd, false, later))
 			waitFor(t, "error state", func() bool { return q.State() == StateError })
 			errs := e.host.queueErrors(q.Queue)
 			if len(errs) != 1 || !errors.Is(errs[0], c.want) || !errors.Is(q.Status().Err, c.want) {
@@ -348,7 +348,7 @@ func TestMalformedPackets(t *testing.T) {
 			if e.value(later) != 1 || nd != 0 {
 				t.Error("a packet was launched after the error")
 			}
-			other.submit(barrier(hsa.PacketTypeBarrierAnd, false, otherDone)) // PSA-2.9.3-04
+			other.submit(barrier(aql.PacketTypeBarrierAnd, false, otherDone)) // PSA-2.9.3-04
 			waitFor(t, "other queue", func() bool { return e.value(otherDone) == 0 })
 		})
 	}
@@ -378,12 +378,12 @@ func TestEventMailbox(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{})
 	sig := e.signal(1)
-	e.m.Write(sig+hsa.SignalMailboxOffset, le64(mailboxVA))
-	e.m.Write(sig+hsa.SignalEventIDOffset, []byte{0x2a, 0, 0, 0})
+	e.m.Write(sig+aql.SignalMailboxOffset, le64(mailboxVA))
+	e.m.Write(sig+aql.SignalEventIDOffset, []byte{0x2a, 0, 0, 0})
 	atomic.StoreUint64(e.m.word64(mailboxVA), ^uint64(0)) // kfd's "unsignalled" slot
 	plain := e.signal(1)
-	q.submit(barrier(hsa.PacketTypeBarrierAnd, false, sig))
-	q.submit(barrier(hsa.PacketTypeBarrierAnd, false, plain))
+	q.submit(barrier(aql.PacketTypeBarrierAnd, false, sig))
+	q.submit(barrier(aql.PacketTypeBarrierAnd, false, plain))
 	waitFor(t, "both", func() bool { return e.value(plain) == 0 })
 	if e.value(sig) != 0 || atomic.LoadUint64(e.m.word64(mailboxVA)) != 0x2a {
 		t.Errorf("signal %d mailbox %#x", e.value(sig), atomic.LoadUint64(e.m.word64(mailboxVA)))
@@ -400,9 +400,9 @@ func TestBarrierValue(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{})
 	s, done, done0 := e.signal(0x13), e.signal(1), e.signal(1)
-	p := hsa.BarrierValuePacket{Header: hsa.AMDVendorPacketHeader{
-		Header:    hsa.MakeHeader(hsa.PacketTypeVendorSpecific, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem),
-		AmdFormat: hsa.AMDPacketTypeBarrierValue}, Signal: s, Value: 0x20, Mask: 0xf0, Cond: hsa.SignalConditionEQ,
+	p := aql.BarrierValuePacket{Header: aql.AMDVendorPacketHeader{
+		Header:    aql.MakeHeader(aql.PacketTypeVendorSpecific, true, aql.FenceScopeSystem, aql.FenceScopeSystem),
+		AmdFormat: aql.AMDPacketTypeBarrierValue}, Signal: s, Value: 0x20, Mask: 0xf0, Cond: aql.SignalConditionEQ,
 		CompletionSignal: done}
 	b := make([]byte, 64)
 	p.Encode(b)
@@ -423,7 +423,7 @@ func TestStopWithPacketsInFlight(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{})
 	dep, done := e.signal(1), e.signal(1)
-	q.submit(barrier(hsa.PacketTypeBarrierAnd, false, done, dep))
+	q.submit(barrier(aql.PacketTypeBarrierAnd, false, done, dep))
 	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
 	stopWithin(t, q.Queue)
 	if q.State() != StateStopped || q.readIndex() != 0 || q.Err() != nil {
@@ -441,7 +441,7 @@ func TestStopWithPacketsInFlight(t *testing.T) {
 	waitFor(t, "resumed barrier", func() bool { return e.value(done) == 0 && q.readIndex() == 1 })
 
 	entered := make(chan struct{})
-	e.host.dispatch = func(qq *Queue, _ *hsa.KernelDispatchPacket) error {
+	e.host.dispatch = func(qq *Queue, _ *aql.KernelDispatchPacket) error {
 		close(entered)
 		<-qq.Stopping()
 		return errors.New("preempted")
@@ -540,7 +540,7 @@ func TestPM4IBPacket(t *testing.T) {
 	}
 	pkt := func(ibVA uint64, n uint32, completion uint64) []byte {
 		p := make([]byte, 64)
-		binary.LittleEndian.PutUint16(p, hsa.MakeHeader(hsa.PacketTypeVendorSpecific, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem))
+		binary.LittleEndian.PutUint16(p, aql.MakeHeader(aql.PacketTypeVendorSpecific, true, aql.FenceScopeSystem, aql.FenceScopeSystem))
 		p[2] = amdFormatPM4IB
 		for i, w := range []uint32{3<<30 | 2<<16 | pm4OpIB<<8, uint32(ibVA), uint32(ibVA >> 32), n | 1<<23, n} {
 			binary.LittleEndian.PutUint32(p[4+4*i:], w)

@@ -50,7 +50,7 @@
 // a misaligned atomic), or a Host.Dispatch error puts the queue in StateError; Host.QueueError is
 // called once, no further packet is launched, the failing packet is not released and its completion
 // signal is not touched. Other queues are unaffected (PSA-2.9.3-04). Then the CP takes the queue
-// offline for ROCr as the firmware does: every queue error has a class of gpu/hsa (errors.Is: the
+// offline for ROCr as the firmware does: every queue error has a class of gpu/aql (errors.Is: the
 // sentinels here and gpu/shader's errors carry one), hsa.QueueInactiveCode maps it to the code stored
 // in amd_queue_t.queue_inactive_signal, and the signal's event is raised like a completion signal's.
 // The host (kfd) only logs and raises what the driver raises (memory exceptions for faults).

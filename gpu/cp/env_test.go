@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 var errUnmapped = errors.New("unmapped")
@@ -135,8 +135,8 @@ type fakeHost struct {
 	mu         sync.Mutex
 	events     []uint64
 	errs       map[*Queue][]error
-	dispatches []hsa.KernelDispatchPacket
-	dispatch   func(q *Queue, p *hsa.KernelDispatchPacket) error
+	dispatches []aql.KernelDispatchPacket
+	dispatch   func(q *Queue, p *aql.KernelDispatchPacket) error
 }
 
 func (h *fakeHost) RaiseEvent(q *Queue, id uint64) {
@@ -145,7 +145,7 @@ func (h *fakeHost) RaiseEvent(q *Queue, id uint64) {
 	h.mu.Unlock()
 }
 
-func (h *fakeHost) Dispatch(q *Queue, p *hsa.KernelDispatchPacket) error {
+func (h *fakeHost) Dispatch(q *Queue, p *aql.KernelDispatchPacket) error {
 	h.mu.Lock()
 	h.dispatches = append(h.dispatches, *p)
 	fn := h.dispatch
@@ -201,17 +201,17 @@ func (e *env) signal(v int64) uint64 {
 		e.t.Fatal("out of test signals")
 	}
 	h := uint64(signalArea + n*64)
-	atomic.StoreUint64(e.m.word64(h), hsa.SignalKindUser)
-	atomic.StoreUint64(e.m.word64(h+hsa.SignalValueOffset), uint64(v))
+	atomic.StoreUint64(e.m.word64(h), aql.SignalKindUser)
+	atomic.StoreUint64(e.m.word64(h+aql.SignalValueOffset), uint64(v))
 	return h
 }
 
 func (e *env) value(h uint64) int64 {
-	return int64(atomic.LoadUint64(e.m.word64(h + hsa.SignalValueOffset)))
+	return int64(atomic.LoadUint64(e.m.word64(h + aql.SignalValueOffset)))
 }
 
 func (e *env) set(h uint64, v int64) {
-	atomic.StoreUint64(e.m.word64(h+hsa.SignalValueOffset), uint64(v))
+	atomic.StoreUint64(e.m.word64(h+aql.SignalValueOffset), uint64(v))
 }
 
 // tq is a queue plus a single producer writing its ring the way ROCr does.
@@ -242,7 +242,7 @@ func (e *env) queue(o qopt) *tq {
 		rdVA: indexArea + uint64(i)*64, wrVA: indexArea + uint64(i)*64 + 8}
 	// ROCr initialises every header to INVALID (PSA-2.8-Q17).
 	for s := uint64(0); s < uint64(o.size); s++ {
-		atomic.StoreUint32(e.m.word32(t.base+s*64), hsa.PacketTypeInvalid)
+		atomic.StoreUint32(e.m.word32(t.base+s*64), aql.PacketTypeInvalid)
 	}
 	q, err := New(Config{RingBase: t.base, RingSize: o.size, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA,
 		Memory: e.m, Host: e.host, Group: o.group, MaxPoll: o.maxPoll, Doorbell: func() uint64 { return 0 }})
@@ -298,8 +298,8 @@ func (t *tq) submit(pkt []byte) uint64 {
 }
 
 func barrier(typ uint8, barrierBit bool, completion uint64, deps ...uint64) []byte {
-	var p hsa.BarrierPacket
-	p.Header = hsa.MakeHeader(typ, barrierBit, hsa.FenceScopeSystem, hsa.FenceScopeSystem)
+	var p aql.BarrierPacket
+	p.Header = aql.MakeHeader(typ, barrierBit, aql.FenceScopeSystem, aql.FenceScopeSystem)
 	copy(p.DepSignal[:], deps)
 	p.CompletionSignal = completion
 	b := make([]byte, 64)
@@ -307,15 +307,15 @@ func barrier(typ uint8, barrierBit bool, completion uint64, deps ...uint64) []by
 	return b
 }
 
-func dispatchPacket(p hsa.KernelDispatchPacket) []byte {
+func dispatchPacket(p aql.KernelDispatchPacket) []byte {
 	b := make([]byte, 64)
 	p.Encode(b)
 	return b
 }
 
-func validDispatch(completion uint64) hsa.KernelDispatchPacket {
-	return hsa.KernelDispatchPacket{
-		Header: hsa.MakeHeader(hsa.PacketTypeKernelDispatch, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem),
+func validDispatch(completion uint64) aql.KernelDispatchPacket {
+	return aql.KernelDispatchPacket{
+		Header: aql.MakeHeader(aql.PacketTypeKernelDispatch, true, aql.FenceScopeSystem, aql.FenceScopeSystem),
 		Setup:  1, WorkgroupSizeX: 64, WorkgroupSizeY: 1, WorkgroupSizeZ: 1, GridSizeX: 256, GridSizeY: 1, GridSizeZ: 1,
 		PrivateSegmentSize: 16, GroupSegmentSize: 1024, KernelObject: 0x7f0000001000, KernargAddress: 0x7f0000002000,
 		CompletionSignal: completion,

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 const fuzzSlots = 8
@@ -24,8 +24,8 @@ func FuzzRing(f *testing.F) {
 		return b
 	}
 	sig := func(i uint64) uint64 { return 0xAA<<56 | i }
-	f.Add(seed(barrier(hsa.PacketTypeBarrierAnd, false, sig(1), sig(2))), uint16(0))
-	f.Add(seed(barrier(hsa.PacketTypeBarrierOr, true, sig(3), sig(4), 0, sig(5)),
+	f.Add(seed(barrier(aql.PacketTypeBarrierAnd, false, sig(1), sig(2))), uint16(0))
+	f.Add(seed(barrier(aql.PacketTypeBarrierOr, true, sig(3), sig(4), 0, sig(5)),
 		dispatchPacket(validDispatch(sig(6)))), uint16(0xffff))
 	f.Add(seed(dispatchPacket(validDispatch(0)), barrier(6, false, 0)), uint16(1))
 	f.Add(make([]byte, 64*fuzzSlots), uint16(0x5555))
@@ -41,8 +41,8 @@ func FuzzRing(f *testing.F) {
 			sigs[i] = e.signal(v)
 		}
 		// Signal 7 has an event mailbox.
-		e.m.Write(sigs[7]+hsa.SignalMailboxOffset, le64(mailboxVA))
-		e.host.dispatch = func(_ *Queue, p *hsa.KernelDispatchPacket) error {
+		e.m.Write(sigs[7]+aql.SignalMailboxOffset, le64(mailboxVA))
+		e.host.dispatch = func(_ *Queue, p *aql.KernelDispatchPacket) error {
 			if p.KernelObject&1 != 0 {
 				return errUnmapped
 			}
@@ -109,17 +109,17 @@ func FuzzAMDQueue(f *testing.F) {
 	f.Add(dispatchPacket(d), uint32(0), uint32(0), uint64(0))
 	f.Add(dispatchPacket(d), uint32(3<<12|8), uint32(1<<4|1<<3), uint64(1<<20))
 	d.PrivateSegmentSize = 0xffffffff
-	f.Add(append(dispatchPacket(d), barrier(hsa.PacketTypeBarrierAnd, true, 0)...), uint32(0x1fff<<12|0xfff), uint32(0xff), uint64(1<<63))
+	f.Add(append(dispatchPacket(d), barrier(aql.PacketTypeBarrierAnd, true, 0)...), uint32(0x1fff<<12|0xfff), uint32(0xff), uint64(1<<63))
 	f.Fuzz(func(t *testing.T, data []byte, tmpring, props uint32, size uint64) {
 		e := newEnv(t)
 		var clock atomic.Uint64
 		a := e.aqlQueue(func() uint64 { return clock.Add(1) })
 		a.Stop()
 		m := e.m
-		atomic.StoreUint32(m.word32(a.aq+hsa.AMDQueueComputeTmpringSizeOffset), tmpring)
+		atomic.StoreUint32(m.word32(a.aq+aql.AMDQueueComputeTmpringSizeOffset), tmpring)
 		atomic.StoreUint32(a.props(), props)
-		atomic.StoreUint64(m.word64(a.aq+hsa.AMDQueueScratchByteSizeOffset), size)
-		atomic.StoreUint64(m.word64(a.aq+hsa.AMDQueueScratchLocationOffset), memBase)
+		atomic.StoreUint64(m.word64(a.aq+aql.AMDQueueScratchByteSizeOffset), size)
+		atomic.StoreUint64(m.word64(a.aq+aql.AMDQueueScratchLocationOffset), memBase)
 		for n := 0; n < fuzzSlots && len(data) > 0; n++ {
 			var pkt [64]byte
 			copy(pkt[:], data)
@@ -137,10 +137,10 @@ func FuzzAMDQueue(f *testing.F) {
 			if a.State() != StateBlocked {
 				break
 			}
-			atomic.StoreUint64(m.word64(a.inactive+hsa.SignalValueOffset), 0)
+			atomic.StoreUint64(m.word64(a.inactive+aql.SignalValueOffset), 0)
 			atomic.StoreUint32(a.props(), 0)
-			atomic.StoreUint32(m.word32(a.aq+hsa.AMDQueueComputeTmpringSizeOffset), hsa.TmpringWaves.Set(hsa.TmpringWaveSize.Set(0, 0x1fff), 1))
-			atomic.StoreUint64(m.word64(a.aq+hsa.AMDQueueScratchByteSizeOffset), 0x1fff<<10)
+			atomic.StoreUint32(m.word32(a.aq+aql.AMDQueueComputeTmpringSizeOffset), aql.TmpringWaves.Set(aql.TmpringWaveSize.Set(0, 0x1fff), 1))
+			atomic.StoreUint64(m.word64(a.aq+aql.AMDQueueScratchByteSizeOffset), 0x1fff<<10)
 			a.Kick()
 			time.Sleep(200 * time.Microsecond)
 		}
@@ -150,9 +150,9 @@ func FuzzAMDQueue(f *testing.F) {
 			t.Fatalf("queue errors %v, status error %v", errs, st.Err)
 		}
 		switch v := uint64(e.value(a.inactive)); v {
-		case 0, hsa.QueueInactiveInsufficientScratch, hsa.QueueInactiveScratchReclaim, hsa.QueueInactiveInvalidDim,
-			hsa.QueueInactiveInvalidCode, hsa.QueueInactiveInvalidFormat, hsa.QueueInactiveVendorFormat,
-			hsa.QueueInactiveMemoryViolation, hsa.QueueInactiveIllegalInstruction:
+		case 0, aql.QueueInactiveInsufficientScratch, aql.QueueInactiveScratchReclaim, aql.QueueInactiveInvalidDim,
+			aql.QueueInactiveInvalidCode, aql.QueueInactiveInvalidFormat, aql.QueueInactiveVendorFormat,
+			aql.QueueInactiveMemoryViolation, aql.QueueInactiveIllegalInstruction:
 		default:
 			t.Fatalf("inactive signal holds %#x", v)
 		}

@@ -1,7 +1,7 @@
 package cp
 
 import (
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 // The CP's side of the amd_queue_t protocol with ROCr: the queue-inactive signal (errors and dynamic
@@ -21,10 +21,10 @@ type Scratch struct {
 // &amd_queue_t.write_dispatch_id as the queue's read and write pointers. Queues created otherwise
 // (kfdtest, PM4-style clients) have none: 0.
 func amdQueueOf(rp, wp uint64) uint64 {
-	if rp < hsa.AMDQueueReadDispatchIDOffset || wp != rp-hsa.AMDQueueReadDispatchIDOffset+hsa.AMDQueueWriteDispatchIDOffset {
+	if rp < aql.AMDQueueReadDispatchIDOffset || wp != rp-aql.AMDQueueReadDispatchIDOffset+aql.AMDQueueWriteDispatchIDOffset {
 		return 0
 	}
-	return rp - hsa.AMDQueueReadDispatchIDOffset
+	return rp - aql.AMDQueueReadDispatchIDOffset
 }
 
 // loadScratch reads the queue's scratch fields (the CP reads them at each dispatch: ROCr changes
@@ -35,21 +35,21 @@ func (q *Queue) loadScratch() (Scratch, error) {
 	if aq == 0 {
 		return s, nil
 	}
-	tmp, err := q.load32(aq+hsa.AMDQueueComputeTmpringSizeOffset, "amd_queue_t")
+	tmp, err := q.load32(aq+aql.AMDQueueComputeTmpringSizeOffset, "amd_queue_t")
 	if err != nil {
 		return s, err
 	}
-	s.WaveBytes = uint64(hsa.TmpringWaveSize.Get(tmp)) << 10
-	s.Waves = hsa.TmpringWaves.Get(tmp)
+	s.WaveBytes = uint64(aql.TmpringWaveSize.Get(tmp)) << 10
+	s.Waves = aql.TmpringWaves.Get(tmp)
 	for i := range s.Resource {
-		if s.Resource[i], err = q.load32(aq+hsa.AMDQueueScratchResourceDescOffset+4*uint64(i), "amd_queue_t"); err != nil {
+		if s.Resource[i], err = q.load32(aq+aql.AMDQueueScratchResourceDescOffset+4*uint64(i), "amd_queue_t"); err != nil {
 			return s, err
 		}
 	}
-	if s.Base, err = q.load64(aq+hsa.AMDQueueScratchLocationOffset, "amd_queue_t"); err != nil {
+	if s.Base, err = q.load64(aq+aql.AMDQueueScratchLocationOffset, "amd_queue_t"); err != nil {
 		return s, err
 	}
-	s.Size, err = q.load64(aq+hsa.AMDQueueScratchByteSizeOffset, "amd_queue_t")
+	s.Size, err = q.load64(aq+aql.AMDQueueScratchByteSizeOffset, "amd_queue_t")
 	return s, err
 }
 
@@ -70,7 +70,7 @@ func (q *Queue) properties() (uint32, error) {
 	if q.amdQueue == 0 {
 		return 0, nil
 	}
-	return q.load32(q.amdQueue+hsa.AMDQueuePropertiesOffset, "amd_queue_t queue_properties")
+	return q.load32(q.amdQueue+aql.AMDQueuePropertiesOffset, "amd_queue_t queue_properties")
 }
 
 // inactiveSignal returns the handle of amd_queue_t.queue_inactive_signal (0: none).
@@ -78,7 +78,7 @@ func (q *Queue) inactiveSignal() (uint64, error) {
 	if q.amdQueue == 0 {
 		return 0, nil
 	}
-	return q.load64(q.amdQueue+hsa.AMDQueueInactiveSignalOffset, "queue inactive signal")
+	return q.load64(q.amdQueue+aql.AMDQueueInactiveSignalOffset, "queue inactive signal")
 }
 
 // reportInactive stores code in the queue-inactive signal and raises its event (the signal's
@@ -89,7 +89,7 @@ func (q *Queue) reportInactive(code uint64) (reported bool, err error) {
 	if err != nil || sig == 0 {
 		return false, err
 	}
-	if err := q.store64(sig+hsa.SignalValueOffset, code, "queue inactive signal"); err != nil {
+	if err := q.store64(sig+aql.SignalValueOffset, code, "queue inactive signal"); err != nil {
 		return false, err
 	}
 	return true, q.notify(sig)
@@ -113,7 +113,7 @@ func (q *Queue) waitResume(stop <-chan struct{}, once bool) error {
 			return true, nil
 		}
 		p, err := q.properties()
-		return hsa.QueuePropUseScratchOnce.Get(p) == 0, err
+		return aql.QueuePropUseScratchOnce.Get(p) == 0, err
 	})
 }
 
@@ -121,7 +121,7 @@ func (q *Queue) waitResume(stop <-chan struct{}, once bool) error {
 // a queue that did not preempt in time): err's queue-inactive code goes to the inactive signal.
 // Call it only while the queue is stopped.
 func (q *Queue) ReportInactive(err error) error {
-	_, e := q.reportInactive(hsa.QueueInactiveCode(err))
+	_, e := q.reportInactive(aql.QueueInactiveCode(err))
 	return e
 }
 
@@ -135,8 +135,8 @@ func (q *Queue) Scratch() Scratch { return q.scratch }
 
 // timestamps writes amd_signal_t start_ts and end_ts of a completion signal (profiling on).
 func (q *Queue) timestamps(sig, start, end uint64) error {
-	if err := q.store64(sig+hsa.SignalStartTSOffset, start, "completion signal start_ts"); err != nil {
+	if err := q.store64(sig+aql.SignalStartTSOffset, start, "completion signal start_ts"); err != nil {
 		return err
 	}
-	return q.store64(sig+hsa.SignalEndTSOffset, end, "completion signal end_ts")
+	return q.store64(sig+aql.SignalEndTSOffset, end, "completion signal end_ts")
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 )
 
@@ -31,15 +31,15 @@ func (e *env) aqlQueue(clock func() uint64) *aqlQueue {
 	i := e.nq
 	e.nq++
 	aq := uint64(amdQueueArea + i*256)
-	t := &tq{e: e, base: ringArea + uint64(i)*0x10000, size: 64, rdVA: aq + hsa.AMDQueueReadDispatchIDOffset,
-		wrVA: aq + hsa.AMDQueueWriteDispatchIDOffset}
+	t := &tq{e: e, base: ringArea + uint64(i)*0x10000, size: 64, rdVA: aq + aql.AMDQueueReadDispatchIDOffset,
+		wrVA: aq + aql.AMDQueueWriteDispatchIDOffset}
 	for s := uint64(0); s < 64; s++ {
-		atomic.StoreUint32(e.m.word32(t.base+s*64), hsa.PacketTypeInvalid)
+		atomic.StoreUint32(e.m.word32(t.base+s*64), aql.PacketTypeInvalid)
 	}
 	sig := e.signal(0)
-	atomic.StoreUint64(e.m.word64(sig+hsa.SignalMailboxOffset), inactiveMB)
-	atomic.StoreUint32(e.m.word32(sig+hsa.SignalEventIDOffset), inactiveID)
-	atomic.StoreUint64(e.m.word64(aq+hsa.AMDQueueInactiveSignalOffset), sig)
+	atomic.StoreUint64(e.m.word64(sig+aql.SignalMailboxOffset), inactiveMB)
+	atomic.StoreUint32(e.m.word32(sig+aql.SignalEventIDOffset), inactiveID)
+	atomic.StoreUint64(e.m.word64(aq+aql.AMDQueueInactiveSignalOffset), sig)
 	q, err := New(Config{RingBase: t.base, RingSize: 64, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA, Memory: e.m,
 		Host: e.host, Clock: clock})
 	if err != nil {
@@ -56,7 +56,7 @@ func (e *env) aqlQueue(clock func() uint64) *aqlQueue {
 	return &aqlQueue{tq: t, aq: aq, inactive: sig}
 }
 
-func (a *aqlQueue) props() *uint32 { return a.e.m.word32(a.aq + hsa.AMDQueuePropertiesOffset) }
+func (a *aqlQueue) props() *uint32 { return a.e.m.word32(a.aq + aql.AMDQueuePropertiesOffset) }
 
 // rocrScratch plays ROCr 5.2.3's AqlQueue::DynamicScratchHandler for codes 1 and 512: it allocates
 // size_per_thread = AlignUp(private_segment_size, 16) for slots waves (base at the given VA), fills
@@ -75,7 +75,7 @@ func (r *rocrScratch) run(stop <-chan struct{}) {
 	m := r.a.e.m
 	for {
 		var v uint64
-		for v = atomic.LoadUint64(m.word64(r.a.inactive + hsa.SignalValueOffset)); v == 0; v = atomic.LoadUint64(m.word64(r.a.inactive + hsa.SignalValueOffset)) {
+		for v = atomic.LoadUint64(m.word64(r.a.inactive + aql.SignalValueOffset)); v == 0; v = atomic.LoadUint64(m.word64(r.a.inactive + aql.SignalValueOffset)) {
 			select {
 			case <-stop:
 				return
@@ -87,37 +87,37 @@ func (r *rocrScratch) run(stop <-chan struct{}) {
 		r.mu.Unlock()
 		aq := r.a.aq
 		switch v {
-		case hsa.QueueInactiveInsufficientScratch:
-			rd := atomic.LoadUint64(m.word64(aq + hsa.AMDQueueReadDispatchIDOffset))
-			var p hsa.KernelDispatchPacket
+		case aql.QueueInactiveInsufficientScratch:
+			rd := atomic.LoadUint64(m.word64(aq + aql.AMDQueueReadDispatchIDOffset))
+			var p aql.KernelDispatchPacket
 			b := make([]byte, 64)
 			m.Read(r.a.base+rd%64*64, b)
 			p.Decode(b)
 			spt := (uint64(p.PrivateSegmentSize) + 15) &^ 15
 			size := spt * r.slots * 64
 			waveKiB := (64*spt + 1023) / 1024
-			tmp := hsa.TmpringWaveSize.Set(0, uint32(waveKiB))
-			tmp = hsa.TmpringWaves.Set(tmp, uint32(size/(waveKiB*1024)))
-			atomic.StoreUint32(m.word32(aq+hsa.AMDQueueComputeTmpringSizeOffset), tmp)
+			tmp := aql.TmpringWaveSize.Set(0, uint32(waveKiB))
+			tmp = aql.TmpringWaves.Set(tmp, uint32(size/(waveKiB*1024)))
+			atomic.StoreUint32(m.word32(aq+aql.AMDQueueComputeTmpringSizeOffset), tmp)
 			for i, w := range [4]uint32{uint32(r.base), uint32(r.base>>32) | 1<<31, uint32(size), 0x00ea7fac} {
-				atomic.StoreUint32(m.word32(aq+hsa.AMDQueueScratchResourceDescOffset+uint64(4*i)), w)
+				atomic.StoreUint32(m.word32(aq+aql.AMDQueueScratchResourceDescOffset+uint64(4*i)), w)
 			}
-			atomic.StoreUint64(m.word64(aq+hsa.AMDQueueScratchLocationOffset), r.base)
-			atomic.StoreUint64(m.word64(aq+hsa.AMDQueueScratchByteSizeOffset), size)
-			atomic.StoreUint32(m.word32(aq+hsa.AMDQueueScratchLaneByteSizeOffset), uint32(spt))
+			atomic.StoreUint64(m.word64(aq+aql.AMDQueueScratchLocationOffset), r.base)
+			atomic.StoreUint64(m.word64(aq+aql.AMDQueueScratchByteSizeOffset), size)
+			atomic.StoreUint32(m.word32(aq+aql.AMDQueueScratchLaneByteSizeOffset), uint32(spt))
 			if r.once {
 				p := r.a.props()
-				atomic.StoreUint32(p, hsa.QueuePropUseScratchOnce.Set(atomic.LoadUint32(p), 1))
+				atomic.StoreUint32(p, aql.QueuePropUseScratchOnce.Set(atomic.LoadUint32(p), 1))
 			}
-			atomic.StoreUint64(m.word64(r.a.inactive+hsa.SignalValueOffset), 0) // restart
-		case hsa.QueueInactiveScratchReclaim:
-			atomic.StoreUint32(m.word32(aq+hsa.AMDQueueComputeTmpringSizeOffset), 0)
-			for _, o := range []uint64{hsa.AMDQueueScratchLocationOffset, hsa.AMDQueueScratchByteSizeOffset} {
+			atomic.StoreUint64(m.word64(r.a.inactive+aql.SignalValueOffset), 0) // restart
+		case aql.QueueInactiveScratchReclaim:
+			atomic.StoreUint32(m.word32(aq+aql.AMDQueueComputeTmpringSizeOffset), 0)
+			for _, o := range []uint64{aql.AMDQueueScratchLocationOffset, aql.AMDQueueScratchByteSizeOffset} {
 				atomic.StoreUint64(m.word64(aq+o), 0)
 			}
-			atomic.StoreUint64(m.word64(r.a.inactive+hsa.SignalValueOffset), 0)
+			atomic.StoreUint64(m.word64(r.a.inactive+aql.SignalValueOffset), 0)
 			p := r.a.props()
-			atomic.StoreUint32(p, hsa.QueuePropUseScratchOnce.Set(atomic.LoadUint32(p), 0)) // resumes the queue
+			atomic.StoreUint32(p, aql.QueuePropUseScratchOnce.Set(atomic.LoadUint32(p), 0)) // resumes the queue
 		default:
 			return // a queue error: ROCr reports it and suspends the queue
 		}
@@ -138,7 +138,7 @@ func (r *rocrScratch) seen() []uint64 {
 func TestDynamicScratch(t *testing.T) {
 	e := newEnv(t)
 	var got []Scratch
-	e.host.dispatch = func(q *Queue, p *hsa.KernelDispatchPacket) error {
+	e.host.dispatch = func(q *Queue, p *aql.KernelDispatchPacket) error {
 		got = append(got, q.Scratch())
 		return nil
 	}
@@ -155,7 +155,7 @@ func TestDynamicScratch(t *testing.T) {
 		a.submit(dispatchPacket(p))
 	}
 	// Nothing runs until the runtime answers: the first packet stays at the read index.
-	waitFor(t, "insufficient scratch report", func() bool { return e.value(a.inactive) == hsa.QueueInactiveInsufficientScratch })
+	waitFor(t, "insufficient scratch report", func() bool { return e.value(a.inactive) == aql.QueueInactiveInsufficientScratch })
 	time.Sleep(5 * time.Millisecond)
 	if n := len(e.host.dispatches); n != 0 || a.readIndex() != 0 || e.value(sigs[0]) != 1 {
 		t.Fatalf("launched while inactive: %d dispatches, read index %d", n, a.readIndex())
@@ -191,7 +191,7 @@ func TestDynamicScratch(t *testing.T) {
 func TestScratchReclaim(t *testing.T) {
 	e := newEnv(t)
 	var got []Scratch
-	e.host.dispatch = func(q *Queue, p *hsa.KernelDispatchPacket) error {
+	e.host.dispatch = func(q *Queue, p *aql.KernelDispatchPacket) error {
 		got = append(got, q.Scratch())
 		return nil
 	}
@@ -211,7 +211,7 @@ func TestScratchReclaim(t *testing.T) {
 	if len(got) != 2 || got[0].Size == 0 || got[1].Size == 0 {
 		t.Fatalf("dispatches saw %+v", got)
 	}
-	if v := atomic.LoadUint64(e.m.word64(a.aq + hsa.AMDQueueScratchByteSizeOffset)); v != 0 {
+	if v := atomic.LoadUint64(e.m.word64(a.aq + aql.AMDQueueScratchByteSizeOffset)); v != 0 {
 		t.Fatalf("scratch size after reclaim = %d", v)
 	}
 }
@@ -223,13 +223,13 @@ func TestProfilingTimestamps(t *testing.T) {
 	var clock atomic.Uint64
 	clock.Store(1000)
 	tick := func() uint64 { return clock.Add(10) }
-	e.host.dispatch = func(q *Queue, p *hsa.KernelDispatchPacket) error {
+	e.host.dispatch = func(q *Queue, p *aql.KernelDispatchPacket) error {
 		clock.Add(500) // the kernel runs 500 ticks
 		return nil
 	}
 	a := e.aqlQueue(tick)
 	ts := func(s uint64) (uint64, uint64) {
-		return atomic.LoadUint64(e.m.word64(s + hsa.SignalStartTSOffset)), atomic.LoadUint64(e.m.word64(s + hsa.SignalEndTSOffset))
+		return atomic.LoadUint64(e.m.word64(s + aql.SignalStartTSOffset)), atomic.LoadUint64(e.m.word64(s + aql.SignalEndTSOffset))
 	}
 	off := e.signal(1)
 	p := validDispatch(off)
@@ -239,11 +239,11 @@ func TestProfilingTimestamps(t *testing.T) {
 	if s, en := ts(off); s != 0 || en != 0 {
 		t.Fatalf("profiling off: start %d end %d written", s, en)
 	}
-	atomic.StoreUint32(a.props(), hsa.QueuePropEnableProfiling.Set(0, 1))
+	atomic.StoreUint32(a.props(), aql.QueuePropEnableProfiling.Set(0, 1))
 	d, b := e.signal(1), e.signal(1)
 	p.CompletionSignal = d
 	a.submit(dispatchPacket(p))
-	a.submit(barrier(hsa.PacketTypeBarrierAnd, true, b))
+	a.submit(barrier(aql.PacketTypeBarrierAnd, true, b))
 	waitFor(t, "profiled packets", func() bool { return e.value(b) == 0 })
 	s, en := ts(d)
 	if s == 0 || en < s+500 || en > s+600 {
@@ -255,7 +255,7 @@ func TestProfilingTimestamps(t *testing.T) {
 	}
 }
 
-// Every queue error reaches the inactive signal with the code of its class (hsa.QueueInactiveCode):
+// Every queue error reaches the inactive signal with the code of its class (aql.QueueInactiveCode):
 // the CP's own errors and the shader model's, through the one table.
 func TestInactiveCodes(t *testing.T) {
 	mem := newMemory(memBase, 1<<16)
@@ -267,26 +267,26 @@ func TestInactiveCodes(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		host error // what Host.Dispatch returns (nil: the packet itself is bad)
-		pkt  func(*hsa.KernelDispatchPacket)
+		pkt  func(*aql.KernelDispatchPacket)
 		code uint64
 	}{
-		{"zero dimensions", nil, func(p *hsa.KernelDispatchPacket) { p.Setup = 0 }, hsa.QueueInactiveInvalidDim},
-		{"zero grid", nil, func(p *hsa.KernelDispatchPacket) { p.GridSizeX = 0 }, hsa.QueueInactiveInvalidDim},
-		{"null kernel object", nil, func(p *hsa.KernelDispatchPacket) { p.KernelObject = 0 }, hsa.QueueInactiveInvalidCode},
-		{"bad descriptor", badKD, nil, hsa.QueueInactiveInvalidCode},
-		{"work-group too large", tooLarge, nil, hsa.QueueInactiveGroupTooLarge},
-		{"LDS too large", ldsTooLarge, nil, hsa.QueueInactiveGroupTooLarge},
-		{"shader fault", &shader.Fault{Addr: 0x1000, Err: errUnmapped}, nil, hsa.QueueInactiveMemoryViolation},
-		{"unimplemented", &shader.WaveError{Err: shader.ErrUnimplemented}, nil, hsa.QueueInactiveIllegalInstruction},
-		{"trap", &shader.TrapError{Code: 2}, nil, hsa.QueueInactiveIllegalInstruction},
+		{"zero dimensions", nil, func(p *aql.KernelDispatchPacket) { p.Setup = 0 }, aql.QueueInactiveInvalidDim},
+		{"zero grid", nil, func(p *aql.KernelDispatchPacket) { p.GridSizeX = 0 }, aql.QueueInactiveInvalidDim},
+		{"null kernel object", nil, func(p *aql.KernelDispatchPacket) { p.KernelObject = 0 }, aql.QueueInactiveInvalidCode},
+		{"bad descriptor", badKD, nil, aql.QueueInactiveInvalidCode},
+		{"work-group too large", tooLarge, nil, aql.QueueInactiveGroupTooLarge},
+		{"LDS too large", ldsTooLarge, nil, aql.QueueInactiveGroupTooLarge},
+		{"shader fault", &shader.Fault{Addr: 0x1000, Err: errUnmapped}, nil, aql.QueueInactiveMemoryViolation},
+		{"unimplemented", &shader.WaveError{Err: shader.ErrUnimplemented}, nil, aql.QueueInactiveIllegalInstruction},
+		{"trap", &shader.TrapError{Code: 2}, nil, aql.QueueInactiveIllegalInstruction},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.host != nil && !errors.Is(c.host, shader.ErrBadDispatch) && c.code != hsa.QueueInactiveMemoryViolation &&
-				c.code != hsa.QueueInactiveIllegalInstruction {
+			if c.host != nil && !errors.Is(c.host, shader.ErrBadDispatch) && c.code != aql.QueueInactiveMemoryViolation &&
+				c.code != aql.QueueInactiveIllegalInstruction {
 				t.Fatalf("setup: %v is not a shader dispatch error", c.host)
 			}
 			e := newEnv(t)
-			e.host.dispatch = func(*Queue, *hsa.KernelDispatchPacket) error { return c.host }
+			e.host.dispatch = func(*Queue, *aql.KernelDispatchPacket) error { return c.host }
 			a := e.aqlQueue(nil)
 			p := validDispatch(e.signal(1))
 			p.PrivateSegmentSize = 0
@@ -304,20 +304,20 @@ func TestInactiveCodes(t *testing.T) {
 	e := newEnv(t)
 	a := e.aqlQueue(nil)
 	vendor := make([]byte, 64)
-	vendor[0] = hsa.PacketTypeVendorSpecific
+	vendor[0] = aql.PacketTypeVendorSpecific
 	vendor[2] = 9 // no such AMD vendor format
 	a.submit(vendor)
 	waitFor(t, "queue error", func() bool { return a.State() == StateError })
-	if v := e.value(a.inactive); v != hsa.QueueInactiveVendorFormat {
+	if v := e.value(a.inactive); v != aql.QueueInactiveVendorFormat {
 		t.Fatalf("vendor packet: code %#x, want 256", v)
 	}
 	b := newEnv(t).aqlQueue(nil)
-	b.submit(barrier(hsa.PacketTypeAgentDispatch, false, 0))
+	b.submit(barrier(aql.PacketTypeAgentDispatch, false, 0))
 	waitFor(t, "queue error", func() bool { return b.State() == StateError })
-	if v := b.e.value(b.inactive); v != hsa.QueueInactiveInvalidFormat {
+	if v := b.e.value(b.inactive); v != aql.QueueInactiveInvalidFormat {
 		t.Fatalf("agent dispatch: code %#x, want 32", v)
 	}
-	if err := b.ReportInactive(&FaultError{VA: 1}); err != nil || b.e.value(b.inactive) != hsa.QueueInactiveMemoryViolation {
+	if err := b.ReportInactive(&FaultError{VA: 1}); err != nil || b.e.value(b.inactive) != aql.QueueInactiveMemoryViolation {
 		t.Fatalf("ReportInactive(fault): %v, code %#x", err, b.e.value(b.inactive))
 	}
 }
@@ -327,7 +327,7 @@ func TestInactiveCodes(t *testing.T) {
 func TestScratchWithoutInactiveSignal(t *testing.T) {
 	e := newEnv(t)
 	a := e.aqlQueue(nil)
-	atomic.StoreUint64(e.m.word64(a.aq+hsa.AMDQueueInactiveSignalOffset), 0)
+	atomic.StoreUint64(e.m.word64(a.aq+aql.AMDQueueInactiveSignalOffset), 0)
 	s := e.signal(1)
 	a.submit(dispatchPacket(validDispatch(s)))
 	waitFor(t, "the dispatch", func() bool { return e.value(s) == 0 })

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 // errStopped ends a run because Stop was called; it is never reported as a queue error.
@@ -70,7 +70,7 @@ func (q *Queue) add64(va uint64, d uint64, op string) error {
 // signalValue loads amd_signal_t.value of the signal whose handle (address) is h ([PSA] §2.5:
 // system-scope atomic, signed).
 func (q *Queue) signalValue(h uint64) (int64, error) {
-	v, err := q.load64(h+hsa.SignalValueOffset, "signal value")
+	v, err := q.load64(h+aql.SignalValueOffset, "signal value")
 	return int64(v), err
 }
 
@@ -88,7 +88,7 @@ func (q *Queue) fail(err error) {
 		q.cfg.Host.QueueError(q, err)
 		// Take the queue offline for the runtime: a fault here leaves the code unreported (the
 		// queue is in the error state either way).
-		_, _ = q.reportInactive(hsa.QueueInactiveCode(err))
+		_, _ = q.reportInactive(aql.QueueInactiveCode(err))
 	}
 	q.setState(StateError) // after the host knows: a State() of StateError implies QueueError ran
 }
@@ -149,15 +149,15 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, err
 	}
 	hdr := uint16(word)
-	typ := hsa.PacketType(hdr)
-	if typ == hsa.PacketTypeInvalid {
+	typ := aql.PacketType(hdr)
+	if typ == aql.PacketTypeInvalid {
 		return false, nil // PSA-2.8-Q19: never process an INVALID packet; wait for the next kick
 	}
 	perr := func(e error) error { return packetErr(rd, hdr, e) }
-	if hdr&hsa.HeaderReservedMask != 0 {
-		return false, perr(fmt.Errorf("%w: reserved header bits %#x set", ErrMalformed, hdr&hsa.HeaderReservedMask))
+	if hdr&aql.HeaderReservedMask != 0 {
+		return false, perr(fmt.Errorf("%w: reserved header bits %#x set", ErrMalformed, hdr&aql.HeaderReservedMask))
 	}
-	if hsa.AcquireFenceScope(hdr) == hsa.FenceScopeReserved || hsa.ReleaseFenceScope(hdr) == hsa.FenceScopeReserved {
+	if aql.AcquireFenceScope(hdr) == aql.FenceScopeReserved || aql.ReleaseFenceScope(hdr) == aql.FenceScopeReserved {
 		return false, perr(fmt.Errorf("%w: reserved fence scope", ErrMalformed))
 	}
 	binary.LittleEndian.PutUint32(q.pkt[:4], word)
@@ -177,7 +177,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	}
 	reclaim := false // a dispatch that used scratch: single-use scratch is returned after it
 	switch typ {
-	case hsa.PacketTypeKernelDispatch:
+	case aql.PacketTypeKernelDispatch:
 		q.kd.Decode(q.pkt[:])
 		if err := validateDispatch(&q.kd); err != nil {
 			return false, perr(err)
@@ -194,7 +194,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		// Without an inactive signal nobody can answer: the dispatch is launched and fails on the
 		// shader's own scratch check (a queue error), instead of the queue hanging.
 		if q.amdQueue != 0 && needsScratch(q.kd.PrivateSegmentSize, &sc) {
-			reported, err := q.reportInactive(hsa.QueueInactiveInsufficientScratch)
+			reported, err := q.reportInactive(aql.QueueInactiveInsufficientScratch)
 			if err != nil {
 				return false, perr(err)
 			}
@@ -222,16 +222,16 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 			return false, perr(fmt.Errorf("%w: %w", ErrDispatchFailed, err))
 		}
 		q.setState(StateIdle)
-	case hsa.PacketTypeBarrierAnd, hsa.PacketTypeBarrierOr:
-		var b hsa.BarrierPacket
+	case aql.PacketTypeBarrierAnd, aql.PacketTypeBarrierOr:
+		var b aql.BarrierPacket
 		b.Decode(q.pkt[:])
 		completion = b.CompletionSignal
-		if err := q.waitBarrier(stop, &b, typ == hsa.PacketTypeBarrierAnd); err != nil {
+		if err := q.waitBarrier(stop, &b, typ == aql.PacketTypeBarrierAnd); err != nil {
 			return false, wrapWait(err, rd, hdr)
 		}
 		// Completion phase of a barrier: acquire fence, then release fence ([PSA] §2.9.1.2).
-	case hsa.PacketTypeVendorSpecific:
-		var v hsa.BarrierValuePacket
+	case aql.PacketTypeVendorSpecific:
+		var v aql.BarrierValuePacket
 		v.Decode(q.pkt[:])
 		if v.Header.AmdFormat == amdFormatPM4IB {
 			c, err := q.runPM4IB(q.pkt[:])
@@ -241,17 +241,17 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 			completion = c
 			break
 		}
-		if v.Header.AmdFormat != hsa.AMDPacketTypeBarrierValue {
+		if v.Header.AmdFormat != aql.AMDPacketTypeBarrierValue {
 			return false, perr(fmt.Errorf("%w: vendor packet with AMD format %d", ErrUnsupported, v.Header.AmdFormat))
 		}
-		if _, ok := hsa.CompareSignal(v.Cond, 0, 0); !ok {
+		if _, ok := aql.CompareSignal(v.Cond, 0, 0); !ok {
 			return false, perr(fmt.Errorf("%w: barrier-value condition %d", ErrMalformed, v.Cond))
 		}
 		completion = v.CompletionSignal
 		if err := q.waitBarrierValue(stop, &v); err != nil {
 			return false, wrapWait(err, rd, hdr)
 		}
-	case hsa.PacketTypeAgentDispatch:
+	case aql.PacketTypeAgentDispatch:
 		// A GPU kernel queue has features = KERNEL_DISPATCH only (reference §3.7).
 		return false, perr(fmt.Errorf("%w: AGENT_DISPATCH on a kernel-dispatch queue", ErrUnsupported))
 	default:
@@ -259,7 +259,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	}
 	// Release the slot: INVALID made visible before the read index passes it (PSA-2.8-Q25, Q17).
 	// The slot is translated again: the ring may have been unmapped while the packet ran.
-	if err := q.store32(slot, word&^0xffff|hsa.PacketTypeInvalid, "ring"); err != nil {
+	if err := q.store32(slot, word&^0xffff|aql.PacketTypeInvalid, "ring"); err != nil {
 		return false, err
 	}
 	if err := q.store64(q.cfg.ReadIndexVA, rd+1, "read index"); err != nil {
@@ -278,8 +278,8 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if hsa.QueuePropUseScratchOnce.Get(p) != 0 {
-			reported, err := q.reportInactive(hsa.QueueInactiveScratchReclaim)
+		if aql.QueuePropUseScratchOnce.Get(p) != 0 {
+			reported, err := q.reportInactive(aql.QueueInactiveScratchReclaim)
 			if err != nil {
 				return false, err
 			}
@@ -300,7 +300,7 @@ func (q *Queue) profiling() (bool, error) {
 		return false, nil
 	}
 	p, err := q.properties()
-	return hsa.QueuePropEnableProfiling.Get(p) != 0, err
+	return aql.QueuePropEnableProfiling.Get(p) != 0, err
 }
 
 // now is the GPU timestamp (0 without Config.Clock).
@@ -334,7 +334,7 @@ func (q *Queue) complete(sig uint64, prof bool, start uint64) error {
 			return err
 		}
 	}
-	if err := q.add64(sig+hsa.SignalValueOffset, ^uint64(0), "completion signal"); err != nil {
+	if err := q.add64(sig+aql.SignalValueOffset, ^uint64(0), "completion signal"); err != nil {
 		return err
 	}
 	return q.notify(sig)
@@ -344,12 +344,12 @@ func (q *Queue) complete(sig uint64, prof bool, start uint64) error {
 // non-zero, event_id is stored there and the host raises the interrupt; then barrier waiters of the
 // group re-check.
 func (q *Queue) notify(sig uint64) error {
-	mailbox, err := q.load64(sig+hsa.SignalMailboxOffset, "signal mailbox")
+	mailbox, err := q.load64(sig+aql.SignalMailboxOffset, "signal mailbox")
 	if err != nil {
 		return err
 	}
 	if mailbox != 0 {
-		id32, err := q.load32(sig+hsa.SignalEventIDOffset, "signal event id")
+		id32, err := q.load32(sig+aql.SignalEventIDOffset, "signal event id")
 		if err != nil {
 			return err
 		}
@@ -368,7 +368,7 @@ func (q *Queue) notify(sig uint64) error {
 // waitBarrier waits for a barrier-AND (every non-NULL dependency observed 0 at some point after
 // launch; NULL counts as 0) or barrier-OR (any non-NULL dependency observed 0; NULL never
 // satisfies, so all-NULL blocks forever, which is legal) ([PSA] §2.9.8, §2.9.9).
-func (q *Queue) waitBarrier(stop <-chan struct{}, b *hsa.BarrierPacket, and bool) error {
+func (q *Queue) waitBarrier(stop <-chan struct{}, b *aql.BarrierPacket, and bool) error {
 	if !and && b.DepSignal == [5]uint64{} {
 		return q.wait(stop, nil) // never completes; legal ([PSA] §2.9.9), costs no CPU
 	}
@@ -403,7 +403,7 @@ func (q *Queue) waitBarrier(stop <-chan struct{}, b *hsa.BarrierPacket, and bool
 
 // waitBarrierValue waits until (value & mask) cond value holds (hsa_amd_barrier_value_packet_t);
 // a NULL signal is a satisfied dependency.
-func (q *Queue) waitBarrierValue(stop <-chan struct{}, p *hsa.BarrierValuePacket) error {
+func (q *Queue) waitBarrierValue(stop <-chan struct{}, p *aql.BarrierValuePacket) error {
 	if p.Signal == 0 {
 		return nil
 	}
@@ -412,7 +412,7 @@ func (q *Queue) waitBarrierValue(stop <-chan struct{}, p *hsa.BarrierValuePacket
 		if err != nil {
 			return false, err
 		}
-		met, _ := hsa.CompareSignal(p.Cond, v&p.Mask, p.Value)
+		met, _ := aql.CompareSignal(p.Cond, v&p.Mask, p.Value)
 		return met, nil
 	})
 }
@@ -468,23 +468,23 @@ func (q *Queue) wait(stop <-chan struct{}, cond func() (bool, error)) error {
 // dimensions 1..3, non-zero work-group and grid sizes in every used dimension, kernel_object != 0.
 // Unused dimensions and reserved fields are not checked (ROCr sets unused sizes to 1; tools store
 // correlation ids in reserved2).
-func validateDispatch(p *hsa.KernelDispatchPacket) error {
-	dims := hsa.Dimensions(p.Setup)
+func validateDispatch(p *aql.KernelDispatchPacket) error {
+	dims := aql.Dimensions(p.Setup)
 	if dims < 1 || dims > 3 {
-		return hsa.Classify(fmt.Errorf("%w: %d dimensions", ErrInvalidDispatch, dims), hsa.ErrInvalidDim)
+		return aql.Classify(fmt.Errorf("%w: %d dimensions", ErrInvalidDispatch, dims), aql.ErrInvalidDim)
 	}
 	wg := [3]uint16{p.WorkgroupSizeX, p.WorkgroupSizeY, p.WorkgroupSizeZ}
 	grid := [3]uint32{p.GridSizeX, p.GridSizeY, p.GridSizeZ}
 	for d := 0; d < int(dims); d++ {
 		if wg[d] == 0 {
-			return hsa.Classify(fmt.Errorf("%w: work-group size %c is 0", ErrInvalidDispatch, "xyz"[d]), hsa.ErrInvalidDim)
+			return aql.Classify(fmt.Errorf("%w: work-group size %c is 0", ErrInvalidDispatch, "xyz"[d]), aql.ErrInvalidDim)
 		}
 		if grid[d] == 0 {
-			return hsa.Classify(fmt.Errorf("%w: grid size %c is 0", ErrInvalidDispatch, "xyz"[d]), hsa.ErrInvalidDim)
+			return aql.Classify(fmt.Errorf("%w: grid size %c is 0", ErrInvalidDispatch, "xyz"[d]), aql.ErrInvalidDim)
 		}
 	}
 	if p.KernelObject == 0 {
-		return hsa.Classify(fmt.Errorf("%w: kernel_object is 0", ErrInvalidDispatch), hsa.ErrInvalidCode)
+		return aql.Classify(fmt.Errorf("%w: kernel_object is 0", ErrInvalidDispatch), aql.ErrInvalidCode)
 	}
 	return nil
 }

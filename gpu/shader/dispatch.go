@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 // Apertures are the flat-address apertures of the process (GFX9: 4 GiB each, 4 GiB aligned).
@@ -195,8 +195,8 @@ const waveStopCheck = 1 << 14
 var errStopMidGroup = errors.New("shader: stopped inside a work-group")
 
 // ErrBadDispatch is wrapped by errors about invalid dispatch parameters or descriptors: invalid code
-// for the queue (hsa.ErrInvalidCode), or hsa.ErrGroupTooLarge for a work-group beyond a CU.
-var ErrBadDispatch = hsa.NewError("shader: invalid dispatch", hsa.ErrInvalidCode)
+// for the queue (aql.ErrInvalidCode), or aql.ErrGroupTooLarge for a work-group beyond a CU.
+var ErrBadDispatch = aql.NewError("shader: invalid dispatch", aql.ErrInvalidCode)
 
 // launch is the common hardware state of a dispatch, whichever way it was described.
 type launch struct {

@@ -22,7 +22,7 @@
 // (private segment swizzle): each resident wave owns one slot of ScratchWaveBytes
 // (COMPUTE_TMPRING_SIZE.WAVESIZE, as the CP took it from amd_queue_t), its Scratch Wave Offset being
 // slot index * slot size; the Private Segment Buffer is DispatchParams.ScratchResource (the queue's
-// V#). Errors carry a gpu/hsa class for the CP's queue-inactive code (ErrBadDispatch: invalid code, or
+// V#). Errors carry a gpu/aql class for the CP's queue-inactive code (ErrBadDispatch: invalid code, or
 // a work-group too large; Fault: memory violation). The opcode tables (optab_gen.go) are generated
 // from llvm-mc-14 by testdata/gen_optab.py.
 //

@@ -7,7 +7,7 @@ import (
 	"math/bits"
 	"strings"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 // Memory is the GPU virtual address space a dispatch runs against (the emulated GPUVM). Addresses are GPU
@@ -39,8 +39,8 @@ func (f *Fault) Error() string {
 
 func (f *Fault) Unwrap() error { return f.Err }
 
-// Is makes a wave's fault a memory violation for the queue (hsa.QueueInactiveCode).
-func (f *Fault) Is(target error) bool { return target == hsa.ErrMemoryViolation }
+// Is makes a wave's fault a memory violation for the queue (aql.QueueInactiveCode).
+func (f *Fault) Is(target error) bool { return target == aql.ErrMemoryViolation }
 
 // ErrUnimplemented is wrapped by the error a wave stops with at an instruction the interpreter lacks.
 var ErrUnimplemented = errors.New("shader: unimplemented instruction")

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
 // Work-group execution (cu.go has the model): the dispatcher (the goroutine that called Dispatch,
@@ -151,10 +151,10 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 		wgItems *= int(l.wg[i])
 	}
 	if wgItems > 1024 {
-		return d.stats, hsa.Classify(fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems), hsa.ErrGroupTooLarge)
+		return d.stats, aql.Classify(fmt.Errorf("%w: work-group of %d work-items", ErrBadDispatch, wgItems), aql.ErrGroupTooLarge)
 	}
 	if l.lds > 64<<10 {
-		return d.stats, hsa.Classify(fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds), hsa.ErrGroupTooLarge)
+		return d.stats, aql.Classify(fmt.Errorf("%w: %d bytes of LDS (gfx90a has 64 KiB)", ErrBadDispatch, l.lds), aql.ErrGroupTooLarge)
 	}
 	nw := (wgItems + lanes - 1) / lanes
 	// Each resident wave owns one scratch slot of waveScratch bytes (the CP checked the queue's
@@ -170,7 +170,7 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 	}
 	d.need = groupNeed{waves: nw, vgprs: vgprsOf(l.rsrc1), lds: int(l.lds)}
 	if err := dev.fits(d.need); err != nil {
-		return d.stats, hsa.Classify(err, hsa.ErrGroupTooLarge)
+		return d.stats, aql.Classify(err, aql.ErrGroupTooLarge)
 	}
 	if l.priv > 0 { // the queue's scratch is divided into wave slots (COMPUTE_TMPRING_SIZE.WAVES)
 		n := min(l.scratchSize/waveScratch, 1<<20)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	ghsa "github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -29,16 +29,16 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	b.Run("raw_kmt_ring", func(b *testing.B) {
 		// The raw client: the same ring, packet bytes and header store done by hand.
-		var pkt [ghsa.PacketSize]byte
-		(&ghsa.BarrierPacket{CompletionSignal: s.VA}).Encode(pkt[:])
-		hdr := uint32(ghsa.MakeHeader(ghsa.PacketTypeBarrierAnd, true, ghsa.FenceScopeSystem, ghsa.FenceScopeSystem))
+		var pkt [aql.PacketSize]byte
+		(&aql.BarrierPacket{CompletionSignal: s.VA}).Encode(pkt[:])
+		hdr := uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem))
 		lat := make([]time.Duration, 0, b.N)
 		for i := 0; i < b.N; i++ {
 			start := time.Now()
 			s.value.Store(1)
 			idx := q.wr.Add(1) - 1
-			off := int(idx%uint64(q.Size)) * ghsa.PacketSize
-			copy(q.ringB[off+4:off+ghsa.PacketSize], pkt[4:])
+			off := int(idx%uint64(q.Size)) * aql.PacketSize
+			copy(q.ringB[off+4:off+aql.PacketSize], pkt[4:])
 			kmt.Word32(q.ringB, off).Store(hdr)
 			q.q.RingDoorbell(idx)
 			for s.value.Load() != 0 {

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	ghsa "github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/internal/testenv"
 	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
 )
@@ -248,7 +248,7 @@ func TestQueueFullAndErrors(t *testing.T) {
 	if _, err := q2.SubmitBarrierAnd([]*Signal{bad}, nil); !errors.Is(err, ErrInvalidSignal) {
 		t.Errorf("barrier on a destroyed signal: %v", err)
 	}
-	var pkt [ghsa.PacketSize]byte
+	var pkt [aql.PacketSize]byte
 	pkt[0] = 7 // reserved packet type
 	if _, err := q2.SubmitRaw(pkt); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	ghsa "github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -26,7 +26,7 @@ func TestProfilingTimestamps(t *testing.T) {
 		r.mu.Lock()
 		b := r.sigMem[s.VA]
 		r.mu.Unlock()
-		return kmt.Word64(b, ghsa.SignalStartTSOffset).Load(), kmt.Word64(b, ghsa.SignalEndTSOffset).Load()
+		return kmt.Word64(b, aql.SignalStartTSOffset).Load(), kmt.Word64(b, aql.SignalEndTSOffset).Load()
 	}
 	run := func(delay time.Duration) *Signal {
 		dep, _ := r.NewSignal(1, false)
@@ -44,8 +44,8 @@ func TestProfilingTimestamps(t *testing.T) {
 	if s, e := ts(run(0)); s != 0 || e != 0 {
 		t.Fatalf("profiling off: start_ts %d end_ts %d written", s, e)
 	}
-	props := kmt.Word32(q.amdq.Bytes(), ghsa.AMDQueuePropertiesOffset)
-	props.Store(ghsa.QueuePropEnableProfiling.Set(props.Load(), 1))
+	props := kmt.Word32(q.amdq.Bytes(), aql.AMDQueuePropertiesOffset)
+	props.Store(aql.QueuePropEnableProfiling.Set(props.Load(), 1))
 	before, err := r.d.ClockCounters(g.gpu)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -71,7 +71,7 @@ func (a *Agent) CreateQueue(size uint32, onError func(q *Queue, err error)) (*Qu
 		q.free()
 		return nil, wrap(err)
 	}
-	if q.ring, err = r.d.AllocGTT(a.gpu, uint64(size)*hsa.PacketSize, kmt.Coherent); err != nil {
+	if q.ring, err = r.d.AllocGTT(a.gpu, uint64(size)*aql.PacketSize, kmt.Coherent); err != nil {
 		return fail(err)
 	}
 	if q.amdq, err = r.d.AllocGTT(a.gpu, 4096, kmt.Coherent); err != nil {
@@ -83,18 +83,18 @@ func (a *Agent) CreateQueue(size uint32, onError func(q *Queue, err error)) (*Qu
 		}
 	}
 	q.ringB = q.ring.Bytes()
-	for i := 0; i < len(q.ringB); i += hsa.PacketSize { // every slot INVALID
-		kmt.Word32(q.ringB, i).Store(uint32(hsa.PacketTypeInvalid))
+	for i := 0; i < len(q.ringB); i += aql.PacketSize { // every slot INVALID
+		kmt.Word32(q.ringB, i).Store(uint32(aql.PacketTypeInvalid))
 	}
 	ab := q.amdq.Bytes()
-	q.wr, q.rd = kmt.Word64(ab, hsa.AMDQueueWriteDispatchIDOffset), kmt.Word64(ab, hsa.AMDQueueReadDispatchIDOffset)
+	q.wr, q.rd = kmt.Word64(ab, aql.AMDQueueWriteDispatchIDOffset), kmt.Word64(ab, aql.AMDQueueReadDispatchIDOffset)
 	if q.inactive, err = r.NewSignal(0, true); err != nil {
 		return fail(err)
 	}
-	kmt.Word64(ab, hsa.AMDQueueInactiveSignalOffset).Store(q.inactive.VA)
+	kmt.Word64(ab, aql.AMDQueueInactiveSignalOffset).Store(q.inactive.VA)
 	if q.q, err = r.d.CreateQueue(kmt.QueueSpec{GPU: a.gpu, Type: kmt.QueueComputeAQL, RingVA: q.ring.VA,
-		RingSize: size * hsa.PacketSize, ReadPtrVA: q.amdq.VA + hsa.AMDQueueReadDispatchIDOffset,
-		WritePtrVA: q.amdq.VA + hsa.AMDQueueWriteDispatchIDOffset}); err != nil {
+		RingSize: size * aql.PacketSize, ReadPtrVA: q.amdq.VA + aql.AMDQueueReadDispatchIDOffset,
+		WritePtrVA: q.amdq.VA + aql.AMDQueueWriteDispatchIDOffset}); err != nil {
 		return fail(err)
 	}
 	q.ID = q.q.ID
@@ -182,9 +182,9 @@ func (q *Queue) reserve() (uint64, error) {
 
 // publish writes a packet body into slot idx, then its header and setup with one 32-bit release
 // store (the slot becomes valid), then rings the doorbell with the index.
-func (q *Queue) publish(idx uint64, pkt *[hsa.PacketSize]byte, header uint16) {
-	off := int(idx%uint64(q.Size)) * hsa.PacketSize
-	copy(q.ringB[off+4:off+hsa.PacketSize], pkt[4:])
+func (q *Queue) publish(idx uint64, pkt *[aql.PacketSize]byte, header uint16) {
+	off := int(idx%uint64(q.Size)) * aql.PacketSize
+	copy(q.ringB[off+4:off+aql.PacketSize], pkt[4:])
 	setup := uint32(pkt[2]) | uint32(pkt[3])<<8
 	kmt.Word32(q.ringB, off).Store(uint32(header) | setup<<16)
 	q.q.RingDoorbell(idx)
@@ -218,7 +218,7 @@ func (q *Queue) SubmitDispatch(d Dispatch) (uint64, error) {
 			dims = uint16(i + 1)
 		}
 	}
-	p := hsa.KernelDispatchPacket{Setup: dims, WorkgroupSizeX: wg[0], WorkgroupSizeY: wg[1], WorkgroupSizeZ: wg[2],
+	p := aql.KernelDispatchPacket{Setup: dims, WorkgroupSizeX: wg[0], WorkgroupSizeY: wg[1], WorkgroupSizeZ: wg[2],
 		GridSizeX: grid[0], GridSizeY: grid[1], GridSizeZ: grid[2], PrivateSegmentSize: d.Kernel.PrivateSegmentSize,
 		GroupSegmentSize: d.Kernel.GroupSegmentSize, KernelObject: d.Kernel.Object, KernargAddress: d.Kernarg}
 	if d.Completion != nil {
@@ -227,32 +227,32 @@ func (q *Queue) SubmitDispatch(d Dispatch) (uint64, error) {
 		}
 		p.CompletionSignal = d.Completion.VA
 	}
-	var pkt [hsa.PacketSize]byte
+	var pkt [aql.PacketSize]byte
 	p.Encode(pkt[:])
 	idx, err := q.reserve()
 	if err != nil {
 		return 0, err
 	}
-	q.publish(idx, &pkt, hsa.MakeHeader(hsa.PacketTypeKernelDispatch, d.Barrier, hsa.FenceScopeSystem, hsa.FenceScopeSystem))
+	q.publish(idx, &pkt, aql.MakeHeader(aql.PacketTypeKernelDispatch, d.Barrier, aql.FenceScopeSystem, aql.FenceScopeSystem))
 	return idx, nil
 }
 
 // SubmitBarrierAnd submits a barrier-AND packet: it completes when every dependency is 0 (up to
 // five), then decrements completion (may be nil).
 func (q *Queue) SubmitBarrierAnd(deps []*Signal, completion *Signal) (uint64, error) {
-	return q.barrier(hsa.PacketTypeBarrierAnd, deps, completion)
+	return q.barrier(aql.PacketTypeBarrierAnd, deps, completion)
 }
 
 // SubmitBarrierOr submits a barrier-OR packet: it completes when any dependency is 0.
 func (q *Queue) SubmitBarrierOr(deps []*Signal, completion *Signal) (uint64, error) {
-	return q.barrier(hsa.PacketTypeBarrierOr, deps, completion)
+	return q.barrier(aql.PacketTypeBarrierOr, deps, completion)
 }
 
 func (q *Queue) barrier(typ uint8, deps []*Signal, completion *Signal) (uint64, error) {
 	if len(deps) > 5 {
 		return 0, fmt.Errorf("%w: %d dependencies (at most 5)", ErrInvalidArgument, len(deps))
 	}
-	var b hsa.BarrierPacket
+	var b aql.BarrierPacket
 	for i, s := range deps {
 		if s == nil || !s.ok() {
 			return 0, ErrInvalidSignal
@@ -265,19 +265,19 @@ func (q *Queue) barrier(typ uint8, deps []*Signal, completion *Signal) (uint64, 
 		}
 		b.CompletionSignal = completion.VA
 	}
-	var pkt [hsa.PacketSize]byte
+	var pkt [aql.PacketSize]byte
 	b.Encode(pkt[:])
 	idx, err := q.reserve()
 	if err != nil {
 		return 0, err
 	}
-	q.publish(idx, &pkt, hsa.MakeHeader(typ, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem))
+	q.publish(idx, &pkt, aql.MakeHeader(typ, true, aql.FenceScopeSystem, aql.FenceScopeSystem))
 	return idx, nil
 }
 
 // SubmitRaw publishes a packet as given (the first 4 bytes are its header and setup), for tools
 // and tests that need packets the builders do not make.
-func (q *Queue) SubmitRaw(pkt [hsa.PacketSize]byte) (uint64, error) {
+func (q *Queue) SubmitRaw(pkt [aql.PacketSize]byte) (uint64, error) {
 	idx, err := q.reserve()
 	if err != nil {
 		return 0, err

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -74,17 +74,17 @@ func (r *Runtime) NewSignal(initial int64, interrupt bool) (*Signal, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Signal{r: r, VA: va, value: kmt.Word64(b, hsa.SignalValueOffset)}
-	kmt.Word64(b, hsa.SignalKindOffset).Store(amdSignalKindUser)
+	s := &Signal{r: r, VA: va, value: kmt.Word64(b, aql.SignalValueOffset)}
+	kmt.Word64(b, aql.SignalKindOffset).Store(amdSignalKindUser)
 	s.value.Store(uint64(initial))
-	kmt.Word64(b, hsa.SignalMailboxOffset).Store(0)
+	kmt.Word64(b, aql.SignalMailboxOffset).Store(0)
 	if interrupt {
 		if s.ev, err = r.d.CreateEvent(kmt.EventSignal, false, false); err != nil {
 			r.freeSlot(va)
 			return nil, wrap(err)
 		}
-		kmt.Word64(b, hsa.SignalMailboxOffset).Store(s.ev.MailboxVA)
-		kmt.Word32(b, hsa.SignalEventIDOffset).Store(s.ev.TriggerData)
+		kmt.Word64(b, aql.SignalMailboxOffset).Store(s.ev.MailboxVA)
+		kmt.Word32(b, aql.SignalEventIDOffset).Store(s.ev.TriggerData)
 	}
 	return s, nil
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
 	"golang.org/x/sys/unix"
@@ -28,20 +28,20 @@ type aqlRing struct {
 }
 
 // submit writes one packet (header last, with release semantics) and rings the doorbell.
-func (r *aqlRing) submit(typ uint8, p hsa.BarrierPacket) {
+func (r *aqlRing) submit(typ uint8, p aql.BarrierPacket) {
 	b, rb := r.amdq.Bytes(), r.ring.Bytes()
-	idx := Word64(b, hsa.AMDQueueWriteDispatchIDOffset).Load()
+	idx := Word64(b, aql.AMDQueueWriteDispatchIDOffset).Load()
 	slot := int(idx%64) * 64
 	var pkt [64]byte
 	p.Encode(pkt[:])
 	copy(rb[slot+4:slot+64], pkt[4:])
-	Word64(b, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
-	Word32(rb, slot).Store(uint32(hsa.MakeHeader(typ, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	Word64(b, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+	Word32(rb, slot).Store(uint32(aql.MakeHeader(typ, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
 	r.q.RingDoorbell(idx)
 }
 
 func (r *aqlRing) readIndex() uint64 {
-	return Word64(r.amdq.Bytes(), hsa.AMDQueueReadDispatchIDOffset).Load()
+	return Word64(r.amdq.Bytes(), aql.AMDQueueReadDispatchIDOffset).Load()
 }
 
 // signals is a page of amd_signal_t (64 bytes each) mapped on the GPU.
@@ -62,14 +62,14 @@ func newSignals(t *testing.T, d *Device, g *GPU) signals {
 
 func (s signals) va(i int) uint64 { return s.m.VA + uint64(64*i) }
 func (s signals) value(i int) int64 {
-	return int64(Word64(s.m.Bytes(), 64*i+hsa.SignalValueOffset).Load())
+	return int64(Word64(s.m.Bytes(), 64*i+aql.SignalValueOffset).Load())
 }
 func (s signals) set(i int, v int64) {
-	Word64(s.m.Bytes(), 64*i+hsa.SignalValueOffset).Store(uint64(v))
+	Word64(s.m.Bytes(), 64*i+aql.SignalValueOffset).Store(uint64(v))
 }
 func (s signals) event(i int, e *Event) {
-	Word64(s.m.Bytes(), 64*i+hsa.SignalMailboxOffset).Store(e.MailboxVA)
-	Word32(s.m.Bytes(), 64*i+hsa.SignalEventIDOffset).Store(e.TriggerData)
+	Word64(s.m.Bytes(), 64*i+aql.SignalMailboxOffset).Store(e.MailboxVA)
+	Word32(s.m.Bytes(), 64*i+aql.SignalEventIDOffset).Store(e.TriggerData)
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
@@ -122,15 +122,15 @@ func testAQLChains(t *testing.T, root string) {
 	s.event(chainEnd, ev)
 	// queue 0: AND(start) -> done1; queue 1: OR(never, done1) -> done2; queue 0 again: AND(done1,
 	// done2) -> chainEnd (behind the first packet on the same queue).
-	qs[0].submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(start)}, CompletionSignal: s.va(done1)})
-	qs[1].submit(hsa.PacketTypeBarrierOr, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(never), s.va(done1)}, CompletionSignal: s.va(done2)})
-	qs[0].submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(done1), s.va(done2)}, CompletionSignal: s.va(chainEnd)})
+	qs[0].submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{DepSignal: [5]uint64{s.va(start)}, CompletionSignal: s.va(done1)})
+	qs[1].submit(aql.PacketTypeBarrierOr, aql.BarrierPacket{DepSignal: [5]uint64{s.va(never), s.va(done1)}, CompletionSignal: s.va(done2)})
+	qs[0].submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{DepSignal: [5]uint64{s.va(done1), s.va(done2)}, CompletionSignal: s.va(chainEnd)})
 	time.Sleep(50 * time.Millisecond)
 	if s.value(done1) != 1 || s.value(done2) != 1 || s.value(chainEnd) != 1 || qs[0].readIndex() != 0 || qs[1].readIndex() != 0 {
 		t.Fatalf("chain moved before its start: done1 %d done2 %d end %d", s.value(done1), s.value(done2), s.value(chainEnd))
 	}
 	// queue 2 starts it: a barrier with no dependencies that completes "start".
-	qs[2].submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(start)})
+	qs[2].submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: s.va(start)})
 	if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
 		t.Fatalf("chain end event: %v %v (done1 %d done2 %d)%s", ok, err, s.value(done1), s.value(done2), debugQueues())
 	}
@@ -157,7 +157,7 @@ func testAQLErrors(t *testing.T, root string) {
 		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
 		r := aqlRing{q, ring, amdq}
 		const bad = 0x7ff000000000 // never mapped: the GPUVM faults, the queue stops
-		r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: bad + 0x40})
+		r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: bad + 0x40})
 		ok, data, err := d.WaitEvents([]*Event{mem}, false, 5*time.Second)
 		if !ok || err != nil {
 			t.Fatalf("memory exception: %v %v", ok, err)
@@ -169,7 +169,7 @@ func testAQLErrors(t *testing.T, root string) {
 		// The queue is off: a later packet is not processed.
 		s := newSignals(t, d, g)
 		s.set(0, 1)
-		r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(0)})
+		r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: s.va(0)})
 		time.Sleep(20 * time.Millisecond)
 		if s.value(0) != 1 {
 			t.Error("a queue stopped by a GPU fault processed another packet")
@@ -191,8 +191,8 @@ func testAQLErrors(t *testing.T, root string) {
 		defer ev.Destroy()
 		s.set(0, 0)
 		s.event(0, ev)
-		Word64(amdq.Bytes(), hsa.AMDQueueInactiveSignalOffset).Store(s.va(0))
-		r.submit(7, hsa.BarrierPacket{}) // packet type 7 is reserved
+		Word64(amdq.Bytes(), aql.AMDQueueInactiveSignalOffset).Store(s.va(0))
+		r.submit(7, aql.BarrierPacket{}) // packet type 7 is reserved
 		if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
 			t.Fatalf("queue_inactive_signal event: %v %v%s", ok, err, debugQueues())
 		}
@@ -211,7 +211,7 @@ func testAQLErrors(t *testing.T, root string) {
 		r := aqlRing{q, ring, amdq}
 		s := newSignals(t, d, g)
 		s.set(0, 1)
-		r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(0)})
+		r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: s.va(0)})
 		waitUntil(t, "the queue to go on after the refused UNMAP", func() bool { return s.value(0) == 0 })
 	})
 
@@ -234,14 +234,14 @@ func testAQLErrors(t *testing.T, root string) {
 			binary.LittleEndian.PutUint32(b[0x100+4*i:], w)
 		}
 		var pkt [64]byte
-		(&hsa.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1,
+		(&aql.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1,
 			GridSizeX: 1, GridSizeY: 1, GridSizeZ: 1, KernelObject: m.VA}).Encode(pkt[:])
 		ab, rb := r.amdq.Bytes(), r.ring.Bytes()
-		idx := Word64(ab, hsa.AMDQueueWriteDispatchIDOffset).Load()
+		idx := Word64(ab, aql.AMDQueueWriteDispatchIDOffset).Load()
 		slot := int(idx%64) * 64
 		copy(rb[slot+4:slot+64], pkt[4:])
-		Word64(ab, hsa.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
-		Word32(rb, slot).Store(uint32(hsa.MakeHeader(hsa.PacketTypeKernelDispatch, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)) | 1<<16)
+		Word64(ab, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+		Word32(rb, slot).Store(uint32(aql.MakeHeader(aql.PacketTypeKernelDispatch, true, aql.FenceScopeSystem, aql.FenceScopeSystem)) | 1<<16)
 		r.q.RingDoorbell(idx)
 		return m
 	}
@@ -292,7 +292,7 @@ func testAQLErrors(t *testing.T, root string) {
 		s := newSignals(t, d, g)
 		s.set(0, 1)
 		for range 3 {
-			r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(0)}})
+			r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{DepSignal: [5]uint64{s.va(0)}})
 		}
 		time.Sleep(10 * time.Millisecond)
 		begin := time.Now()
@@ -338,7 +338,7 @@ func crossProcessHelper(root string) int {
 		return fail(err)
 	}
 	s := signals{shared}
-	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{s.va(0)}, CompletionSignal: s.va(1)})
+	r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{DepSignal: [5]uint64{s.va(0)}, CompletionSignal: s.va(1)})
 	fmt.Println("ready")
 	deadline := time.Now().Add(10 * time.Second)
 	for s.value(1) != 0 {
@@ -366,7 +366,7 @@ func newRing(d *Device, g *GPU) (*aqlRing, error) {
 		}
 	}
 	q, err := d.CreateQueue(QueueSpec{GPU: g, Type: QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
-		ReadPtrVA: amdq.VA + hsa.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + hsa.AMDQueueWriteDispatchIDOffset})
+		ReadPtrVA: amdq.VA + aql.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + aql.AMDQueueWriteDispatchIDOffset})
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +426,7 @@ func testAQLAcrossProcesses(t *testing.T, root string) {
 	if s.value(1) != 1 {
 		t.Fatal("the other process's barrier completed before its dependency")
 	}
-	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: s.va(0)})
+	r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: s.va(0)})
 	waitUntil(t, "the other process's barrier to complete", func() bool { return s.value(1) == 0 })
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("helper: %v", err)
@@ -454,9 +454,9 @@ func TestReopenCycles(t *testing.T) {
 			}
 			if k == 0 {
 				r := aqlRing{q, ring, amdq}
-				s := Word64(amdq.Bytes(), 0x400+hsa.SignalValueOffset)
+				s := Word64(amdq.Bytes(), 0x400+aql.SignalValueOffset)
 				s.Store(1)
-				r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: amdq.VA + 0x400})
+				r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: amdq.VA + 0x400})
 				deadline := time.Now().Add(5 * time.Second)
 				for s.Load() != 0 {
 					if time.Now().After(deadline) {
@@ -532,7 +532,7 @@ func isolationHelper(arg string) int {
 	if err != nil {
 		return fail("queue: %v", err)
 	}
-	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: va})
+	r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: va})
 	time.Sleep(50 * time.Millisecond)
 	fmt.Println("ok")
 	return 0
@@ -565,7 +565,7 @@ func testIsolationAcrossProcesses(t *testing.T, root string) {
 		t.Fatal(err)
 	}
 	defer ev.Destroy()
-	sig := Word64(m.Bytes(), 0x100+hsa.SignalValueOffset)
+	sig := Word64(m.Bytes(), 0x100+aql.SignalValueOffset)
 	sig.Store(5)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d %d %d", isolationEnv, root, m.Handle, q.ID, ev.ID, m.MmapOffset, m.VA+0x100))

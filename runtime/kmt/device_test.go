@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
 )
@@ -355,7 +355,7 @@ func aqlQueue(t *testing.T, d *Device, g *GPU) (q *Queue, ring, amdq *Memory) {
 		}
 	}
 	q, err = d.CreateQueue(QueueSpec{GPU: g, Type: QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
-		ReadPtrVA: amdq.VA + hsa.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + hsa.AMDQueueWriteDispatchIDOffset})
+		ReadPtrVA: amdq.VA + aql.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + aql.AMDQueueWriteDispatchIDOffset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,25 +380,25 @@ func testAQLQueue(t *testing.T, root string) {
 		t.Fatal(err)
 	}
 	// The completion signal lives in the amd_queue_t page, past the structure.
-	const sig, wptr, rptr = 0x400, hsa.AMDQueueWriteDispatchIDOffset, hsa.AMDQueueReadDispatchIDOffset
+	const sig, wptr, rptr = 0x400, aql.AMDQueueWriteDispatchIDOffset, aql.AMDQueueReadDispatchIDOffset
 	b, rb := amdq.Bytes(), ring.Bytes()
-	Word64(b, sig+hsa.SignalValueOffset).Store(1)
-	Word64(b, sig+hsa.SignalMailboxOffset).Store(ev.MailboxVA)
-	Word32(b, sig+hsa.SignalEventIDOffset).Store(ev.TriggerData)
+	Word64(b, sig+aql.SignalValueOffset).Store(1)
+	Word64(b, sig+aql.SignalMailboxOffset).Store(ev.MailboxVA)
+	Word32(b, sig+aql.SignalEventIDOffset).Store(ev.TriggerData)
 	var pkt [64]byte
-	bp := hsa.BarrierPacket{CompletionSignal: amdq.VA + sig}
+	bp := aql.BarrierPacket{CompletionSignal: amdq.VA + sig}
 	bp.Encode(pkt[:])
 	copy(rb[4:64], pkt[4:])
 	Word64(b, wptr).Store(1)
-	Word32(rb, 0).Store(uint32(hsa.MakeHeader(hsa.PacketTypeBarrierAnd, true, hsa.FenceScopeSystem, hsa.FenceScopeSystem)))
+	Word32(rb, 0).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
 	q.RingDoorbell(0)
 	if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
 		t.Fatalf("completion event: %v %v", ok, err)
 	}
-	if v := int64(Word64(b, sig+hsa.SignalValueOffset).Load()); v != 0 || Word64(b, rptr).Load() != 1 {
+	if v := int64(Word64(b, sig+aql.SignalValueOffset).Load()); v != 0 || Word64(b, rptr).Load() != 1 {
 		t.Errorf("signal %d, read index %d", v, Word64(b, rptr).Load())
 	}
-	if got := binary.LittleEndian.Uint64(rb[0:]) & 0xff; got != hsa.PacketTypeInvalid {
+	if got := binary.LittleEndian.Uint64(rb[0:]) & 0xff; got != aql.PacketTypeInvalid {
 		t.Errorf("slot not released: header type %d", got)
 	}
 	if err := q.Destroy(); err != nil {

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/internal/rttest"
 	"golang.org/x/sys/unix"
@@ -111,8 +111,8 @@ func stressHelper(arg string) int {
 			i := rng.IntN(len(rings))
 			r := rings[i]
 			if rng.IntN(2) == 0 {
-				Word64(sig.Bytes(), 64*63+hsa.SignalValueOffset).Store(1) // never signalled
-				r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{DepSignal: [5]uint64{sig.VA + 64*63}})
+				Word64(sig.Bytes(), 64*63+aql.SignalValueOffset).Store(1) // never signalled
+				r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{DepSignal: [5]uint64{sig.VA + 64*63}})
 			}
 			if err := r.q.Destroy(); err != nil {
 				return fail("destroy queue: %v", err)
@@ -126,9 +126,9 @@ func stressHelper(arg string) int {
 			}
 			i := rng.IntN(len(rings))
 			r := rings[i]
-			s := Word64(sig.Bytes(), 64*i+hsa.SignalValueOffset)
+			s := Word64(sig.Bytes(), 64*i+aql.SignalValueOffset)
 			s.Store(1)
-			r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: sig.VA + uint64(64*i)})
+			r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: sig.VA + uint64(64*i)})
 			start := time.Now()
 			for s.Load() != 0 {
 				if time.Since(start) > 5*time.Second {
@@ -143,7 +143,7 @@ func stressHelper(arg string) int {
 			}
 			i := rng.IntN(len(rings))
 			r := rings[i]
-			r.submit(7, hsa.BarrierPacket{})
+			r.submit(7, aql.BarrierPacket{})
 			time.Sleep(time.Millisecond)
 			r.q.Destroy()
 			r.ring.Free()
@@ -297,8 +297,8 @@ func TestStressAndCrash(t *testing.T) {
 	d := open(t, root)
 	q, ring, amdq := aqlQueue(t, d, d.GPUs()[0])
 	r := aqlRing{q, ring, amdq}
-	s := Word64(amdq.Bytes(), 0x400+hsa.SignalValueOffset)
+	s := Word64(amdq.Bytes(), 0x400+aql.SignalValueOffset)
 	s.Store(1)
-	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: amdq.VA + 0x400})
+	r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: amdq.VA + 0x400})
 	waitUntil(t, "a barrier after the stress", func() bool { return s.Load() == 0 })
 }

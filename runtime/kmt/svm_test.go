@@ -10,7 +10,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/kfdemu/kfdemu/gpu/hsa"
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"golang.org/x/sys/unix"
 )
@@ -78,10 +78,10 @@ func testSVM(t *testing.T, root string) {
 	q, ring, amdq := aqlQueue(t, d, g)
 	r := aqlRing{q, ring, amdq}
 	for i, off := range []uint64{0x1000, 3 << 20} {
-		Word64(mem, int(off)+hsa.SignalValueOffset).Store(1)
-		r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: base + off})
+		Word64(mem, int(off)+aql.SignalValueOffset).Store(1)
+		r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: base + off})
 		deadline := time.Now().Add(5 * time.Second)
-		for Word64(mem, int(off)+hsa.SignalValueOffset).Load() != 0 {
+		for Word64(mem, int(off)+aql.SignalValueOffset).Load() != 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("signal %d in SVM memory never completed (retry fault not serviced)%s", i, debugQueues())
 			}
@@ -114,16 +114,16 @@ func testSVM(t *testing.T, root string) {
 	q, ring, amdq = aqlQueue(t, d, g)
 	defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
 	r = aqlRing{q, ring, amdq}
-	Word64(mem2, 0x40+hsa.SignalValueOffset).Store(1)
-	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: base2 + 0x40})
+	Word64(mem2, 0x40+aql.SignalValueOffset).Store(1)
+	r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: base2 + 0x40})
 	deadline := time.Now().Add(5 * time.Second)
-	for Word64(mem2, 0x40+hsa.SignalValueOffset).Load() != 0 {
+	for Word64(mem2, 0x40+aql.SignalValueOffset).Load() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("signal in a mapped SVM range (XNACK off) never completed")
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
-	r.submit(hsa.PacketTypeBarrierAnd, hsa.BarrierPacket{CompletionSignal: base2 + (1 << 20)}) // outside the range
+	r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: base2 + (1 << 20)}) // outside the range
 	ok, data, err := d.WaitEvents([]*Event{memEv}, false, 5*time.Second)
 	if !ok || err != nil {
 		t.Fatalf("memory exception (XNACK off): %v %v", ok, err)

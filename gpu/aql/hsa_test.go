@@ -1,4 +1,4 @@
-package hsa
+package aql
 
 import (
 	"bytes"

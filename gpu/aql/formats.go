@@ -1,5 +1,6 @@
-// Package hsa holds the HSA and AMD architected formats the emulated GPU reads and writes in client
-// memory, as Go types with explicit layout and little-endian encode/decode helpers:
+// Package aql holds the HSA and AMD architected formats the emulated GPU reads and writes in
+// client memory (AQL packets and the structures around them), as Go types with explicit layout
+// and little-endian encode/decode helpers:
 //
 //   - AQL packets (hsa.h: hsa_kernel_dispatch_packet_t, hsa_agent_dispatch_packet_t,
 //     hsa_barrier_and_packet_t, hsa_barrier_or_packet_t; hsa_ext_amd.h: hsa_amd_barrier_value_packet_t),
@@ -15,7 +16,7 @@
 // ROCr 5.2.3 headers (libhsa-runtime-dev) with gcc, and kd_c_test.go the kernel descriptor against
 // LLVM 14's AMDHSAKernelDescriptor.h (llvm-14-dev) with g++ plus the reference table for the fields
 // added after LLVM 14. The package has no locks and no goroutines.
-package hsa
+package aql
 
 import (
 	"encoding/binary"
