@@ -385,6 +385,9 @@ func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []b
 	buf := make([]byte, max(len(input), len(output)))
 	copy(buf, input)
 	errno := h.f.Ioctl(&caller{tgid: tgid, d: h.d, intr: ctx.Done()}, cmd, buf)
+	if co, ok := h.f.(kfd.CopyOuter); ok && errno != 0 && !co.CopiesOut(cmd) {
+		return 0, errno // refused before any copy: the argument stays as the caller left it
+	}
 	copy(output, buf)
 	return -int32(errno), 0
 }

@@ -166,6 +166,18 @@ func TestDeviceFiles(t *testing.T) {
 	if e := ioctl(fd, abi.AMDKFD_IOC_GET_VERSION, &v); e != 0 || v.MajorVersion != 1 {
 		t.Fatalf("GET_VERSION through the mount: %v %+v", e, v)
 	}
+	// Refused before any copy (kfd_ioctl): ENOTTY for a number out of range, EINVAL for a number
+	// without a function; an _IOR argument stays as the caller left it, not zeroed.
+	for _, tc := range []struct {
+		cmd  uint32
+		want syscall.Errno
+	}{{abi.IOC(abi.IOCRead, 'K', 0x7f, 8), syscall.ENOTTY}, {abi.IOC(abi.IOCRead, 'K', 0x00, 8), syscall.ENOTTY}} {
+		b := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(tc.cmd), uintptr(unsafe.Pointer(&b[0])))
+		if e != tc.want || !bytes.Equal(b, []byte{1, 2, 3, 4, 5, 6, 7, 8}) {
+			t.Errorf("ioctl %#x: %v, argument % x; want %v and the argument untouched", tc.cmd, e, b, tc.want)
+		}
+	}
 	if e := ioctl(fd, abi.IOC(abi.IOCRead, 'K', 0x30, 8), &v); e != syscall.ENOTTY {
 		t.Errorf("unknown ioctl: %v", e)
 	}

@@ -72,3 +72,11 @@ type File interface {
 	// Release is called on the last close of this open file description.
 	Release()
 }
+
+// CopyOuter is implemented by a File whose driver refuses some commands before it copies anything
+// back (kfd_ioctl: a wrong type, a number out of range or without a function fail with the
+// caller's argument untouched). CopiesOut reports whether cmd reaches the copy-back; when it does
+// not, the FUSE server answers the error without returning the argument.
+type CopyOuter interface {
+	CopiesOut(cmd uint32) bool
+}

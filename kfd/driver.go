@@ -15,6 +15,7 @@ import (
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/gpu/shader"
+	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/mmnotify"
 	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/pasid"
@@ -329,4 +330,14 @@ func (f *kfdFile) Ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
 	return f.p.ioctl(c, cmd, arg)
 }
 func (f *kfdFile) Backing() *os.File { return f.p.kfdSpace.f }
-func (f *kfdFile) Release()          { f.once.Do(func() { f.p.d.put(f.p) }) }
+
+// CopiesOut implements CopyOuter with kfd_ioctl's checks before its copy_from_user.
+func (f *kfdFile) CopiesOut(cmd uint32) bool {
+	nr := abi.IOCNr(cmd)
+	return abi.IOCType(cmd) == abi.AMDKFDIOCTLBase && nr >= abi.AMDKFD_COMMAND_START &&
+		nr < abi.AMDKFD_COMMAND_END && ioctls[nr].fn != nil
+}
+
+var _ CopyOuter = (*kfdFile)(nil)
+
+func (f *kfdFile) Release() { f.once.Do(func() { f.p.d.put(f.p) }) }
