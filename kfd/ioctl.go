@@ -18,7 +18,7 @@ type ioctlDesc struct {
 
 // consultsSVM are the ioctls whose outcome depends on the SVM ranges (address overlap, queue
 // buffers, the ranges themselves): the client's earlier munmaps must have reached them.
-var consultsSVM = map[uint32]bool{
+var consultsSVM = [abi.AMDKFD_COMMAND_END]bool{
 	abi.IOCNr(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU): true,
 	abi.IOCNr(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU):   true,
 	abi.IOCNr(abi.AMDKFD_IOC_CREATE_QUEUE):        true,

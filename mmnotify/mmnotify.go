@@ -31,8 +31,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -40,7 +38,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
-	"golang.org/x/sys/unix"
+	"github.com/kfdemu/kfdemu/internal/tracefs"
 )
 
 // Record kinds, one per attached tracepoint.
@@ -112,8 +110,8 @@ var tracepoints = []struct {
 // Open loads and attaches the programs and starts the reader goroutine. warn (may be nil) is
 // called for lost records.
 func Open(warn func(msg string, args ...any)) (*Notifier, error) {
-	if err := ensureTracefs(); err != nil {
-		return nil, err
+	if err := tracefs.Ensure("sys_enter_munmap"); err != nil {
+		return nil, unavailable("tracefs", err)
 	}
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, unavailable("raise RLIMIT_MEMLOCK", err)
@@ -158,22 +156,6 @@ func Open(warn func(msg string, args ...any)) (*Notifier, error) {
 	ok = true
 	go n.read()
 	return n, nil
-}
-
-// ensureTracefs mounts tracefs at /sys/kernel/tracing when none is visible.
-func ensureTracefs() error {
-	for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
-		if _, err := os.Stat(filepath.Join(d, "events/syscalls/sys_enter_munmap")); err == nil {
-			return nil
-		}
-	}
-	if err := unix.Mount("nodev", "/sys/kernel/tracing", "tracefs", 0, ""); err != nil {
-		return unavailable("mount tracefs at /sys/kernel/tracing", err)
-	}
-	if _, err := os.Stat("/sys/kernel/tracing/events/syscalls/sys_enter_munmap"); err != nil {
-		return unavailable("syscalls/sys_enter_munmap tracepoint", err)
-	}
-	return nil
 }
 
 // prog is one tracepoint program: for a watched tgid it emits {tgid, tid, kind, args...} and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
+	"github.com/kfdemu/kfdemu/internal/tracefs"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,27 +64,11 @@ func unavailable(what string, err error) error {
 	return fmt.Errorf("%w: %s: %v (%s)", ErrUnavailable, what, err, hint)
 }
 
-// ensureTracefs mounts tracefs at /sys/kernel/tracing when no tracefs is visible.
-func ensureTracefs() error {
-	for _, d := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
-		if _, err := os.Stat(filepath.Join(d, "events/syscalls/sys_enter_ioctl")); err == nil {
-			return nil
-		}
-	}
-	if err := unix.Mount("nodev", "/sys/kernel/tracing", "tracefs", 0, ""); err != nil {
-		return unavailable("mount tracefs at /sys/kernel/tracing", err)
-	}
-	if _, err := os.Stat("/sys/kernel/tracing/events/syscalls/sys_enter_ioctl"); err != nil {
-		return unavailable("syscalls/sys_enter_ioctl tracepoint", err)
-	}
-	return nil
-}
-
 // Open loads and attaches the programs. Processes are traced once added with Add; their children
 // (fork, clone) are added by the kernel side.
 func Open(opts Options) (*Tracer, error) {
-	if err := ensureTracefs(); err != nil {
-		return nil, err
+	if err := tracefs.Ensure("sys_enter_ioctl"); err != nil {
+		return nil, unavailable("tracefs", err)
 	}
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, unavailable("raise RLIMIT_MEMLOCK", err)
