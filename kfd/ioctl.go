@@ -18,12 +18,13 @@ type ioctlDesc struct {
 
 // consultsSVM are the ioctls whose outcome depends on the SVM ranges (address overlap, queue
 // buffers, the ranges themselves): the client's earlier munmaps must have reached them.
-var consultsSVM = [abi.AMDKFD_COMMAND_END]bool{
-	abi.IOCNr(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU): true,
-	abi.IOCNr(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU):   true,
-	abi.IOCNr(abi.AMDKFD_IOC_CREATE_QUEUE):        true,
-	abi.IOCNr(abi.AMDKFD_IOC_SVM):                 true,
-	abi.IOCNr(abi.AMDKFD_IOC_SET_XNACK_MODE):      true,
+var consultsSVM [abi.AMDKFD_COMMAND_END]bool
+
+func init() {
+	for _, cmd := range []uint32{abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU,
+		abi.AMDKFD_IOC_CREATE_QUEUE, abi.AMDKFD_IOC_SVM, abi.AMDKFD_IOC_SET_XNACK_MODE} {
+		consultsSVM[abi.IOCNr(cmd)] = true
+	}
 }
 
 // ioctls is amdkfd_ioctls[]: one entry per number, the function nil for numbers with none.
