@@ -82,12 +82,20 @@ type client struct {
 	gpu         uint32
 }
 
+// ioctl issues cmd and, like libhsakmt's kmtIoctl, re-issues it on EINTR: a signal to a thread
+// blocked in a FUSE request (Go's runtime sends some) interrupts it with EINTR, where amdkfd's
+// -ERESTARTSYS would restart it (README, deviations).
 func ioctl(fd int, cmd uint32, arg any) syscall.Errno {
 	buf := make([]byte, abi.IOCSize(cmd))
-	put(buf, arg)
-	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(cmd), uintptr(unsafe.Pointer(&buf[0])))
-	get(buf, arg)
-	return e
+	for {
+		put(buf, arg)
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(cmd), uintptr(unsafe.Pointer(&buf[0])))
+		if e == syscall.EINTR {
+			continue
+		}
+		get(buf, arg)
+		return e
+	}
 }
 
 func put(b []byte, v any) {
@@ -184,13 +192,17 @@ func TestDeviceFiles(t *testing.T) {
 	// Fork: an inherited fd is refused with EBADF.
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), "FS_TEST_CHILD=ebadf")
-	child.ExtraFiles = []*os.File{os.NewFile(uintptr(fd), "kfd")}
+	// The *os.File owns fd from here: closing fd directly instead would leave its finalizer to
+	// close the number again later, by then another test's file (this was the TestKillTeardown
+	// flake: its stdout pipe closed under it, the child killed by SIGPIPE or the read hung).
+	kf := os.NewFile(uintptr(fd), "kfd")
+	child.ExtraFiles = []*os.File{kf}
 	err = child.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != int(syscall.EBADF) {
 		t.Errorf("ioctl on an inherited fd: %v, want exit code EBADF (%d)", err, syscall.EBADF)
 	}
-	unix.Close(fd)
+	kf.Close()
 	waitStats(t, d, 0)
 }
 
@@ -215,6 +227,8 @@ func TestKillTeardown(t *testing.T) {
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), "FS_TEST_CHILD=hold", "FS_TEST_MNT="+mnt)
 	out, _ := child.StdoutPipe()
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -222,8 +236,8 @@ func TestKillTeardown(t *testing.T) {
 	n, _ := out.Read(buf)
 	if string(buf[:n]) != "ready\n" {
 		child.Process.Kill()
-		child.Wait()
-		t.Fatalf("child: %q", buf[:n])
+		err := child.Wait()
+		t.Fatalf("child: %q (%v), stderr:\n%s", buf[:n], err, stderr.Bytes())
 	}
 	if st := d.Stats(); st["processes"] != 1 || st["bos"] != 1 {
 		t.Errorf("while the child runs: %v", st)
