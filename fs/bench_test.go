@@ -10,7 +10,6 @@ import (
 	"github.com/kfdemu/kfdemu/topology"
 )
 
-const cpxFixture = "../../shared/fixtures/topology/topo-mi300-cpx/topology"
 
 func listFiles(b *testing.B, root string) []string {
 	var files []string
@@ -42,6 +41,7 @@ func readAll(b *testing.B, files []string) {
 // and from a tmpfs copy of the same tree in the same run; ratio = mount / tmpfs (issue 2: <= 2).
 func BenchmarkTopologyRead(b *testing.B) {
 	testenv.NeedMount(b)
+	cpxFixture := testenv.Shared(b, "fixtures/topology/topo-mi300-cpx/topology")
 	tree, err := topology.LoadCapture(cpxFixture)
 	if err != nil {
 		b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"flag"
 	"fmt"
+	"github.com/kfdemu/kfdemu/internal/testenv"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,7 +16,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current rendering")
 
-const fixtures = "../../shared/fixtures/topology"
+// fixture is a captured tree of ../shared/fixtures/topology (testenv.Shared: skipped in a lone clone).
+func fixture(t testing.TB, rel string) string {
+	return testenv.Shared(t, filepath.Join("fixtures/topology", rel))
+}
 
 // flatten renders a Tree as path -> content (directories as "<dir>").
 func flatten(t *Tree) map[string]string {
@@ -63,9 +67,9 @@ func readDisk(t *testing.T, root string) map[string]string {
 
 func captureRoots(t *testing.T) map[string]string {
 	roots := map[string]string{
-		"topo-mi210-xgmi-pcie": filepath.Join(fixtures, "topo-mi210-xgmi-pcie"),
-		"topo-mi300-cpx":       filepath.Join(fixtures, "topo-mi300-cpx/topology"),
-		"topology-parsing":     filepath.Join(fixtures, "topology-parsing/topology"),
+		"topo-mi210-xgmi-pcie": fixture(t, "topo-mi210-xgmi-pcie"),
+		"topo-mi300-cpx":       fixture(t, "topo-mi300-cpx/topology"),
+		"topology-parsing":     fixture(t, "topology-parsing/topology"),
 	}
 	for _, r := range roots {
 		if _, err := os.Stat(r); err != nil {
@@ -170,7 +174,7 @@ var perMachine = map[string]bool{
 }
 
 func TestMI210MatchesCapture(t *testing.T) {
-	capt, err := ReadSystem(filepath.Join(fixtures, "topo-mi210-xgmi-pcie"))
+	capt, err := ReadSystem(fixture(t, "topo-mi210-xgmi-pcie"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +199,7 @@ func TestMI210MatchesCapture(t *testing.T) {
 // mi210x8 reproduces the captured 8-GPU tree: every properties file that the capture has (node
 // properties and all links) is equal, except simd_id_base... none: all compared.
 func TestMI210x8MatchesCapture(t *testing.T) {
-	root := filepath.Join(fixtures, "topo-mi210-xgmi-pcie")
+	root := fixture(t, "topo-mi210-xgmi-pcie")
 	s, err := Profile("mi210x8")
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +339,7 @@ func TestReadSystemFixtures(t *testing.T) {
 			t.Errorf("%s: no GPUs parsed", name)
 		}
 	}
-	s, _ := ReadSystem(filepath.Join(fixtures, "topo-mi300-cpx/topology"))
+	s, _ := ReadSystem(fixture(t, "topo-mi300-cpx/topology"))
 	if len(s.Nodes) != 65 || len(s.GPUs()) != 63 || s.GPUs()[0].GfxTarget() != "gfx942" {
 		t.Errorf("mi300 cpx: %d nodes %d gpus", len(s.Nodes), len(s.GPUs()))
 	}

@@ -28,7 +28,10 @@ func init() {
 	}
 }
 
-const mi210Fixture = "../../../shared/fixtures/topology/topo-mi210-xgmi-pcie"
+// mi210Fixture is the captured mi210 tree (testenv.Shared: skipped in a lone clone).
+func mi210Fixture(t testing.TB) string {
+	return testenv.Shared(t, "fixtures/topology/topo-mi210-xgmi-pcie")
+}
 
 // needNamespaces skips unless this process may create a mount namespace (root or CAP_SYS_ADMIN).
 func needNamespaces(t *testing.T) {
@@ -46,11 +49,12 @@ func fakeMount(t *testing.T) string {
 	t.Helper()
 	mnt := t.TempDir()
 	topo := filepath.Join(mnt, nsexec.TopologyPath)
-	err := filepath.WalkDir(mi210Fixture, func(p string, d fs.DirEntry, err error) error {
+	fixture := mi210Fixture(t)
+	err := filepath.WalkDir(fixture, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(mi210Fixture, p)
+		rel, _ := filepath.Rel(fixture, p)
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(topo, rel), 0755)
 		}
@@ -143,7 +147,7 @@ func TestExecSeesEmulator(t *testing.T) {
 		t.Logf("the host has a /dev/kfd; checking it is unchanged rather than absent")
 	}
 
-	gpuProps, err := os.ReadFile(filepath.Join(mi210Fixture, "nodes/2/properties"))
+	gpuProps, err := os.ReadFile(filepath.Join(mi210Fixture(t), "nodes/2/properties"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,9 +136,9 @@ func TestProfilesThroughMount(t *testing.T) {
 func TestTopologyFrom(t *testing.T) {
 	testenv.NeedMount(t)
 	fixtures := map[string]string{
-		"mi210": "../../../shared/fixtures/topology/topo-mi210-xgmi-pcie",
-		"mi300": "../../../shared/fixtures/topology/topo-mi300-cpx/topology",
-		"parse": "../../../shared/fixtures/topology/topology-parsing/topology",
+		"mi210": testenv.Shared(t, "fixtures/topology/topo-mi210-xgmi-pcie"),
+		"mi300": testenv.Shared(t, "fixtures/topology/topo-mi300-cpx/topology"),
+		"parse": testenv.Shared(t, "fixtures/topology/topology-parsing/topology"),
 	}
 	for name, dir := range fixtures {
 		t.Run(name, func(t *testing.T) {

@@ -115,3 +115,23 @@ type toolError struct {
 }
 
 func (e *toolError) Error() string { return e.tool + ": " + e.err.Error() + "\n" + e.out }
+
+// RequireSharedEnv names the environment variable that turns a missing ../shared into a failure
+// (scripts/test.sh sets it, so CI cannot pass by skipping the tests that read it).
+const RequireSharedEnv = "KFDEMU_REQUIRE_SHARED"
+
+// Shared returns the path of rel inside ../shared, the project's reference data beside the
+// repository (captured topology trees, kfdtest sources). A lone clone has none: the test is
+// skipped with the reason, or fails if RequireSharedEnv is set.
+func Shared(t testing.TB, rel string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", rel)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv(RequireSharedEnv) != "" {
+			t.Fatalf("%s is required (%s is set): %v", p, RequireSharedEnv, err)
+		}
+		t.Skipf("skipping: ../shared is absent beside the repository (%v)", err)
+	}
+	return p
+}

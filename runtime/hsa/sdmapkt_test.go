@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,10 +133,7 @@ func TestSDMAPacketsAgainstDevice(t *testing.T) {
 // sdma_pkt_struct.h (ROCT 6.2.4, from the tarball beside the project), filled field by field by
 // a C program.
 func TestSDMAPacketsAgainstKfdtest(t *testing.T) {
-	tarball := "../../../shared/kfdtest/roct-6.2.4.tar.gz"
-	if _, err := os.Stat(tarball); err != nil {
-		t.Skipf("skipping: %s not found (the shared kfdtest sources)", tarball)
-	}
+	tarball := testenv.Shared(t, "kfdtest/roct-6.2.4.tar.gz")
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("skipping: gcc not found")
 	}
