@@ -208,11 +208,9 @@ func TestPreemptAndResumeDispatch(t *testing.T) {
 	p := e.d.procs[e.c.tgid]
 	var saves, resumes uint64
 	for _, q := range p.queues {
-		if a, ok := q.eng.(*aqlEngine); ok {
-			a.pre.mu.Lock()
-			saves, resumes = saves+a.pre.saves, resumes+a.pre.resumes
-			a.pre.mu.Unlock()
-		}
+		q.pre.mu.Lock()
+		saves, resumes = saves+q.pre.saves, resumes+q.pre.resumes
+		q.pre.mu.Unlock()
 	}
 	if string(got) != string(want) || insts != wantInsts {
 		t.Errorf("preempted run: %d wave instructions vs %d uninterrupted; output equal %v", insts, wantInsts, string(got) == string(want))

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync"
 	"testing"
 	"time"
@@ -192,7 +193,7 @@ func (e *env) queue(o qopt) *tq {
 		e.t.Fatal(err)
 	}
 	if o.noPoll {
-		q.poll = time.Hour
+		q.SetMinPoll(time.Hour)
 	}
 	t := &tq{Queue: q, e: e, sizeDw: uint64(o.ringBytes) / 4}
 	e.t.Cleanup(q.Stop)
@@ -232,7 +233,7 @@ func (q *tq) drain(t testing.TB) {
 	t.Helper()
 	waitFor(t, "ring drained", func() bool {
 		s := q.Status()
-		return s.ReadIndex == q.w || s.State == StateError
+		return s.ReadIndex == q.w || s.State == hqd.StateError
 	})
 }
 
