@@ -9,7 +9,6 @@ import (
 	"github.com/kfdemu/kfdemu/gpu/hqd"
 )
 
-
 // Accessors on queue memory. Every address the client controls goes through Memory, whose errors
 // (and misaligned addresses) become *FaultError.
 
