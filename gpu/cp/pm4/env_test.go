@@ -231,9 +231,11 @@ func (q *tq) submit(pkts ...[]uint32) uint64 {
 // drain waits until the CP consumed everything published, or the queue failed.
 func (q *tq) drain(t testing.TB) {
 	t.Helper()
+	// Drained: every packet retired and the read pointer published (flushRptr runs when the
+	// scan ends, just after the last retire).
 	waitFor(t, "ring drained", func() bool {
 		s := q.Status()
-		return s.ReadIndex == q.w || s.State == hqd.StateError
+		return s.ReadIndex == q.w && s.ReadPtr == uint32(q.w%q.sizeDw) || s.State == hqd.StateError
 	})
 }
 
