@@ -16,9 +16,8 @@ import (
 // inactive and, for GPUVM faults, raises the memory exception event (kfd_signal_vm_fault_event).
 
 type aqlEngine struct {
-	q   *queue
-	cq  *cp.Queue
-	pre preemptState // context save of the dispatch a preemption stopped
+	q  *queue
+	cq *cp.Queue
 }
 
 func newAQL(q *queue) (*aqlEngine, error) {
@@ -67,8 +66,8 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error 
 		ScratchResource:    sc.Resource,
 		ScratchWaveBytes:   sc.WaveBytes,
 		Apertures:          shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
-		StartGroup:         e.restore(id), // context restore after a preemption
-		Kill:               e.pre.killChan(),
+		StartGroup:         e.q.pre.restore(id), // context restore after a preemption
+		Kill:               e.q.pre.killChan(),
 		GroupDone:          e.q.groupOnCU,
 		// s_sendmsg(MSG_INTERRUPT): the SQ interrupt's 24 data bits go to kfd_signal_event_interrupt.
 		Interrupt: func(i shader.Interrupt) { e.q.p.SignalEventInterrupt(i.Data, 24) },
@@ -84,7 +83,7 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error 
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
 	var pe *shader.PreemptedError
 	if errors.As(err, &pe) && !pe.MidGroup {
-		e.save(id, pe.NextGroup) // context save: resume at this work-group when mapped again
+		e.q.pre.save(id, pe.NextGroup) // context save: resume at this work-group when mapped again
 	}
 	return err
 }

@@ -3,6 +3,15 @@
 // It mirrors drivers/gpu/drm/amd/amdkfd (kfd_chardev.c, kfd_process.c, kfd_events.c,
 // kfd_flat_memory.c) and the parts of amdgpu_amdkfd_gpuvm.c that decide errno values.
 //
+// Queues: every queue, whatever its engine (gpu/cp for AQL, gpu/cp/pm4, gpu/sdma; each a gpu/hqd
+// Runner), is in its GPU's runlist (gpu/hws, sched.go): compute queues share the HQD slots and are
+// time-sliced, an SDMA queue holds the RLC queue it was given at creation. Mapping starts the
+// engine; unmapping preempts it, saving an AQL or PM4 dispatch at a work-group boundary (the
+// queue's preemptState) for the next mapping. UPDATE_QUEUE, eviction and DESTROY_QUEUE all go
+// through the runlist. The engines' packet processors turn their own errors into what the CP
+// reports (gpu/cp writes the queue-inactive signal); the driver only raises the process's
+// exception events.
+//
 // Sentinel errors stay inside; ioctl handlers return the errno amdkfd returns. The fs package is the
 // only caller (see contract.go).
 //

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -815,6 +817,25 @@ func TestPM4QueueInactiveByUpdate(t *testing.T) {
 			t.Errorf("update %+v then back: the packet did not run; %s", off, p.queues[a.QueueID].eng.status())
 		}
 	}
+	// The PM4 queue is in its GPU's runlist like an AQL queue: it holds an HQD, and eviction
+	// (kfd_process_evict_queues) unmaps it until the queues are restored.
+	if rl := e.d.debugRunlists(); !strings.Contains(rl, fmt.Sprintf("tgid %d queue %d", e.c.tgid, a.QueueID)) {
+		t.Errorf("PM4 queue not in the runlist:\n%s", rl)
+	}
+	if err := e.d.EvictQueues(e.c.tgid); err != nil {
+		t.Fatal(err)
+	}
+	submit(20)
+	time.Sleep(50 * time.Millisecond)
+	if word32(ptrs[0x100:]).Load() == 20 {
+		t.Error("an evicted PM4 queue ran a packet")
+	}
+	if err := e.d.RestoreQueues(e.c.tgid); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(20) {
+		t.Errorf("restored PM4 queue did not run; %s", p.queues[a.QueueID].eng.status())
+	}
 	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
 		t.Errorf("destroy: %v", errno)
 	}
@@ -890,6 +911,20 @@ func TestSDMAQueue(t *testing.T) {
 	for i := 0; i < 0x1000; i++ {
 		d[i] = byte(i)
 	}
+	// The SDMA queue is in the runlist with its own slot (no compute HQD): evicted, it does not
+	// run what is submitted; restored, it does.
+	rl := e.d.debugRunlists()
+	if !strings.Contains(rl, fmt.Sprintf("own   tgid %d queue %d", e.c.tgid, a.QueueID)) || strings.Contains(e.d.scheduler(e.gpu).HQDs(), "tgid") {
+		t.Errorf("SDMA queue in the runlist with its own slot:\n%s\n%s", rl, e.d.scheduler(e.gpu).HQDs())
+	}
+	if err := e.d.EvictQueues(e.c.tgid); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := e.d.RestoreQueues(e.c.tgid); err != nil {
+			t.Fatal(err)
+		}
+	}()
 	binary.LittleEndian.PutUint64(d[0x3000:], 1) // signal value
 	var pk []byte
 	pk = sdma.AppendCopyLinear(pk, base+0x31000, base+0x30000, 0x1000)
@@ -898,6 +933,13 @@ func TestSDMAQueue(t *testing.T) {
 	copy(ring, pk)
 	word64(wp).Store(uint64(len(pk)))
 	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(uint64(len(pk)))
+	time.Sleep(50 * time.Millisecond)
+	if d[0x1000+1] == 1 {
+		t.Fatal("an evicted SDMA queue copied")
+	}
+	if err := e.d.RestoreQueues(e.c.tgid); err != nil {
+		t.Fatal(err)
+	}
 	binary.LittleEndian.PutUint32(e.c.mem[40:], ev.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {

@@ -53,6 +53,8 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 		ScratchSize: uint64(cs.TmpRingSize&0xfff) * uint64(cs.TmpRingSize>>12&0x1fff) << 10,
 		Apertures:   shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
 		GroupDone:   e.q.groupOnCU, Engine: e.q.engine(),
+		// Context save and restore across a preemption, as for AQL dispatches (sched.go).
+		StartGroup: e.q.pre.restore(pq.DispatchID()), Kill: e.q.pre.killChan(),
 	}
 	for i := range r.WorkgroupSize {
 		r.WorkgroupSize[i] = uint16(cs.NumThread[i])
@@ -62,6 +64,10 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 	defer e.q.p.d.busy(e.q.pd.gpuID)() // gpu_busy_percent (activity.go)
 	st, err := shader.DispatchRegs(ctx, e.q.mem, r)
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
+	var pe *shader.PreemptedError
+	if errors.As(err, &pe) && !pe.MidGroup {
+		e.q.pre.save(pq.DispatchID(), pe.NextGroup) // resume at this work-group when mapped again
+	}
 	return err
 }
 

@@ -61,10 +61,12 @@ type queue struct {
 	mu        sync.Mutex
 	lastErr   string
 	stopped   bool
-	scheduled bool // in its GPU's hardware scheduler (AQL queues)
-	inactive  bool // a PM4 or SDMA queue made inactive by UPDATE_QUEUE (setActive)
-	// ctl serialises starting and stopping the engine of a queue outside the scheduler (setActive,
-	// stop); the engine goroutine never takes it.
+	scheduled bool // in its GPU's hardware scheduler (its runlist)
+	// ringUnset: UPDATE_QUEUE gave a NULL ring address or size 0 (QUEUE_IS_ACTIVE false); under
+	// Process.mu like args.
+	ringUnset bool
+	pre       preemptState // context save of the dispatch a preemption stopped (compute queues)
+	// ctl serialises stopping the queue (stop); the engine goroutine never takes it.
 	ctl     sync.Mutex
 	packets atomic.Uint64
 	// destroying makes the next Unmap abandon the running dispatch at once (DESTROY_QUEUE and
@@ -527,39 +529,20 @@ func updateQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 		return syscall.EINVAL
 	}
 	q.args.QueuePriority, q.args.QueuePercentage = a.QueuePriority, a.QueuePercentage
-	if q.scheduled {
-		// Rescheduling may preempt queues of this process: after Process.mu is released.
-		par := q.params()
-		p.mu.Unlock()
-		go q.p.d.scheduler(q.pd.gpuID).Update(q, par)
-		return 0
-	}
+	// QUEUE_IS_ACTIVE (kfd_priv.h: queue_size > 0, queue_address != 0, queue_percent > 0): an
+	// update with a NULL ring address or size 0 makes the queue inactive like percentage 0; the
+	// engine keeps its read position for an update that makes it active again.
+	q.ringUnset = a.RingBaseAddress == 0 || a.RingSize == 0
+	par := q.params()
+	scheduled := q.scheduled
 	p.mu.Unlock()
-	// Before returning: packets the client writes after the update must not run.
-	q.setActive(a.RingBaseAddress != 0 && a.RingSize != 0 && a.QueuePercentage&0xff != 0)
+	if scheduled {
+		// Rescheduling may preempt queues of this process: after Process.mu is released, and
+		// before returning (update_queue unmaps first), so packets the client writes after an
+		// update that made the queue inactive do not run.
+		q.p.d.scheduler(q.pd.gpuID).Update(q, par)
+	}
 	return 0
-}
-
-// setActive applies QUEUE_IS_ACTIVE (kfd_priv.h: queue_size > 0, queue_address != 0,
-// queue_percent > 0) to a queue outside the hardware scheduler, as pqm_update_queue_properties and
-// dqm update_queue do: an update with a NULL ring address, size 0 or percentage 0 unmaps the
-// queue from its HQD, so packets written after it do not run until an update makes it active
-// again; the engine keeps its read position. Called without Process.mu.
-func (q *queue) setActive(active bool) {
-	q.ctl.Lock()
-	defer q.ctl.Unlock()
-	q.mu.Lock()
-	change := !q.stopped && q.inactive == active
-	q.inactive = !active
-	q.mu.Unlock()
-	if !change {
-		return
-	}
-	if active {
-		q.eng.Start() // an engine in the error state stays stopped (its error was reported)
-		return
-	}
-	q.eng.Stop()
 }
 
 func setCUMask(p *Process, c Caller, arg []byte) syscall.Errno {
@@ -596,22 +579,21 @@ func getQueueWaveState(p *Process, c Caller, arg []byte) syscall.Errno {
 	if q == nil {
 		return syscall.EINVAL
 	}
-	// get_wave_state (kfd_device_queue_manager.c): compute queues that are not active (not
-	// mapped: percentage 0, or waiting for a slot) have a saved context to report.
-	e, ok := q.eng.(*aqlEngine)
-	if !ok || q.p.d.scheduler(q.pd.gpuID).IsMapped(q) {
+	// get_wave_state (kfd_device_queue_manager.c): compute queues (AQL or PM4) that are not
+	// active (not mapped: percentage 0, or waiting for a slot) have a saved context to report.
+	if isSDMA(q.args.QueueType) || q.p.d.scheduler(q.pd.gpuID).IsMapped(q) {
 		return syscall.EINVAL
 	}
 	// The control stack is kfdemu's own record of the context save: the resume point of a
 	// dispatch preempted at a work-group boundary (dispatch id, next work-group), 16 bytes, or
 	// nothing. Wave registers are not saved (waves end at work-group boundaries).
 	var ctl []byte
-	e.pre.mu.Lock()
-	if r := e.pre.resume; r != nil {
+	q.pre.mu.Lock()
+	if r := q.pre.resume; r != nil {
 		ctl = binary.LittleEndian.AppendUint64(ctl, r.DispatchID)
 		ctl = binary.LittleEndian.AppendUint64(ctl, r.NextGroup)
 	}
-	e.pre.mu.Unlock()
+	q.pre.mu.Unlock()
 	if len(ctl) > 0 {
 		if err := c.WriteMemory(a.CtlStackAddress, ctl); err != nil {
 			return syscall.EFAULT

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/hws"
-	"github.com/kfdemu/kfdemu/kfd/abi"
 )
 
 // Scheduling: every GPU has a hardware scheduler (package gpu/hws) whose runlist holds the AQL
@@ -55,8 +54,10 @@ func (d *Driver) closeSchedulers() {
 	}
 }
 
+// params are the queue's runlist parameters; under Process.mu.
 func (q *queue) params() hws.Params {
-	return hws.Params{Priority: q.args.QueuePriority, Percentage: q.args.QueuePercentage & 0xff, Evicted: q.p.evicted}
+	return hws.Params{Priority: q.args.QueuePriority, Percentage: q.args.QueuePercentage & 0xff, RingUnset: q.ringUnset,
+		Evicted: q.p.evicted, Dedicated: isSDMA(q.args.QueueType)}
 }
 
 // EvictQueues preempts every AQL queue of process tgid and keeps them off the hardware
@@ -92,12 +93,9 @@ func (d *Driver) setEvicted(tgid int, ev bool) error {
 	return nil
 }
 
-// schedule starts a new queue: AQL queues enter their GPU's runlist (and run once they hold a
-// slot), other queues run at once.
+// schedule starts a new queue: every queue enters its GPU's runlist and runs once it is mapped
+// (compute queues hold an HQD slot, an SDMA queue its own RLC queue).
 func (q *queue) schedule() error {
-	if q.args.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL {
-		return q.eng.Start()
-	}
 	q.p.mu.Lock()
 	par := q.params()
 	q.p.mu.Unlock()
@@ -121,16 +119,12 @@ func (q *queue) Map() error { return q.eng.Start() }
 // (The CP reports it to ROCr as an illegal instruction, as a queue reset after a hang looks.)
 var errPreemptTimeout = aql.NewError("kfd: queue preemption timed out", aql.ErrIllegalInstruction)
 
-// Unmap implements hws.Queue: preempt the AQL engine; a dispatch in flight stops at its next
-// work-group boundary and its resume point is kept for the next Map (context save). If it does
-// not stop within timeout its waves are abandoned and the queue is hung.
+// Unmap implements hws.Queue: preempt the engine; a dispatch in flight (AQL or PM4) stops at its
+// next work-group boundary and its resume point is kept for the next Map (context save); an SDMA
+// queue stops between packets. If it does not stop within timeout its waves are abandoned and
+// the queue is hung.
 func (q *queue) Unmap(timeout time.Duration) error {
-	e, ok := q.eng.(*aqlEngine)
-	if !ok {
-		q.eng.Stop()
-		return nil
-	}
-	return e.preempt(timeout, q.destroying.Load())
+	return q.preempt(timeout, q.destroying.Load())
 }
 
 // reset is the hung-queue path (kfd_hws_hang, evict and reset): the queue enters the error
@@ -186,13 +180,13 @@ func (s *preemptState) doKill() {
 	}
 }
 
-func (e *aqlEngine) preempt(timeout time.Duration, abandon bool) error {
-	st := &e.pre
+func (q *queue) preempt(timeout time.Duration, abandon bool) error {
+	st := &q.pre
 	if abandon {
 		st.doKill()
 	}
 	timer := time.AfterFunc(timeout, st.doKill)
-	e.cq.Stop() // returns once the dispatch (if any) has returned
+	q.eng.Stop() // returns once the dispatch (if any) has returned
 	timer.Stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -205,21 +199,21 @@ func (e *aqlEngine) preempt(timeout time.Duration, abandon bool) error {
 }
 
 // save records the resume point of a dispatch the preemption stopped at a boundary.
-func (e *aqlEngine) save(id, next uint64) {
-	e.pre.mu.Lock()
-	e.pre.resume = &resumePoint{DispatchID: id, NextGroup: next}
-	e.pre.saves++
-	e.pre.mu.Unlock()
+func (s *preemptState) save(id, next uint64) {
+	s.mu.Lock()
+	s.resume = &resumePoint{DispatchID: id, NextGroup: next}
+	s.saves++
+	s.mu.Unlock()
 }
 
 // restore returns the work-group to start dispatch id at (0 unless it was preempted).
-func (e *aqlEngine) restore(id uint64) uint64 {
-	e.pre.mu.Lock()
-	defer e.pre.mu.Unlock()
-	r := e.pre.resume
-	e.pre.resume = nil
+func (s *preemptState) restore(id uint64) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.resume
+	s.resume = nil
 	if r != nil && r.DispatchID == id {
-		e.pre.resumes++
+		s.resumes++
 		return r.NextGroup
 	}
 	return 0
@@ -261,7 +255,8 @@ func (d *Driver) debugHQDs() string {
 	return b.String()
 }
 
-// debugMQDs is debugfs kfd/mqds: the queue descriptors (what the MQD holds) of every AQL queue.
+// debugMQDs is debugfs kfd/mqds: the queue descriptors (what the MQD holds) of every compute
+// queue (AQL and PM4).
 func (d *Driver) debugMQDs() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-8s %-5s %-10s %-18s %-8s %-8s %-10s %-8s %-18s %s\n", "tgid", "queue", "gpu_id", "ring", "size",
@@ -269,19 +264,18 @@ func (d *Driver) debugMQDs() string {
 	for _, p := range d.sortedProcs() {
 		p.mu.Lock()
 		for _, q := range p.queues {
-			e, ok := q.eng.(*aqlEngine)
-			if !ok {
+			if isSDMA(q.args.QueueType) {
 				continue
 			}
-			e.pre.mu.Lock()
+			q.pre.mu.Lock()
 			saved := "-"
-			if r := e.pre.resume; r != nil {
+			if r := q.pre.resume; r != nil {
 				saved = fmt.Sprintf("dispatch %d group %d", r.DispatchID, r.NextGroup)
 			}
 			fmt.Fprintf(&b, "%-8d %-5d %-10d %#-18x %-8d %-8d %-10d %-8d %#-18x %s (saves %d resumes %d) groups per CU: %s\n", p.tgid, q.id, q.args.GPUID,
 				q.args.RingBaseAddress, q.args.RingSize, q.args.QueuePriority, q.args.QueuePercentage&0xff, len(*q.cus.Load()),
-				q.args.CtxSaveRestoreAddress, saved, e.pre.saves, e.pre.resumes, q.cuUsage())
-			e.pre.mu.Unlock()
+				q.args.CtxSaveRestoreAddress, saved, q.pre.saves, q.pre.resumes, q.cuUsage())
+			q.pre.mu.Unlock()
 		}
 		p.mu.Unlock()
 	}

@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"encoding/binary"
+	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
 	"slices"
 	"syscall"
 	"testing"
@@ -208,11 +209,9 @@ func TestPreemptAndResumeDispatch(t *testing.T) {
 	p := e.d.procs[e.c.tgid]
 	var saves, resumes uint64
 	for _, q := range p.queues {
-		if a, ok := q.eng.(*aqlEngine); ok {
-			a.pre.mu.Lock()
-			saves, resumes = saves+a.pre.saves, resumes+a.pre.resumes
-			a.pre.mu.Unlock()
-		}
+		q.pre.mu.Lock()
+		saves, resumes = saves+q.pre.saves, resumes+q.pre.resumes
+		q.pre.mu.Unlock()
 	}
 	if string(got) != string(want) || insts != wantInsts {
 		t.Errorf("preempted run: %d wave instructions vs %d uninterrupted; output equal %v", insts, wantInsts, string(got) == string(want))
@@ -451,4 +450,106 @@ func TestCUMask(t *testing.T) {
 	if n := len(*q.cus.Load()); n != 2 {
 		t.Errorf("%d CUs after a refused mask, want 2", n)
 	}
+}
+
+// runPM4PreemptKernel dispatches preemptKernel over groups work-groups with DISPATCH_DIRECT on a
+// PM4 queue at base limited to CU 0, waits for its RELEASE_MEM fence and returns the output and
+// the wave instructions it took.
+func runPM4PreemptKernel(t *testing.T, e *env, base uint64, groups int) ([]byte, uint64) {
+	t.Helper()
+	const code, out, args = 0xa00000000, 0xb00000000, 0xc00000000
+	for _, m := range []struct {
+		va    uint64
+		flags uint32
+	}{{code, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE}, {out, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}} {
+		a := abi.AllocMemoryOfGPUArgs{VAAddr: m.va, Size: 4096, GPUID: e.gpu, Flags: m.flags}
+		if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+			t.Fatal(errno)
+		}
+		binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+		if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != 0 {
+			t.Fatal(errno)
+		}
+	}
+	a := e.queueArgs(base)
+	a.QueueType = abi.KFD_IOC_QUEUE_TYPE_COMPUTE
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	oneCU(t, e)(a.QueueID)
+	p := e.d.procs[e.c.tgid]
+	cm := p.boAt(e.gpu, code).mem
+	for i, w := range preemptKernel {
+		binary.LittleEndian.PutUint32(cm[4*i:], w)
+	}
+	setSH := func(reg uint32, v ...uint32) []uint32 {
+		return append([]uint32{pm4.Header(pm4.OpSetSHReg, uint32(len(v))), reg - pm4.SHRegStart}, v...)
+	}
+	// s[0:1] = USER_DATA_0..1 (the "kernarg" pointer: preemptKernel loads out from it), s2 = the
+	// work-group id (RSRC2: USER_SGPR 2, TGID_X_EN).
+	binary.LittleEndian.PutUint64(cm[0x800:], out)
+	var pkts []uint32
+	pkts = append(pkts, setSH(pm4.RegComputePgmLo, uint32(code>>8), uint32(code>>40))...)
+	pkts = append(pkts, setSH(pm4.RegComputePgmRsrc1, 0, 2<<1|1<<7)...)
+	pkts = append(pkts, setSH(pm4.RegComputeNumThreadX, 64, 1, 1)...)
+	pkts = append(pkts, setSH(pm4.RegComputeUserData0, uint32((code+0x800)&0xffffffff), uint32((code+0x800)>>32))...)
+	pkts = append(pkts, pm4.Header(pm4.OpDispatchDirect, 3), uint32(groups), 1, 1, 1)
+	fence := base + 0x10200
+	pkts = append(pkts, pm4.Header(pm4.OpReleaseMem, 6), pm4.EventCacheFlushAndInvTS|5<<8, 1<<29,
+		uint32(fence), uint32(fence>>32), 7, 0, 0)
+	ring, ptrs := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	for i, w := range pkts {
+		binary.LittleEndian.PutUint32(ring[4*i:], w)
+	}
+	before := e.d.stats.waveInstructions.Load()
+	word64(ptrs[0x38:]).Store(uint64(len(pkts)))
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(uint64(len(pkts)))
+	deadline := time.Now().Add(60 * time.Second)
+	for word32(ptrs[0x200:]).Load() != 7 {
+		if time.Now().After(deadline) {
+			t.Fatalf("dispatch not completed; queue: %s (%s)", p.queues[a.QueueID].eng.status(), p.queues[a.QueueID].lastErr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return append([]byte(nil), p.boAt(e.gpu, out).mem[:4*groups]...), e.d.stats.waveInstructions.Load() - before
+}
+
+// TestPM4PreemptAndResumeDispatch: a PM4 queue is in the runlist like an AQL queue (issue 19): on
+// a GPU with one HQD shared with a busy AQL queue, its long DISPATCH_DIRECT is preempted at
+// work-group boundaries and resumed from its saved point; output and instruction count equal an
+// uninterrupted run's.
+func TestPM4PreemptAndResumeDispatch(t *testing.T) {
+	const groups = 240
+	ref := newEnv(t, "mi210")
+	ref.acquire(ref.gpu)
+	want, wantInsts := runPM4PreemptKernel(t, ref, 0x600000000, groups)
+	for g := range groups {
+		if v := binary.LittleEndian.Uint32(want[4*g:]); v != uint32(g) {
+			t.Fatalf("uninterrupted run: out[%d] = %d", g, v)
+		}
+	}
+	e := newEnv(t, "mi210")
+	e.d.SetScheduling(hws.Config{Slots: 1, Quantum: 500 * time.Microsecond, PreemptionTimeout: 10 * time.Second})
+	e.acquire(e.gpu)
+	const block = 0xe00000000
+	e.alloc(block, 4096)
+	word64(e.d.procs[e.c.tgid].boAt(e.gpu, block).mem[aql.SignalValueOffset:]).Store(1)
+	_, submitB := e.aqlAt(0x700000000)
+	var bp [aql.PacketSize]byte
+	(&aql.BarrierPacket{DepSignal: [5]uint64{block}}).Encode(bp[:])
+	submitB(bp, aql.PacketTypeBarrierAnd)
+	got, insts := runPM4PreemptKernel(t, e, 0x600000000, groups)
+	var saves, resumes uint64
+	for _, q := range e.d.procs[e.c.tgid].queues {
+		q.pre.mu.Lock()
+		saves, resumes = saves+q.pre.saves, resumes+q.pre.resumes
+		q.pre.mu.Unlock()
+	}
+	if string(got) != string(want) || insts != wantInsts {
+		t.Errorf("preempted run: %d wave instructions vs %d uninterrupted; output equal %v", insts, wantInsts, string(got) == string(want))
+	}
+	if saves == 0 || resumes == 0 {
+		t.Errorf("saves %d resumes %d: the dispatch was never preempted mid-way", saves, resumes)
+	}
+	t.Logf("%d saves, %d resumes", saves, resumes)
 }

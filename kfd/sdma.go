@@ -44,12 +44,9 @@ func (e *sdmaEngine) Stop() {
 
 func (e *sdmaEngine) status() string {
 	s := e.sq.Status()
-	st := "idle"
-	switch {
-	case s.Err != nil:
+	st := s.State.String() // "blocked": a POLL_REGMEM waits
+	if s.Err != nil {
 		st = "error: " + s.Err.Error()
-	case s.Polling:
-		st = "polling"
 	}
 	return fmt.Sprintf("%s engine=%d queue=%d read=%d write=%d doorbell=%d packets=%d bytes=%d", st, e.q.args.SDMAEngineID,
 		e.q.sdmaQueue, s.ReadIndex, s.WriteIndex, int64(word64(e.q.pd.doorbellMem[8*e.q.doorbellID:]).Load()), s.Packets, s.Bytes)

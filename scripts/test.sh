@@ -26,7 +26,7 @@ step go test -race, core packages
 race=""
 for p in $(go list ./...); do
 	case "$p" in
-	*/topology | */kfd | */kfd/svm | */pasid | */mmu | */doorbell | */gpu/cp | */gpu/cp/pm4 | */gpu/sdma | */gpu/aql | */fs | */mmnotify) race="$race $p" ;;
+	*/topology | */kfd | */kfd/svm | */pasid | */mmu | */doorbell | */gpu/hqd | */gpu/cp | */gpu/cp/pm4 | */gpu/sdma | */gpu/hws | */gpu/aql | */fs | */mmnotify) race="$race $p" ;;
 	esac
 done
 # shellcheck disable=SC2086

@@ -2,6 +2,7 @@ package cp
 
 import (
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync"
 	"syscall"
 	"testing"
@@ -65,7 +66,7 @@ func BenchmarkBlockedQueueCPU(b *testing.B) {
 			for i := 0; i < c.queues; i++ {
 				q := e.queue(qopt{})
 				q.submit(barrier(aql.PacketTypeBarrierAnd, false, 0, e.signal(1)))
-				waitFor(b, "blocked", func() bool { return q.State() == StateBlocked })
+				waitFor(b, "blocked", func() bool { return q.State() == hqd.StateBlocked })
 			}
 			time.Sleep(c.delay)
 			var before, after syscall.Rusage

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 )
 
 // Memory is the queue's GPU virtual address space (kfd: an mmu Port of the owning process's
@@ -60,34 +61,6 @@ type Config struct {
 	Tag   any // the owner's data (kfd's queue), returned by Queue.Tag
 }
 
-// State is a queue's processing state.
-type State int32
-
-// Queue states, as debugfs shows them.
-const (
-	StateStopped State = iota // not running (before Start, after Stop)
-	StateIdle                 // waiting for a doorbell: empty, or an INVALID slot at the read index
-	StateActive               // executing a packet (kernel dispatch)
-	StateBlocked              // a barrier packet waits for its dependencies
-	StateError                // stopped on an error; see Status.Err
-)
-
-func (s State) String() string {
-	switch s {
-	case StateStopped:
-		return "stopped"
-	case StateIdle:
-		return "idle"
-	case StateActive:
-		return "active"
-	case StateBlocked:
-		return "blocked"
-	case StateError:
-		return "error"
-	}
-	return fmt.Sprintf("State(%d)", int32(s))
-}
-
 // Sentinel errors. Queue errors wrap one of them in a *PacketError (and faults in a *FaultError).
 // Each queue error also has a class of gpu/aql (errors.Is), which picks the code the CP stores in
 // the queue-inactive signal (aql.QueueInactiveCode): malformed and unsupported packets are
@@ -101,7 +74,6 @@ var (
 	ErrInvalidDispatch = errors.New("cp: invalid kernel dispatch packet")
 	ErrDispatchFailed  = aql.NewError("cp: kernel dispatch failed", aql.ErrIllegalInstruction)
 	ErrFault           = errors.New("cp: memory fault")
-	ErrQueueError      = errors.New("cp: queue is in the error state")
 )
 
 // PacketError is a queue error attributed to one packet.
@@ -146,7 +118,7 @@ func (e *FaultError) Is(target error) bool {
 
 // Status is a snapshot for debugfs.
 type Status struct {
-	State        State
+	State        hqd.State
 	ReadIndex    uint64 // packets released by the CP (its read pointer)
 	WriteIndex   uint64 // write index as the packet processor last loaded it from WriteIndexVA
 	Doorbell     uint64 // Config.Doorbell(), 0 without one
@@ -158,43 +130,27 @@ type Status struct {
 	Err          error  // the queue error, in StateError
 }
 
-const (
-	minPoll         = 20 * time.Microsecond
-	defaultMaxPoll  = time.Millisecond
-	longBlock       = time.Second // after this long blocked, a barrier polls less often
-	longBlockFactor = 50          // ... with a ceiling of MaxPoll*50 (50 ms by default)
-	maxRingSize     = 1 << 26     // far above any driver limit; keeps size*64 within 32 bits of offset
-)
+// maxRingSize is far above any driver limit; it keeps size*64 within 32 bits of offset.
+const maxRingSize = 1 << 26
 
 // Queue is one hardware queue's packet processor.
 type Queue struct {
-	cfg     Config
-	minPoll time.Duration // first barrier re-check interval (tests raise it to disable polling)
-	maxPoll time.Duration
-	kick    chan struct{}
+	hqd.Runner // doorbell, run state, stop and the error state
+	cfg        Config
 	// amdQueue is the VA of the ring's amd_queue_t (0: none): scratch, properties, inactive signal.
 	amdQueue uint64
 
-	state   atomic.Int32
 	rd      atomic.Uint64 // read index; written only by the queue goroutine
 	wrSeen  atomic.Uint64 // write index as the queue goroutine last loaded it (Status)
 	packets atomic.Uint64
-	scans   atomic.Uint64
 	// scratchWaits counts "insufficient scratch" reports (the queue waited for ROCr's handler).
 	scratchWaits atomic.Uint64
-
-	mu      sync.Mutex
-	err     error
-	stop    chan struct{} // non-nil while running
-	done    chan struct{}
-	stopped chan struct{} // the current run's stop channel, for Stopping
 
 	// Owned by the queue goroutine.
 	pkt     [aql.PacketSize]byte
 	kd      aql.KernelDispatchPacket
 	curID   uint64
 	scratch Scratch
-	timer   *time.Timer
 }
 
 // New validates cfg and returns a stopped queue whose read index is the value at cfg.ReadIndexVA
@@ -214,81 +170,27 @@ func New(cfg Config) (*Queue, error) {
 	case cfg.MaxPoll < 0:
 		return nil, fmt.Errorf("%w: negative MaxPoll", ErrConfig)
 	}
-	q := &Queue{cfg: cfg, minPoll: minPoll, maxPoll: cfg.MaxPoll, kick: make(chan struct{}, 1),
-		amdQueue: amdQueueOf(cfg.ReadIndexVA, cfg.WriteIndexVA)}
-	if q.maxPoll == 0 {
-		q.maxPoll = defaultMaxPoll
+	q := &Queue{cfg: cfg, amdQueue: amdQueueOf(cfg.ReadIndexVA, cfg.WriteIndexVA)}
+	eng := hqd.Engine{Step: q.step, Fail: q.report, MaxPoll: cfg.MaxPoll}
+	if g := cfg.Group; g != nil {
+		eng.Starting = func() { g.add(q) }
+		eng.Stopped = func() { g.remove(q) }
+		eng.Blocking = func(b bool) {
+			if b {
+				g.blocked.Add(1)
+			} else {
+				g.blocked.Add(-1)
+			}
+		}
 	}
-	q.maxPoll = min(max(q.maxPoll, minPoll), time.Hour)
+	q.Init(eng)
 	rd, err := q.load64(cfg.ReadIndexVA, "read index")
 	if err != nil {
 		return nil, err
 	}
 	q.rd.Store(rd)
-	q.state.Store(int32(StateStopped))
 	return q, nil
 }
-
-// Start launches the queue goroutine (again, after Stop: processing resumes at the read index; a
-// packet abandoned by Stop is processed again from the ring). It fails in the error state.
-func (q *Queue) Start() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.err != nil {
-		return ErrQueueError
-	}
-	if q.stop != nil {
-		return nil
-	}
-	q.stop, q.done = make(chan struct{}), make(chan struct{})
-	q.stopped = q.stop
-	q.state.Store(int32(StateIdle))
-	if q.cfg.Group != nil {
-		q.cfg.Group.add(q)
-	}
-	go q.run(q.stop, q.done)
-	q.Kick() // look at the ring once: packets may already be there (PSA-2.8-Q22)
-	return nil
-}
-
-// Stop stops processing and waits for the queue goroutine: a barrier wait is abandoned (the packet
-// stays in the ring), and a running Host.Dispatch is waited for (it should watch Stopping). A
-// dispatch that returns an error while stopping is abandoned without a queue error; one that
-// returns nil completes normally. Stop is idempotent.
-func (q *Queue) Stop() {
-	q.mu.Lock()
-	stop, done := q.stop, q.done
-	q.stop, q.done = nil, nil
-	q.mu.Unlock()
-	if stop == nil {
-		return
-	}
-	close(stop)
-	<-done
-	if q.cfg.Group != nil {
-		q.cfg.Group.remove(q)
-	}
-}
-
-// Stopping is closed when Stop is called on the current run (for Host.Dispatch to abort). Before
-// the first Start it returns nil.
-func (q *Queue) Stopping() <-chan struct{} {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.stopped
-}
-
-// Kick is the doorbell: it wakes the queue to re-scan its ring and re-check a pending barrier.
-// It never blocks, allocates or takes a lock shared with other queues.
-func (q *Queue) Kick() {
-	select {
-	case q.kick <- struct{}{}:
-	default:
-	}
-}
-
-// State returns the current state.
-func (q *Queue) State() State { return State(q.state.Load()) }
 
 // Tag returns Config.Tag.
 func (q *Queue) Tag() any { return q.cfg.Tag }
@@ -301,17 +203,10 @@ func (q *Queue) Config() Config { return q.cfg }
 // kernel's dispatch_ptr).
 func (q *Queue) CurrentPacket() (id, va uint64) { return q.curID, q.slotVA(q.curID) }
 
-// Err returns the queue error, or nil.
-func (q *Queue) Err() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.err
-}
-
 // Status returns a snapshot for debugfs.
 func (q *Queue) Status() Status {
 	s := Status{State: q.State(), ReadIndex: q.rd.Load(), RingBase: q.cfg.RingBase, RingSize: q.cfg.RingSize,
-		Packets: q.packets.Load(), Scans: q.scans.Load(), ScratchWaits: q.scratchWaits.Load(), Err: q.Err()}
+		Packets: q.packets.Load(), Scans: q.Scans(), ScratchWaits: q.scratchWaits.Load(), Err: q.Err()}
 	// Memory is the queue goroutine's alone (an engine's TLB port): Status reports what the
 	// processor last saw instead of loading the write index itself.
 	s.WriteIndex = q.wrSeen.Load()
@@ -369,7 +264,7 @@ func (g *Group) Wake() {
 	}
 	if cur := g.members.Load(); cur != nil {
 		for _, q := range *cur {
-			if q.State() == StateBlocked {
+			if q.State() == hqd.StateBlocked {
 				q.Kick()
 			}
 		}

@@ -3,6 +3,7 @@ package cp
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func TestBarrierAndSingle(t *testing.T) {
 	q := e.queue(qopt{})
 	dep, done := e.signal(1), e.signal(1)
 	id := q.submit(barrier(aql.PacketTypeBarrierAnd, false, done, dep))
-	waitFor(t, "queue blocked on barrier", func() bool { return q.State() == StateBlocked })
+	waitFor(t, "queue blocked on barrier", func() bool { return q.State() == hqd.StateBlocked })
 	if e.value(done) != 1 || q.readIndex() != 0 {
 		t.Fatalf("barrier completed with its dependency at 1: done=%d rd=%d", e.value(done), q.readIndex())
 	}
@@ -41,7 +42,7 @@ func TestBarrierAndLatchesObservedZeros(t *testing.T) {
 	q := e.queue(qopt{})
 	a, b, done := e.signal(0), e.signal(1), e.signal(1)
 	q.submit(barrier(aql.PacketTypeBarrierAnd, false, done, 0, a, 0, b, 0))
-	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
+	waitFor(t, "blocked", func() bool { return q.State() == hqd.StateBlocked })
 	e.set(a, 5) // a was already observed at 0
 	e.set(b, 0)
 	q.Kick()
@@ -58,11 +59,11 @@ func TestBarrierChainAcrossQueues(t *testing.T) {
 	qb := e.queue(qopt{group: g, noPoll: true})
 	gate, aDone, bDone, other := e.signal(1), e.signal(1), e.signal(1), e.signal(1)
 	qb.submit(barrier(aql.PacketTypeBarrierAnd, false, bDone, aDone))
-	waitFor(t, "B blocked", func() bool { return qb.State() == StateBlocked })
+	waitFor(t, "B blocked", func() bool { return qb.State() == hqd.StateBlocked })
 	qa.submit(barrier(aql.PacketTypeBarrierAnd, false, other)) // no deps: completes at once
 	waitFor(t, "A runs while B is blocked", func() bool { return e.value(other) == 0 })
 	qa.submit(barrier(aql.PacketTypeBarrierAnd, false, aDone, gate))
-	waitFor(t, "A blocked", func() bool { return qa.State() == StateBlocked })
+	waitFor(t, "A blocked", func() bool { return qa.State() == hqd.StateBlocked })
 	if e.value(bDone) != 1 {
 		t.Fatal("B completed before A")
 	}
@@ -80,7 +81,7 @@ func TestKickRechecksBarrier(t *testing.T) {
 	q := e.queue(qopt{noPoll: true})
 	dep, done := e.signal(1), e.signal(1)
 	q.submit(barrier(aql.PacketTypeBarrierAnd, false, done, dep))
-	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
+	waitFor(t, "blocked", func() bool { return q.State() == hqd.StateBlocked })
 	e.set(dep, 0)
 	q.Kick()
 	waitFor(t, "completion after kick", func() bool { return e.value(done) == 0 })
@@ -93,14 +94,14 @@ func TestBarrierOr(t *testing.T) {
 	q := e.queue(qopt{})
 	s1, s2, done := e.signal(1), e.signal(1), e.signal(1)
 	q.submit(barrier(aql.PacketTypeBarrierOr, false, done, s1, s2))
-	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
+	waitFor(t, "blocked", func() bool { return q.State() == hqd.StateBlocked })
 	e.set(s2, 0)
 	q.Kick()
 	waitFor(t, "OR completion", func() bool { return e.value(done) == 0 })
 
 	never := e.signal(1)
 	q.submit(barrier(aql.PacketTypeBarrierOr, false, never))
-	waitFor(t, "blocked on all-NULL OR", func() bool { return q.State() == StateBlocked })
+	waitFor(t, "blocked on all-NULL OR", func() bool { return q.State() == hqd.StateBlocked })
 	settle(t, q)
 	if e.value(never) != 1 || q.Err() != nil {
 		t.Fatalf("all-NULL barrier-OR completed or failed: %d %v", e.value(never), q.Err())
@@ -131,7 +132,7 @@ func TestBarrierBitOrdering(t *testing.T) {
 	pa.Header = aql.MakeHeader(aql.PacketTypeKernelDispatch, false, aql.FenceScopeAgent, aql.FenceScopeAgent)
 	q.submit(dispatchPacket(pa))
 	q.submit(dispatchPacket(pb))
-	waitFor(t, "A active", func() bool { return q.State() == StateActive })
+	waitFor(t, "A active", func() bool { return q.State() == hqd.StateActive })
 	if e.value(bDone) != 1 {
 		t.Fatal("B completed while A runs")
 	}
@@ -151,7 +152,7 @@ func TestInvalidSlotBlocks(t *testing.T) {
 	id0, id1 := q.reserve(), q.reserve()
 	q.write(id1, barrier(aql.PacketTypeBarrierAnd, false, s1))
 	settle(t, q)
-	if e.value(s1) != 1 || q.readIndex() != 0 || q.State() != StateIdle {
+	if e.value(s1) != 1 || q.readIndex() != 0 || q.State() != hqd.StateIdle {
 		t.Fatalf("slot 1 processed behind an INVALID slot 0: s1=%d rd=%d %v", e.value(s1), q.readIndex(), q.State())
 	}
 	q.write(id0, barrier(aql.PacketTypeBarrierAnd, false, s0))
@@ -262,7 +263,7 @@ func TestDispatchErrorIsQueueError(t *testing.T) {
 	done, later := e.signal(1), e.signal(1)
 	q.submit(dispatchPacket(validDispatch(done)))
 	q.submit(barrier(aql.PacketTypeBarrierAnd, false, later))
-	waitFor(t, "error state", func() bool { return q.State() == StateError })
+	waitFor(t, "error state", func() bool { return q.State() == hqd.StateError })
 	errs := e.host.queueErrors(q.Queue)
 	if len(errs) != 1 || !errors.Is(errs[0], ErrDispatchFailed) || !errors.Is(errs[0], errNoShader) {
 		t.Fatalf("QueueError calls %v", errs)
@@ -274,7 +275,7 @@ func TestDispatchErrorIsQueueError(t *testing.T) {
 	if e.value(done) != 1 || e.value(later) != 1 || q.readIndex() != 0 {
 		t.Errorf("after error: done=%d later=%d rd=%d", e.value(done), e.value(later), q.readIndex())
 	}
-	if q.Start() != ErrQueueError {
+	if q.Start() != hqd.ErrQueueError {
 		t.Error("Start of an errored queue succeeded")
 	}
 	q.Kick() // doorbells after the error are ignored (reference §2.10 tests)
@@ -334,7 +335,7 @@ func TestMalformedPackets(t *testing.T) {
 			later, otherDone := e.signal(1), e.signal(1)
 			q.submit(c.pkt)
 			q.submit(barrier(aql.PacketTypeBarrierAnd, false, later))
-			waitFor(t, "error state", func() bool { return q.State() == StateError })
+			waitFor(t, "error state", func() bool { return q.State() == hqd.StateError })
 			errs := e.host.queueErrors(q.Queue)
 			if len(errs) != 1 || !errors.Is(errs[0], c.want) || !errors.Is(q.Status().Err, c.want) {
 				t.Fatalf("QueueError calls %v, want one wrapping %v", errs, c.want)
@@ -365,7 +366,7 @@ func TestUnmappedRing(t *testing.T) {
 	defer q.Stop()
 	atomic.StoreUint64(e.m.word64(indexArea+8), 1)
 	q.Start()
-	waitFor(t, "error", func() bool { return q.State() == StateError })
+	waitFor(t, "error", func() bool { return q.State() == hqd.StateError })
 	var fe *FaultError
 	if !errors.As(q.Err(), &fe) || fe.VA != 0x10000 || fe.Op != "ring" {
 		t.Errorf("error %v", q.Err())
@@ -407,7 +408,7 @@ func TestBarrierValue(t *testing.T) {
 	b := make([]byte, 64)
 	p.Encode(b)
 	q.submit(b)
-	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
+	waitFor(t, "blocked", func() bool { return q.State() == hqd.StateBlocked })
 	e.set(s, 0x2f) // 0x2f & 0xf0 == 0x20
 	q.Kick()
 	waitFor(t, "completion", func() bool { return e.value(done) == 0 })
@@ -424,9 +425,9 @@ func TestStopWithPacketsInFlight(t *testing.T) {
 	q := e.queue(qopt{})
 	dep, done := e.signal(1), e.signal(1)
 	q.submit(barrier(aql.PacketTypeBarrierAnd, false, done, dep))
-	waitFor(t, "blocked", func() bool { return q.State() == StateBlocked })
+	waitFor(t, "blocked", func() bool { return q.State() == hqd.StateBlocked })
 	stopWithin(t, q.Queue)
-	if q.State() != StateStopped || q.readIndex() != 0 || q.Err() != nil {
+	if q.State() != hqd.StateStopped || q.readIndex() != 0 || q.Err() != nil {
 		t.Fatalf("after Stop: %v rd=%d err=%v", q.State(), q.readIndex(), q.Err())
 	}
 	e.set(dep, 0)
@@ -450,7 +451,7 @@ func TestStopWithPacketsInFlight(t *testing.T) {
 	q.submit(dispatchPacket(validDispatch(kdone)))
 	<-entered
 	stopWithin(t, q.Queue)
-	if q.State() != StateStopped || q.Err() != nil || len(e.host.queueErrors(q.Queue)) != 0 {
+	if q.State() != hqd.StateStopped || q.Err() != nil || len(e.host.queueErrors(q.Queue)) != 0 {
 		t.Errorf("after Stop during dispatch: %v err=%v", q.State(), q.Err())
 	}
 	if e.value(kdone) != 1 || q.readIndex() != 1 {
@@ -493,15 +494,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	if _, err := New(good); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestStateString(t *testing.T) {
-	want := []string{"stopped", "idle", "active", "blocked", "error"}
-	for i, w := range want {
-		if State(i).String() != w {
-			t.Errorf("State(%d) = %q", i, State(i).String())
-		}
 	}
 }
 

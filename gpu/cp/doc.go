@@ -11,8 +11,9 @@
 //
 // # Processing
 //
-// Each Queue runs one goroutine (one "queue engine", PSA-2.10-06: a barrier blocked on one queue never
-// blocks another). It sleeps until Kick (the doorbell, PSA-2.8-Q04; the doorbell value itself is only
+// Each running Queue has one goroutine (one "queue engine", PSA-2.10-06: a barrier blocked on one
+// queue never blocks another); its run state, doorbell, stop and error state are gpu/hqd's Runner,
+// shared with the PM4 and SDMA engines, and this package supplies the step. It sleeps until Kick (the doorbell, PSA-2.8-Q04; the doorbell value itself is only
 // a hint, PSA-2.8-Q21/Q22) and then scans from its read index:
 //
 //  1. If read index >= write index (amd_queue_t.write_dispatch_id, loaded atomically) the queue is
@@ -47,7 +48,7 @@
 // return. Scope 3 (reserved) is rejected.
 //
 // Errors ([PSA] §2.9.3): a malformed packet, an invalid dispatch, a memory fault (any Memory error or
-// a misaligned atomic), or a Host.Dispatch error puts the queue in StateError; Host.QueueError is
+// a misaligned atomic), or a Host.Dispatch error puts the queue in hqd.StateError; Host.QueueError is
 // called once, no further packet is launched, the failing packet is not released and its completion
 // signal is not touched. Other queues are unaffected (PSA-2.9.3-04). Then the CP takes the queue
 // offline for ROCr as the firmware does: every queue error has a class of gpu/aql (errors.Is: the
@@ -76,7 +77,7 @@
 // Queue.ReportInactive lets the host take a stopped queue offline with an error's code (kfd's reset of
 // a queue that did not preempt in time).
 //
-// Barrier waits (PSA-2.10-04/05): a blocked queue re-checks its dependencies on every Kick, when any
+// Barrier waits (PSA-2.10-04/05, hqd.Runner.Wait): a blocked queue re-checks its dependencies on every Kick, when any
 // queue of the same Group decrements a completion signal (Group.Wake; kfd can also call it on
 // SET_EVENT, which is how ROCr publishes host stores to interrupt signals), and otherwise by a
 // bounded backoff poll from 20 µs doubling to Config.MaxPoll (default 1 ms); after one second
@@ -90,8 +91,9 @@
 // # Concurrency and lock order
 //
 // Kick takes no lock and does not allocate: a non-blocking send on the queue's own 1-buffered
-// channel. Queue.mu guards only start/stop bookkeeping and the error; it is never held while calling
-// Host or Memory. Group.mu guards only membership changes (Wake reads an atomic snapshot). Lock order:
-// Group.mu and Queue.mu are never held together. Host methods are called from the queue goroutine
+// channel (gpu/hqd). The runner's lock guards only start/stop bookkeeping and the error; it is never
+// held while calling Host or Memory. Group.mu guards only membership changes (Wake reads an atomic
+// snapshot). Lock order: the runner's lock before Group.mu (Start adds the queue to its Group under
+// it, hqd.Engine.Starting); never the reverse. Host methods are called from the queue goroutine
 // only, never under a lock of this package.
 package cp

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -251,7 +252,7 @@ func (e *env) queue(o qopt) *tq {
 	}
 	t.Queue = q
 	if o.noPoll {
-		q.minPoll, q.maxPoll = 24*time.Hour, 24*time.Hour
+		q.SetMinPoll(24 * time.Hour)
 	}
 	if !o.noStart {
 		if err := q.Start(); err != nil {
@@ -341,6 +342,6 @@ func settle(t testing.TB, q *tq) {
 	q.Kick()
 	waitFor(t, "queue to scan", func() bool {
 		s := q.Status()
-		return s.Scans > w || s.State == StateBlocked || s.State == StateError
+		return s.Scans > w || s.State == hqd.StateBlocked || s.State == hqd.StateError
 	})
 }

@@ -2,6 +2,7 @@ package cp
 
 import (
 	"encoding/binary"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,11 +74,11 @@ func FuzzRing(f *testing.F) {
 		quiesce := func() {
 			waitFor(t, "quiescence", func() bool {
 				s := q.Status()
-				return (s.Scans > 0 && s.State == StateIdle) || s.State == StateBlocked || s.State == StateError
+				return (s.Scans > 0 && s.State == hqd.StateIdle) || s.State == hqd.StateBlocked || s.State == hqd.StateError
 			})
 		}
 		quiesce()
-		if q.State() == StateBlocked { // release every dependency, then let it settle again
+		if q.State() == hqd.StateBlocked { // release every dependency, then let it settle again
 			for _, s := range sigs {
 				e.set(s, 0)
 			}
@@ -132,9 +133,9 @@ func FuzzAMDQueue(f *testing.F) {
 		for i := 0; i < 4; i++ { // answer up to four runtime requests
 			waitFor(t, "quiescence", func() bool {
 				s := a.Status()
-				return (s.Scans > 0 && s.State == StateIdle) || s.State == StateBlocked || s.State == StateError
+				return (s.Scans > 0 && s.State == hqd.StateIdle) || s.State == hqd.StateBlocked || s.State == hqd.StateError
 			})
-			if a.State() != StateBlocked {
+			if a.State() != hqd.StateBlocked {
 				break
 			}
 			atomic.StoreUint64(m.word64(a.inactive+aql.SignalValueOffset), 0)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,7 +181,7 @@ func TestDynamicScratch(t *testing.T) {
 	if got[2].WaveBytes != 63<<10 || got[2].Size != 1008*64*8 {
 		t.Fatalf("third dispatch scratch %+v, want 63 KiB per wave", got[2])
 	}
-	if a.State() == StateError || len(e.host.queueErrors(a.Queue)) != 0 {
+	if a.State() == hqd.StateError || len(e.host.queueErrors(a.Queue)) != 0 {
 		t.Fatalf("queue error: %v", e.host.queueErrors(a.Queue))
 	}
 }
@@ -204,7 +205,7 @@ func TestScratchReclaim(t *testing.T) {
 	a.submit(dispatchPacket(validDispatch(s1)))
 	a.submit(dispatchPacket(validDispatch(s2)))
 	waitFor(t, "both dispatches", func() bool { return e.value(s2) == 0 })
-	waitFor(t, "the last reclaim", func() bool { return len(r.seen()) == 4 && a.State() == StateIdle })
+	waitFor(t, "the last reclaim", func() bool { return len(r.seen()) == 4 && a.State() == hqd.StateIdle })
 	if codes := r.seen(); fmt.Sprint(codes) != "[1 512 1 512]" {
 		t.Fatalf("inactive codes %v, want [1 512 1 512]", codes)
 	}
@@ -294,7 +295,7 @@ func TestInactiveCodes(t *testing.T) {
 				c.pkt(&p)
 			}
 			a.submit(dispatchPacket(p))
-			waitFor(t, "queue error", func() bool { return a.State() == StateError })
+			waitFor(t, "queue error", func() bool { return a.State() == hqd.StateError })
 			if v := uint64(e.value(a.inactive)); v != c.code {
 				t.Fatalf("inactive code %#x, want %#x (err %v)", v, c.code, a.Err())
 			}
@@ -307,13 +308,13 @@ func TestInactiveCodes(t *testing.T) {
 	vendor[0] = aql.PacketTypeVendorSpecific
 	vendor[2] = 9 // no such AMD vendor format
 	a.submit(vendor)
-	waitFor(t, "queue error", func() bool { return a.State() == StateError })
+	waitFor(t, "queue error", func() bool { return a.State() == hqd.StateError })
 	if v := e.value(a.inactive); v != aql.QueueInactiveVendorFormat {
 		t.Fatalf("vendor packet: code %#x, want 256", v)
 	}
 	b := newEnv(t).aqlQueue(nil)
 	b.submit(barrier(aql.PacketTypeAgentDispatch, false, 0))
-	waitFor(t, "queue error", func() bool { return b.State() == StateError })
+	waitFor(t, "queue error", func() bool { return b.State() == hqd.StateError })
 	if v := b.e.value(b.inactive); v != aql.QueueInactiveInvalidFormat {
 		t.Fatalf("agent dispatch: code %#x, want 32", v)
 	}

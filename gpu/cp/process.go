@@ -4,13 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 )
-
-// errStopped ends a run because Stop was called; it is never reported as a queue error.
-var errStopped = errors.New("cp: stopped")
 
 // Accessors on queue memory. Every address the client controls goes through Memory, whose errors
 // (and misaligned addresses) become *FaultError.
@@ -74,62 +71,12 @@ func (q *Queue) signalValue(h uint64) (int64, error) {
 	return int64(v), err
 }
 
-func (q *Queue) setState(s State) { q.state.Store(int32(s)) }
-
-// fail records the queue's first error, enters StateError and tells the host (PSA-2.9.3-02).
-func (q *Queue) fail(err error) {
-	q.mu.Lock()
-	first := q.err == nil
-	if first {
-		q.err = err
-	}
-	q.mu.Unlock()
-	if first {
-		q.cfg.Host.QueueError(q, err)
-		// Take the queue offline for the runtime: a fault here leaves the code unreported (the
-		// queue is in the error state either way).
-		_, _ = q.reportInactive(aql.QueueInactiveCode(err))
-	}
-	q.setState(StateError) // after the host knows: a State() of StateError implies QueueError ran
-}
-
-func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	if q.timer == nil {
-		q.timer = time.NewTimer(time.Hour)
-		q.timer.Stop()
-	}
-	for {
-		select {
-		case <-stop:
-			q.setState(StateStopped)
-			return
-		case <-q.kick:
-		}
-		// Process until the ring is empty or blocked by an INVALID slot (PSA-2.8-Q23).
-		for {
-			progressed, err := q.step(stop)
-			if errors.Is(err, errStopped) {
-				q.setState(StateStopped)
-				return
-			}
-			if err != nil {
-				q.fail(err)
-				return
-			}
-			if !progressed {
-				break
-			}
-			select {
-			case <-stop:
-				q.setState(StateStopped)
-				return
-			default:
-			}
-		}
-		q.setState(StateIdle)
-		q.scans.Add(1)
-	}
+// report tells the host about the queue's first error (PSA-2.9.3-02) and takes the queue offline
+// for the runtime: a fault here leaves the code unreported (the queue is in the error state either
+// way). The runner enters StateError after it.
+func (q *Queue) report(err error) {
+	q.cfg.Host.QueueError(q, err)
+	_, _ = q.reportInactive(aql.QueueInactiveCode(err))
 }
 
 // step processes the packet at the read index. It returns false when there is none to process.
@@ -210,18 +157,18 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		reclaim = q.kd.PrivateSegmentSize != 0
 		// Launch: acquire fence at the end of the launch phase ([PSA] §2.9.1.1), an ordering point.
 		q.curID = rd
-		q.setState(StateActive)
+		q.SetState(hqd.StateActive)
 		if err := q.cfg.Host.Dispatch(q, &q.kd); err != nil {
 			select {
 			case <-stop:
-				return false, errStopped // aborted by Stop: abandoned, not a queue error
+				return false, hqd.ErrStopped // aborted by Stop: abandoned, not a queue error
 			default:
 			}
 			// Error in the active phase: release fence (ordering point), then the error state
 			// (PSA-2.9.3-01/02).
 			return false, perr(fmt.Errorf("%w: %w", ErrDispatchFailed, err))
 		}
-		q.setState(StateIdle)
+		q.SetState(hqd.StateIdle)
 	case aql.PacketTypeBarrierAnd, aql.PacketTypeBarrierOr:
 		var b aql.BarrierPacket
 		b.Decode(q.pkt[:])
@@ -316,7 +263,7 @@ func packetErr(id uint64, hdr uint16, err error) error {
 }
 
 func wrapWait(err error, id uint64, hdr uint16) error {
-	if errors.Is(err, errStopped) {
+	if errors.Is(err, hqd.ErrStopped) {
 		return err
 	}
 	return packetErr(id, hdr, err)
@@ -417,51 +364,11 @@ func (q *Queue) waitBarrierValue(stop <-chan struct{}, p *aql.BarrierValuePacket
 	})
 }
 
-// wait re-evaluates cond on every kick and on a bounded exponential backoff until it holds, it
-// fails, or the queue is stopped (PSA-2.10-04: submission and signal changes trigger a re-check;
-// PSA-2.10-06: only this queue's goroutine waits). The backoff doubles from minPoll to maxPoll; once
-// the barrier has been blocked for longBlock, the ceiling rises to maxPoll*longBlockFactor. cond ==
-// nil means the condition can never hold (barrier-OR on NULL signals only): no polling at all.
+// wait re-evaluates cond until it holds (hqd.Runner.Wait: PSA-2.10-04, submission and signal
+// changes trigger a re-check; PSA-2.10-06, only this queue's goroutine waits). cond == nil never
+// holds (barrier-OR on NULL signals only).
 func (q *Queue) wait(stop <-chan struct{}, cond func() (bool, error)) error {
-	if cond != nil {
-		if ok, err := cond(); ok || err != nil {
-			return err
-		}
-	}
-	q.setState(StateBlocked)
-	if g := q.cfg.Group; g != nil {
-		g.blocked.Add(1)
-		defer g.blocked.Add(-1)
-	}
-	if cond == nil {
-		<-stop
-		return errStopped
-	}
-	delay, ceiling, since := q.minPoll, q.maxPoll, time.Now()
-	for {
-		q.timer.Reset(delay)
-		select {
-		case <-stop:
-			q.timer.Stop()
-			return errStopped
-		case <-q.kick:
-			q.timer.Stop()
-			delay = q.minPoll
-		case <-q.timer.C:
-			if ceiling == q.maxPoll && time.Since(since) > longBlock {
-				ceiling = q.maxPoll * longBlockFactor
-			}
-			if delay *= 2; delay > ceiling {
-				delay = ceiling
-			}
-		}
-		if ok, err := cond(); ok || err != nil {
-			if err == nil {
-				q.setState(StateIdle)
-			}
-			return err
-		}
-	}
+	return q.Wait(stop, cond)
 }
 
 // validateDispatch checks a kernel dispatch packet (reference §3.2 "Validation the PP may perform"):

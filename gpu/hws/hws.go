@@ -3,9 +3,11 @@
 // maps runlist entries onto hardware queue descriptors): a GPU has a fixed number of hardware queue
 // slots (HQDs); every active user queue of every process is in the runlist; when there are more
 // active queues than slots, the scheduler time-slices them, preempting mapped queues and mapping
-// waiting ones each quantum. Slices are shared by stride scheduling: a queue's share grows with
-// its priority (0-15: priority p gets p+1 shares), so higher priorities run more often and no
-// queue starves. A queue with percentage 0 (or evicted) is inactive and never mapped.
+// waiting ones each quantum. Queues of every engine are in the runlist: AQL and PM4 compute queues
+// share the HQD slots, an SDMA queue has its own (Params.Dedicated). Slices are shared by stride
+// scheduling: a queue's share grows with its priority (0-15: priority p gets p+1 shares), so
+// higher priorities run more often and no queue starves. A queue with percentage 0, a ring unset
+// by UPDATE_QUEUE, or evicted is inactive and never mapped.
 //
 // Preempting a queue is the Queue's business (Unmap): its in-flight dispatch stops at a
 // work-group boundary and resumes there when the queue is mapped again. An Unmap that does not
@@ -41,7 +43,15 @@ type Queue interface {
 type Params struct {
 	Priority   uint32 // 0..15, higher first
 	Percentage uint32 // 0: inactive
-	Evicted    bool   // the process's queues are evicted (kfd_process_evict_queues) until restored
+	// RingUnset: UPDATE_QUEUE gave a NULL ring address or size 0, so the queue is inactive
+	// (QUEUE_IS_ACTIVE in kfd_priv.h: queue_size > 0, queue_address != 0, queue_percent > 0).
+	RingUnset bool
+	Evicted   bool // the process's queues are evicted (kfd_process_evict_queues) until restored
+	// Dedicated marks a queue whose hardware slot is its own, assigned by the driver at creation
+	// (an SDMA queue's RLC queue of its engine): it is mapped whenever it is runnable, never takes a
+	// compute HQD and is not time-sliced. The runlist still holds it: eviction, percentage,
+	// priority and preemption apply as to any queue (pm_create_runlist_ib maps SDMA queues too).
+	Dedicated bool
 }
 
 type entry struct {
@@ -252,14 +262,16 @@ func (s *Scheduler) run() {
 func (s *Scheduler) oversubscribed() bool {
 	n := 0
 	for _, e := range s.queues {
-		if e.runnable() {
+		if e.runnable() && !e.p.Dedicated {
 			n++
 		}
 	}
 	return n > s.cfg.Slots
 }
 
-func (e *entry) runnable() bool { return e.p.Percentage > 0 && !e.p.Evicted && !e.hung }
+func (e *entry) runnable() bool {
+	return e.p.Percentage > 0 && !e.p.RingUnset && !e.p.Evicted && !e.hung
+}
 
 // reschedule computes the runlist's mapped set and applies it. rotate starts a new time slice:
 // the queues that waited longest win ties, so mapped queues of a priority level give way to
@@ -281,8 +293,12 @@ func (s *Scheduler) reschedule(rotate bool) {
 		}
 	}
 	cands := make([]*entry, 0, len(s.queues))
+	want := map[*entry]bool{}
 	for _, e := range s.queues {
-		if e.runnable() {
+		switch {
+		case e.runnable() && e.p.Dedicated:
+			want[e] = true // its own slot
+		case e.runnable():
 			cands = append(cands, e)
 		}
 	}
@@ -297,7 +313,6 @@ func (s *Scheduler) reschedule(rotate bool) {
 		}
 		return a.lastRun < b.lastRun
 	})
-	want := map[*entry]bool{}
 	for i, e := range cands {
 		if i < s.cfg.Slots {
 			want[e] = true
@@ -332,6 +347,9 @@ func (s *Scheduler) reschedule(rotate bool) {
 		e.slot = -1
 	}
 	for _, e := range in {
+		if e.p.Dedicated {
+			continue // no HQD: slot stays -1
+		}
 		for k := 0; k < s.cfg.Slots; k++ {
 			if !used[k] {
 				e.slot, used[k] = k, true
@@ -417,7 +435,10 @@ func (s *Scheduler) Runlist() string {
 	fmt.Fprintf(&b, "%-5s %-28s %-8s %-10s %-8s %s\n", "hqd", "queue", "priority", "percentage", "mapped", "mappings")
 	for _, e := range s.queues {
 		slot := "-"
-		if e.mapped {
+		switch {
+		case e.mapped && e.p.Dedicated:
+			slot = "own"
+		case e.mapped:
 			slot = fmt.Sprint(e.slot)
 		}
 		state := fmt.Sprint(e.mapped)

@@ -163,3 +163,39 @@ func TestIdleSchedulerSleeps(t *testing.T) {
 		t.Errorf("%d scheduling passes while not oversubscribed", got-r)
 	}
 }
+
+// TestDedicatedQueues: queues with their own slot (SDMA) are mapped whenever runnable, take no
+// HQD, are not time-sliced, and still follow eviction, percentage and an unset ring.
+func TestDedicatedQueues(t *testing.T) {
+	s := New(Config{Slots: 1, Quantum: time.Millisecond})
+	defer s.Close()
+	c := &fakeQueue{name: "compute"}
+	d1, d2 := &fakeQueue{name: "sdma1"}, &fakeQueue{name: "sdma2"}
+	s.Add(c, Params{Percentage: 100})
+	s.Add(d1, Params{Percentage: 100, Dedicated: true})
+	s.Add(d2, Params{Percentage: 100, Dedicated: true})
+	if !s.IsMapped(c) || !s.IsMapped(d1) || !s.IsMapped(d2) {
+		t.Fatalf("one HQD, one compute queue and two SDMA queues: all mapped?\n%s", s.Runlist())
+	}
+	if hqds := s.HQDs(); hqds != "hqd 0: compute\n" {
+		t.Errorf("HQDs:\n%s", hqds)
+	}
+	time.Sleep(10 * time.Millisecond) // ten quanta: not oversubscribed, nothing moves
+	if st := s.Stats(); st.Preemptions != 0 || d1.maps != 1 {
+		t.Errorf("dedicated queues were time-sliced: %+v, maps %d", st, d1.maps)
+	}
+	for _, p := range []Params{{Percentage: 100, Dedicated: true, Evicted: true}, {Percentage: 0, Dedicated: true},
+		{Percentage: 100, Dedicated: true, RingUnset: true}} {
+		s.Update(d1, p)
+		if s.IsMapped(d1) {
+			t.Errorf("%+v: still mapped", p)
+		}
+		s.Update(d1, Params{Percentage: 100, Dedicated: true})
+		if !s.IsMapped(d1) {
+			t.Errorf("%+v then active: not mapped", p)
+		}
+	}
+	if err := s.Remove(d2); err != nil || s.IsMapped(d2) {
+		t.Errorf("remove: %v", err)
+	}
+}

@@ -7,15 +7,16 @@
 // Memory and reports through Host.
 //
 // Pointers are 64-bit byte indices that never wrap (HwIndexMonotonic): the ring offset is the
-// index modulo the ring size. The engine loads the write pointer on every doorbell (Kick),
-// executes packets up to it and stores the read pointer after each one. A packet not completely
+// index modulo the ring size. The queue's run state, doorbell and stop are gpu/hqd's Runner; this
+// package's step loads the write pointer, executes the packet at the read pointer and stores the
+// read pointer after it. A packet not completely
 // written is left until the next kick.
 //
 // Packets: NOP (count dwords skipped), COPY_LINEAR (and its broadcast form), WRITE_UNTILED
 // (linear), FENCE (32-bit store), TRAP (Host.Interrupt with the 28-bit int_context, the event id
 // kfd signals), POLL_REGMEM on memory (functions 0-6 of (value & mask) against the reference,
-// re-checked on every kick and on a 20 µs..1 ms backoff, 50 ms after a second; retry_count is
-// not modelled: a poll waits until it holds or the queue stops), POLL_REGMEM with hdp_flush (ROCr's
+// waiting with hqd.Runner.Wait: StateBlocked, re-checked on every kick and on a 20 µs..1 ms backoff,
+// 50 ms after a second; retry_count is not modelled: a poll waits until it holds or the queue stops), POLL_REGMEM with hdp_flush (ROCr's
 // HDP flush: a no-op, memory is coherent) or with the "always" function (passes at once; ROCr
 // 5.2.3 starts its SDMA ring with one on a register), ATOMIC (every TC 32/64-bit opcode, returning or not),
 // CONSTANT_FILL (byte, word and dword elements), TIMESTAMP (GET and GET_GLOBAL write
@@ -24,7 +25,7 @@
 // writes, register polls, predicated execution, indirect buffers) is a queue error with
 // ErrUnsupported rather than a guess; a memory error is a *FaultError (errors.Is ErrFault).
 //
-// Concurrency: Kick takes no lock and does not allocate. Queue.mu guards start/stop and the
-// error and is never held while calling Memory or Host; everything else belongs to the queue
-// goroutine.
+// Concurrency: Kick takes no lock and does not allocate (gpu/hqd). The runner's lock guards
+// start/stop and the error and is never held while calling Memory or Host; everything else
+// belongs to the queue goroutine.
 package sdma

@@ -4,9 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync/atomic"
-	"time"
 )
 
 // Memory is the queue's view of the process's GPU address space. Atomic is a read-modify-write of
@@ -46,7 +45,6 @@ var (
 	ErrUnsupported = errors.New("sdma: packet not modelled")
 	ErrWritePtr    = errors.New("sdma: write pointer behind the read pointer or more than a ring ahead")
 	ErrFault       = errors.New("sdma: memory fault")
-	ErrQueueError  = errors.New("sdma: queue is in the error state")
 )
 
 // FaultError is a Memory error of the engine.
@@ -76,45 +74,32 @@ func (e *PacketError) Unwrap() error { return e.Err }
 
 // Status is a snapshot for debugfs.
 type Status struct {
+	State                 hqd.State // StateBlocked: a POLL_REGMEM waits
 	ReadIndex, WriteIndex uint64
 	Packets, Bytes        uint64 // packets retired; bytes copied or filled
-	Polling               bool
 	Err                   error
 }
 
 const (
 	ringMinBytes = 256
 	ringMaxBytes = 4 << 20
-	minPoll      = 20 * time.Microsecond
-	maxPoll      = time.Millisecond
-	slowPoll     = 50 * time.Millisecond
-	longWait     = time.Second
 	chunk        = 64 << 10 // copy buffer
 	maxPacketDw  = 1 + MaxNOPCount
 )
 
 // Queue is one SDMA ring (an RLC queue of an SDMA engine).
 type Queue struct {
-	cfg  Config
-	size uint64
-
-	kick chan struct{}
-
-	mu      sync.Mutex
-	stop    chan struct{}
-	done    chan struct{}
-	stopped chan struct{}
-	err     error
+	hqd.Runner // doorbell, run state, stop and the error state
+	cfg        Config
+	size       uint64
 
 	// owned by the queue goroutine
-	rd      uint64
-	buf     []byte
-	dw      [16]uint32
-	polling bool
+	rd  uint64
+	buf []byte
+	dw  [16]uint32
 
 	rdPub, wrPub   atomic.Uint64
 	packets, bytes atomic.Uint64
-	pollPub        atomic.Bool
 }
 
 // New validates cfg and returns a stopped queue; the read index starts at the value at ReadPtrVA.
@@ -127,7 +112,8 @@ func New(cfg Config) (*Queue, error) {
 	case cfg.RingBase%256 != 0 || cfg.ReadPtrVA%8 != 0 || cfg.WritePtrVA%8 != 0:
 		return nil, fmt.Errorf("%w: misaligned ring or pointers", ErrConfig)
 	}
-	q := &Queue{cfg: cfg, size: uint64(cfg.RingSizeBytes), kick: make(chan struct{}, 1), buf: make([]byte, chunk)}
+	q := &Queue{cfg: cfg, size: uint64(cfg.RingSizeBytes), buf: make([]byte, chunk)}
+	q.Init(hqd.Engine{Step: q.next, Fail: func(err error) { q.cfg.Host.QueueError(q, err) }})
 	r, err := cfg.Memory.Atomic(cfg.ReadPtrVA, 8, nil)
 	if err != nil {
 		return nil, &FaultError{VA: cfg.ReadPtrVA, Op: "read pointer", Err: err}
@@ -137,142 +123,46 @@ func New(cfg Config) (*Queue, error) {
 	return q, nil
 }
 
-// Start launches the queue goroutine (again after Stop: processing resumes at the read index).
-func (q *Queue) Start() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.err != nil {
-		return ErrQueueError
-	}
-	if q.stop != nil {
-		return nil
-	}
-	q.stop, q.done = make(chan struct{}), make(chan struct{})
-	q.stopped = q.stop
-	go q.run(q.stop, q.done)
-	q.Kick()
-	return nil
-}
-
-// Stop stops processing and waits for the goroutine; a POLL_REGMEM is abandoned at its packet.
-func (q *Queue) Stop() {
-	q.mu.Lock()
-	stop, done := q.stop, q.done
-	q.stop, q.done = nil, nil
-	q.mu.Unlock()
-	if stop == nil {
-		return
-	}
-	close(stop)
-	<-done
-}
-
-// Kick is the doorbell. It never blocks, allocates or takes a lock.
-func (q *Queue) Kick() {
-	select {
-	case q.kick <- struct{}{}:
-	default:
-	}
-}
-
 // Tag returns Config.Tag.
 func (q *Queue) Tag() any { return q.cfg.Tag }
 
-// Err returns the queue error, if any.
-func (q *Queue) Err() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.err
-}
-
 // Status returns a snapshot.
 func (q *Queue) Status() Status {
-	return Status{ReadIndex: q.rdPub.Load(), WriteIndex: q.wrPub.Load(), Packets: q.packets.Load(),
-		Bytes: q.bytes.Load(), Polling: q.pollPub.Load(), Err: q.Err()}
+	return Status{State: q.State(), ReadIndex: q.rdPub.Load(), WriteIndex: q.wrPub.Load(), Packets: q.packets.Load(),
+		Bytes: q.bytes.Load(), Err: q.Err()}
 }
 
-func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	delay, since := minPoll, time.Time{}
-	for {
-		select {
-		case <-stop:
-			timer.Stop()
-			return
-		case <-q.kick:
-		case <-timer.C:
-		}
-		blocked, err := q.drain(stop)
-		if err != nil {
-			q.mu.Lock()
-			q.err = err
-			q.mu.Unlock()
-			q.cfg.Host.QueueError(q, err)
-			return
-		}
-		if !blocked {
-			delay, since = minPoll, time.Time{}
-			continue
-		}
-		// A POLL_REGMEM is not satisfied: re-check on a backoff (and on every kick).
-		if since.IsZero() {
-			since = time.Now()
-		}
-		timer.Reset(delay)
-		if time.Since(since) > longWait {
-			delay = slowPoll
-		} else {
-			delay = min(delay*2, maxPoll)
-		}
+// next executes the packet at the read index (hqd.Engine.Step): false when the ring is empty or
+// the packet is not completely written yet.
+func (q *Queue) next(stop <-chan struct{}) (bool, error) {
+	w, err := q.cfg.Memory.Atomic(q.cfg.WritePtrVA, 8, nil)
+	if err != nil {
+		return false, &FaultError{VA: q.cfg.WritePtrVA, Op: "write pointer", Err: err}
 	}
-}
-
-// drain executes packets until the ring is empty, a packet is incomplete or a poll blocks.
-func (q *Queue) drain(stop <-chan struct{}) (blocked bool, err error) {
-	for {
-		select {
-		case <-stop:
-			return false, nil
-		default:
-		}
-		w, err := q.cfg.Memory.Atomic(q.cfg.WritePtrVA, 8, nil)
-		if err != nil {
-			return false, &FaultError{VA: q.cfg.WritePtrVA, Op: "write pointer", Err: err}
-		}
-		q.wrPub.Store(w)
-		if w == q.rd {
-			q.setPolling(false)
-			return false, nil
-		}
-		if w < q.rd || w-q.rd > q.size || w%4 != 0 {
-			return false, fmt.Errorf("%w: read %d write %d ring %d", ErrWritePtr, q.rd, w, q.size)
-		}
-		n, ok, err := q.step(w - q.rd)
-		if err != nil {
-			return false, &PacketError{Index: q.rd, Header: q.dw[0], Err: err}
-		}
-		if !ok {
-			q.setPolling(n == 0)
-			return n == 0, nil // n == 0: poll not satisfied; else partial packet, wait for a kick
-		}
-		q.setPolling(false)
-		q.rd += 4 * n
-		if _, err := q.cfg.Memory.Atomic(q.cfg.ReadPtrVA, 8, q.storeRd); err != nil {
-			return false, &FaultError{VA: q.cfg.ReadPtrVA, Op: "read pointer", Err: err}
-		}
-		q.rdPub.Store(q.rd)
-		q.packets.Add(1)
+	q.wrPub.Store(w)
+	if w == q.rd {
+		return false, nil
 	}
+	if w < q.rd || w-q.rd > q.size || w%4 != 0 {
+		return false, fmt.Errorf("%w: read %d write %d ring %d", ErrWritePtr, q.rd, w, q.size)
+	}
+	n, ok, err := q.step(stop, w-q.rd)
+	if err != nil {
+		return false, &PacketError{Index: q.rd, Header: q.dw[0], Err: err}
+	}
+	if !ok {
+		return false, nil // a partial packet: wait for a kick
+	}
+	q.rd += 4 * n
+	if _, err := q.cfg.Memory.Atomic(q.cfg.ReadPtrVA, 8, q.storeRd); err != nil {
+		return false, &FaultError{VA: q.cfg.ReadPtrVA, Op: "read pointer", Err: err}
+	}
+	q.rdPub.Store(q.rd)
+	q.packets.Add(1)
+	return true, nil
 }
 
 func (q *Queue) storeRd(uint64) uint64 { return q.rd }
-
-func (q *Queue) setPolling(v bool) {
-	q.polling = v
-	q.pollPub.Store(v)
-}
 
 // fetch loads n dwords of the packet at the read index into q.dw (n <= len(q.dw)).
 func (q *Queue) fetch(n int) error {
@@ -296,9 +186,9 @@ func (q *Queue) fetch(n int) error {
 func (q *Queue) ringVA(i uint64) uint64 { return q.cfg.RingBase + (q.rd+4*i)%q.size }
 
 // step executes the packet at the read index with avail bytes written. It returns the packet's
-// dword count and ok; ok is false with n > 0 for a packet not completely written yet and with
-// n == 0 for a POLL_REGMEM whose condition does not hold.
-func (q *Queue) step(avail uint64) (n uint64, ok bool, err error) {
+// dword count and ok; ok is false for a packet not completely written yet. A POLL_REGMEM whose
+// condition does not hold waits (hqd.Runner.Wait); a stop abandons it at its packet.
+func (q *Queue) step(stop <-chan struct{}, avail uint64) (n uint64, ok bool, err error) {
 	if err := q.fetch(1); err != nil {
 		return 0, false, err
 	}
@@ -420,12 +310,15 @@ func (q *Queue) step(avail uint64) (n uint64, ok bool, err error) {
 			}
 			return 0, false, fmt.Errorf("%w: POLL_REGMEM on a register", ErrUnsupported)
 		}
-		v, err := m.Atomic(addr(1), 4, nil)
-		if err != nil {
-			return 0, false, &FaultError{VA: addr(1), Op: "poll", Err: err}
-		}
-		if !compare(PollFunc(h>>28&7), uint32(v)&q.dw[4], q.dw[3]) {
-			return 0, false, nil
+		va, fn, ref, mask := addr(1), PollFunc(h>>28&7), q.dw[3], q.dw[4]
+		if err := q.Wait(stop, func() (bool, error) {
+			v, err := m.Atomic(va, 4, nil)
+			if err != nil {
+				return false, &FaultError{VA: va, Op: "poll", Err: err}
+			}
+			return compare(fn, uint32(v)&mask, ref), nil
+		}); err != nil {
+			return 0, false, err
 		}
 	case OpAtomic:
 		if err := q.atomic(h, addr(1), addr(3), addr(5)); err != nil {

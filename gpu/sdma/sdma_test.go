@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync"
 	"testing"
 	"time"
@@ -166,7 +167,7 @@ func TestROCrCopySequence(t *testing.T) {
 	p = AppendTrap(p, 77)
 	e.submit(p)
 	time.Sleep(5 * time.Millisecond)
-	if e.u64(rptr) != 0 || !e.q.Status().Polling {
+	if e.u64(rptr) != 0 || e.q.Status().State != hqd.StateBlocked {
 		t.Fatalf("the dependency poll did not block: rptr %d status %+v", e.u64(rptr), e.q.Status())
 	}
 	e.m.Atomic(dep, 8, func(uint64) uint64 { return 0 })
@@ -302,7 +303,7 @@ func FuzzRing(f *testing.F) {
 		}
 		q.Start()
 		deadline := time.Now().Add(20 * time.Millisecond)
-		for time.Now().Before(deadline) && q.Err() == nil && q.Status().ReadIndex != uint64(len(pkts)) && !q.Status().Polling {
+		for time.Now().Before(deadline) && q.Err() == nil && q.Status().ReadIndex != uint64(len(pkts)) && q.Status().State != hqd.StateBlocked {
 			time.Sleep(100 * time.Microsecond)
 		}
 		q.Stop()

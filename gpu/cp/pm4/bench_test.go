@@ -1,6 +1,7 @@
 package pm4
 
 import (
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"runtime"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func BenchmarkPackets(b *testing.B) {
 		w := q.submit(batch)
 		for q.rd.Load() != w {
 			runtime.Gosched()
-			if q.State() == StateError {
+			if q.State() == hqd.StateError {
 				b.Fatal(q.Err())
 			}
 		}

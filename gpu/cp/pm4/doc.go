@@ -21,8 +21,10 @@
 //
 // # Processing
 //
-// One goroutine per queue sleeps until Kick (the doorbell), loads the write pointer (a 64-bit
-// atomic load), and executes packets one at a time until the ring is empty. Packets may wrap the
+// The queue's run state, doorbell and stop are gpu/hqd's Runner (one goroutine per running queue
+// sleeps until Kick); this package supplies the step: load the write pointer (a 64-bit atomic
+// load) once the packets it published are consumed, and execute packets one at a time until the
+// ring is empty. Packets may wrap the
 // ring end (amdgpu writes across it; kfdtest pads with one-dword NOPs instead). A packet that is
 // not completely written yet (fewer dwords pending than its size) is left until the next kick.
 // The fetch stack holds the ring and up to two indirect buffers (IB1, IB2); the ring packet of an
@@ -43,9 +45,9 @@
 //   - WAIT_REG_MEM: memory space polls a 32-bit word with Memory.Atomic (load), compares
 //     (value & mask) with ref by function 0-6; register space reads this queue's register file
 //     (SH and UCONFIG windows) and is ErrUnsupported for other registers. POLL_INTERVAL (hardware
-//     clocks) is not used; the timing is this package's: the condition is re-checked on every Kick and
-//     on a backoff from 20 µs doubling to 1 ms (50 ms after a second of waiting); there is no
-//     spinning, and Stop ends the wait with the fetch position still at the packet.
+//     clocks) is not used; the queue waits with hqd.Runner.Wait (StateBlocked: re-checked on every
+//     Kick and on a backoff from 20 µs doubling to 1 ms, 50 ms after a second of waiting); there is
+//     no spinning, and Stop ends the wait with the fetch position still at the packet.
 //   - INDIRECT_BUFFER: executes ib_size dwords at ib_base (bits 47:2); a packet crossing the IB end
 //     is malformed; nesting deeper than IB2 is malformed; CHAIN replaces the current IB (only
 //     inside an IB; at most 4096 chains per ring packet, so a chain loop ends in a queue error);
@@ -65,13 +67,15 @@
 //     a zero program address is ErrInvalidDispatch; a grid without work-groups launches nothing.
 //
 // Unknown opcodes, predicated packets, malformed counts, memory faults and Host.Dispatch errors
-// put the queue in StateError: Host.QueueError is called once and nothing more is fetched.
+// put the queue in hqd.StateError: Host.QueueError is called once and nothing more is fetched. A
+// dispatch abandoned by Stop runs again after Start with the same DispatchID, so the host can
+// resume it at the work-group a preemption saved.
 //
 // # Concurrency and lock order
 //
-// Kick takes no lock and does not allocate. Queue.mu guards only start/stop bookkeeping and the
-// error; it is never held while calling Host or Memory, and no other lock exists, so there is no
-// lock order to respect. The register file, fetch stack and packet buffer belong to the queue
+// Kick takes no lock and does not allocate (gpu/hqd). The runner's lock guards only start/stop
+// bookkeeping and the error; it is never held while calling Host or Memory, and this package has
+// no lock of its own, so there is no lock order to respect. The register file, fetch stack and packet buffer belong to the queue
 // goroutine (Stop waits for it, so a later Start's goroutine sees them). Packet execution does not
 // allocate.
 package pm4

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync"
 	"testing"
 	"time"
@@ -192,7 +193,7 @@ func (e *env) queue(o qopt) *tq {
 		e.t.Fatal(err)
 	}
 	if o.noPoll {
-		q.poll = time.Hour
+		q.SetMinPoll(time.Hour)
 	}
 	t := &tq{Queue: q, e: e, sizeDw: uint64(o.ringBytes) / 4}
 	e.t.Cleanup(q.Stop)
@@ -230,9 +231,11 @@ func (q *tq) submit(pkts ...[]uint32) uint64 {
 // drain waits until the CP consumed everything published, or the queue failed.
 func (q *tq) drain(t testing.TB) {
 	t.Helper()
+	// Drained: every packet retired and the read pointer published (flushRptr runs when the
+	// scan ends, just after the last retire).
 	waitFor(t, "ring drained", func() bool {
 		s := q.Status()
-		return s.ReadIndex == q.w || s.State == StateError
+		return s.ReadIndex == q.w && s.ReadPtr == uint32(q.w%q.sizeDw) || s.State == hqd.StateError
 	})
 }
 

@@ -3,6 +3,7 @@ package pm4
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"testing"
 )
 
@@ -53,11 +54,11 @@ func FuzzRing(f *testing.F) {
 		}
 		waitFor(t, "quiescence", func() bool {
 			s := q.Status()
-			return (s.Scans > 0 && s.State == StateIdle) || s.State == StateWaiting || s.State == StateError
+			return (s.Scans > 0 && s.State == hqd.StateIdle) || s.State == hqd.StateBlocked || s.State == hqd.StateError
 		})
 		stopWithin(t, q.Queue)
 		_, _, errs := e.host.snapshot()
-		if len(errs) > 1 || (len(errs) == 1) != (q.Err() != nil) || (q.Err() != nil) != (q.State() == StateError) {
+		if len(errs) > 1 || (len(errs) == 1) != (q.Err() != nil) || (q.Err() != nil) != (q.State() == hqd.StateError) {
 			t.Fatalf("host errors %v, queue error %v, state %v", errs, q.Err(), q.State())
 		}
 		if err := q.Err(); err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnsupported) &&

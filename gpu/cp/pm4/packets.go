@@ -2,6 +2,7 @@ package pm4
 
 import (
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 )
 
 // waitRegMem is a decoded WAIT_REG_MEM (soc15d.h PACKET3_WAIT_REG_MEM; gfx_v9_0.c
@@ -390,7 +391,7 @@ func (q *Queue) dispatchDirect(stop <-chan struct{}, n uint64) error {
 	if cs.PGM == 0 {
 		return fmt.Errorf("%w: COMPUTE_PGM is 0", ErrInvalidDispatch)
 	}
-	q.setState(StateActive)
+	q.SetState(hqd.StateActive)
 	q.dispatches.Add(1)
 	if err := q.flushRptr(); err != nil {
 		return err
@@ -398,10 +399,11 @@ func (q *Queue) dispatchDirect(stop <-chan struct{}, n uint64) error {
 	if err := q.cfg.Host.Dispatch(q, cs); err != nil {
 		select {
 		case <-stop:
-			return errStopped // aborted by Stop: executed again on Start, not a queue error
+			return hqd.ErrStopped // aborted by Stop: executed again on Start, not a queue error
 		default:
 		}
 		return fmt.Errorf("%w: %w", ErrDispatchFailed, err)
 	}
+	q.dispatchID++
 	return nil
 }

@@ -3,6 +3,7 @@ package pm4
 import (
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 )
 
 // PM4 header fields (soc15d.h: CP_PACKET_GET_TYPE/COUNT, CP_PACKET3_GET_OPCODE; kfdtest
@@ -158,34 +159,6 @@ const (
 	uconfigRegs            = UConfigRegEnd - UConfigRegStart
 )
 
-// State is a queue's processing state.
-type State int32
-
-// Queue states, as debugfs shows them.
-const (
-	StateStopped State = iota // not running (before Start, after Stop)
-	StateIdle                 // waiting for a doorbell: ring empty or a partially written packet
-	StateActive               // executing a packet (a dispatch runs)
-	StateWaiting              // a WAIT_REG_MEM polls
-	StateError                // stopped on an error; see Status.Err
-)
-
-func (s State) String() string {
-	switch s {
-	case StateStopped:
-		return "stopped"
-	case StateIdle:
-		return "idle"
-	case StateActive:
-		return "active"
-	case StateWaiting:
-		return "waiting"
-	case StateError:
-		return "error"
-	}
-	return fmt.Sprintf("State(%d)", int32(s))
-}
-
 // Sentinel errors. Queue errors wrap one of them in a *PacketError (faults in a *FaultError).
 var (
 	ErrConfig          = errors.New("pm4: invalid queue configuration")
@@ -195,7 +168,6 @@ var (
 	ErrDispatchFailed  = errors.New("pm4: dispatch failed")
 	ErrWritePointer    = errors.New("pm4: write pointer outside the ring")
 	ErrFault           = errors.New("pm4: memory fault")
-	ErrQueueError      = errors.New("pm4: queue is in the error state")
 )
 
 // PacketError is a queue error attributed to one packet.
@@ -298,7 +270,7 @@ type Config struct {
 
 // Status is a snapshot for debugfs.
 type Status struct {
-	State         State
+	State         hqd.State
 	ReadPtr       uint32 // last read pointer stored at ReadPtrVA (dwords, wraps at the ring size)
 	ReadIndex     uint64 // the CP's 64-bit read index (dwords, never wraps)
 	WritePtr      uint64 // write pointer as the queue last loaded it from WritePtrVA

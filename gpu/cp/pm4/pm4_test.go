@@ -3,6 +3,7 @@ package pm4
 import (
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"testing"
 	"time"
 )
@@ -202,7 +203,7 @@ func TestWaitRegMemSatisfiedLater(t *testing.T) {
 			e.m.put32(dataVA, tc.nonMatch)
 			q := e.queue(qopt{})
 			q.submit(waitMem(tc.fn, dataVA, tc.ref, tc.mask), writeData(dataVA+64, 1))
-			waitFor(t, "waiting", func() bool { return q.State() == StateWaiting })
+			waitFor(t, "waiting", func() bool { return q.State() == hqd.StateBlocked })
 			time.Sleep(2 * time.Millisecond) // several poll periods with a non-matching value
 			if e.m.u32(dataVA+64) != 0 || e.m.u32(rptrVA) != 0 {
 				t.Fatal("packet after an unsatisfied WAIT_REG_MEM ran")
@@ -221,15 +222,15 @@ func TestWaitRegMemKickAndStop(t *testing.T) {
 	e := newEnv(t)
 	q := e.queue(qopt{noPoll: true})
 	q.submit(writeData(dataVA+32, 1), waitMem(3, dataVA, 1, 1), writeData(dataVA+64, 2))
-	waitFor(t, "waiting", func() bool { return q.State() == StateWaiting })
+	waitFor(t, "waiting", func() bool { return q.State() == hqd.StateBlocked })
 	stopWithin(t, q.Queue)
-	if s := q.Status(); s.State != StateStopped || s.ReadPtr != 5 || e.m.u32(rptrVA) != 5 {
+	if s := q.Status(); s.State != hqd.StateStopped || s.ReadPtr != 5 || e.m.u32(rptrVA) != 5 {
 		t.Fatalf("after Stop in a wait: %+v", s)
 	}
 	if err := q.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "waiting again", func() bool { return q.State() == StateWaiting })
+	waitFor(t, "waiting again", func() bool { return q.State() == hqd.StateBlocked })
 	e.m.put32(dataVA, 1)
 	q.Kick()
 	q.drain(t)
@@ -477,7 +478,7 @@ func TestQueueErrors(t *testing.T) {
 			q := e.queue(qopt{})
 			good := writeData(dataVA+128, 9)
 			q.submit(good, tc.bad, writeData(dataVA+132, 9))
-			waitFor(t, "queue error", func() bool { return q.State() == StateError })
+			waitFor(t, "queue error", func() bool { return q.State() == hqd.StateError })
 			_, _, errs := e.host.snapshot()
 			if len(errs) != 1 || !errors.Is(errs[0], tc.want) || !errors.Is(q.Err(), tc.want) {
 				t.Fatalf("host errors %v, queue error %v; want one %v", errs, q.Err(), tc.want)
@@ -492,7 +493,7 @@ func TestQueueErrors(t *testing.T) {
 			if e.m.u32(dataVA+128) != 9 || e.m.u32(dataVA+132) != 0 {
 				t.Fatal("packets around the failing one: the first must run, the last must not")
 			}
-			if err := q.Start(); !errors.Is(err, ErrQueueError) {
+			if err := q.Start(); !errors.Is(err, hqd.ErrQueueError) {
 				t.Fatalf("Start in the error state: %v", err)
 			}
 		})
@@ -515,7 +516,7 @@ func TestWritePointerErrors(t *testing.T) {
 			q.drain(t)
 			q.w = tc.w
 			q.publish()
-			waitFor(t, "queue error", func() bool { return q.State() == StateError })
+			waitFor(t, "queue error", func() bool { return q.State() == hqd.StateError })
 			if !errors.Is(q.Err(), ErrWritePointer) {
 				t.Fatal(q.Err())
 			}
@@ -543,7 +544,7 @@ func TestDispatchErrorAndStop(t *testing.T) {
 	e.m.put32(ibVA, cat(setup, dispatch(1, 1, 1, 1))...)
 	q.submit(ib(ibVA, uint32(len(setup)+5), false))
 	waitFor(t, "dispatch running", func() bool { d, _, _ := e.host.snapshot(); return len(d) == 1 })
-	if q.State() != StateActive || q.Status().Depth != 1 {
+	if q.State() != hqd.StateActive || q.Status().Depth != 1 {
 		t.Fatalf("during dispatch: %+v", q.Status())
 	}
 	stopWithin(t, q.Queue)
@@ -559,7 +560,7 @@ func TestDispatchErrorAndStop(t *testing.T) {
 		t.Fatalf("after restart: %d dispatches, err %v", len(d), q.Err())
 	}
 	q.submit(setSH(RegComputeUserData0, 1), dispatch(1, 1, 1, 1))
-	waitFor(t, "queue error", func() bool { return q.State() == StateError })
+	waitFor(t, "queue error", func() bool { return q.State() == hqd.StateError })
 	if !errors.Is(q.Err(), ErrDispatchFailed) {
 		t.Fatal(q.Err())
 	}
@@ -585,7 +586,6 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	batch := cat(ib(ibVA, uint32(len(ibDw)), false), writeData(dataVA, 1, 2), waitMem(3, dataVA+64, 1, 1),
 		releaseMem(EventCacheFlushAndInvTS, DataSel64, IntSelNone, dataVA+8, 5, 0), acquireMem(), partialFlush(), nop(2))
 	stop := make(chan struct{})
-	q.timer = time.NewTimer(time.Hour)
 	allocs := testing.AllocsPerRun(50, func() {
 		q.submit(batch)
 		for {

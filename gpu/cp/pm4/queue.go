@@ -3,19 +3,8 @@ package pm4
 import (
 	"errors"
 	"fmt"
-	"sync"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync/atomic"
-	"time"
-)
-
-// errStopped ends a run because Stop was called; it is never reported as a queue error.
-var errStopped = errors.New("pm4: stopped")
-
-const (
-	minPoll         = 20 * time.Microsecond
-	maxPoll         = time.Millisecond
-	longWait        = time.Second // after this long waiting, WAIT_REG_MEM polls less often
-	longWaitCeiling = 50 * time.Millisecond
 )
 
 // frame is one level of the fetch stack: the ring (depth 0) or an indirect buffer.
@@ -28,12 +17,10 @@ type frame struct {
 
 // Queue is one PM4 compute queue's packet processor (an HQD of the MEC running a PM4 ring).
 type Queue struct {
-	cfg    Config
-	sizeDw uint64
-	kick   chan struct{}
-	poll   time.Duration // first WAIT_REG_MEM re-check interval (tests raise it to disable polling)
+	hqd.Runner // doorbell, run state, stop and the error state
+	cfg        Config
+	sizeDw     uint64
 
-	state      atomic.Int32
 	rd         atomic.Uint64 // ring read index, mirrored from frames[0].pos for Status
 	wptrSeen   atomic.Uint64 // write pointer as the queue goroutine last loaded it (Status)
 	rptr       atomic.Uint32
@@ -41,13 +28,6 @@ type Queue struct {
 	packets    atomic.Uint64
 	dispatches atomic.Uint64
 	interrupts atomic.Uint64
-	scans      atomic.Uint64
-
-	mu      sync.Mutex
-	err     error
-	stop    chan struct{} // non-nil while running
-	done    chan struct{}
-	stopped chan struct{} // the current run's stop channel, for Stopping
 
 	// Owned by the queue goroutine (and by Stop/Start's happens-before edges between runs).
 	frames [maxIBDepth + 1]frame
@@ -68,7 +48,7 @@ type Queue struct {
 	wr          waitRegMem
 	storeVal    uint64
 	storeFn     func(uint64) uint64
-	timer       *time.Timer
+	dispatchID  uint64 // dispatches completed: the ID of the next (DispatchID)
 }
 
 // New validates cfg and returns a stopped queue. The CP's read index is derived the way the HQD
@@ -87,7 +67,9 @@ func New(cfg Config) (*Queue, error) {
 	case cfg.ReadPtrVA%rptrAlign != 0 || cfg.WritePtrVA%wptrAlign != 0:
 		return nil, fmt.Errorf("%w: read pointer must be 4-byte and write pointer 8-byte aligned", ErrConfig)
 	}
-	q := &Queue{cfg: cfg, sizeDw: uint64(cfg.RingSizeBytes) / 4, kick: make(chan struct{}, 1), poll: minPoll}
+	q := &Queue{cfg: cfg, sizeDw: uint64(cfg.RingSizeBytes) / 4}
+	q.Init(hqd.Engine{Step: q.step, Idle: q.flushRptr, Exit: q.exit, Fail: func(err error) { q.cfg.Host.QueueError(q, err) },
+		Starting: func() { q.pfLo, q.pfHi, q.wLimit = 0, 0, 0 }}) // read the ring and its write pointer afresh after a stop
 	q.storeFn = func(uint64) uint64 { return q.storeVal }
 	r, err := q.load(cfg.ReadPtrVA, 4, "read pointer")
 	if err != nil {
@@ -105,65 +87,8 @@ func New(cfg Config) (*Queue, error) {
 	q.frames[0] = frame{base: cfg.RingBase, size: q.sizeDw, pos: rd}
 	q.rd.Store(rd)
 	q.rptr.Store(uint32(r))
-	q.state.Store(int32(StateStopped))
 	return q, nil
 }
-
-// Start launches the queue goroutine (again, after Stop: processing resumes where it stopped;
-// a WAIT_REG_MEM or dispatch abandoned by Stop is executed again). It fails in the error state.
-func (q *Queue) Start() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.err != nil {
-		return ErrQueueError
-	}
-	if q.stop != nil {
-		return nil
-	}
-	q.stop, q.done = make(chan struct{}), make(chan struct{})
-	q.stopped = q.stop
-	q.pfLo, q.pfHi, q.wLimit = 0, 0, 0 // read the ring and its write pointer afresh after a stop
-	q.state.Store(int32(StateIdle))
-	go q.run(q.stop, q.done)
-	q.Kick() // look at the ring once: packets may already be there
-	return nil
-}
-
-// Stop stops processing and waits for the queue goroutine: a WAIT_REG_MEM is abandoned (the
-// fetch position stays at it), a running Host.Dispatch is waited for (it should watch Stopping).
-// A dispatch that returns an error while stopping is abandoned without a queue error. Stop is
-// idempotent.
-func (q *Queue) Stop() {
-	q.mu.Lock()
-	stop, done := q.stop, q.done
-	q.stop, q.done = nil, nil
-	q.mu.Unlock()
-	if stop == nil {
-		return
-	}
-	close(stop)
-	<-done
-}
-
-// Stopping is closed when Stop is called on the current run (for Host.Dispatch to abort). Before
-// the first Start it returns nil.
-func (q *Queue) Stopping() <-chan struct{} {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.stopped
-}
-
-// Kick is the doorbell: it wakes the queue to re-read the write pointer and re-check a pending
-// WAIT_REG_MEM. It never blocks, allocates or takes a lock.
-func (q *Queue) Kick() {
-	select {
-	case q.kick <- struct{}{}:
-	default:
-	}
-}
-
-// State returns the current state.
-func (q *Queue) State() State { return State(q.state.Load()) }
 
 // Tag returns Config.Tag.
 func (q *Queue) Tag() any { return q.cfg.Tag }
@@ -171,12 +96,10 @@ func (q *Queue) Tag() any { return q.cfg.Tag }
 // Config returns the queue's configuration.
 func (q *Queue) Config() Config { return q.cfg }
 
-// Err returns the queue error, or nil.
-func (q *Queue) Err() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.err
-}
+// DispatchID identifies the dispatch being executed; valid during Host.Dispatch. It is the number
+// of dispatches the queue completed before it, so a dispatch abandoned by Stop and executed again
+// after Start has the same ID (the host keys its context save by it).
+func (q *Queue) DispatchID() uint64 { return q.dispatchID }
 
 // Register returns an SH or UCONFIG register of this queue's register file (absolute dword
 // offset). It reads queue-goroutine state: call it only from Host methods (for example for
@@ -193,69 +116,13 @@ func (q *Queue) Register(reg uint32) (uint32, bool) {
 func (q *Queue) Status() Status {
 	s := Status{State: q.State(), ReadPtr: q.rptr.Load(), ReadIndex: q.rd.Load(), RingBase: q.cfg.RingBase,
 		RingSizeBytes: q.cfg.RingSizeBytes, Depth: int(q.depth.Load()), Packets: q.packets.Load(),
-		Dispatches: q.dispatches.Load(), Interrupts: q.interrupts.Load(), Scans: q.scans.Load(), Err: q.Err()}
+		Dispatches: q.dispatches.Load(), Interrupts: q.interrupts.Load(), Scans: q.Scans(), Err: q.Err()}
 	s.WritePtr = q.wptrSeen.Load() // Memory is the queue goroutine's alone
 	return s
 }
 
-func (q *Queue) setState(s State) { q.state.Store(int32(s)) }
-
-// fail records the queue's first error, enters StateError and tells the host.
-func (q *Queue) fail(err error) {
-	q.mu.Lock()
-	first := q.err == nil
-	if first {
-		q.err = err
-	}
-	q.mu.Unlock()
-	if first {
-		q.cfg.Host.QueueError(q, err)
-	}
-	q.setState(StateError) // after the host knows: StateError implies QueueError ran
-}
-
-func (q *Queue) run(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	if q.timer == nil {
-		q.timer = time.NewTimer(time.Hour)
-		q.timer.Stop()
-	}
-	defer q.flushRptr() // a stopped queue reports how far it got (a fault here has nowhere to go)
-	for {
-		select {
-		case <-stop:
-			q.setState(StateStopped)
-			return
-		case <-q.kick:
-		}
-		for {
-			progressed, err := q.step(stop)
-			if errors.Is(err, errStopped) {
-				q.setState(StateStopped)
-				return
-			}
-			if err != nil {
-				q.fail(err)
-				return
-			}
-			if !progressed {
-				if err := q.flushRptr(); err != nil {
-					q.fail(err)
-					return
-				}
-				break
-			}
-			select {
-			case <-stop:
-				q.setState(StateStopped)
-				return
-			default:
-			}
-		}
-		q.setState(StateIdle)
-		q.scans.Add(1)
-	}
-}
+// exit publishes how far a stopped or failed queue got (a fault here has nowhere to go).
+func (q *Queue) exit() { _ = q.flushRptr() }
 
 // load atomically loads a 4- or 8-byte word shared with the client.
 func (q *Queue) load(va uint64, size int, op string) (uint64, error) {
@@ -420,7 +287,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	}
 	retire, err := q.exec(stop, h, n)
 	if err != nil {
-		if errors.Is(err, errStopped) {
+		if errors.Is(err, hqd.ErrStopped) {
 			return false, err
 		}
 		return false, q.packetErr(va, h, err)
@@ -472,9 +339,9 @@ func (q *Queue) packetErr(va uint64, h uint32, err error) error {
 	return &PacketError{ReadIndex: q.frames[0].pos, Depth: q.sp, VA: va, Header: h, Err: err}
 }
 
-// wait re-evaluates the pending WAIT_REG_MEM (q.wr) on every kick and on a bounded exponential
-// backoff (q.poll doubling to 1 ms, and to 50 ms after a second of waiting) until it holds, it
-// fails, or the queue is stopped. Only this queue's goroutine waits; nothing spins.
+// wait blocks on the pending WAIT_REG_MEM (q.wr) until it holds, it fails, or the queue is
+// stopped (hqd.Runner.Wait: re-checked on every kick and on a bounded backoff; nothing spins). The
+// read pointer is published first: a client waiting for consumption sees it.
 func (q *Queue) wait(stop <-chan struct{}) error {
 	if ok, err := q.waitSatisfied(); ok || err != nil {
 		return err
@@ -482,30 +349,7 @@ func (q *Queue) wait(stop <-chan struct{}) error {
 	if err := q.flushRptr(); err != nil {
 		return err
 	}
-	q.setState(StateWaiting)
-	delay, ceiling, since := q.poll, max(maxPoll, q.poll), time.Now()
-	for {
-		q.timer.Reset(delay)
-		select {
-		case <-stop:
-			q.timer.Stop()
-			return errStopped
-		case <-q.kick:
-			q.timer.Stop()
-			delay = q.poll
-		case <-q.timer.C:
-			if ceiling < longWaitCeiling && time.Since(since) > longWait {
-				ceiling = longWaitCeiling
-			}
-			delay = min(delay*2, ceiling)
-		}
-		if ok, err := q.waitSatisfied(); ok || err != nil {
-			if err == nil {
-				q.setState(StateActive)
-			}
-			return err
-		}
-	}
+	return q.Wait(stop, q.waitSatisfied)
 }
 
 func le32(b []byte) uint32 {

@@ -1,0 +1,319 @@
+// Package hqd models what every hardware queue of an AMD GPU has, whichever engine processes its
+// packets: the HQD (hardware queue descriptor) of the MEC running an AQL or a PM4 ring, or an RLC
+// queue of an SDMA engine. A queue is a ring in client memory with a read and a write index, a
+// doorbell, an active bit the scheduler sets and clears (map/unmap, kfd_mqd_manager's
+// load_mqd/destroy_mqd), and an error state once its engine faults. Runner is that part, written
+// once; an engine (gpu/cp for AQL, gpu/cp/pm4, gpu/sdma) supplies only its packet decoder and
+// executor as an Engine's Step.
+//
+// # Processing
+//
+// A running queue has one goroutine. It sleeps until Kick (the doorbell), then calls Step until
+// Step reports no progress (ring empty, a packet not completely written, an INVALID AQL slot), an
+// error or a stop, calls Idle, and sleeps again. Wait is how a packet waits on memory (AQL
+// barriers and the scratch handshake, PM4 WAIT_REG_MEM, SDMA POLL_REGMEM): the condition is
+// re-checked on every kick and on a bounded exponential backoff, from Engine.MinPoll doubling to
+// Engine.MaxPoll, and to LongWaitFactor times MaxPoll once it has waited LongWait; nothing spins.
+//
+// Stop closes the run's stop channel and waits for the goroutine: a wait is abandoned and a packet
+// in execution should watch Stopping. The first error a Step returns puts the queue in StateError:
+// Engine.Fail reports it to the engine's host, and Start refuses to run the queue again.
+//
+// # Concurrency and lock order
+//
+// Kick takes no lock and does not allocate (a non-blocking send on the queue's own 1-buffered
+// channel): the doorbell path is free of anything shared between queues. Runner.mu guards the run
+// channels and the error only; the Engine's functions are called without it, except
+// Engine.Starting, which runs under it while no goroutine of the queue exists. A Runner's lock is
+// never held together with another queue's.
+package hqd
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// State is a queue's processing state, as debugfs shows it.
+type State int32
+
+// Queue states.
+const (
+	StateStopped State = iota // not running (before Start, after Stop): unmapped
+	StateIdle                 // waiting for a doorbell
+	StateActive               // executing a packet (a kernel dispatch runs)
+	StateBlocked              // a packet waits on memory (barrier, WAIT_REG_MEM, POLL_REGMEM, scratch)
+	StateError                // stopped on an error; see Runner.Err
+)
+
+func (s State) String() string {
+	switch s {
+	case StateStopped:
+		return "stopped"
+	case StateIdle:
+		return "idle"
+	case StateActive:
+		return "active"
+	case StateBlocked:
+		return "blocked"
+	case StateError:
+		return "error"
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}
+
+var (
+	// ErrQueueError is Start's answer for a queue in the error state.
+	ErrQueueError = errors.New("hqd: queue is in the error state")
+	// ErrStopped ends a run because Stop was called: Wait returns it, and a Step that returns it
+	// (wrapped or not) ends the run without a queue error.
+	ErrStopped = errors.New("hqd: stopped")
+)
+
+// Defaults of the wait backoff (PSA-2.10-04: a blocked queue re-checks on submissions and signal
+// changes; the poll only bounds the latency of a store without a doorbell or an interrupt).
+const (
+	DefaultMinPoll = 20 * time.Microsecond
+	DefaultMaxPoll = time.Millisecond
+	LongWait       = time.Second // after this long waiting, the ceiling rises ...
+	LongWaitFactor = 50          // ... to MaxPoll*LongWaitFactor (50 ms by default)
+)
+
+// Engine is what an engine supplies to its queues' Runner.
+type Engine struct {
+	// Step executes, or continues, one packet. It returns false when there is nothing to do until
+	// the next kick. An error is the queue's error, except ErrStopped.
+	Step func(stop <-chan struct{}) (progressed bool, err error)
+	// Idle, if set, runs when a scan ends with the ring drained or blocked (PM4 publishes its read
+	// pointer); an error is a queue error.
+	Idle func() error
+	// Exit, if set, runs when the goroutine ends (stopped or failed).
+	Exit func()
+	// Fail reports the queue's first and only error to the engine's host; the state becomes
+	// StateError after it returns.
+	Fail func(err error)
+	// Starting, if set, runs in Start before the goroutine is launched, under the runner's lock
+	// (no goroutine of this queue runs then); Stopped runs in Stop after it ended.
+	Starting, Stopped func()
+	// Blocking, if set, is told when a Wait blocks (true) and ends (false).
+	Blocking func(blocked bool)
+	// MinPoll and MaxPoll bound Wait's backoff (zero: the defaults).
+	MinPoll, MaxPoll time.Duration
+}
+
+// Runner is the shared part of one hardware queue. Embed it in the engine's queue type and call
+// Init before anything else.
+type Runner struct {
+	eng              Engine
+	minPoll, maxPoll time.Duration
+	kick             chan struct{}
+	state            atomic.Int32
+	scans            atomic.Uint64
+
+	mu      sync.Mutex
+	err     error
+	stop    chan struct{} // non-nil while running
+	done    chan struct{}
+	stopped chan struct{} // the current run's stop channel, for Stopping
+
+	timer *time.Timer // the queue goroutine's
+}
+
+// Init sets the engine. The queue is stopped.
+func (r *Runner) Init(e Engine) {
+	r.eng = e
+	r.minPoll, r.maxPoll = e.MinPoll, e.MaxPoll
+	if r.minPoll <= 0 {
+		r.minPoll = DefaultMinPoll
+	}
+	if r.maxPoll <= 0 {
+		r.maxPoll = DefaultMaxPoll
+	}
+	r.maxPoll = min(max(r.maxPoll, r.minPoll), time.Hour)
+	r.kick = make(chan struct{}, 1)
+	r.state.Store(int32(StateStopped))
+}
+
+// SetMinPoll changes the first re-check interval of a stopped queue (tests raise it to see that
+// kicks alone wake a wait).
+func (r *Runner) SetMinPoll(d time.Duration) {
+	r.minPoll = d
+	r.maxPoll = max(r.maxPoll, d)
+}
+
+// Start launches the queue goroutine (again, after Stop: the engine resumes where it stopped). It
+// fails in the error state and does nothing on a running queue.
+func (r *Runner) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return ErrQueueError
+	}
+	if r.stop != nil {
+		return nil
+	}
+	r.stop, r.done = make(chan struct{}), make(chan struct{})
+	r.stopped = r.stop
+	r.state.Store(int32(StateIdle))
+	if r.eng.Starting != nil {
+		r.eng.Starting()
+	}
+	go r.run(r.stop, r.done)
+	r.Kick() // look at the ring once: packets may already be there (PSA-2.8-Q22)
+	return nil
+}
+
+// Stop stops processing and waits for the queue goroutine. It is idempotent.
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	stop, done := r.stop, r.done
+	r.stop, r.done = nil, nil
+	r.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-done
+	if r.eng.Stopped != nil {
+		r.eng.Stopped()
+	}
+}
+
+// Stopping is closed when Stop is called on the current run (for a long packet to abort). Before
+// the first Start it returns nil.
+func (r *Runner) Stopping() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped
+}
+
+// Kick is the doorbell: it wakes the queue to re-scan its ring and re-check a pending wait. It
+// never blocks, allocates or takes a lock.
+func (r *Runner) Kick() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// State returns the current state.
+func (r *Runner) State() State { return State(r.state.Load()) }
+
+// SetState is for the engine's goroutine (StateActive around a dispatch).
+func (r *Runner) SetState(s State) { r.state.Store(int32(s)) }
+
+// Scans counts the scans finished (a kick starts one; it ends when the ring is drained or blocked).
+func (r *Runner) Scans() uint64 { return r.scans.Load() }
+
+// Err returns the queue error, or nil.
+func (r *Runner) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Fail records the queue's first error, has the engine report it and enters StateError (after the
+// report: a State of StateError implies the host knows). Later errors are dropped.
+func (r *Runner) Fail(err error) {
+	r.mu.Lock()
+	first := r.err == nil
+	if first {
+		r.err = err
+	}
+	r.mu.Unlock()
+	if first && r.eng.Fail != nil {
+		r.eng.Fail(err)
+	}
+	r.SetState(StateError)
+}
+
+func (r *Runner) run(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	if r.eng.Exit != nil {
+		defer r.eng.Exit()
+	}
+	if r.timer == nil {
+		r.timer = time.NewTimer(time.Hour)
+		r.timer.Stop()
+	}
+	for {
+		select {
+		case <-stop:
+			r.SetState(StateStopped)
+			return
+		case <-r.kick:
+		}
+		for {
+			progressed, err := r.eng.Step(stop)
+			if errors.Is(err, ErrStopped) {
+				r.SetState(StateStopped)
+				return
+			}
+			if err == nil && !progressed && r.eng.Idle != nil {
+				err = r.eng.Idle()
+			}
+			if err != nil {
+				r.Fail(err)
+				return
+			}
+			if !progressed {
+				break
+			}
+			select {
+			case <-stop:
+				r.SetState(StateStopped)
+				return
+			default:
+			}
+		}
+		r.SetState(StateIdle)
+		r.scans.Add(1)
+	}
+}
+
+// Wait blocks the queue goroutine until cond holds, cond fails, or the queue is stopped
+// (ErrStopped). cond is checked at once, then on every kick and on the backoff; cond == nil never
+// holds (an AQL barrier-OR on NULL signals only) and costs no polling. The state is StateBlocked
+// while waiting and what it was before once the condition holds.
+func (r *Runner) Wait(stop <-chan struct{}, cond func() (bool, error)) error {
+	if cond != nil {
+		if ok, err := cond(); ok || err != nil {
+			return err
+		}
+	}
+	prev := r.State()
+	r.SetState(StateBlocked)
+	if r.eng.Blocking != nil {
+		r.eng.Blocking(true)
+		defer r.eng.Blocking(false)
+	}
+	if cond == nil {
+		<-stop
+		return ErrStopped
+	}
+	delay, ceiling, since := r.minPoll, r.maxPoll, time.Now()
+	for {
+		r.timer.Reset(delay)
+		select {
+		case <-stop:
+			r.timer.Stop()
+			return ErrStopped
+		case <-r.kick:
+			r.timer.Stop()
+			delay = r.minPoll
+		case <-r.timer.C:
+			if ceiling == r.maxPoll && time.Since(since) > LongWait {
+				ceiling = r.maxPoll * LongWaitFactor
+			}
+			delay = min(delay*2, ceiling)
+		}
+		if ok, err := cond(); ok || err != nil {
+			if err == nil {
+				r.SetState(prev)
+			}
+			return err
+		}
+	}
+}
