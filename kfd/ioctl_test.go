@@ -50,3 +50,31 @@ func BenchmarkIoctl(b *testing.B) {
 		}
 	})
 }
+
+// TestIoctlTable checks that every command of abi.Ioctls has a handler under the table's command
+// word, and that registration refuses a handler whose argument type or command word is not the
+// table's.
+func TestIoctlTable(t *testing.T) {
+	for _, io := range abi.Ioctls {
+		if d := ioctls[io.Nr]; d.fn == nil || d.cmd != io.Cmd || d.name != io.Name {
+			t.Errorf("AMDKFD_IOC_%s: entry %#x %q, function %v", io.Name, d.cmd, d.name, d.fn != nil)
+		}
+	}
+	for name, f := range map[string]func(){
+		"argument type": func() { lookup[abi.SetEventArgs](abi.AMDKFD_IOC_RESET_EVENT) },
+		"map for unmap": func() { lookup[abi.MapMemoryToGPUArgs](abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU) },
+		"command size":  func() { lookup[abi.GetVersionArgs](abi.IOC(abi.IOCRead, 'K', 0x01, 16)) },
+		"direction":     func() { lookup[abi.GetVersionArgs](abi.IOC(abi.IOCRead|abi.IOCWrite, 'K', 0x01, 8)) },
+		"number":        func() { lookup[abi.GetVersionArgs](abi.IOC(abi.IOCRead, 'K', 0x40, 8)) },
+		"type":          func() { lookup[abi.GetVersionArgs](abi.IOC(abi.IOCRead, 'd', 0x01, 8)) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: a mismatched registration did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
