@@ -9,7 +9,9 @@
 // handlers against it (and panics at start-up on a handler whose argument type or size differs),
 // the tracer decodes arguments with it, and abi_c_test.go compiles the struct list it implies (plus
 // the nested structs, listed there) against the real header, taking the C member names from the
-// fields' c tags.
+// fields' c tags. DRMIoctls (drm.go) does the same for the render node's DRM commands: each has a
+// DRM_IOCTL_* constant, and those the emulator decodes an argument type; drm_c_test.go checks them
+// against libdrm's <libdrm/drm.h> and <libdrm/amdgpu_drm.h>.
 package abi
 
 // _IOC encoding (include/uapi/asm-generic/ioctl.h).
