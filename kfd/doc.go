@@ -15,6 +15,17 @@
 // Sentinel errors stay inside; ioctl handlers return the errno amdkfd returns. The fs package is the
 // only caller (see contract.go).
 //
+// Ioctls (ioctl.go): which struct goes with which command is said once, in kfd/abi's Ioctls table
+// (number, name, command word, argument type, C struct). Handlers are typed,
+// func(*Process, Caller, *abi.XxxArgs) syscall.Errno, and ioctlTable registers each with def, which
+// checks it against the table (the command word is the table's, the argument type is the table's,
+// its encoded size is the command's size) and panics when the package loads on a mismatch. The
+// wrapper def builds decodes the struct for _IOW commands, calls the handler, and encodes the struct
+// for _IOR ones, also on errors; Process.ioctl keeps kfd_ioctl's buffer rules around it (ENOTTY
+// outside the range, EINVAL without a function, a short struct zero-filled to the driver's size,
+// only the caller's size copied back). SVM's trailing attribute array reaches its handler as the
+// bytes after the struct (defFlex).
+//
 // Memory: every BO gets a segment of the driver's physical address space (mmu.Phys) at ALLOC;
 // MAP and UNMAP write the pdd's GPUVM page tables (mmu.VM, created at ACQUIRE_VM); engines reach
 // memory only through an mmu.Port of that VM, whose TLB hits take no lock. UNMAP waits for every

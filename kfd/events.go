@@ -64,9 +64,7 @@ func (e *eventState) closeAll(p *Process) {
 	e.broadcast()
 }
 
-func createEvent(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.CreateEventArgs
-	decode(arg, &a)
+func createEvent(p *Process, c Caller, a *abi.CreateEventArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if a.EventPageOffset != 0 && a.EventType == abi.KFD_IOC_EVENT_SIGNAL || a.EventPageOffset != 0 && a.EventType == abi.KFD_IOC_EVENT_DEBUG_EVENT {
@@ -130,13 +128,10 @@ func createEvent(p *Process, c Caller, arg []byte) syscall.Errno {
 	}
 	p.events[ev.id] = ev
 	a.EventID = ev.id
-	encode(arg, a)
 	return 0
 }
 
-func destroyEvent(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.DestroyEventArgs
-	decode(arg, &a)
+func destroyEvent(p *Process, c Caller, a *abi.DestroyEventArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.events[a.EventID] == nil {
@@ -160,9 +155,7 @@ func (p *Process) signalLocked(ev *event) {
 	p.evt.broadcast()
 }
 
-func setEvent(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.SetEventArgs
-	decode(arg, &a)
+func setEvent(p *Process, c Caller, a *abi.SetEventArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ev := p.events[a.EventID]
@@ -173,9 +166,7 @@ func setEvent(p *Process, c Caller, arg []byte) syscall.Errno {
 	return 0
 }
 
-func resetEvent(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.ResetEventArgs
-	decode(arg, &a)
+func resetEvent(p *Process, c Caller, a *abi.ResetEventArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ev := p.events[a.EventID]
@@ -298,9 +289,7 @@ func (p *Process) raiseHWExceptionLocked(gpuID uint32) {
 const maxWaitEvents = signalSlots
 
 // waitEvents is kfd_wait_on_events: timeout 0 polls, 0xffffffff waits forever, otherwise ms.
-func waitEvents(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.WaitEventsArgs
-	decode(arg, &a)
+func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 	if a.NumEvents == 0 || a.NumEvents > maxWaitEvents {
 		return syscall.EINVAL
 	}
@@ -408,6 +397,5 @@ out:
 		return syscall.EFAULT
 	}
 	a.WaitResult = result
-	encode(arg, a)
 	return 0
 }

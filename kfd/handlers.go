@@ -26,8 +26,8 @@ const (
 	MinorSVM   = 9
 )
 
-func getVersion(p *Process, c Caller, arg []byte) syscall.Errno {
-	encode(arg, abi.GetVersionArgs{MajorVersion: abi.KFD_IOCTL_MAJOR_VERSION, MinorVersion: p.d.InterfaceMinor()})
+func getVersion(p *Process, c Caller, a *abi.GetVersionArgs) syscall.Errno {
+	a.MajorVersion, a.MinorVersion = abi.KFD_IOCTL_MAJOR_VERSION, p.d.InterfaceMinor()
 	return 0
 }
 
@@ -60,8 +60,7 @@ func (p *Process) sortedPDDs() []*pdd {
 	return out
 }
 
-func getProcessApertures(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.GetProcessAperturesArgs
+func getProcessApertures(p *Process, c Caller, a *abi.GetProcessAperturesArgs) syscall.Errno {
 	p.mu.Lock()
 	for i, pd := range p.sortedPDDs() {
 		if i >= abi.NUM_OF_SUPPORTED_GPUS {
@@ -71,20 +70,16 @@ func getProcessApertures(p *Process, c Caller, arg []byte) syscall.Errno {
 		a.NumOfNodes++
 	}
 	p.mu.Unlock()
-	encode(arg, a)
 	return 0
 }
 
-func getProcessAperturesNew(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.GetProcessAperturesNewArgs
-	decode(arg, &a)
+func getProcessAperturesNew(p *Process, c Caller, a *abi.GetProcessAperturesNewArgs) syscall.Errno {
 	p.mu.Lock()
 	pdds := p.sortedPDDs()
 	p.mu.Unlock()
 	if a.NumOfNodes == 0 {
 		// "Return number of nodes, so that user space can allocate sufficient memory".
 		a.NumOfNodes = uint32(len(pdds))
-		encode(arg, a)
 		return 0
 	}
 	n := min(int(a.NumOfNodes), len(pdds))
@@ -98,15 +93,12 @@ func getProcessAperturesNew(p *Process, c Caller, arg []byte) syscall.Errno {
 		return syscall.EFAULT
 	}
 	a.NumOfNodes = uint32(n)
-	encode(arg, a)
 	return 0
 }
 
 // acquireVM follows kfd_ioctl_acquire_vm: the fd must be a render node of that GPU; a second
 // acquire with a different file is EBUSY, with the same one a no-op.
-func acquireVM(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.AcquireVMArgs
-	decode(arg, &a)
+func acquireVM(p *Process, c Caller, a *abi.AcquireVMArgs) syscall.Errno {
 	minor, owner, err := c.RenderNode(int(int32(a.DRMFD)))
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -160,9 +152,7 @@ func gpuClock() uint64 { return shader.RefClock() }
 // gpuClockAt is gpuClock at a CLOCK_MONOTONIC_RAW reading (GET_CLOCK_COUNTERS reads all its clocks at once).
 func gpuClockAt(raw unix.Timespec) uint64 { return uint64(raw.Nano()) / (1e9 / shader.RefClockHz) }
 
-func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.GetClockCountersArgs
-	decode(arg, &a)
+func getClockCounters(p *Process, c Caller, a *abi.GetClockCountersArgs) syscall.Errno {
 	var raw, boot unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &raw)
 	unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot)
@@ -177,13 +167,10 @@ func getClockCounters(p *Process, c Caller, arg []byte) syscall.Errno {
 	a.CPUClockCounter = uint64(raw.Nano())
 	a.SystemClockCounter = uint64(boot.Nano())
 	a.SystemClockFreq = 1000000000
-	encode(arg, a)
 	return 0
 }
 
-func setMemoryPolicy(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.SetMemoryPolicyArgs
-	decode(arg, &a)
+func setMemoryPolicy(p *Process, c Caller, a *abi.SetMemoryPolicyArgs) syscall.Errno {
 	if a.DefaultPolicy > abi.KFD_IOC_CACHE_POLICY_NONCOHERENT || a.AlternatePolicy > abi.KFD_IOC_CACHE_POLICY_NONCOHERENT {
 		return syscall.EINVAL
 	}
@@ -200,9 +187,7 @@ func setMemoryPolicy(p *Process, c Caller, arg []byte) syscall.Errno {
 	return 0
 }
 
-func setScratchBackingVA(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.SetScratchBackingVAArgs
-	decode(arg, &a)
+func setScratchBackingVA(p *Process, c Caller, a *abi.SetScratchBackingVAArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pd, errno := p.bind(a.GPUID)
@@ -221,33 +206,30 @@ const (
 	gbAddrConfigGFX9    = 0x2a114042
 )
 
-func getTileConfig(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.GetTileConfigArgs
-	decode(arg, &a)
+func getTileConfig(p *Process, c Caller, a *abi.GetTileConfigArgs) syscall.Errno {
 	p.mu.Lock()
 	pd := p.pdds[a.GPUID]
 	p.mu.Unlock()
 	if pd == nil {
 		return syscall.EINVAL
 	}
-	a.GBAddrConfig, a.NumBanks, a.NumRanks = gbAddrConfigGFX9, 0, 0
+	r := *a // the reply: an EFAULT leaves the caller's struct as it was
+	r.GBAddrConfig, r.NumBanks, r.NumRanks = gbAddrConfigGFX9, 0, 0
 	// kfd_ioctl_get_tile_config: "if (args->num_tile_configs > config.num_tile_configs) clamp",
 	// then copy_to_user of each array -> -EFAULT.
-	a.NumTileConfigs = min(a.NumTileConfigs, numTileConfigs)
-	a.NumMacroTileConfigs = min(a.NumMacroTileConfigs, numMacroTileConfigs)
-	if a.NumTileConfigs > 0 && c.WriteMemory(a.TileConfigPtr, make([]byte, 4*a.NumTileConfigs)) != nil {
+	r.NumTileConfigs = min(r.NumTileConfigs, numTileConfigs)
+	r.NumMacroTileConfigs = min(r.NumMacroTileConfigs, numMacroTileConfigs)
+	if r.NumTileConfigs > 0 && c.WriteMemory(r.TileConfigPtr, make([]byte, 4*r.NumTileConfigs)) != nil {
 		return syscall.EFAULT
 	}
-	if a.NumMacroTileConfigs > 0 && c.WriteMemory(a.MacroTileConfigPtr, make([]byte, 4*a.NumMacroTileConfigs)) != nil {
+	if r.NumMacroTileConfigs > 0 && c.WriteMemory(r.MacroTileConfigPtr, make([]byte, 4*r.NumMacroTileConfigs)) != nil {
 		return syscall.EFAULT
 	}
-	encode(arg, a)
+	*a = r
 	return 0
 }
 
-func setTrapHandler(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.SetTrapHandlerArgs
-	decode(arg, &a)
+func setTrapHandler(p *Process, c Caller, a *abi.SetTrapHandlerArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pd, errno := p.bind(a.GPUID)
@@ -265,9 +247,7 @@ func setTrapHandler(p *Process, c Caller, arg []byte) syscall.Errno {
 // (gfx942); older GFX9 and GFX10+ parts have no recoverable page faults.
 func xnackSupported(gfx string) bool { return gfx == "gfx90a" || gfx == "gfx942" }
 
-func setXnackMode(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.SetXnackModeArgs
-	decode(arg, &a)
+func setXnackMode(p *Process, c Caller, a *abi.SetXnackModeArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if a.XnackEnabled < 0 {
@@ -275,7 +255,6 @@ func setXnackMode(p *Process, c Caller, arg []byte) syscall.Errno {
 		if p.xnack {
 			a.XnackEnabled = 1
 		}
-		encode(arg, a)
 		return 0
 	}
 	if len(p.queues) > 0 {
@@ -301,9 +280,7 @@ func setXnackMode(p *Process, c Caller, arg []byte) syscall.Errno {
 	return 0
 }
 
-func runtimeEnable(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.RuntimeEnableArgs
-	decode(arg, &a)
+func runtimeEnable(p *Process, c Caller, a *abi.RuntimeEnableArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if a.ModeMask&abi.KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK == 0 {
@@ -318,13 +295,10 @@ func runtimeEnable(p *Process, c Caller, arg []byte) syscall.Errno {
 	}
 	p.runtimeEnabled = true
 	a.CapabilitiesMask = 0
-	encode(arg, a)
 	return 0
 }
 
-func availableMemory(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.GetAvailableMemoryArgs
-	decode(arg, &a)
+func availableMemory(p *Process, c Caller, a *abi.GetAvailableMemoryArgs) syscall.Errno {
 	p.mu.Lock()
 	pd := p.pdds[a.GPUID]
 	p.mu.Unlock()
@@ -335,15 +309,12 @@ func availableMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 	used := p.d.vramUsed[a.GPUID]
 	p.d.mu.Unlock()
 	a.Available = pd.node.VRAMSize() - min(used, pd.node.VRAMSize())
-	encode(arg, a)
 	return 0
 }
 
 // smiEvents would return a new anonymous fd; FUSE cannot install an fd in the caller, so the
 // emulator refuses with EOPNOTSUPP (documented in docs/ioctls.md).
-func smiEvents(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.SMIEventsArgs
-	decode(arg, &a)
+func smiEvents(p *Process, c Caller, a *abi.SMIEventsArgs) syscall.Errno {
 	p.mu.Lock()
 	pd := p.pdds[a.GPUID]
 	p.mu.Unlock()
@@ -355,9 +326,7 @@ func smiEvents(p *Process, c Caller, arg []byte) syscall.Errno {
 
 // dbgTrap: the debugger interface (1.13+) is not modelled; invalid ops get EINVAL as
 // kfd_ioctl_set_debug_trap's default case, valid ones EPERM (no debug support on this device).
-func dbgTrap(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.DbgTrapArgs
-	decode(arg, &a)
+func dbgTrap(p *Process, c Caller, a *abi.DbgTrapArgs) syscall.Errno {
 	if a.Op > abi.KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT {
 		return syscall.EINVAL
 	}
@@ -365,12 +334,10 @@ func dbgTrap(p *Process, c Caller, arg []byte) syscall.Errno {
 }
 
 // deprecated: the pre-1.13 debugger ioctls now return -EPERM (kfd_ioctl_dbg_*_deprecated).
-func deprecated(p *Process, c Caller, arg []byte) syscall.Errno { return syscall.EPERM }
+func deprecated[A any](p *Process, c Caller, a *A) syscall.Errno { return syscall.EPERM }
 
 // criuOp: checkpoint/restore of GPU state is not modelled.
-func criuOp(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.CRIUArgs
-	decode(arg, &a)
+func criuOp(p *Process, c Caller, a *abi.CRIUArgs) syscall.Errno {
 	if a.Op > 4 { // PROCESS_INFO, CHECKPOINT, UNPAUSE, RESTORE, RESUME
 		return syscall.EINVAL
 	}
@@ -379,4 +346,4 @@ func criuOp(p *Process, c Caller, arg []byte) syscall.Errno {
 
 // dmabufUnsupported: DMA-buf needs fds installed in or taken from the kernel's dma-buf layer, which
 // a FUSE file cannot provide; documented errno.
-func dmabufUnsupported(p *Process, c Caller, arg []byte) syscall.Errno { return syscall.EOPNOTSUPP }
+func dmabufUnsupported[A any](p *Process, c Caller, a *A) syscall.Errno { return syscall.EOPNOTSUPP }

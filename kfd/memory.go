@@ -45,9 +45,7 @@ type bo struct {
 // handle encoding of kfd_priv.h: MAKE_HANDLE(gpu_id, idr_handle) = gpu_id << 32 | idr_handle.
 func makeHandle(gpuID, idr uint32) uint64 { return uint64(gpuID)<<32 | uint64(idr) }
 
-func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.AllocMemoryOfGPUArgs
-	decode(arg, &a)
+func allocMemory(p *Process, c Caller, a *abi.AllocMemoryOfGPUArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pd := p.pdds[a.GPUID]
@@ -153,7 +151,6 @@ func allocMemory(p *Process, c Caller, arg []byte) syscall.Errno {
 	default:
 		a.MmapOffset = uint64(b.off)
 	}
-	encode(arg, a)
 	p.d.log.Debug("memory allocated", "tgid", p.tgid, "handle", hexVA(b.handle), "gpu", b.gpu, "va", hexVA(b.va),
 		"size", b.size, "flags", hexVA(uint64(b.flags)), "mmap_offset", hexVA(a.MmapOffset))
 	return 0
@@ -279,9 +276,7 @@ func (p *Process) overlaps(gpu uint32, va, size uint64) bool {
 	return false
 }
 
-func freeMemory(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.FreeMemoryOfGPUArgs
-	decode(arg, &a)
+func freeMemory(p *Process, c Caller, a *abi.FreeMemoryOfGPUArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := p.bos[a.Handle]
@@ -321,13 +316,16 @@ func (p *Process) freeBOLocked(h uint64, b *bo) {
 }
 
 // mapMemory is kfd_ioctl_map_memory_to_gpu: devices from n_success on, restartable.
-func mapMemory(p *Process, c Caller, arg []byte) syscall.Errno { return mapUnmap(p, c, arg, true) }
+func mapMemory(p *Process, c Caller, a *abi.MapMemoryToGPUArgs) syscall.Errno {
+	return mapUnmap(p, c, a, true)
+}
 
-func unmapMemory(p *Process, c Caller, arg []byte) syscall.Errno { return mapUnmap(p, c, arg, false) }
+// unmapMemory is kfd_ioctl_unmap_memory_from_gpu, whose struct is the map one's.
+func unmapMemory(p *Process, c Caller, a *abi.UnmapMemoryFromGPUArgs) syscall.Errno {
+	return mapUnmap(p, c, (*abi.MapMemoryToGPUArgs)(a), false)
+}
 
-func mapUnmap(p *Process, c Caller, arg []byte, doMap bool) syscall.Errno {
-	var a abi.MapMemoryToGPUArgs
-	decode(arg, &a)
+func mapUnmap(p *Process, c Caller, a *abi.MapMemoryToGPUArgs, doMap bool) syscall.Errno {
 	if a.NDevices == 0 || a.NSuccess > a.NDevices || a.NDevices > 1024 {
 		return syscall.EINVAL
 	}
@@ -379,7 +377,6 @@ func mapUnmap(p *Process, c Caller, arg []byte, doMap bool) syscall.Errno {
 		}
 		a.NSuccess = i + 1
 	}
-	encode(arg, a)
 	return errno
 }
 

@@ -263,14 +263,13 @@ func (p *Process) acquireBuffers(pd *pdd, a *abi.CreateQueueArgs) (bufs []*bo, s
 // doorbellIdle is the value of a queue's doorbell word before the client's first store.
 const doorbellIdle = ^uint64(0)
 
-func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.CreateQueueArgs
-	decode(arg, &a)
+func createQueue(p *Process, c Caller, out *abi.CreateQueueArgs) syscall.Errno {
+	a := *out // out is written only once the queue exists
 	if errno := setQueueProperties(&a); errno != 0 {
 		return errno
 	}
 	p.mu.Lock()
-	q, errno := p.createQueueLocked(a, arg)
+	q, errno := p.createQueueLocked(a, out)
 	p.mu.Unlock()
 	if errno != 0 {
 		return errno
@@ -292,8 +291,8 @@ func createQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 }
 
 // createQueueLocked checks the arguments, acquires the buffers and the doorbell and creates the
-// engine (not yet running). Called with Process.mu held.
-func (p *Process) createQueueLocked(a abi.CreateQueueArgs, arg []byte) (*queue, syscall.Errno) {
+// engine (not yet running), and fills in out. Called with Process.mu held.
+func (p *Process) createQueueLocked(a abi.CreateQueueArgs, out *abi.CreateQueueArgs) (*queue, syscall.Errno) {
 	pd := p.pdds[a.GPUID]
 	if pd == nil {
 		return nil, syscall.EINVAL
@@ -368,7 +367,7 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, arg []byte) (*queue, 
 	// Doorbell offset: the slice's mmap offset in dev/kfd plus the doorbell's byte offset (SOC15:
 	// doorbell id * 8); libhsakmt maps "offset & ~(slice-1)" and adds "offset & (slice-1)".
 	a.DoorbellOffset = uint64(pd.doorbellOff) + 8*uint64(dbID)
-	encode(arg, a)
+	*out = a
 	p.d.log.Debug("queue created", "tgid", p.tgid, "queue", id, "type", queueTypeName(a.QueueType), "gpu", a.GPUID,
 		"ring", hexVA(a.RingBaseAddress), "rptr", hexVA(a.ReadPointerAddress), "wptr", hexVA(a.WritePointerAddress),
 		"doorbell_offset", hexVA(a.DoorbellOffset))
@@ -485,9 +484,7 @@ func (q *queue) stop() {
 	q.eng.Stop()
 }
 
-func destroyQueue(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.DestroyQueueArgs
-	decode(arg, &a)
+func destroyQueue(p *Process, c Caller, a *abi.DestroyQueueArgs) syscall.Errno {
 	p.mu.Lock()
 	q := p.queues[a.QueueID]
 	if q == nil {
@@ -503,9 +500,7 @@ func destroyQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	return 0
 }
 
-func updateQueue(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.UpdateQueueArgs
-	decode(arg, &a)
+func updateQueue(p *Process, c Caller, a *abi.UpdateQueueArgs) syscall.Errno {
 	if a.QueuePercentage&0xff > abi.KFD_MAX_QUEUE_PERCENTAGE || a.QueuePriority > abi.KFD_MAX_QUEUE_PRIORITY {
 		return syscall.EINVAL
 	}
@@ -545,9 +540,7 @@ func updateQueue(p *Process, c Caller, arg []byte) syscall.Errno {
 	return 0
 }
 
-func setCUMask(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.SetCUMaskArgs
-	decode(arg, &a)
+func setCUMask(p *Process, c Caller, a *abi.SetCUMaskArgs) syscall.Errno {
 	if a.NumCUMask%32 != 0 || a.NumCUMask == 0 {
 		return syscall.EINVAL // "num_cu_mask must be a multiple of 32" / "CU mask cannot be 0"
 	}
@@ -570,9 +563,7 @@ func setCUMask(p *Process, c Caller, arg []byte) syscall.Errno {
 	return 0
 }
 
-func getQueueWaveState(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.GetQueueWaveStateArgs
-	decode(arg, &a)
+func getQueueWaveState(p *Process, c Caller, a *abi.GetQueueWaveStateArgs) syscall.Errno {
 	p.mu.Lock()
 	q := p.queues[a.QueueID]
 	p.mu.Unlock()
@@ -600,13 +591,10 @@ func getQueueWaveState(p *Process, c Caller, arg []byte) syscall.Errno {
 		}
 	}
 	a.CtlStackUsedSize, a.SaveAreaUsedSize = uint32(len(ctl)), 0
-	encode(arg, a)
 	return 0
 }
 
-func allocQueueGWS(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.AllocQueueGWSArgs
-	decode(arg, &a)
+func allocQueueGWS(p *Process, c Caller, a *abi.AllocQueueGWSArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	q := p.queues[a.QueueID]
@@ -637,7 +625,6 @@ func allocQueueGWS(p *Process, c Caller, arg []byte) syscall.Errno {
 		q.gws.Store(q.pd.gws)
 	}
 	a.FirstGWS = 0
-	encode(arg, a)
 	return 0
 }
 

@@ -212,12 +212,10 @@ func (p *Process) gpuFault(gi int) mmu.FaultHandler {
 	}
 }
 
-// svmIoctl is kfd_ioctl_svm: the argument is the header followed by nattr attributes, its size
-// the command's _IOC_SIZE (libhsakmt encodes the whole size into the command word).
-func svmIoctl(p *Process, c Caller, arg []byte) syscall.Errno {
-	var a abi.SVMArgs
-	decode(arg, &a)
-	if errno := svm.ValidateArgs(uint32(len(arg)), a.NAttr); errno != 0 {
+// svmIoctl is kfd_ioctl_svm: the argument is the header followed by nattr attributes (tail), its
+// size the command's _IOC_SIZE (libhsakmt encodes the whole size into the command word).
+func svmIoctl(p *Process, c Caller, a *abi.SVMArgs, tail []byte) syscall.Errno {
+	if errno := svm.ValidateArgs(abi.IOCSize(abi.AMDKFD_IOC_SVM)+uint32(len(tail)), a.NAttr); errno != 0 {
 		return errno
 	}
 	if !svm.ValidOp(a.Op) {
@@ -226,7 +224,7 @@ func svmIoctl(p *Process, c Caller, arg []byte) syscall.Errno {
 		return syscall.EINVAL
 	}
 	attrs := make([]abi.SVMAttribute, a.NAttr)
-	decode(arg[24:], attrs)
+	decode(tail, attrs)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.svm == nil {
@@ -234,7 +232,7 @@ func svmIoctl(p *Process, c Caller, arg []byte) syscall.Errno {
 	}
 	errno := p.svm.Ioctl(a.Op, a.StartAddr, a.Size, attrs)
 	if a.Op == abi.KFD_IOCTL_SVM_OP_GET_ATTR {
-		encode(arg[24:], attrs)
+		encode(tail, attrs)
 	}
 	return errno
 }

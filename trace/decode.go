@@ -24,27 +24,18 @@ type Decoded struct {
 	Duration float64           `json:"duration_us"`
 }
 
-// Describer names an ioctl and decodes its argument into ordered fields. kfdemu's ABI tables
-// register one with SetDescriber; without it, calls are shown by number with the raw argument.
-type Describer func(cmd uint32, arg []byte) (name string, keys []string, vals []uint64, ok bool)
-
-var describe Describer
-
-// SetDescriber installs the ioctl decoder.
-func SetDescriber(d Describer) { describe = d }
-
 // Decode decodes c.
 func Decode(c Call) Decoded {
 	d := Decoded{Time: c.Start.Seconds(), Pid: c.Pid, Tid: c.Tid, Device: c.Device,
 		Cmd: fmt.Sprintf("%#x", c.Cmd), Result: c.Ret, Duration: float64(c.Duration) / float64(time.Microsecond)}
 	d.Ioctl = fmt.Sprintf("%c_0x%02x", rune(c.Cmd>>8&0xff), c.Cmd&0xff)
-	if describe != nil {
-		if name, keys, vals, ok := describe(c.Cmd, c.Arg); ok {
-			d.Ioctl, d.Order = name, keys
-			d.Fields = map[string]uint64{}
-			for i, k := range keys {
-				d.Fields[k] = vals[i]
-			}
+	// A command the kfd/abi tables name gets its name and decoded fields; others keep the number
+	// and the raw argument.
+	if name, keys, vals, ok := describeABI(c.Cmd, c.Arg); ok {
+		d.Ioctl, d.Order = name, keys
+		d.Fields = map[string]uint64{}
+		for i, k := range keys {
+			d.Fields[k] = vals[i]
 		}
 	}
 	d.ArrayOf, d.Array = decodeArray(c.Cmd, c.Extra)

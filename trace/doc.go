@@ -2,7 +2,7 @@
 // filtered in the kernel to one process tree, copy each argument struct (_IOC_SIZE bytes, bounded) and
 // the arrays that matter (WAIT_EVENTS events, MAP/UNMAP device ids) into a ring buffer; user space
 // keeps only calls on kfd and render-node fds (the real device nodes or a kfdemu mount) and decodes
-// them with the names and layouts of kfd/abi.
+// them with the names and layouts of kfd/abi's ioctl tables (abi.Ioctls, abi.DRMIoctls).
 //
 // It works the same against the real amdkfd and against kfdemu: it observes the syscall, not the driver.
 // Concurrency: a Tracer is used by one reader goroutine; Add may be called concurrently with Read.

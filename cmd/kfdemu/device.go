@@ -8,18 +8,17 @@ import (
 	"github.com/kfdemu/kfdemu/topology"
 )
 
-func init() {
-	newDevice = func(sys *topology.System, log *slog.Logger) kfd.Device {
-		d := kfd.New(sys, log)
-		// SVM needs the clients' munmaps (amdkfd's MMU notifiers); without them the driver reports
-		// the 1.2 interface and libhsakmt keeps SVM off (kfd/handlers.go).
-		n, err := mmnotify.Open(log.Warn)
-		if err != nil {
-			log.Warn("clients' munmaps cannot be observed: KFD interface 1.2, SVM off", "err", err)
-			return d
-		}
-		d.SetMMNotifier(n)
-		log.Debug("KFD interface 1.9: SVM ranges follow clients' munmaps (eBPF)")
+// newDevice builds the driver for a topology (mountEmulator serves a captured tree without one).
+func newDevice(sys *topology.System, log *slog.Logger) kfd.Device {
+	d := kfd.New(sys, log)
+	// SVM needs the clients' munmaps (amdkfd's MMU notifiers); without them the driver reports
+	// the 1.2 interface and libhsakmt keeps SVM off (kfd/handlers.go).
+	n, err := mmnotify.Open(log.Warn)
+	if err != nil {
+		log.Warn("clients' munmaps cannot be observed: KFD interface 1.2, SVM off", "err", err)
 		return d
 	}
+	d.SetMMNotifier(n)
+	log.Debug("KFD interface 1.9: SVM ranges follow clients' munmaps (eBPF)")
+	return d
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/kfdemu/kfdemu/fs"
 	"github.com/kfdemu/kfdemu/gpu/shader"
-	"github.com/kfdemu/kfdemu/kfd"
 	"github.com/kfdemu/kfdemu/topology"
 	"golang.org/x/sys/unix"
 )
@@ -23,9 +22,6 @@ const DefaultMount = "/run/kfdemu"
 
 // shutdownTimeout bounds the teardown after SIGINT/SIGTERM (unmount, stopping queues).
 const shutdownTimeout = 10 * time.Second
-
-// newDevice builds the driver for a topology; nil serves the topology only.
-var newDevice func(sys *topology.System, log *slog.Logger) kfd.Device
 
 type serveFlags struct {
 	mount, profile, topologyFrom, logLevel string
@@ -102,7 +98,7 @@ func mountEmulator(f *serveFlags, log *slog.Logger) (*fs.Server, int, error) {
 	}
 	shader.SetWorkers(f.gpuThreads)
 	opts := fs.Options{System: sys, Capture: capture, Log: log, Debug: f.debugFUSE}
-	if newDevice != nil && capture == nil {
+	if capture == nil { // a captured tree is served as topology only
 		opts.Device = newDevice(sys, log)
 	}
 	srv, err := fs.Mount(f.mount, opts)

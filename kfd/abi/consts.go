@@ -1,61 +1,28 @@
 package abi
 
-import "unsafe"
+import "reflect"
 
-// Ioctl describes one AMDKFD_IOC_* command.
+// Ioctl describes one AMDKFD_IOC_* command: what the header's
+// "#define AMDKFD_IOC_<Name> AMDKFD_IOWR(<Nr>, struct <C>)" says.
 type Ioctl struct {
 	Nr   uint32
 	Name string // without the AMDKFD_IOC_ prefix
-	Cmd  uint32
+	Cmd  uint32 // _IOC(direction, 'K', Nr, sizeof(Arg))
+	// Arg is the argument struct of this package (its fields' c tags name the C members; its
+	// size is IOCSize(Cmd)) and C the name of the C struct, without "struct".
+	Arg reflect.Type
+	C   string
 }
 
-func iowr(nr uint32, size uintptr) uint32 {
-	return IOC(IOCRead|IOCWrite, AMDKFDIOCTLBase, nr, uint32(size))
+func ioctl[T any](dir, nr uint32, name, c string) Ioctl {
+	t := reflect.TypeFor[T]()
+	return Ioctl{Nr: nr, Name: name, Cmd: IOC(dir, AMDKFDIOCTLBase, nr, uint32(t.Size())), Arg: t, C: c}
 }
-func iow(nr uint32, size uintptr) uint32 { return IOC(IOCWrite, AMDKFDIOCTLBase, nr, uint32(size)) }
-func ior(nr uint32, size uintptr) uint32 { return IOC(IOCRead, AMDKFDIOCTLBase, nr, uint32(size)) }
 
-// AMDKFD_IOC_* command words.
-var (
-	AMDKFD_IOC_GET_VERSION                  = ior(0x01, unsafe.Sizeof(GetVersionArgs{}))
-	AMDKFD_IOC_CREATE_QUEUE                 = iowr(0x02, unsafe.Sizeof(CreateQueueArgs{}))
-	AMDKFD_IOC_DESTROY_QUEUE                = iowr(0x03, unsafe.Sizeof(DestroyQueueArgs{}))
-	AMDKFD_IOC_SET_MEMORY_POLICY            = iow(0x04, unsafe.Sizeof(SetMemoryPolicyArgs{}))
-	AMDKFD_IOC_GET_CLOCK_COUNTERS           = iowr(0x05, unsafe.Sizeof(GetClockCountersArgs{}))
-	AMDKFD_IOC_GET_PROCESS_APERTURES        = ior(0x06, unsafe.Sizeof(GetProcessAperturesArgs{}))
-	AMDKFD_IOC_UPDATE_QUEUE                 = iow(0x07, unsafe.Sizeof(UpdateQueueArgs{}))
-	AMDKFD_IOC_CREATE_EVENT                 = iowr(0x08, unsafe.Sizeof(CreateEventArgs{}))
-	AMDKFD_IOC_DESTROY_EVENT                = iow(0x09, unsafe.Sizeof(DestroyEventArgs{}))
-	AMDKFD_IOC_SET_EVENT                    = iow(0x0A, unsafe.Sizeof(SetEventArgs{}))
-	AMDKFD_IOC_RESET_EVENT                  = iow(0x0B, unsafe.Sizeof(ResetEventArgs{}))
-	AMDKFD_IOC_WAIT_EVENTS                  = iowr(0x0C, unsafe.Sizeof(WaitEventsArgs{}))
-	AMDKFD_IOC_DBG_REGISTER_DEPRECATED      = iow(0x0D, unsafe.Sizeof(DbgRegisterArgs{}))
-	AMDKFD_IOC_DBG_UNREGISTER_DEPRECATED    = iow(0x0E, unsafe.Sizeof(DbgRegisterArgs{}))
-	AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED = iow(0x0F, unsafe.Sizeof(DbgAddressWatchArgs{}))
-	AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED  = iow(0x10, unsafe.Sizeof(DbgAddressWatchArgs{}))
-	AMDKFD_IOC_SET_SCRATCH_BACKING_VA       = iowr(0x11, unsafe.Sizeof(SetScratchBackingVAArgs{}))
-	AMDKFD_IOC_GET_TILE_CONFIG              = iowr(0x12, unsafe.Sizeof(GetTileConfigArgs{}))
-	AMDKFD_IOC_SET_TRAP_HANDLER             = iow(0x13, unsafe.Sizeof(SetTrapHandlerArgs{}))
-	AMDKFD_IOC_GET_PROCESS_APERTURES_NEW    = iowr(0x14, unsafe.Sizeof(GetProcessAperturesNewArgs{}))
-	AMDKFD_IOC_ACQUIRE_VM                   = iow(0x15, unsafe.Sizeof(AcquireVMArgs{}))
-	AMDKFD_IOC_ALLOC_MEMORY_OF_GPU          = iowr(0x16, unsafe.Sizeof(AllocMemoryOfGPUArgs{}))
-	AMDKFD_IOC_FREE_MEMORY_OF_GPU           = iow(0x17, unsafe.Sizeof(FreeMemoryOfGPUArgs{}))
-	AMDKFD_IOC_MAP_MEMORY_TO_GPU            = iowr(0x18, unsafe.Sizeof(MapMemoryToGPUArgs{}))
-	AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU        = iowr(0x19, unsafe.Sizeof(UnmapMemoryFromGPUArgs{}))
-	AMDKFD_IOC_SET_CU_MASK                  = iow(0x1A, unsafe.Sizeof(SetCUMaskArgs{}))
-	AMDKFD_IOC_GET_QUEUE_WAVE_STATE         = iowr(0x1B, unsafe.Sizeof(GetQueueWaveStateArgs{}))
-	AMDKFD_IOC_GET_DMABUF_INFO              = iowr(0x1C, unsafe.Sizeof(GetDmabufInfoArgs{}))
-	AMDKFD_IOC_IMPORT_DMABUF                = iowr(0x1D, unsafe.Sizeof(ImportDmabufArgs{}))
-	AMDKFD_IOC_ALLOC_QUEUE_GWS              = iowr(0x1E, unsafe.Sizeof(AllocQueueGWSArgs{}))
-	AMDKFD_IOC_SMI_EVENTS                   = iowr(0x1F, unsafe.Sizeof(SMIEventsArgs{}))
-	AMDKFD_IOC_SVM                          = iowr(0x20, unsafe.Sizeof(SVMArgs{}))
-	AMDKFD_IOC_SET_XNACK_MODE               = iowr(0x21, unsafe.Sizeof(SetXnackModeArgs{}))
-	AMDKFD_IOC_CRIU_OP                      = iowr(0x22, unsafe.Sizeof(CRIUArgs{}))
-	AMDKFD_IOC_AVAILABLE_MEMORY             = iowr(0x23, unsafe.Sizeof(GetAvailableMemoryArgs{}))
-	AMDKFD_IOC_EXPORT_DMABUF                = iowr(0x24, unsafe.Sizeof(ExportDmabufArgs{}))
-	AMDKFD_IOC_RUNTIME_ENABLE               = iowr(0x25, unsafe.Sizeof(RuntimeEnableArgs{}))
-	AMDKFD_IOC_DBG_TRAP                     = iowr(0x26, unsafe.Sizeof(DbgTrapArgs{}))
-)
+// The AMDKFD_IOR/IOW/IOWR macros of kfd_ioctl.h.
+func ior[T any](nr uint32, name, c string) Ioctl  { return ioctl[T](IOCRead, nr, name, c) }
+func iow[T any](nr uint32, name, c string) Ioctl  { return ioctl[T](IOCWrite, nr, name, c) }
+func iowr[T any](nr uint32, name, c string) Ioctl { return ioctl[T](IOCRead|IOCWrite, nr, name, c) }
 
 // AMDKFD_COMMAND_START and _END (1.18: END is 0x27).
 const (
@@ -63,47 +30,113 @@ const (
 	AMDKFD_COMMAND_END   = 0x27
 )
 
-// Ioctls lists every command of the interface, by number.
+// Ioctls is the ioctl table of the interface: every command from AMDKFD_COMMAND_START to
+// AMDKFD_COMMAND_END, in order of number, with its argument struct. It is the one place that pairs
+// a number with a struct: the AMDKFD_IOC_* command words below, kfd's dispatch table (which checks
+// each handler's argument type against it), the tracer's decoder and the C header test
+// (abi_c_test.go, which takes the struct list and the C member names from here) all derive from it.
 var Ioctls = []Ioctl{
-	{0x01, "GET_VERSION", AMDKFD_IOC_GET_VERSION},
-	{0x02, "CREATE_QUEUE", AMDKFD_IOC_CREATE_QUEUE},
-	{0x03, "DESTROY_QUEUE", AMDKFD_IOC_DESTROY_QUEUE},
-	{0x04, "SET_MEMORY_POLICY", AMDKFD_IOC_SET_MEMORY_POLICY},
-	{0x05, "GET_CLOCK_COUNTERS", AMDKFD_IOC_GET_CLOCK_COUNTERS},
-	{0x06, "GET_PROCESS_APERTURES", AMDKFD_IOC_GET_PROCESS_APERTURES},
-	{0x07, "UPDATE_QUEUE", AMDKFD_IOC_UPDATE_QUEUE},
-	{0x08, "CREATE_EVENT", AMDKFD_IOC_CREATE_EVENT},
-	{0x09, "DESTROY_EVENT", AMDKFD_IOC_DESTROY_EVENT},
-	{0x0A, "SET_EVENT", AMDKFD_IOC_SET_EVENT},
-	{0x0B, "RESET_EVENT", AMDKFD_IOC_RESET_EVENT},
-	{0x0C, "WAIT_EVENTS", AMDKFD_IOC_WAIT_EVENTS},
-	{0x0D, "DBG_REGISTER_DEPRECATED", AMDKFD_IOC_DBG_REGISTER_DEPRECATED},
-	{0x0E, "DBG_UNREGISTER_DEPRECATED", AMDKFD_IOC_DBG_UNREGISTER_DEPRECATED},
-	{0x0F, "DBG_ADDRESS_WATCH_DEPRECATED", AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED},
-	{0x10, "DBG_WAVE_CONTROL_DEPRECATED", AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED},
-	{0x11, "SET_SCRATCH_BACKING_VA", AMDKFD_IOC_SET_SCRATCH_BACKING_VA},
-	{0x12, "GET_TILE_CONFIG", AMDKFD_IOC_GET_TILE_CONFIG},
-	{0x13, "SET_TRAP_HANDLER", AMDKFD_IOC_SET_TRAP_HANDLER},
-	{0x14, "GET_PROCESS_APERTURES_NEW", AMDKFD_IOC_GET_PROCESS_APERTURES_NEW},
-	{0x15, "ACQUIRE_VM", AMDKFD_IOC_ACQUIRE_VM},
-	{0x16, "ALLOC_MEMORY_OF_GPU", AMDKFD_IOC_ALLOC_MEMORY_OF_GPU},
-	{0x17, "FREE_MEMORY_OF_GPU", AMDKFD_IOC_FREE_MEMORY_OF_GPU},
-	{0x18, "MAP_MEMORY_TO_GPU", AMDKFD_IOC_MAP_MEMORY_TO_GPU},
-	{0x19, "UNMAP_MEMORY_FROM_GPU", AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU},
-	{0x1A, "SET_CU_MASK", AMDKFD_IOC_SET_CU_MASK},
-	{0x1B, "GET_QUEUE_WAVE_STATE", AMDKFD_IOC_GET_QUEUE_WAVE_STATE},
-	{0x1C, "GET_DMABUF_INFO", AMDKFD_IOC_GET_DMABUF_INFO},
-	{0x1D, "IMPORT_DMABUF", AMDKFD_IOC_IMPORT_DMABUF},
-	{0x1E, "ALLOC_QUEUE_GWS", AMDKFD_IOC_ALLOC_QUEUE_GWS},
-	{0x1F, "SMI_EVENTS", AMDKFD_IOC_SMI_EVENTS},
-	{0x20, "SVM", AMDKFD_IOC_SVM},
-	{0x21, "SET_XNACK_MODE", AMDKFD_IOC_SET_XNACK_MODE},
-	{0x22, "CRIU_OP", AMDKFD_IOC_CRIU_OP},
-	{0x23, "AVAILABLE_MEMORY", AMDKFD_IOC_AVAILABLE_MEMORY},
-	{0x24, "EXPORT_DMABUF", AMDKFD_IOC_EXPORT_DMABUF},
-	{0x25, "RUNTIME_ENABLE", AMDKFD_IOC_RUNTIME_ENABLE},
-	{0x26, "DBG_TRAP", AMDKFD_IOC_DBG_TRAP},
+	ior[GetVersionArgs](0x01, "GET_VERSION", "kfd_ioctl_get_version_args"),
+	iowr[CreateQueueArgs](0x02, "CREATE_QUEUE", "kfd_ioctl_create_queue_args"),
+	iowr[DestroyQueueArgs](0x03, "DESTROY_QUEUE", "kfd_ioctl_destroy_queue_args"),
+	iow[SetMemoryPolicyArgs](0x04, "SET_MEMORY_POLICY", "kfd_ioctl_set_memory_policy_args"),
+	iowr[GetClockCountersArgs](0x05, "GET_CLOCK_COUNTERS", "kfd_ioctl_get_clock_counters_args"),
+	ior[GetProcessAperturesArgs](0x06, "GET_PROCESS_APERTURES", "kfd_ioctl_get_process_apertures_args"),
+	iow[UpdateQueueArgs](0x07, "UPDATE_QUEUE", "kfd_ioctl_update_queue_args"),
+	iowr[CreateEventArgs](0x08, "CREATE_EVENT", "kfd_ioctl_create_event_args"),
+	iow[DestroyEventArgs](0x09, "DESTROY_EVENT", "kfd_ioctl_destroy_event_args"),
+	iow[SetEventArgs](0x0A, "SET_EVENT", "kfd_ioctl_set_event_args"),
+	iow[ResetEventArgs](0x0B, "RESET_EVENT", "kfd_ioctl_reset_event_args"),
+	iowr[WaitEventsArgs](0x0C, "WAIT_EVENTS", "kfd_ioctl_wait_events_args"),
+	iow[DbgRegisterArgs](0x0D, "DBG_REGISTER_DEPRECATED", "kfd_ioctl_dbg_register_args"),
+	iow[DbgUnregisterArgs](0x0E, "DBG_UNREGISTER_DEPRECATED", "kfd_ioctl_dbg_unregister_args"),
+	iow[DbgAddressWatchArgs](0x0F, "DBG_ADDRESS_WATCH_DEPRECATED", "kfd_ioctl_dbg_address_watch_args"),
+	iow[DbgWaveControlArgs](0x10, "DBG_WAVE_CONTROL_DEPRECATED", "kfd_ioctl_dbg_wave_control_args"),
+	iowr[SetScratchBackingVAArgs](0x11, "SET_SCRATCH_BACKING_VA", "kfd_ioctl_set_scratch_backing_va_args"),
+	iowr[GetTileConfigArgs](0x12, "GET_TILE_CONFIG", "kfd_ioctl_get_tile_config_args"),
+	iow[SetTrapHandlerArgs](0x13, "SET_TRAP_HANDLER", "kfd_ioctl_set_trap_handler_args"),
+	iowr[GetProcessAperturesNewArgs](0x14, "GET_PROCESS_APERTURES_NEW", "kfd_ioctl_get_process_apertures_new_args"),
+	iow[AcquireVMArgs](0x15, "ACQUIRE_VM", "kfd_ioctl_acquire_vm_args"),
+	iowr[AllocMemoryOfGPUArgs](0x16, "ALLOC_MEMORY_OF_GPU", "kfd_ioctl_alloc_memory_of_gpu_args"),
+	iow[FreeMemoryOfGPUArgs](0x17, "FREE_MEMORY_OF_GPU", "kfd_ioctl_free_memory_of_gpu_args"),
+	iowr[MapMemoryToGPUArgs](0x18, "MAP_MEMORY_TO_GPU", "kfd_ioctl_map_memory_to_gpu_args"),
+	iowr[UnmapMemoryFromGPUArgs](0x19, "UNMAP_MEMORY_FROM_GPU", "kfd_ioctl_unmap_memory_from_gpu_args"),
+	iow[SetCUMaskArgs](0x1A, "SET_CU_MASK", "kfd_ioctl_set_cu_mask_args"),
+	iowr[GetQueueWaveStateArgs](0x1B, "GET_QUEUE_WAVE_STATE", "kfd_ioctl_get_queue_wave_state_args"),
+	iowr[GetDmabufInfoArgs](0x1C, "GET_DMABUF_INFO", "kfd_ioctl_get_dmabuf_info_args"),
+	iowr[ImportDmabufArgs](0x1D, "IMPORT_DMABUF", "kfd_ioctl_import_dmabuf_args"),
+	iowr[AllocQueueGWSArgs](0x1E, "ALLOC_QUEUE_GWS", "kfd_ioctl_alloc_queue_gws_args"),
+	iowr[SMIEventsArgs](0x1F, "SMI_EVENTS", "kfd_ioctl_smi_events_args"),
+	iowr[SVMArgs](0x20, "SVM", "kfd_ioctl_svm_args"),
+	iowr[SetXnackModeArgs](0x21, "SET_XNACK_MODE", "kfd_ioctl_set_xnack_mode_args"),
+	iowr[CRIUArgs](0x22, "CRIU_OP", "kfd_ioctl_criu_args"),
+	iowr[GetAvailableMemoryArgs](0x23, "AVAILABLE_MEMORY", "kfd_ioctl_get_available_memory_args"),
+	iowr[ExportDmabufArgs](0x24, "EXPORT_DMABUF", "kfd_ioctl_export_dmabuf_args"),
+	iowr[RuntimeEnableArgs](0x25, "RUNTIME_ENABLE", "kfd_ioctl_runtime_enable_args"),
+	iowr[DbgTrapArgs](0x26, "DBG_TRAP", "kfd_ioctl_dbg_trap_args"),
 }
+
+// IoctlOf returns the table entry of command number nr; ok is false outside
+// [AMDKFD_COMMAND_START, AMDKFD_COMMAND_END).
+func IoctlOf(nr uint32) (io Ioctl, ok bool) {
+	if nr < AMDKFD_COMMAND_START || nr-AMDKFD_COMMAND_START >= uint32(len(Ioctls)) {
+		return Ioctl{}, false
+	}
+	return Ioctls[nr-AMDKFD_COMMAND_START], true
+}
+
+// command is the command word of table entry name (a name missing from the table is a mistake
+// in this file: the package panics as it loads).
+func command(name string) uint32 {
+	for _, io := range Ioctls {
+		if io.Name == name {
+			return io.Cmd
+		}
+	}
+	panic("abi: AMDKFD_IOC_" + name + " is not in Ioctls")
+}
+
+// AMDKFD_IOC_* command words, from Ioctls.
+var (
+	AMDKFD_IOC_GET_VERSION                  = command("GET_VERSION")
+	AMDKFD_IOC_CREATE_QUEUE                 = command("CREATE_QUEUE")
+	AMDKFD_IOC_DESTROY_QUEUE                = command("DESTROY_QUEUE")
+	AMDKFD_IOC_SET_MEMORY_POLICY            = command("SET_MEMORY_POLICY")
+	AMDKFD_IOC_GET_CLOCK_COUNTERS           = command("GET_CLOCK_COUNTERS")
+	AMDKFD_IOC_GET_PROCESS_APERTURES        = command("GET_PROCESS_APERTURES")
+	AMDKFD_IOC_UPDATE_QUEUE                 = command("UPDATE_QUEUE")
+	AMDKFD_IOC_CREATE_EVENT                 = command("CREATE_EVENT")
+	AMDKFD_IOC_DESTROY_EVENT                = command("DESTROY_EVENT")
+	AMDKFD_IOC_SET_EVENT                    = command("SET_EVENT")
+	AMDKFD_IOC_RESET_EVENT                  = command("RESET_EVENT")
+	AMDKFD_IOC_WAIT_EVENTS                  = command("WAIT_EVENTS")
+	AMDKFD_IOC_DBG_REGISTER_DEPRECATED      = command("DBG_REGISTER_DEPRECATED")
+	AMDKFD_IOC_DBG_UNREGISTER_DEPRECATED    = command("DBG_UNREGISTER_DEPRECATED")
+	AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED = command("DBG_ADDRESS_WATCH_DEPRECATED")
+	AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED  = command("DBG_WAVE_CONTROL_DEPRECATED")
+	AMDKFD_IOC_SET_SCRATCH_BACKING_VA       = command("SET_SCRATCH_BACKING_VA")
+	AMDKFD_IOC_GET_TILE_CONFIG              = command("GET_TILE_CONFIG")
+	AMDKFD_IOC_SET_TRAP_HANDLER             = command("SET_TRAP_HANDLER")
+	AMDKFD_IOC_GET_PROCESS_APERTURES_NEW    = command("GET_PROCESS_APERTURES_NEW")
+	AMDKFD_IOC_ACQUIRE_VM                   = command("ACQUIRE_VM")
+	AMDKFD_IOC_ALLOC_MEMORY_OF_GPU          = command("ALLOC_MEMORY_OF_GPU")
+	AMDKFD_IOC_FREE_MEMORY_OF_GPU           = command("FREE_MEMORY_OF_GPU")
+	AMDKFD_IOC_MAP_MEMORY_TO_GPU            = command("MAP_MEMORY_TO_GPU")
+	AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU        = command("UNMAP_MEMORY_FROM_GPU")
+	AMDKFD_IOC_SET_CU_MASK                  = command("SET_CU_MASK")
+	AMDKFD_IOC_GET_QUEUE_WAVE_STATE         = command("GET_QUEUE_WAVE_STATE")
+	AMDKFD_IOC_GET_DMABUF_INFO              = command("GET_DMABUF_INFO")
+	AMDKFD_IOC_IMPORT_DMABUF                = command("IMPORT_DMABUF")
+	AMDKFD_IOC_ALLOC_QUEUE_GWS              = command("ALLOC_QUEUE_GWS")
+	AMDKFD_IOC_SMI_EVENTS                   = command("SMI_EVENTS")
+	AMDKFD_IOC_SVM                          = command("SVM")
+	AMDKFD_IOC_SET_XNACK_MODE               = command("SET_XNACK_MODE")
+	AMDKFD_IOC_CRIU_OP                      = command("CRIU_OP")
+	AMDKFD_IOC_AVAILABLE_MEMORY             = command("AVAILABLE_MEMORY")
+	AMDKFD_IOC_EXPORT_DMABUF                = command("EXPORT_DMABUF")
+	AMDKFD_IOC_RUNTIME_ENABLE               = command("RUNTIME_ENABLE")
+	AMDKFD_IOC_DBG_TRAP                     = command("DBG_TRAP")
+)
 
 // Queue types (KFD_IOC_QUEUE_TYPE_*).
 const (

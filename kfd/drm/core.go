@@ -2,6 +2,8 @@ package drm
 
 import (
 	"encoding/binary"
+	"fmt"
+	"reflect"
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
@@ -33,10 +35,12 @@ const (
 
 const overflowUID = 65534 // overflowuid: drm_getclient reports it as the uid
 
+// handler serves one command on k, the kernel-side copy of its argument (see Ioctl). def builds one
+// from a typed handler; the others answer without reading the argument.
 type handler func(d *Device, m Memory, k []byte) syscall.Errno
 
 type ioctlDesc struct {
-	cmd   uint32 // the kernel's command word (direction and size)
+	cmd   uint32 // the kernel's command word (direction and size), abi.DRMIoctls'
 	flags uint32
 	fn    handler
 }
@@ -45,88 +49,130 @@ type ioctlDesc struct {
 // or DRM_MASTER): drm_ioctl_permit rejects it first.
 func denied(*Device, Memory, []byte) syscall.Errno { return syscall.EACCES }
 
+// raw is the entry of cmd served by fn without decoding (nil: denied).
+func raw(cmd, flags uint32, fn handler) ioctlDesc {
+	if fn == nil {
+		fn = denied
+	}
+	return ioctlDesc{cmd, flags, fn}
+}
+
+// def is the entry of cmd served by the typed handler fn. cmd must be in abi.DRMIoctls with A as its
+// argument type, and A's encoded size must be the command's size: a mismatch is a mistake in the
+// tables below and panics as the package loads, so it fails every test. The wrapper decodes the
+// struct from k if the command is _IOW (it starts zeroed otherwise), calls fn, and encodes it back
+// into k if the command is _IOR, also on errors (drm_ioctl copies out whatever the function left).
+func def[A any](cmd, flags uint32, fn func(*Device, Memory, *A) syscall.Errno) ioctlDesc {
+	io, ok := abi.DRMIoctlOf(abi.IOCNr(cmd))
+	switch typ := reflect.TypeFor[A](); {
+	case !ok || io.Cmd != cmd || abi.IOCType(cmd) != abi.DRMIOCTLBase:
+		panic(fmt.Sprintf("drm: command %#x is not in abi.DRMIoctls", cmd))
+	case typ != io.Arg:
+		panic(fmt.Sprintf("drm: the handler of %s takes %v, abi.DRMIoctls says %v", io.Name, typ, io.Arg))
+	case binary.Size(new(A)) != int(abi.IOCSize(cmd)):
+		panic(fmt.Sprintf("drm: %v encodes to %d bytes, %s carries %d", typ, binary.Size(new(A)), io.Name, abi.IOCSize(cmd)))
+	}
+	in, out := abi.IOCDir(cmd)&abi.IOCWrite != 0, abi.IOCDir(cmd)&abi.IOCRead != 0
+	return ioctlDesc{cmd, flags, func(d *Device, m Memory, k []byte) syscall.Errno {
+		var a A
+		if in {
+			decode(k, &a)
+		}
+		errno := fn(d, m, &a)
+		if out {
+			encode(k, &a)
+		}
+		return errno
+	}}
+}
+
 // coreIoctls is drm_ioctls[] of drm_ioctl.c (Linux 6.10: legacy UMS entries are gone and have no
 // function; DRM_CORE_IOCTL_COUNT is 0xD1, MODE_CLOSEFB being the last).
 var coreIoctls = func() [0xD1]ioctlDesc {
 	var t [0xD1]ioctlDesc
-	set := func(cmd, flags uint32, fn handler) {
-		if fn == nil {
-			fn = denied
-		}
-		t[abi.IOCNr(cmd)] = ioctlDesc{cmd, flags, fn}
-	}
-	set(abi.DRM_IOCTL_VERSION, flagRenderAllow, (*Device).version)
-	set(0xc0106401, 0, nil) // GET_UNIQUE
-	set(0x80046402, 0, nil) // GET_MAGIC
-	set(abi.DRM_IOCTL_GET_CLIENT, flagEmulatedRender, (*Device).getClient)
-	set(0x80f86406, 0, nil) // GET_STATS
-	set(abi.DRM_IOCTL_GET_CAP, flagRenderAllow, (*Device).getCap)
-	set(abi.DRM_IOCTL_SET_CLIENT_CAP, 0, nil)              // drm_setclientcap
-	set(0xc0106407, flagMaster, nil)                       // SET_VERSION
-	set(0x40106410, flagAuth|flagMaster|flagRootOnly, nil) // SET_UNIQUE
-	set(0xc0046412, flagAuth|flagMaster|flagRootOnly, nil) // BLOCK
-	set(0xc0046413, flagAuth|flagMaster|flagRootOnly, nil) // UNBLOCK
-	set(0x40046411, flagMaster, nil)                       // AUTH_MAGIC
-	set(abi.DRM_IOCTL_SET_MASTER, 0, nil)
-	set(abi.DRM_IOCTL_DROP_MASTER, 0, nil)
-	set(0xc0046427, flagAuth|flagMaster|flagRootOnly, nil) // ADD_DRAW
-	set(0xc0046428, flagAuth|flagMaster|flagRootOnly, nil) // RM_DRAW
-	set(0x4008642c, flagAuth, nil)                         // FINISH
-	set(0xc018643a, 0, nil)                                // WAIT_VBLANK
-	set(0x4018643f, flagAuth|flagMaster|flagRootOnly, nil) // UPDATE_DRAW
-	set(abi.DRM_IOCTL_GEM_CLOSE, flagRenderAllow, (*Device).gemClose)
-	set(0xc008640a, flagAuth, nil) // GEM_FLINK
-	set(0xc010640b, flagAuth, nil) // GEM_OPEN
-	set(abi.DRM_IOCTL_PRIME_HANDLE_TO_FD, flagRenderAllow, (*Device).primeHandleToFD)
-	set(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, flagRenderAllow, (*Device).primeFDToHandle)
-	set(0xc018643b, 0, nil) // CRTC_GET_SEQUENCE
-	set(0xc018643c, 0, nil) // CRTC_QUEUE_SEQUENCE
+	put := func(e ioctlDesc) { t[abi.IOCNr(e.cmd)] = e }
+	put(def(abi.DRM_IOCTL_VERSION, flagRenderAllow, (*Device).version))
+	put(raw(abi.DRM_IOCTL_GET_UNIQUE, 0, nil))
+	put(raw(abi.DRM_IOCTL_GET_MAGIC, 0, nil))
+	put(def(abi.DRM_IOCTL_GET_CLIENT, flagEmulatedRender, (*Device).getClient))
+	put(raw(abi.DRM_IOCTL_GET_STATS, 0, nil))
+	put(def(abi.DRM_IOCTL_GET_CAP, flagRenderAllow, (*Device).getCap))
+	put(raw(abi.DRM_IOCTL_SET_CLIENT_CAP, 0, nil)) // drm_setclientcap
+	put(raw(abi.DRM_IOCTL_SET_VERSION, flagMaster, nil))
+	put(raw(abi.DRM_IOCTL_SET_UNIQUE, flagAuth|flagMaster|flagRootOnly, nil))
+	put(raw(abi.DRM_IOCTL_BLOCK, flagAuth|flagMaster|flagRootOnly, nil))
+	put(raw(abi.DRM_IOCTL_UNBLOCK, flagAuth|flagMaster|flagRootOnly, nil))
+	put(raw(abi.DRM_IOCTL_AUTH_MAGIC, flagMaster, nil))
+	put(raw(abi.DRM_IOCTL_SET_MASTER, 0, nil))
+	put(raw(abi.DRM_IOCTL_DROP_MASTER, 0, nil))
+	put(raw(abi.DRM_IOCTL_ADD_DRAW, flagAuth|flagMaster|flagRootOnly, nil))
+	put(raw(abi.DRM_IOCTL_RM_DRAW, flagAuth|flagMaster|flagRootOnly, nil))
+	put(raw(abi.DRM_IOCTL_FINISH, flagAuth, nil))
+	put(raw(abi.DRM_IOCTL_WAIT_VBLANK, 0, nil))
+	put(raw(abi.DRM_IOCTL_UPDATE_DRAW, flagAuth|flagMaster|flagRootOnly, nil))
+	put(raw(abi.DRM_IOCTL_GEM_CLOSE, flagRenderAllow, (*Device).gemClose))
+	put(raw(abi.DRM_IOCTL_GEM_FLINK, flagAuth, nil))
+	put(raw(abi.DRM_IOCTL_GEM_OPEN, flagAuth, nil))
+	put(def(abi.DRM_IOCTL_PRIME_HANDLE_TO_FD, flagRenderAllow, (*Device).primeHandleToFD))
+	put(raw(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, flagRenderAllow, (*Device).primeFDToHandle))
+	put(raw(abi.DRM_IOCTL_CRTC_GET_SEQUENCE, 0, nil))
+	put(raw(abi.DRM_IOCTL_CRTC_QUEUE_SEQUENCE, 0, nil))
 	// The KMS ioctls 0xA0-0xBE: none is DRM_RENDER_ALLOW.
 	for _, c := range modeIoctls {
-		set(c, 0, nil)
+		put(raw(c, 0, nil))
 	}
 	// SYNCOBJ ioctls are DRM_RENDER_ALLOW; each starts with "if (!drm_core_check_feature(dev,
 	// DRIVER_SYNCOBJ)) return -EOPNOTSUPP". The model has no syncobjs (GET_CAP says so).
-	for _, c := range []uint32{abi.DRM_IOCTL_SYNCOBJ_CREATE, abi.DRM_IOCTL_SYNCOBJ_DESTROY, 0xc01064c1, 0xc01064c2,
-		0xc02064c3, 0xc01064c4, 0xc01064c5, 0xc02864ca, 0xc01864cb, 0xc02064cc, 0xc01864cd, 0xc01864cf} {
-		set(c, flagRenderAllow, (*Device).noSyncobj)
+	for _, c := range []uint32{abi.DRM_IOCTL_SYNCOBJ_CREATE, abi.DRM_IOCTL_SYNCOBJ_DESTROY,
+		abi.DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, abi.DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, abi.DRM_IOCTL_SYNCOBJ_WAIT,
+		abi.DRM_IOCTL_SYNCOBJ_RESET, abi.DRM_IOCTL_SYNCOBJ_SIGNAL, abi.DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT,
+		abi.DRM_IOCTL_SYNCOBJ_QUERY, abi.DRM_IOCTL_SYNCOBJ_TRANSFER, abi.DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL,
+		abi.DRM_IOCTL_SYNCOBJ_EVENTFD} {
+		put(raw(c, flagRenderAllow, (*Device).noSyncobj))
 	}
-	for _, c := range []uint32{0xc01864c6, 0xc01064c7, 0xc01064c8, 0xc00464c9} { // leases
-		set(c, flagMaster, nil)
+	for _, c := range []uint32{abi.DRM_IOCTL_MODE_CREATE_LEASE, abi.DRM_IOCTL_MODE_LIST_LESSEES,
+		abi.DRM_IOCTL_MODE_GET_LEASE, abi.DRM_IOCTL_MODE_REVOKE_LEASE} {
+		put(raw(c, flagMaster, nil))
 	}
-	set(0xc06864ce, 0, nil) // MODE_GETFB2
-	set(0xc00864d0, 0, nil) // MODE_CLOSEFB
+	put(raw(abi.DRM_IOCTL_MODE_GETFB2, 0, nil))
+	put(raw(abi.DRM_IOCTL_MODE_CLOSEFB, 0, nil))
 	return t
 }()
 
 // modeIoctls are DRM_IOCTL_MODE_GETRESOURCES (0xA0) .. DRM_IOCTL_MODE_DESTROYPROPBLOB (0xBE).
-var modeIoctls = []uint32{0xc04064a0, 0xc06864a1, 0xc06864a2, 0xc01c64a3, 0xc02064a4, 0xc02064a5, 0xc01464a6,
-	0xc05064a7, 0xc04864a8, 0xc04864a9, 0xc04064aa, 0xc01064ab, 0xc01064ac, 0xc01c64ad, 0xc01c64ae, 0xc00464af,
-	0xc01864b0, 0xc01864b1, 0xc02064b2, 0xc01064b3, 0xc00464b4, 0xc01064b5, 0xc02064b6, 0xc03064b7, 0xc06864b8,
-	0xc02064b9, 0xc01864ba, 0xc02464bb, 0xc03864bc, 0xc01064bd, 0xc00464be}
+var modeIoctls = []uint32{abi.DRM_IOCTL_MODE_GETRESOURCES, abi.DRM_IOCTL_MODE_GETCRTC, abi.DRM_IOCTL_MODE_SETCRTC,
+	abi.DRM_IOCTL_MODE_CURSOR, abi.DRM_IOCTL_MODE_GETGAMMA, abi.DRM_IOCTL_MODE_SETGAMMA,
+	abi.DRM_IOCTL_MODE_GETENCODER, abi.DRM_IOCTL_MODE_GETCONNECTOR, abi.DRM_IOCTL_MODE_ATTACHMODE,
+	abi.DRM_IOCTL_MODE_DETACHMODE, abi.DRM_IOCTL_MODE_GETPROPERTY, abi.DRM_IOCTL_MODE_SETPROPERTY,
+	abi.DRM_IOCTL_MODE_GETPROPBLOB, abi.DRM_IOCTL_MODE_GETFB, abi.DRM_IOCTL_MODE_ADDFB, abi.DRM_IOCTL_MODE_RMFB,
+	abi.DRM_IOCTL_MODE_PAGE_FLIP, abi.DRM_IOCTL_MODE_DIRTYFB, abi.DRM_IOCTL_MODE_CREATE_DUMB,
+	abi.DRM_IOCTL_MODE_MAP_DUMB, abi.DRM_IOCTL_MODE_DESTROY_DUMB, abi.DRM_IOCTL_MODE_GETPLANERESOURCES,
+	abi.DRM_IOCTL_MODE_GETPLANE, abi.DRM_IOCTL_MODE_SETPLANE, abi.DRM_IOCTL_MODE_ADDFB2,
+	abi.DRM_IOCTL_MODE_OBJ_GETPROPERTIES, abi.DRM_IOCTL_MODE_OBJ_SETPROPERTY, abi.DRM_IOCTL_MODE_CURSOR2,
+	abi.DRM_IOCTL_MODE_ATOMIC, abi.DRM_IOCTL_MODE_CREATEPROPBLOB, abi.DRM_IOCTL_MODE_DESTROYPROPBLOB}
 
 // driverIoctls is amdgpu_ioctls_kms[] (amdgpu_kms.c, KMS 3.57): indexed by nr - DRM_COMMAND_BASE,
 // num_ioctls = 0x16. All are DRM_AUTH|DRM_RENDER_ALLOW except SCHED (DRM_MASTER).
 var driverIoctls = func() [0x16]ioctlDesc {
 	var t [0x16]ioctlDesc
 	ra := uint32(flagAuth | flagRenderAllow)
-	set := func(cmd, flags uint32, fn handler) { t[abi.IOCNr(cmd)-abi.DRMCommandBase] = ioctlDesc{cmd, flags, fn} }
-	set(abi.DRM_IOCTL_AMDGPU_GEM_CREATE, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_GEM_MMAP, ra, noHandle)
-	set(abi.DRM_IOCTL_AMDGPU_CTX, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_BO_LIST, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_CS, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_INFO, ra, (*Device).amdgpuInfo)
-	set(abi.DRM_IOCTL_AMDGPU_GEM_METADATA, ra, noHandle)
-	set(abi.DRM_IOCTL_AMDGPU_GEM_WAIT_IDLE, ra, noHandle)
-	set(abi.DRM_IOCTL_AMDGPU_GEM_VA, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_WAIT_CS, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_GEM_OP, ra, noHandle)
-	set(abi.DRM_IOCTL_AMDGPU_GEM_USERPTR, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_WAIT_FENCES, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_VM, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_FENCE_TO_HANDLE, ra, notModelled)
-	set(abi.DRM_IOCTL_AMDGPU_SCHED, flagMaster, denied)
+	put := func(e ioctlDesc) { t[abi.IOCNr(e.cmd)-abi.DRMCommandBase] = e }
+	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_CREATE, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_MMAP, ra, noHandle))
+	put(raw(abi.DRM_IOCTL_AMDGPU_CTX, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_BO_LIST, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_CS, ra, notModelled))
+	put(def(abi.DRM_IOCTL_AMDGPU_INFO, ra, (*Device).amdgpuInfo))
+	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_METADATA, ra, noHandle))
+	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_WAIT_IDLE, ra, noHandle))
+	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_VA, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_WAIT_CS, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_OP, ra, noHandle))
+	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_USERPTR, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_WAIT_FENCES, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_VM, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_FENCE_TO_HANDLE, ra, notModelled))
+	put(raw(abi.DRM_IOCTL_AMDGPU_SCHED, flagMaster, denied))
 	return t
 }()
 
@@ -204,9 +250,7 @@ func bytesOf(v any) []byte {
 // version is drm_version with drm_copy_field: each string is copied up to the caller's length (no
 // NUL), the full length is reported, a NULL pointer skips the copy, and a failing copy stops with
 // EFAULT (the struct, with the lengths set so far, is still copied out).
-func (d *Device) version(m Memory, k []byte) syscall.Errno {
-	var v abi.DRMVersion
-	decode(k, &v)
+func (d *Device) version(m Memory, v *abi.DRMVersion) syscall.Errno {
 	v.VersionMajor, v.VersionMinor, v.VersionPatchlevel = DriverMajor, DriverMinor, DriverPatch
 	errno := syscall.Errno(0)
 	for _, f := range []struct {
@@ -221,15 +265,12 @@ func (d *Device) version(m Memory, k []byte) syscall.Errno {
 			break
 		}
 	}
-	encode(k, v)
 	return errno
 }
 
 // getClient is drm_getclient: only idx 0 (the caller itself) exists. auth is 0 as for a render-node
 // file (not authenticated through a master), so libdrm takes the render-node path.
-func (d *Device) getClient(m Memory, k []byte) syscall.Errno {
-	var c abi.DRMClient
-	decode(k, &c)
+func (d *Device) getClient(m Memory, c *abi.DRMClient) syscall.Errno {
 	if c.Idx != 0 {
 		return syscall.EINVAL
 	}
@@ -237,7 +278,6 @@ func (d *Device) getClient(m Memory, k []byte) syscall.Errno {
 	if t, ok := m.(interface{ Tgid() int }); ok {
 		c.Pid = uint64(t.Tgid())
 	}
-	encode(k, c)
 	return 0
 }
 
@@ -245,9 +285,7 @@ const drmCapAtomicAsyncPageFlip = 0x15 // DRM_CAP_ATOMIC_ASYNC_PAGE_FLIP (Linux 
 
 // getCap is drm_getcap for amdgpu (DRIVER_MODESET set, DRIVER_SYNCOBJ not modelled). The mode_config
 // values are amdgpu_dm's for an ASIC with display hardware, zero for a headless one.
-func (d *Device) getCap(m Memory, k []byte) syscall.Errno {
-	var c abi.DRMGetCap
-	decode(k, &c)
+func (d *Device) getCap(m Memory, c *abi.DRMGetCap) syscall.Errno {
 	c.Value = 0
 	disp := d.info.Display
 	b2u := func(b bool) uint64 {
@@ -281,7 +319,6 @@ func (d *Device) getCap(m Memory, k []byte) syscall.Errno {
 	default:
 		errno = syscall.EINVAL
 	}
-	encode(k, c)
 	return errno
 }
 
@@ -290,8 +327,8 @@ func (d *Device) gemClose(Memory, []byte) syscall.Errno { return syscall.EINVAL 
 
 // primeHandleToFD is drm_prime_handle_to_fd_ioctl: flags other than DRM_CLOEXEC|DRM_RDWR are EINVAL,
 // then the handle lookup fails with ENOENT (no GEM objects).
-func (d *Device) primeHandleToFD(m Memory, k []byte) syscall.Errno {
-	if le32(k, 4)&^uint32(abi.DRM_CLOEXEC|abi.DRM_RDWR) != 0 {
+func (d *Device) primeHandleToFD(m Memory, h *abi.DRMPrimeHandle) syscall.Errno {
+	if h.Flags&^uint32(abi.DRM_CLOEXEC|abi.DRM_RDWR) != 0 {
 		return syscall.EINVAL
 	}
 	return syscall.ENOENT

@@ -7,6 +7,11 @@
 // this node: kfd allocates them (ALLOC_MEMORY_OF_GPU) and maps them through its own path, so the
 // amdgpu command-submission ioctls return a documented errno (see STATUS.md and Device.Ioctl).
 //
+// The command tables (core.go: drm_ioctls[] and amdgpu_ioctls_kms[] with their permission flags) are
+// keyed by kfd/abi's DRM_IOCTL_* constants. Handlers that read their argument take the abi struct
+// (func(*Device, Memory, *abi.DRMGetCap) syscall.Errno); def checks each against abi.DRMIoctls,
+// the DRM table that names every command's argument type, when the package loads.
+//
 // Concurrency: a Device is immutable after NewDevice and holds no locks; Ioctl may be called from any
 // number of goroutines. The usage callback given to NewDevice is called without locks held here and
 // must be safe for concurrent use.

@@ -32,9 +32,7 @@ const (
 
 // amdgpuInfo is amdgpu_info_ioctl. Every query writes min(return_size, sizeof(result)) bytes to
 // return_pointer; a failed write is EFAULT.
-func (d *Device) amdgpuInfo(m Memory, k []byte) syscall.Errno {
-	var q abi.DRMAmdgpuInfo
-	decode(k, &q)
+func (d *Device) amdgpuInfo(m Memory, q *abi.DRMAmdgpuInfo) syscall.Errno {
 	if q.ReturnSize == 0 || q.ReturnPointer == 0 {
 		return syscall.EINVAL
 	}
