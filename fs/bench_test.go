@@ -10,7 +10,6 @@ import (
 	"github.com/kfdemu/kfdemu/topology"
 )
 
-
 func listFiles(b *testing.B, root string) []string {
 	var files []string
 	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
