@@ -66,8 +66,8 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error 
 		ScratchResource:    sc.Resource,
 		ScratchWaveBytes:   sc.WaveBytes,
 		Apertures:          shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
-		StartGroup:         e.q.pre.restore(id), // context restore after a preemption
 		Kill:               e.q.pre.killChan(),
+		Suspendable:        true, // a preemption saves the waves in place (CWSR)
 		GroupDone:          e.q.groupOnCU,
 		// s_sendmsg(MSG_INTERRUPT): the SQ interrupt's 24 data bits go to kfd_signal_event_interrupt.
 		Interrupt: func(i shader.Interrupt) { e.q.p.SignalEventInterrupt(i.Data, 24) },
@@ -79,12 +79,11 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error 
 	ctx, cancel := stopContext(cq.Stopping())
 	defer cancel()
 	defer e.q.p.d.busy(e.q.pd.gpuID)() // gpu_busy_percent (activity.go)
-	st, err := shader.Dispatch(ctx, e.q.mem, params)
+	st, err := runDispatch(ctx, e.q, id, params.Kill, func(start uint64) (shader.Stats, error) {
+		params.StartGroup = start
+		return shader.Dispatch(ctx, e.q.mem, params)
+	})
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
-	var pe *shader.PreemptedError
-	if errors.As(err, &pe) && !pe.MidGroup {
-		e.q.pre.save(id, pe.NextGroup) // context save: resume at this work-group when mapped again
-	}
 	return err
 }
 

@@ -54,7 +54,7 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 		Apertures:   shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
 		GroupDone:   e.q.groupOnCU, Engine: e.q.engine(),
 		// Context save and restore across a preemption, as for AQL dispatches (sched.go).
-		StartGroup: e.q.pre.restore(pq.DispatchID()), Kill: e.q.pre.killChan(),
+		Kill: e.q.pre.killChan(), Suspendable: true,
 	}
 	for i := range r.WorkgroupSize {
 		r.WorkgroupSize[i] = uint16(cs.NumThread[i])
@@ -62,12 +62,11 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 	ctx, cancel := stopContext(pq.Stopping())
 	defer cancel()
 	defer e.q.p.d.busy(e.q.pd.gpuID)() // gpu_busy_percent (activity.go)
-	st, err := shader.DispatchRegs(ctx, e.q.mem, r)
+	st, err := runDispatch(ctx, e.q, pq.DispatchID(), r.Kill, func(start uint64) (shader.Stats, error) {
+		r.StartGroup = start
+		return shader.DispatchRegs(ctx, e.q.mem, r)
+	})
 	e.q.p.d.stats.waveInstructions.Add(st.WaveInstructions)
-	var pe *shader.PreemptedError
-	if errors.As(err, &pe) && !pe.MidGroup {
-		e.q.pre.save(pq.DispatchID(), pe.NextGroup) // resume at this work-group when mapped again
-	}
 	return err
 }
 

@@ -482,6 +482,7 @@ func (q *queue) stop() {
 		q.p.d.scheduler(q.pd.gpuID).Remove(q)
 	}
 	q.eng.Stop()
+	q.pre.discard() // a dispatch suspended by an earlier preemption never resumes
 }
 
 func destroyQueue(p *Process, c Caller, a *abi.DestroyQueueArgs) syscall.Errno {

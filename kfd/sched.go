@@ -1,8 +1,9 @@
 package kfd
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"github.com/kfdemu/kfdemu/topology"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,12 +11,15 @@ import (
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/hws"
+	"github.com/kfdemu/kfdemu/gpu/shader"
+	"github.com/kfdemu/kfdemu/topology"
 )
 
-// Scheduling: every GPU has a hardware scheduler (package gpu/hws) whose runlist holds the AQL
-// queues of all processes; a queue runs while it holds one of the GPU's hardware slots. PM4 and
-// SDMA queues run outside the runlist (SDMA has its own engines; the PM4 path restarts an
-// interrupted DISPATCH_DIRECT from its beginning, so it is never preempted).
+// Scheduling: every GPU has a hardware scheduler (package gpu/hws) whose runlist holds the queues
+// of all processes, whatever their engine; a compute queue (AQL or PM4) runs while it holds one of
+// the GPU's hardware slots, an SDMA queue while it is active (its RLC queue is its own). Unmapping
+// a compute queue saves its dispatch in flight: the waves are suspended in place (gpu/shader
+// CWSR) and resumed exactly when the queue is mapped again (preemptState, runDispatch).
 
 // SetScheduling sets the hardware-scheduler configuration of GPUs whose scheduler does not exist
 // yet (call it before the first queue): slots (0: the node's num_cp_queues), time slice and
@@ -133,6 +137,7 @@ func (q *queue) Unmap(timeout time.Duration) error {
 func (q *queue) reset() {
 	q.p.d.log.Warn("queue did not preempt in time: reset", "tgid", q.p.tgid, "queue", q.id)
 	q.fail(errPreemptTimeout)
+	q.pre.discard()
 	if e, ok := q.eng.(*aqlEngine); ok {
 		_ = e.cq.ReportInactive(errPreemptTimeout)
 	}
@@ -157,6 +162,9 @@ type preemptState struct {
 type resumePoint struct {
 	DispatchID uint64
 	NextGroup  uint64
+	// Suspended is the dispatch's waves suspended in place (gpu/shader CWSR): the next mapping
+	// resumes them exactly where they stood. Nil for a dispatch saved at a work-group boundary.
+	Suspended *shader.Suspended
 }
 
 func (s *preemptState) killChan() <-chan struct{} {
@@ -200,23 +208,54 @@ func (q *queue) preempt(timeout time.Duration, abandon bool) error {
 
 // save records the resume point of a dispatch the preemption stopped at a boundary.
 func (s *preemptState) save(id, next uint64) {
-	s.mu.Lock()
-	s.resume = &resumePoint{DispatchID: id, NextGroup: next}
-	s.saves++
-	s.mu.Unlock()
+	s.keep(&resumePoint{DispatchID: id, NextGroup: next})
 }
 
-// restore returns the work-group to start dispatch id at (0 unless it was preempted).
-func (s *preemptState) restore(id uint64) uint64 {
+// suspend records a dispatch the preemption suspended in place (context save).
+func (s *preemptState) suspend(id uint64, e *shader.SuspendedError) {
+	s.keep(&resumePoint{DispatchID: id, NextGroup: e.NextGroup, Suspended: e.S})
+}
+
+func (s *preemptState) keep(r *resumePoint) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	old := s.resume
+	s.resume = r
+	s.saves++
+	s.mu.Unlock()
+	if old != nil && old.Suspended != nil && old.Suspended != r.Suspended {
+		old.Suspended.Abort()
+	}
+}
+
+// restore returns where dispatch id starts: its suspended waves (context restore after a
+// preemption), or the first work-group to run (0 unless it was preempted at a boundary). A saved
+// context of another dispatch is dropped.
+func (s *preemptState) restore(id uint64) (uint64, *shader.Suspended) {
+	s.mu.Lock()
 	r := s.resume
 	s.resume = nil
 	if r != nil && r.DispatchID == id {
 		s.resumes++
-		return r.NextGroup
+		s.mu.Unlock()
+		return r.NextGroup, r.Suspended
 	}
-	return 0
+	s.mu.Unlock()
+	if r != nil && r.Suspended != nil {
+		r.Suspended.Abort()
+	}
+	return 0, nil
+}
+
+// discard ends a saved context that will never be restored (queue destroyed, reset, process gone):
+// its suspended waves are abandoned and their resources freed.
+func (s *preemptState) discard() {
+	s.mu.Lock()
+	r := s.resume
+	s.resume = nil
+	s.mu.Unlock()
+	if r != nil && r.Suspended != nil {
+		r.Suspended.Abort()
+	}
 }
 
 // debugRunlists is debugfs kfd/rls: every GPU's runlist.
@@ -324,4 +363,27 @@ func (q *queue) cuUsage() string {
 		return "-"
 	}
 	return strings.Join(parts, " ")
+}
+
+// runDispatch runs dispatch id of q's engine with the context save of a preemption: a dispatch
+// saved earlier is restored (its suspended waves resumed, or started at its saved work-group),
+// and one the preemption stops is saved again. start runs it afresh from a work-group.
+func runDispatch(ctx context.Context, q *queue, id uint64, kill <-chan struct{}, start func(group uint64) (shader.Stats, error)) (shader.Stats, error) {
+	next, susp := q.pre.restore(id)
+	var st shader.Stats
+	var err error
+	if susp != nil {
+		st, err = shader.Resume(ctx, susp, kill)
+	} else {
+		st, err = start(next)
+	}
+	var se *shader.SuspendedError
+	var pe *shader.PreemptedError
+	switch {
+	case errors.As(err, &se):
+		q.pre.suspend(id, se) // context save: the waves resume where they stand when mapped again
+	case errors.As(err, &pe) && !pe.MidGroup:
+		q.pre.save(id, pe.NextGroup) // saved at a work-group boundary
+	}
+	return st, err
 }

@@ -44,6 +44,11 @@ type DispatchParams struct {
 	// preemption timeout, or the queue's destruction). Without it the dispatch context does both:
 	// with it, the context ends the dispatch at the next work-group boundary only.
 	Kill <-chan struct{}
+	// Suspendable makes the context's end a suspension in place (CWSR, suspend.go): admission
+	// stops, resident waves stop at an instruction boundary and are kept with their registers,
+	// LDS and scratch, and Dispatch returns *SuspendedError, whose Resume continues exactly where
+	// the waves stood. Kill still ends them.
+	Suspendable bool
 	// GroupDone, if not nil, is called after each work-group completes with its flattened index
 	// and the CU it ran on (kfd counts work-groups per CU with it).
 	GroupDone func(group uint64, cu int)
@@ -166,6 +171,7 @@ type RegParams struct {
 	StartGroup          uint64          // first work-group (flattened x-fastest): resume point after preemption
 	MaxWaveInstructions uint64          // per-wave hang guard; 0 = 1<<32
 	Kill                <-chan struct{} // as DispatchParams.Kill
+	Suspendable         bool            // as DispatchParams.Suspendable
 	GroupDone           func(group uint64, cu int)
 	Interrupt           func(Interrupt) // as DispatchParams.Interrupt
 	Engine
@@ -214,6 +220,7 @@ type launch struct {
 	start               uint64
 	maxSteps            uint64
 	kill                <-chan struct{}
+	suspendable         bool
 	groupDone           func(uint64, int)
 	interrupt           func(Interrupt)
 }
@@ -251,8 +258,8 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
 		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize, waveScratch: p.ScratchWaveBytes,
-		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, groupDone: p.GroupDone,
-		interrupt: p.Interrupt}
+		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, suspendable: p.Suspendable,
+		groupDone: p.GroupDone, interrupt: p.Interrupt}
 	if kd.Flags>>10&1 != 0 && !kd.V2 {
 		return l, fmt.Errorf("%w: wave32 descriptor on gfx90a", ErrBadDispatch)
 	}
@@ -326,7 +333,7 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	l := launch{pgm: r.PgmAddr, rsrc1: r.RSRC1, rsrc2: r.RSRC2, rsrc3: r.RSRC3, user: r.UserData, wg: r.WorkgroupSize,
 		scratchBase: r.ScratchBase, scratchSize: r.ScratchSize, ap: r.Apertures, start: r.StartGroup,
-		maxSteps: r.MaxWaveInstructions, kill: r.Kill, groupDone: r.GroupDone, interrupt: r.Interrupt}
+		maxSteps: r.MaxWaveInstructions, kill: r.Kill, suspendable: r.Suspendable, groupDone: r.GroupDone, interrupt: r.Interrupt}
 	for i := 0; i < 3; i++ {
 		l.grid[i] = uint64(r.NumGroups[i]) * uint64(r.WorkgroupSize[i])
 	}

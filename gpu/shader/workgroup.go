@@ -68,6 +68,15 @@ type dispatch struct {
 
 	abort     chan struct{} // closed when waves must stop inside their work-group
 	abortOnce sync.Once
+	// Suspension in place (CWSR, suspend.go): a suspendable dispatch whose context ends stops
+	// admitting work-groups and parks the resident ones at instruction boundaries.
+	suspendable bool
+	suspended   atomic.Bool
+	running     atomic.Int64 // resident work-groups holding a worker token
+	resident    atomic.Int64 // admitted work-groups that have not ended
+	parked      atomic.Int64 // resident work-groups suspended in place, or asleep on GWS
+	next, total uint64       // admission: the next work-group and the grid's count
+	reported    Stats        // what earlier returns (suspended) reported
 	wake      chan struct{} // a work-group finished or stalled (cap 1)
 	fresh     atomic.Int64  // resident work-groups that have not yet given their token back
 	wg        sync.WaitGroup
@@ -78,6 +87,7 @@ type dispatch struct {
 	midStop  uint64 // lowest work-group stopped inside (killed); valid if stopped
 	stopped  bool
 	slots    []uint32 // free scratch wave slots
+	resumeCh chan struct{} // closed by resume (nil when not suspended)
 	free     []*group // finished work-groups whose waves and LDS are reused
 
 	stats Stats // updated with atomic adds
@@ -184,24 +194,37 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 		d.ng[i] = (l.grid[i] + uint64(l.wg[i]) - 1) / uint64(l.wg[i])
 		total *= d.ng[i]
 	}
+	d.next, d.total, d.suspendable = l.start, total, l.suspendable
+	return d.drive(ctx)
+}
+
+// drive admits the dispatch's work-groups from d.next and waits for them (run, and Resume after a
+// suspension).
+func (d *dispatch) drive(ctx context.Context) (Stats, error) {
+	d.ctx = ctx
 	stopWatch := make(chan struct{})
+	k := d.kill // read here: Resume replaces it while an earlier watcher may still be exiting
 	go func() { // a closed Kill (or the context, without Kill) stops waves inside their groups
-		k := d.kill
 		var done <-chan struct{}
-		if k == nil {
+		if k == nil || d.suspendable {
 			done = ctx.Done()
 		}
 		select {
 		case <-k:
 			d.stopAll()
 		case <-done:
-			d.stopAll()
+			if d.suspendable {
+				d.suspend() // CWSR: waves stop where they stand and are kept
+			} else {
+				d.stopAll()
+			}
 		case <-stopWatch:
 		}
 	}()
-	next := l.start
-	for next < total {
-		if ctx.Err() != nil || d.killed() {
+	defer close(stopWatch)
+	nw := d.need.waves
+	for d.next < d.total {
+		if ctx.Err() != nil || d.killed() || d.suspended.Load() {
 			break
 		}
 		// Admit while fewer resident groups than workers are running their first slice, or
@@ -211,30 +234,45 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 			d.waitAdmission(nil)
 			continue
 		}
-		cu, freed := dev.reserve(cus, d.need)
+		cu, freed := d.dev.reserve(d.cus, d.need)
 		if cu < 0 {
 			d.waitAdmission(freed)
 			continue
 		}
-		g := d.newGroup(next, cu)
+		g := d.newGroup(d.next, cu)
 		d.fresh.Add(1)
+		d.resident.Add(1)
 		d.wg.Add(1)
 		go d.runGroup(g)
-		next++
+		d.next++
+	}
+	if d.suspendable && ctx.Err() != nil && !d.killed() {
+		d.suspend() // (the watcher may not have seen the context yet)
+	}
+	if d.suspendable && d.waitSuspended() {
+		return d.delta(), &SuspendedError{S: &Suspended{d: d}, NextGroup: d.next}
 	}
 	d.wg.Wait()
-	close(stopWatch)
-	st := Stats{WaveInstructions: atomic.LoadUint64(&d.stats.WaveInstructions), Waves: atomic.LoadUint64(&d.stats.Waves),
-		Groups: atomic.LoadUint64(&d.stats.Groups), Interrupts: atomic.LoadUint64(&d.stats.Interrupts)}
+	st := d.delta()
 	switch {
 	case d.err != nil:
 		return st, d.err
 	case d.stopped:
-		return st, &PreemptedError{NextGroup: min(d.midStop, next), MidGroup: true}
-	case next < total:
-		return st, &PreemptedError{NextGroup: next}
+		return st, &PreemptedError{NextGroup: min(d.midStop, d.next), MidGroup: true}
+	case d.next < d.total:
+		return st, &PreemptedError{NextGroup: d.next}
 	}
 	return st, nil
+}
+
+// delta returns the counters since the last return of drive.
+func (d *dispatch) delta() Stats {
+	cur := Stats{WaveInstructions: atomic.LoadUint64(&d.stats.WaveInstructions), Waves: atomic.LoadUint64(&d.stats.Waves),
+		Groups: atomic.LoadUint64(&d.stats.Groups), Interrupts: atomic.LoadUint64(&d.stats.Interrupts)}
+	st := Stats{WaveInstructions: cur.WaveInstructions - d.reported.WaveInstructions, Waves: cur.Waves - d.reported.Waves,
+		Groups: cur.Groups - d.reported.Groups, Interrupts: cur.Interrupts - d.reported.Interrupts}
+	d.reported = cur
+	return st
 }
 
 // waitAdmission waits until a group finishes or stalls, resources free, or the dispatch stops.
@@ -321,7 +359,9 @@ func (d *dispatch) runGroup(g *group) {
 		}
 	}
 	g.give()
-	d.dev.release(g.cu, d.need)
+	if g.cu >= 0 {
+		d.dev.release(g.cu, d.need)
+	}
 	d.mu.Lock()
 	for i := len(g.slots) - 1; i >= 0; i-- {
 		d.slots = append(d.slots, g.slots[i])
@@ -352,12 +392,14 @@ func (d *dispatch) runGroup(g *group) {
 	d.mu.Lock()
 	d.free = append(d.free, g) // reused by a later work-group: g is not touched after this
 	d.mu.Unlock()
+	d.resident.Add(-1)
 	d.signal()
 }
 
 // take acquires a worker token and a memory port; give returns both.
 func (g *group) take() {
 	g.tok = acquire()
+	g.d.running.Add(1)
 	g.mem = g.d.mem
 	if g.d.ports != nil {
 		g.mem = g.d.ports.Get()
@@ -370,6 +412,9 @@ func (g *group) give() {
 	}
 	g.mem = nil
 	g.tok.release()
+	if g.d.running.Add(-1) == 0 && g.d.suspended.Load() {
+		g.d.signal() // the dispatcher waits for the last running group to park
+	}
 }
 
 // yield gives the token to the next work-group that wants one and queues for it again. Gosched lets
@@ -394,6 +439,12 @@ func (g *group) unfresh() {
 func (d *dispatch) execGroup(g *group) error {
 	budget := groupSlice
 	for {
+		if d.suspended.Load() {
+			if err := d.park(g); err != nil {
+				return err
+			}
+			budget = groupSlice
+		}
 		live, atBar, waiting, slept := 0, 0, 0, 0
 		var waitOn <-chan struct{}
 		for _, w := range g.waves {
@@ -440,10 +491,13 @@ func (d *dispatch) execGroup(g *group) error {
 		case waiting > 0 && atBar+waiting == live: // all wait on GWS: sleep until released
 			g.unfresh()
 			g.give()
+			d.parked.Add(1) // executes nothing until released (a suspension needs no more)
+			d.signal()
 			select {
 			case <-waitOn:
 			case <-d.abort:
 			}
+			d.parked.Add(-1)
 			g.take()
 			budget = groupSlice
 		case budget <= 0 || slept > 0 && atBar+waiting+slept == live:
@@ -486,8 +540,13 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 		if w.steps >= limit {
 			return n, &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
 		}
-		if w.steps%waveStopCheck == waveStopCheck-1 && d.killed() {
-			return n, errStopMidGroup
+		if w.steps%waveStopCheck == waveStopCheck-1 {
+			if d.killed() {
+				return n, errStopMidGroup
+			}
+			if d.suspended.Load() {
+				return n, nil // the group parks (execGroup) before this instruction
+			}
 		}
 		w.steps++
 		n++

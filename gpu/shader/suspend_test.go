@@ -1,0 +1,137 @@
+package shader
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+)
+
+// suspendKernel stores its work-group id at out[id] after a 20000-round scalar loop (60K
+// instructions per wave); s[0:1] is the kernarg pointer, whose first qword is out.
+var suspendKernel = []uint32{
+	0xC0060100, 0x00000000, // s_load_dwordx2 s[4:5], s[0:1], 0x0
+	0xBE8A00FF, 20000, // s_mov_b32 s10, 20000
+	0x808A810A, 0xBF07800A, 0xBF85FFFD, // L: s_sub_u32 s10, s10, 1; s_cmp_lg_u32 s10, 0; s_cbranch_scc1 L
+	0xBF8CC07F,             // s_waitcnt lgkmcnt(0)
+	0x7E000202, 0x8E038202, // v_mov_b32 v0, s2; s_lshl_b32 s3, s2, 2
+	0x7E020203,             // v_mov_b32 v1, s3
+	0xDC708000, 0x00040001, // global_store_dword v1, v0, s[4:5]
+	0xBF810000, // s_endpgm
+}
+
+func suspendSetup(t *testing.T, groups int) (*flatMem, DispatchParams) {
+	m, p := miniKernel(t, suspendKernel)
+	const ka, out = 0x8000, 0x10000
+	m.mapRange(ka, 0x1000)
+	m.mapRange(out, 0x1000)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], out)
+	m.Write(ka, b[:])
+	p.KernargAddress = ka
+	p.GridSize[0] = uint32(64 * groups)
+	p.MaxWaveInstructions = 0
+	// One CU with room for 4 groups: most groups wait for admission, so suspensions find both
+	// resident groups mid-loop and groups not admitted yet.
+	p.Device = NewDevice(DeviceConfig{CUs: 1, WavesPerCU: 4, VGPRsPerCU: 4 * 512, LDSPerCU: 64 << 10})
+	return m, p
+}
+
+func outOf(m *flatMem, groups int) []byte {
+	b := make([]byte, 4*groups)
+	m.Read(0x10000, b)
+	return b
+}
+
+// TestSuspendInPlace: a Suspendable dispatch whose context ends is suspended within a bounded
+// number of instructions (not at a work-group boundary), runs nothing while suspended, releases
+// its CU, and Resume continues it exactly: over many suspensions, the output and the wave
+// instruction count equal an uninterrupted run's.
+func TestSuspendInPlace(t *testing.T) {
+	const groups = 48
+	ref, p := suspendSetup(t, groups)
+	want, err := Dispatch(context.Background(), ref, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range groups {
+		if v := binary.LittleEndian.Uint32(outOf(ref, groups)[4*g:]); v != uint32(g) {
+			t.Fatalf("reference out[%d] = %d", g, v)
+		}
+	}
+
+	m, p := suspendSetup(t, groups)
+	p.Suspendable = true
+	var total Stats
+	suspensions := 0
+	var s *Suspended
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+		var st Stats
+		if s == nil {
+			st, err = Dispatch(ctx, m, p)
+		} else {
+			st, err = Resume(ctx, s, nil)
+		}
+		cancel()
+		total.WaveInstructions += st.WaveInstructions
+		total.Groups += st.Groups
+		var se *SuspendedError
+		if !errors.As(err, &se) {
+			break
+		}
+		suspensions++
+		s = se.S
+		if g, w := p.Device.Resident(); g != 0 || w != 0 {
+			t.Fatalf("suspended dispatch holds %d groups / %d waves of CU room", g, w)
+		}
+		before := outOf(m, groups)
+		time.Sleep(time.Millisecond)
+		if !bytes.Equal(before, outOf(m, groups)) {
+			t.Fatal("a suspended dispatch stored to memory")
+		}
+	}
+	if err != nil {
+		t.Fatalf("resumed dispatch: %v", err)
+	}
+	if suspensions < 2 {
+		t.Fatalf("only %d suspensions: the test did not exercise them", suspensions)
+	}
+	if !bytes.Equal(outOf(m, groups), outOf(ref, groups)) || total.WaveInstructions != want.WaveInstructions || total.Groups != groups {
+		t.Errorf("after %d suspensions: %d instructions (uninterrupted %d), %d groups, output equal %v", suspensions,
+			total.WaveInstructions, want.WaveInstructions, total.Groups, bytes.Equal(outOf(m, groups), outOf(ref, groups)))
+	}
+	t.Logf("%d suspensions, %d wave instructions", suspensions, total.WaveInstructions)
+}
+
+// TestSuspendedAbort: Abort ends a suspended dispatch and frees what it held; Kill during a Resume
+// stops it inside its groups as without suspension.
+func TestSuspendedAbort(t *testing.T) {
+	m, p := suspendSetup(t, 16)
+	p.Suspendable = true
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	_, err := Dispatch(ctx, m, p)
+	var se *SuspendedError
+	if !errors.As(err, &se) {
+		t.Fatalf("not suspended: %v", err)
+	}
+	se.S.Abort()
+	if g, w := p.Device.Resident(); g != 0 || w != 0 {
+		t.Fatalf("after Abort: %d groups / %d waves resident", g, w)
+	}
+
+	_, err = Dispatch(ctx, m, p) // ctx already ended: suspended before anything ran
+	if !errors.As(err, &se) {
+		t.Fatalf("not suspended: %v", err)
+	}
+	kill := make(chan struct{})
+	close(kill)
+	_, err = Resume(context.Background(), se.S, kill)
+	var pe *PreemptedError
+	if !errors.As(err, &pe) {
+		t.Fatalf("killed resume: %v", err)
+	}
+}
