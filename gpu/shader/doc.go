@@ -23,7 +23,11 @@
 // (COMPUTE_TMPRING_SIZE.WAVESIZE, as the CP took it from amd_queue_t), its Scratch Wave Offset being
 // slot index * slot size; the Private Segment Buffer is DispatchParams.ScratchResource (the queue's
 // V#). Errors carry a gpu/aql class for the CP's queue-inactive code (ErrBadDispatch: invalid code, or
-// a work-group too large; Fault: memory violation). The opcode tables (optab_gen.go) are generated
+// a work-group too large; Fault: memory violation). Preemption (suspend.go): a Suspendable dispatch
+// whose context ends parks its resident work-groups at an instruction boundary, their waves, LDS and
+// scratch kept and their CUs given back, and Resume continues them exactly (the model's CWSR); other
+// dispatches stop admitting at the context's end and finish their resident work-groups, or stop inside
+// them when Kill closes. The opcode tables (optab_gen.go) are generated
 // from llvm-mc-14 by testdata/gen_optab.py.
 //
 // Files by unit: salu.go (SALU, SMEM, branches), valu.go and transcendental.go (32/64-bit VALU), f16.go
