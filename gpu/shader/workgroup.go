@@ -72,23 +72,23 @@ type dispatch struct {
 	// admitting work-groups and parks the resident ones at instruction boundaries.
 	suspendable bool
 	suspended   atomic.Bool
-	running     atomic.Int64 // resident work-groups holding a worker token
-	resident    atomic.Int64 // admitted work-groups that have not ended
-	parked      atomic.Int64 // resident work-groups suspended in place, or asleep on GWS
-	next, total uint64       // admission: the next work-group and the grid's count
-	reported    Stats        // what earlier returns (suspended) reported
-	wake      chan struct{} // a work-group finished or stalled (cap 1)
-	fresh     atomic.Int64  // resident work-groups that have not yet given their token back
-	wg        sync.WaitGroup
+	running     atomic.Int64  // resident work-groups holding a worker token
+	resident    atomic.Int64  // admitted work-groups that have not ended
+	parked      atomic.Int64  // resident work-groups suspended in place, or asleep on GWS
+	next, total uint64        // admission: the next work-group and the grid's count
+	reported    Stats         // what earlier returns (suspended) reported
+	wake        chan struct{} // a work-group finished or stalled (cap 1)
+	fresh       atomic.Int64  // resident work-groups that have not yet given their token back
+	wg          sync.WaitGroup
 
 	mu       sync.Mutex // guards the fields below
 	err      error      // the failure of the lowest-numbered failing work-group
 	errGroup uint64
 	midStop  uint64 // lowest work-group stopped inside (killed); valid if stopped
 	stopped  bool
-	slots    []uint32 // free scratch wave slots
+	slots    []uint32      // free scratch wave slots
 	resumeCh chan struct{} // closed by resume (nil when not suspended)
-	free     []*group // finished work-groups whose waves and LDS are reused
+	free     []*group      // finished work-groups whose waves and LDS are reused
 
 	stats Stats // updated with atomic adds
 }
