@@ -38,7 +38,7 @@ step HIP corpus, expected-pass programs '(scripts/hip-tests.sh --expected)'
 sh scripts/hip-tests.sh --expected
 
 step go test -race, the concurrent work-group tests of gpu/shader
-go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop' ./gpu/shader
+go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop|TestSuspend' ./gpu/shader
 
 # amdkfd's own conformance suite (docs/kfdtest.md): every case of the expected-pass lists, each alone
 # under kfdemu exec; a case of a list that fails is a regression. kfdtest is built once per machine
