@@ -9,10 +9,11 @@
 // higher priorities run more often and no queue starves. A queue with percentage 0, a ring unset
 // by UPDATE_QUEUE, or evicted is inactive and never mapped.
 //
-// Preempting a queue is the Queue's business (Unmap): its in-flight dispatch stops at a
-// work-group boundary and resumes there when the queue is mapped again. An Unmap that does not
-// finish within the preemption timeout is a hung queue: the Queue resets itself and the scheduler
-// drops it from the runlist (kfd: dqm->is_hws_hang, a GPU reset; here only that queue is reset).
+// Preempting a queue is the Queue's business (Unmap): kfd suspends its in-flight dispatch's waves
+// where they stand and resumes them when the queue is mapped again (gpu/shader's CWSR). An Unmap
+// that does not finish within the preemption timeout is a hung queue: the Queue resets itself and
+// the scheduler drops it from the runlist (kfd: dqm->is_hws_hang, a GPU reset; here only that
+// queue is reset).
 //
 // Concurrency: Scheduler.mu guards the runlist; Map and Unmap of Queues are called with it
 // released, from the scheduler goroutine or the caller of Add/Remove/Update (serialized by
