@@ -74,7 +74,7 @@ func (c *fakeCaller) RenderNode(fd int) (uint32, int, error) {
 }
 
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	d   *Driver
 	sys *topology.System
 	f   File
@@ -82,7 +82,7 @@ type env struct {
 	gpu uint32
 }
 
-func newEnv(t *testing.T, profile string) *env {
+func newEnv(t testing.TB, profile string) *env {
 	sys, err := topology.Profile(profile)
 	if err != nil {
 		t.Fatal(err)

@@ -567,3 +567,81 @@ func TestPM4PreemptAndResumeDispatch(t *testing.T) {
 	}
 	t.Logf("%d saves, %d resumes", saves, resumes)
 }
+
+// BenchmarkCWSRCycle is kfdtest's KFDCWSRTest.BasicTest without its sleeps: a PM4 queue runs a
+// persistent kernel of 1024 one-wave work-groups polling a flag, and each iteration deactivates
+// the queue (UPDATE_QUEUE percentage 0: the waves are suspended in place) and activates it again.
+func BenchmarkCWSRCycle(b *testing.B) {
+	e := newEnv(b, "mi210")
+	e.acquire(e.gpu)
+	const base, code, flag = 0x600000000, 0xa00000000, 0xb00000000
+	for _, m := range []struct {
+		va    uint64
+		flags uint32
+	}{{code, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE}, {flag, allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}} {
+		a := abi.AllocMemoryOfGPUArgs{VAAddr: m.va, Size: 4096, GPUID: e.gpu, Flags: m.flags}
+		if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+			b.Fatal(errno)
+		}
+		binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+		if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != 0 {
+			b.Fatal(errno)
+		}
+	}
+	a := e.queueArgs(base)
+	a.QueueType = abi.KFD_IOC_QUEUE_TYPE_COMPUTE
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
+		b.Fatalf("create: %v", errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	// L: s_load_dword s6, s[0:1], 0x0 glc; s_waitcnt lgkmcnt(0); s_cmp_eq_u32 s6, 0; s_cbranch_scc1 L; s_endpgm
+	for i, w := range []uint32{0xC0030180, 0, 0xBF8CC07F, 0xBF068006, 0xBF85FFFB, 0xBF810000} {
+		binary.LittleEndian.PutUint32(p.boAt(e.gpu, code).mem[4*i:], w)
+	}
+	setSH := func(reg uint32, v ...uint32) []uint32 {
+		return append([]uint32{pm4.Header(pm4.OpSetSHReg, uint32(len(v))), reg - pm4.SHRegStart}, v...)
+	}
+	var pkts []uint32
+	pkts = append(pkts, setSH(pm4.RegComputePgmLo, uint32(code>>8), uint32(code>>40))...)
+	pkts = append(pkts, setSH(pm4.RegComputePgmRsrc1, 0, 2<<1)...)
+	pkts = append(pkts, setSH(pm4.RegComputeNumThreadX, 1, 1, 1)...)
+	pkts = append(pkts, setSH(pm4.RegComputeUserData0, uint32(flag&0xffffffff), uint32(flag>>32))...)
+	pkts = append(pkts, pm4.Header(pm4.OpDispatchDirect, 3), 1024, 1, 1, 1)
+	fence := base + 0x10200
+	pkts = append(pkts, pm4.Header(pm4.OpReleaseMem, 6), pm4.EventCacheFlushAndInvTS|5<<8, 1<<29,
+		uint32(fence), uint32(fence>>32), 7, 0, 0)
+	ring, ptrs := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	for i, w := range pkts {
+		binary.LittleEndian.PutUint32(ring[4*i:], w)
+	}
+	word64(ptrs[0x38:]).Store(uint64(len(pkts)))
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(uint64(len(pkts)))
+	// 64 work-groups resident (the admission adds groups as resident ones run long; all 1024 would
+	// take minutes with the others spinning).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Millisecond) {
+		if g, _ := e.d.shaderDevice(e.gpu).Resident(); g >= 64 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the work-groups did not all become resident")
+		}
+	}
+	update := func(pct uint32) {
+		u := abi.UpdateQueueArgs{QueueID: a.QueueID, RingBaseAddress: base, RingSize: a.RingSize, QueuePercentage: pct}
+		if errno := e.do(abi.AMDKFD_IOC_UPDATE_QUEUE, &u); errno != 0 {
+			b.Fatal(errno)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		update(0)
+		update(100)
+	}
+	b.StopTimer()
+	word32(p.boAt(e.gpu, flag).mem).Store(1)
+	for deadline := time.Now().Add(60 * time.Second); word32(ptrs[0x200:]).Load() != 7; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("the persistent kernel did not end; queue: %s", p.queues[a.QueueID].eng.status())
+		}
+	}
+}

@@ -34,6 +34,9 @@ func (e *SuspendedError) Error() string {
 func Resume(ctx context.Context, s *Suspended, kill <-chan struct{}) (Stats, error) {
 	d := s.d
 	d.kill = kill
+	d.mu.Lock()
+	d.gen++ // the suspended run's watcher may still be exiting: it must not act on this one
+	d.mu.Unlock()
 	d.resume()
 	return d.drive(ctx)
 }
@@ -47,11 +50,29 @@ func (s *Suspended) Abort() {
 	d.wg.Wait()
 }
 
+// stopRun is the watcher of run gen: it suspends (or, kill, stops inside the groups) only if that
+// run is still the current one.
+func (d *dispatch) stopRun(gen uint64, suspend bool) {
+	d.mu.Lock()
+	cur := d.gen == gen
+	d.mu.Unlock()
+	switch {
+	case !cur:
+	case suspend:
+		d.suspend()
+	default:
+		d.stopAll()
+	}
+}
+
 // suspend stops admission and makes resident groups park at their next instruction boundary.
 func (d *dispatch) suspend() {
 	d.mu.Lock()
 	if d.resumeCh == nil {
 		d.resumeCh = make(chan struct{})
+		ch := make(chan struct{})
+		close(ch)
+		d.suspCh.Store(&ch)
 	}
 	d.suspended.Store(true)
 	d.mu.Unlock()
@@ -62,6 +83,7 @@ func (d *dispatch) suspend() {
 func (d *dispatch) resume() {
 	d.mu.Lock()
 	d.suspended.Store(false)
+	d.suspCh.Store(nil)
 	if d.resumeCh != nil {
 		close(d.resumeCh)
 		d.resumeCh = nil
@@ -92,19 +114,32 @@ func (d *dispatch) waitSuspended() bool {
 	}
 }
 
-// park suspends g in place until the dispatch resumes (nil) or is killed (errStopMidGroup): it gives
-// back its worker and CU, then takes a CU of the dispatch's mask again.
+// park suspends g, which holds a worker, until the dispatch resumes or is killed (errStopMidGroup).
 func (d *dispatch) park(g *group) error {
 	g.unfresh()
+	g.give()
+	d.parkWait(g)
+	g.take()
+	if d.killed() {
+		return errStopMidGroup
+	}
+	return nil
+}
+
+// parkWait parks g, which holds no worker, while the dispatch is suspended: it gives back its CU
+// room (its waves, LDS and scratch slots stay), waits for the resumption and takes CU room of the
+// dispatch's mask again. Killed, it returns with no CU (g.cu -1).
+func (d *dispatch) parkWait(g *group) {
 	d.mu.Lock()
 	ch := d.resumeCh
 	d.mu.Unlock()
 	if ch == nil {
-		return nil // resumed meanwhile
+		return // resumed meanwhile
 	}
-	g.give()
-	d.dev.release(g.cu, d.need)
-	g.cu = -1
+	if g.cu >= 0 {
+		d.dev.release(g.cu, d.need)
+		g.cu = -1
+	}
 	d.parked.Add(1)
 	d.signal()
 	select {
@@ -112,21 +147,15 @@ func (d *dispatch) park(g *group) error {
 	case <-d.abort:
 	}
 	d.parked.Add(-1)
-	for {
-		if d.killed() {
-			g.take() // runGroup gives it back
-			return errStopMidGroup
-		}
+	for !d.killed() {
 		cu, freed := d.dev.reserve(d.cus, d.need)
 		if cu >= 0 {
 			g.cu = cu
-			break
+			return
 		}
 		select {
 		case <-freed:
 		case <-d.abort:
 		}
 	}
-	g.take()
-	return nil
 }

@@ -86,9 +86,11 @@ type dispatch struct {
 	errGroup uint64
 	midStop  uint64 // lowest work-group stopped inside (killed); valid if stopped
 	stopped  bool
-	slots    []uint32      // free scratch wave slots
-	resumeCh chan struct{} // closed by resume (nil when not suspended)
-	free     []*group      // finished work-groups whose waves and LDS are reused
+	slots    []uint32                      // free scratch wave slots
+	resumeCh chan struct{}                 // closed by resume (nil when not suspended)
+	suspCh   atomic.Pointer[chan struct{}] // closed while suspended (nil when not): wakes groups waiting for a worker
+	gen      uint64                        // runs of drive: Resume starts a new one
+	free     []*group                      // finished work-groups whose waves and LDS are reused
 
 	stats Stats // updated with atomic adds
 }
@@ -204,6 +206,9 @@ func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 	d.ctx = ctx
 	stopWatch := make(chan struct{})
 	k := d.kill // read here: Resume replaces it while an earlier watcher may still be exiting
+	d.mu.Lock()
+	gen := d.gen // a watcher acts only on its own run: an earlier one may still be exiting
+	d.mu.Unlock()
 	go func() { // a closed Kill (or the context, without Kill) stops waves inside their groups
 		var done <-chan struct{}
 		if k == nil || d.suspendable {
@@ -211,13 +216,9 @@ func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 		}
 		select {
 		case <-k:
-			d.stopAll()
+			d.stopRun(gen, false)
 		case <-done:
-			if d.suspendable {
-				d.suspend() // CWSR: waves stop where they stand and are kept
-			} else {
-				d.stopAll()
-			}
+			d.stopRun(gen, d.suspendable) // suspendable: CWSR, waves stop where they stand and are kept
 		case <-stopWatch:
 		}
 	}()
@@ -398,8 +399,25 @@ func (d *dispatch) runGroup(g *group) {
 
 // take acquires a worker token and a memory port; give returns both.
 func (g *group) take() {
-	g.tok = acquire()
-	g.d.running.Add(1)
+	d := g.d
+	for {
+		// A suspension reaches a group waiting for a worker too: it parks without taking one
+		// (parkWait), so suspending many resident groups costs no hand-over of workers.
+		var sus <-chan struct{}
+		if p := d.suspCh.Load(); p != nil {
+			sus = *p
+		}
+		c := *tokens.Load()
+		select {
+		case c <- struct{}{}:
+			g.tok = token{c}
+		case <-sus:
+			d.parkWait(g)
+			continue
+		}
+		break
+	}
+	d.running.Add(1)
 	g.mem = g.d.mem
 	if g.d.ports != nil {
 		g.mem = g.d.ports.Get()
