@@ -22,6 +22,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/fs/nsexec"
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/hsa"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"golang.org/x/sys/unix"
@@ -37,6 +38,7 @@ type figure struct {
 	Floor      string  `json:"floor,omitempty"`
 	FloorValue float64 `json:"floor_value,omitempty"`
 	Ratio      float64 `json:"ratio,omitempty"` // value / floor
+	Max        float64 `json:"max,omitempty"`   // figures of few samples: the largest
 	Note       string  `json:"note,omitempty"`
 }
 
@@ -49,9 +51,16 @@ func runBench(args []string) int {
 	n := fl.Int("n", 5000, "iterations of each latency figure")
 	asJSON := fl.Bool("json", false, "print the figures as JSON")
 	topoProfile := fl.String("topology-profile", "mi300x-cpx", "profile whose tree the topology figure enumerates")
-	vaddN := fl.Int("vadd", 1<<24, "elements of the vadd kernel the interpreter figure runs")
+	o := benchOpts{}
+	fl.IntVar(&o.vaddN, "vadd", 1<<24, "elements of the vadd kernel the interpreter figure runs")
+	fl.DurationVar(&o.idleWait, "idle-wait", 10*time.Second, "idle time before each first-doorbell sample")
+	fl.IntVar(&o.idleSamples, "idle-samples", 3, "first-doorbell-after-idle samples (each adds --idle-wait to the run; 0: skip)")
+	fl.IntVar(&o.stormPages, "storm-pages", defaultStormPages, "distinct SVM pages of the fault storm (0: skip)")
+	scale := fl.Int("scale", 0, "instead of the other figures: N client processes, each with an AQL queue and "+
+		"64 MiB of mapped VRAM, on --profile (default mi210x8)")
+	scaleRounds := fl.Int("scale-rounds", 20, "barrier round trips of each --scale client")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: kfdemu bench [--profile NAME|FILE] [-n N] [--json]\n\nMounts the emulator in a temporary "+
+		fmt.Fprintln(fl.Output(), "usage: kfdemu bench [--profile NAME|FILE] [-n N] [--json] [--scale N]\n\nMounts the emulator in a temporary "+
 			"directory and prints every tracked figure with the floor it is compared to, measured in the same run.")
 		fl.PrintDefaults()
 	}
@@ -62,7 +71,26 @@ func runBench(args []string) int {
 		fmt.Fprintln(os.Stderr, "kfdemu bench: -n must be at least 100")
 		return 2
 	}
-	figs, err := benchAll(&f, *n, *topoProfile, *vaddN)
+	if o.idleSamples < 0 || o.stormPages < 0 || *scale < 0 || *scaleRounds < 1 {
+		fmt.Fprintln(os.Stderr, "kfdemu bench: --idle-samples, --storm-pages and --scale must be >= 0, --scale-rounds >= 1")
+		return 2
+	}
+	o.n, o.topoProfile = *n, *topoProfile
+	var figs []figure
+	var err error
+	if *scale > 0 {
+		profileSet := false
+		fl.Visit(func(x *flag.Flag) { profileSet = profileSet || x.Name == "profile" })
+		if !profileSet {
+			f.profile = "mi210x8"
+		}
+		var r *scaleResult
+		if r, err = runScale(&f, *scale, *scaleRounds); err == nil {
+			figs = r.figures()
+		}
+	} else {
+		figs, err = benchAll(&f, o)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfdemu bench:", err)
 		return 1
@@ -119,8 +147,19 @@ func ratio(v, floor float64) float64 {
 	return v / floor
 }
 
+// benchOpts are the flags of the figures benchAll takes.
+type benchOpts struct {
+	n           int // iterations of each latency figure
+	topoProfile string
+	vaddN       int
+	idleWait    time.Duration
+	idleSamples int
+	stormPages  int
+}
+
 // benchAll mounts f's profile (and the topology profile) and takes every figure.
-func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, error) {
+func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
+	n := o.n
 	dir, err := os.MkdirTemp("", "kfdemu-bench-")
 	if err != nil {
 		return nil, err
@@ -134,12 +173,21 @@ func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, er
 	defer srv.Unmount()
 	var figs []figure
 
-	// Idle CPU first, before any client: the daemon alone, then with queues that sit idle.
-	idle, err := benchIdle(dir)
+	// Idle CPU first, before any client: the daemon alone, then with queues that sit idle, in
+	// this process and in 16 client processes.
+	idle, base, err := benchIdle(dir)
 	if err != nil {
 		return nil, err
 	}
 	figs = append(figs, idle)
+	idle, err = benchIdleProcs(dir, base, idleProcs, idleQueuesPerProc)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, idle)
+	if err := waitNoProcess(dir); err != nil {
+		return nil, err
+	}
 
 	c, err := newAQLClient(dir)
 	if err != nil {
@@ -193,6 +241,16 @@ func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, er
 			Floor: "no-op ioctls per second (1/p50)", FloorValue: ioctlRate, Ratio: ratio(rate, ioctlRate)})
 	}
 
+	// The first doorbell after a long idle, when the doorbell watcher has backed off to its
+	// deep-idle poll, against the round trip above.
+	if o.idleSamples > 0 {
+		fig, err := firstDoorbell(c, o.idleWait, o.idleSamples, a50)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, fig)
+	}
+
 	// GPUVM: MAP of 1 GiB in 4 KiB PTEs (GTT) and in 2 MiB leaves (VRAM).
 	for _, m := range []struct {
 		name string
@@ -218,18 +276,30 @@ func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, er
 		figs = append(figs, fig)
 	}
 
+	// A fault storm: one retry fault on each of many distinct SVM pages.
+	if o.stormPages > 0 {
+		if err := waitNoProcess(dir); err != nil {
+			return nil, err
+		}
+		if fig, err := faultStorm(dir, o.stormPages); err != nil {
+			figs = append(figs, figure{Name: "fault storm", Note: "not measured: " + err.Error()})
+		} else {
+			figs = append(figs, fig)
+		}
+	}
+
 	// The ISA interpreter on a real compiled kernel.
 	if err := waitNoProcess(dir); err != nil {
 		return nil, err
 	}
-	if fig, err := interpRate(dir, vaddN); err != nil {
+	if fig, err := interpRate(dir, o.vaddN); err != nil {
 		figs = append(figs, figure{Name: "ISA interpreter, vadd (clang-14, gfx90a)", Note: "not measured: " + err.Error()})
 	} else {
 		figs = append(figs, fig)
 	}
 
 	// Topology enumeration on a large tree, mounted vs a tmpfs copy.
-	if fig, err := topoCost(f, topoProfile); err != nil {
+	if fig, err := topoCost(f, o.topoProfile); err != nil {
 		figs = append(figs, figure{Name: "topology enumeration", Note: "not measured: " + err.Error()})
 	} else {
 		figs = append(figs, fig)
@@ -240,8 +310,10 @@ func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, er
 // waitNoProcess waits until the daemon holds no kfd process: FUSE delivers the release of a
 // closed device file after close(2) returns, and a device opened before that meets the previous
 // one's process (README).
-func waitNoProcess(mnt string) error {
-	deadline := time.Now().Add(5 * time.Second)
+func waitNoProcess(mnt string) error { return waitNoProcessFor(mnt, 5*time.Second) }
+
+func waitNoProcessFor(mnt string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		b, err := os.ReadFile(filepath.Join(mnt, nsexec.StatsPath))
 		if err != nil {
@@ -251,7 +323,7 @@ func waitNoProcess(mnt string) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the daemon still holds a process 5 s after the client closed")
+			return fmt.Errorf("the daemon still holds a process %v after the clients closed", timeout)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -306,40 +378,6 @@ func pingPong(n int) time.Duration {
 	close(done)
 	p50, _ := percentiles(lat)
 	return p50
-}
-
-// benchIdle is the daemon's CPU time over 2 s with two AQL queues created and left idle (measured
-// once the doorbell watcher has settled into its idle polling, 2.5 s after the last store),
-// against 2 s with no client at all. The daemon runs in this process, which does nothing else
-// meanwhile.
-func benchIdle(mnt string) (figure, error) {
-	const span = 2 * time.Second
-	cpu := func() time.Duration {
-		var ru unix.Rusage
-		unix.Getrusage(unix.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	time.Sleep(200 * time.Millisecond)
-	c0 := cpu()
-	time.Sleep(span)
-	base := cpu() - c0
-	a, err := newAQLClient(mnt)
-	if err != nil {
-		return figure{}, err
-	}
-	defer a.Close()
-	b, err := newQueueClient(a.d)
-	if err != nil {
-		return figure{}, err
-	}
-	defer b.Close()
-	time.Sleep(2500 * time.Millisecond)
-	c1 := cpu()
-	time.Sleep(span)
-	busy := cpu() - c1
-	return figure{Name: "daemon CPU over 2 s, 2 idle AQL queues", Unit: "ms", Value: float64(busy) / 1e6,
-		Floor: "daemon CPU over 2 s, no client", FloorValue: float64(base) / 1e6, Ratio: ratio(float64(busy), float64(base)),
-		Note: fmt.Sprintf("%.2f%% of one CPU", 100*float64(busy)/float64(span))}, nil
 }
 
 // packetRate submits batches of 63 barrier packets (one doorbell each, the last with a completion
@@ -442,7 +480,10 @@ func mapCost(c *aqlClient, vram bool) (time.Duration, error) {
 // faultRate measures GPU retry faults serviced per second through the driver: with XNACK on,
 // 256 barrier packets whose completion signals lie on 256 distinct pages of plain client memory
 // the GPU has not mapped; each completion faults, the SVM range list maps the page and the
-// access is replayed. The floor is the same packets with signals on memory already mapped.
+// access is replayed. The pages are an SVM range of granularity 0: with the default granularity
+// (2^9 pages) the first fault maps the whole 2 MiB and the other 255 packets do not fault (the
+// figure counted one fault until it set the granularity). The floor is the same packets with
+// signals on memory already mapped.
 func faultRate(mnt string) (figure, error) {
 	d, err := kmt.Open(kmt.Config{Root: mnt})
 	if err != nil {
@@ -463,6 +504,9 @@ func faultRate(mnt string) (figure, error) {
 	}
 	defer unix.Munmap(mem)
 	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	if err := d.SVMSetAttr(base, pages*4096, kmt.SVMAttr{Type: abi.KFD_IOCTL_SVM_ATTR_GRANULARITY, Value: 0}); err != nil {
+		return figure{}, fmt.Errorf("SVM SET_ATTR granularity 0: %w", err)
+	}
 	run := func(sigVA func(i int) uint64, word func(i int) *atomic.Uint64) (time.Duration, error) {
 		start := time.Now()
 		for i := range pages {
