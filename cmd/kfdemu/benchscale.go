@@ -24,6 +24,7 @@ const (
 	scaleMemMiB       = 64
 	scaleSetupTimeout = 5 * time.Minute // N processes opening the device and setting up
 	scaleRTTimeout    = time.Minute     // one barrier round trip
+	scaleAloneRounds  = 200             // round trips of the floor's lone client (at least)
 )
 
 // scaleLeakKeys are the stats-file counters that must be 0 once every client has exited.
@@ -34,7 +35,7 @@ type scaleResult struct {
 	Profile    string
 	N, Rounds  int
 	Setup      time.Duration   // starting the N clients until every one is ready
-	Alone      []time.Duration // round trips of one client process alone (the floor)
+	Alone      []time.Duration // round trips of one client process alone (the floor, >= scaleAloneRounds)
 	Lat        []time.Duration // every round trip of the N clients, made at once
 	Phase      time.Duration   // from the first request to the last answer
 	PhaseCPU   time.Duration   // the daemon's CPU time meanwhile
@@ -106,10 +107,11 @@ func runScale(f *serveFlags, n, rounds int) (*scaleResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := alone[0].send(rounds, scaleRTTimeout); err != nil {
+	aloneRounds := max(rounds, scaleAloneRounds)
+	if err := alone[0].send(aloneRounds, scaleRTTimeout); err != nil {
 		return nil, err
 	}
-	r.Alone, err = alone[0].result(time.Now().Add(time.Duration(rounds) * scaleRTTimeout))
+	r.Alone, err = alone[0].result(time.Now().Add(time.Duration(aloneRounds) * scaleRTTimeout))
 	if err2 := stopClients(alone, 30*time.Second); err == nil {
 		err = err2
 	}
