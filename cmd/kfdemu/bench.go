@@ -88,6 +88,7 @@ func runBench(args []string) int {
 			f.profile = "mi210x8"
 		}
 		var r *scaleResult
+		o.n = *scaleRounds // the latency figure's iterations per client
 		if r, err = runScale(&f, *scale, *scaleRounds); err == nil {
 			figs = r.figures()
 		}
@@ -106,16 +107,20 @@ func runBench(args []string) int {
 			N       int      `json:"n"`
 			CPUs    int      `json:"cpus"`
 			Figures []figure `json:"figures"`
-		}{f.profile, *n, runtime.NumCPU(), figs})
+		}{f.profile, o.n, runtime.NumCPU(), figs})
 		return 0
 	}
-	printFigures(os.Stdout, f.profile, *n, figs)
+	printFigures(os.Stdout, f.profile, o.n, figs)
 	return 0
 }
 
 func printFigures(w io.Writer, profile string, n int, figs []figure) {
 	fmt.Fprintf(w, "profile %s, %d iterations per latency figure, %d CPUs\n\n", profile, n, runtime.NumCPU())
-	fmt.Fprintf(w, "%-46s %14s %12s   %-44s %14s %8s\n", "figure", "value", "p99", "floor (same run)", "floor value", "ratio")
+	nw := 46 // the name column fits the longest name
+	for _, g := range figs {
+		nw = max(nw, len(g.Name))
+	}
+	fmt.Fprintf(w, "%-*s %14s %12s   %-44s %14s %8s\n", nw, "figure", "value", "p99", "floor (same run)", "floor value", "ratio")
 	for _, g := range figs {
 		p99 := ""
 		if g.P99 != 0 {
@@ -125,7 +130,7 @@ func printFigures(w io.Writer, profile string, n int, figs []figure) {
 		if g.Floor != "" {
 			fv, ratio = fmtValue(g.FloorValue, g.Unit), fmt.Sprintf("%.3g", g.Ratio)
 		}
-		fmt.Fprintf(w, "%-46s %14s %12s   %-44s %14s %8s\n", g.Name, fmtValue(g.Value, g.Unit), p99, g.Floor, fv, ratio)
+		fmt.Fprintf(w, "%-*s %14s %12s   %-44s %14s %8s\n", nw, g.Name, fmtValue(g.Value, g.Unit), p99, g.Floor, fv, ratio)
 		if g.Note != "" {
 			fmt.Fprintf(w, "  %s\n", g.Note)
 		}
