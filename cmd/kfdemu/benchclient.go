@@ -186,7 +186,7 @@ func (p *benchProc) ready(deadline time.Time) error {
 	return err
 }
 
-// barriers asks for k round trips (sent with send, read back with result).
+// send asks the client for k round trips; result reads their latencies back.
 func (p *benchProc) send(k int, timeout time.Duration) error {
 	_, err := fmt.Fprintf(p.in, "barrier %d %v\n", k, timeout)
 	return err
@@ -212,9 +212,10 @@ func (p *benchProc) result(deadline time.Time) ([]time.Duration, error) {
 	return ds, nil
 }
 
-// stop closes the client's stdin and waits for it to exit, killing it after timeout.
+// stop closes the client's stdin (if stopClients has not) and waits for it to exit, killing it
+// after timeout.
 func (p *benchProc) stop(timeout time.Duration) error {
-	p.in.Close()
+	p.in.Close() // a second Close only returns an error
 	t := time.AfterFunc(timeout, func() { p.cmd.Process.Kill() })
 	err := p.cmd.Wait()
 	killed := !t.Stop()
