@@ -22,6 +22,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/fs/nsexec"
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/hsa"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"golang.org/x/sys/unix"
@@ -37,6 +38,7 @@ type figure struct {
 	Floor      string  `json:"floor,omitempty"`
 	FloorValue float64 `json:"floor_value,omitempty"`
 	Ratio      float64 `json:"ratio,omitempty"` // value / floor
+	Max        float64 `json:"max,omitempty"`   // figures of few samples: the largest
 	Note       string  `json:"note,omitempty"`
 }
 
@@ -49,10 +51,20 @@ func runBench(args []string) int {
 	n := fl.Int("n", 5000, "iterations of each latency figure")
 	asJSON := fl.Bool("json", false, "print the figures as JSON")
 	topoProfile := fl.String("topology-profile", "mi300x-cpx", "profile whose tree the topology figure enumerates")
-	vaddN := fl.Int("vadd", 1<<24, "elements of the vadd kernel the interpreter figure runs")
+	o := benchOpts{}
+	fl.IntVar(&o.vaddN, "vadd", 1<<24, "elements of the vadd kernel the interpreter figure runs")
+	fl.DurationVar(&o.idleWait, "idle-wait", 10*time.Second, "idle time before each first-doorbell sample")
+	fl.IntVar(&o.idleSamples, "idle-samples", 3, "first-doorbell-after-idle samples (each adds --idle-wait to the run; 0: skip)")
+	fl.IntVar(&o.stormPages, "storm-pages", defaultStormPages, "distinct SVM pages of the fault storm (0: skip)")
+	scale := fl.Int("scale", 0, "instead of the other figures: N client processes, each with an AQL queue and "+
+		"64 MiB of mapped VRAM, on --profile (default mi210x8)")
+	scaleRounds := fl.Int("scale-rounds", 20, "barrier round trips of each --scale client")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: kfdemu bench [--profile NAME|FILE] [-n N] [--json]\n\nMounts the emulator in a temporary "+
-			"directory and prints every tracked figure with the floor it is compared to, measured in the same run.")
+		fmt.Fprintln(fl.Output(), "usage: kfdemu bench [--profile NAME|FILE] [-n N] [--json] [--scale N]\n\nMounts the emulator in a temporary "+
+			"directory and prints every tracked figure with the floor it is compared to, measured in the same run.\n"+
+			"About 75 s on 2 cores with the defaults: the first-doorbell figure idles --idle-wait before each of its\n"+
+			"--idle-samples samples (30 s), the fault storm takes 5 to 10 s. --scale N runs only the scale figures\n"+
+			"(about 60 s for N=256 on 2 cores).")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -62,7 +74,27 @@ func runBench(args []string) int {
 		fmt.Fprintln(os.Stderr, "kfdemu bench: -n must be at least 100")
 		return 2
 	}
-	figs, err := benchAll(&f, *n, *topoProfile, *vaddN)
+	if o.idleSamples < 0 || o.stormPages < 0 || *scale < 0 || *scaleRounds < 1 {
+		fmt.Fprintln(os.Stderr, "kfdemu bench: --idle-samples, --storm-pages and --scale must be >= 0, --scale-rounds >= 1")
+		return 2
+	}
+	o.n, o.topoProfile = *n, *topoProfile
+	var figs []figure
+	var err error
+	if *scale > 0 {
+		profileSet := false
+		fl.Visit(func(x *flag.Flag) { profileSet = profileSet || x.Name == "profile" })
+		if !profileSet {
+			f.profile = "mi210x8"
+		}
+		var r *scaleResult
+		o.n = *scaleRounds // the latency figure's iterations per client
+		if r, err = runScale(&f, *scale, *scaleRounds); err == nil {
+			figs = r.figures()
+		}
+	} else {
+		figs, err = benchAll(&f, o)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfdemu bench:", err)
 		return 1
@@ -75,16 +107,20 @@ func runBench(args []string) int {
 			N       int      `json:"n"`
 			CPUs    int      `json:"cpus"`
 			Figures []figure `json:"figures"`
-		}{f.profile, *n, runtime.NumCPU(), figs})
+		}{f.profile, o.n, runtime.NumCPU(), figs})
 		return 0
 	}
-	printFigures(os.Stdout, f.profile, *n, figs)
+	printFigures(os.Stdout, f.profile, o.n, figs)
 	return 0
 }
 
 func printFigures(w io.Writer, profile string, n int, figs []figure) {
 	fmt.Fprintf(w, "profile %s, %d iterations per latency figure, %d CPUs\n\n", profile, n, runtime.NumCPU())
-	fmt.Fprintf(w, "%-46s %14s %12s   %-44s %14s %8s\n", "figure", "value", "p99", "floor (same run)", "floor value", "ratio")
+	nw := 46 // the name column fits the longest name
+	for _, g := range figs {
+		nw = max(nw, len(g.Name))
+	}
+	fmt.Fprintf(w, "%-*s %14s %12s   %-44s %14s %8s\n", nw, "figure", "value", "p99", "floor (same run)", "floor value", "ratio")
 	for _, g := range figs {
 		p99 := ""
 		if g.P99 != 0 {
@@ -94,7 +130,7 @@ func printFigures(w io.Writer, profile string, n int, figs []figure) {
 		if g.Floor != "" {
 			fv, ratio = fmtValue(g.FloorValue, g.Unit), fmt.Sprintf("%.3g", g.Ratio)
 		}
-		fmt.Fprintf(w, "%-46s %14s %12s   %-44s %14s %8s\n", g.Name, fmtValue(g.Value, g.Unit), p99, g.Floor, fv, ratio)
+		fmt.Fprintf(w, "%-*s %14s %12s   %-44s %14s %8s\n", nw, g.Name, fmtValue(g.Value, g.Unit), p99, g.Floor, fv, ratio)
 		if g.Note != "" {
 			fmt.Fprintf(w, "  %s\n", g.Note)
 		}
@@ -119,8 +155,19 @@ func ratio(v, floor float64) float64 {
 	return v / floor
 }
 
+// benchOpts are the flags of the figures benchAll takes.
+type benchOpts struct {
+	n           int // iterations of each latency figure
+	topoProfile string
+	vaddN       int
+	idleWait    time.Duration
+	idleSamples int
+	stormPages  int
+}
+
 // benchAll mounts f's profile (and the topology profile) and takes every figure.
-func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, error) {
+func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
+	n := o.n
 	dir, err := os.MkdirTemp("", "kfdemu-bench-")
 	if err != nil {
 		return nil, err
@@ -134,12 +181,21 @@ func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, er
 	defer srv.Unmount()
 	var figs []figure
 
-	// Idle CPU first, before any client: the daemon alone, then with queues that sit idle.
-	idle, err := benchIdle(dir)
+	// Idle CPU first, before any client: the daemon alone, then with queues that sit idle, in
+	// this process and in 16 client processes.
+	idle, base, err := benchIdle(dir)
 	if err != nil {
 		return nil, err
 	}
 	figs = append(figs, idle)
+	idle, err = benchIdleProcs(dir, base, idleProcs, idleQueuesPerProc)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, idle)
+	if err := waitNoProcess(dir); err != nil {
+		return nil, err
+	}
 
 	c, err := newAQLClient(dir)
 	if err != nil {
@@ -193,6 +249,16 @@ func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, er
 			Floor: "no-op ioctls per second (1/p50)", FloorValue: ioctlRate, Ratio: ratio(rate, ioctlRate)})
 	}
 
+	// The first doorbell after a long idle, when the doorbell watcher has backed off to its
+	// deep-idle poll, against the round trip above.
+	if o.idleSamples > 0 {
+		fig, err := firstDoorbell(c, o.idleWait, o.idleSamples, a50)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, fig)
+	}
+
 	// GPUVM: MAP of 1 GiB in 4 KiB PTEs (GTT) and in 2 MiB leaves (VRAM).
 	for _, m := range []struct {
 		name string
@@ -218,18 +284,30 @@ func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, er
 		figs = append(figs, fig)
 	}
 
+	// A fault storm: one retry fault on each of many distinct SVM pages.
+	if o.stormPages > 0 {
+		if err := waitNoProcess(dir); err != nil {
+			return nil, err
+		}
+		if fig, err := faultStorm(dir, o.stormPages); err != nil {
+			figs = append(figs, figure{Name: "fault storm", Note: "not measured: " + err.Error()})
+		} else {
+			figs = append(figs, fig)
+		}
+	}
+
 	// The ISA interpreter on a real compiled kernel.
 	if err := waitNoProcess(dir); err != nil {
 		return nil, err
 	}
-	if fig, err := interpRate(dir, vaddN); err != nil {
+	if fig, err := interpRate(dir, o.vaddN); err != nil {
 		figs = append(figs, figure{Name: "ISA interpreter, vadd (clang-14, gfx90a)", Note: "not measured: " + err.Error()})
 	} else {
 		figs = append(figs, fig)
 	}
 
 	// Topology enumeration on a large tree, mounted vs a tmpfs copy.
-	if fig, err := topoCost(f, topoProfile); err != nil {
+	if fig, err := topoCost(f, o.topoProfile); err != nil {
 		figs = append(figs, figure{Name: "topology enumeration", Note: "not measured: " + err.Error()})
 	} else {
 		figs = append(figs, fig)
@@ -240,8 +318,10 @@ func benchAll(f *serveFlags, n int, topoProfile string, vaddN int) ([]figure, er
 // waitNoProcess waits until the daemon holds no kfd process: FUSE delivers the release of a
 // closed device file after close(2) returns, and a device opened before that meets the previous
 // one's process (README).
-func waitNoProcess(mnt string) error {
-	deadline := time.Now().Add(5 * time.Second)
+func waitNoProcess(mnt string) error { return waitNoProcessFor(mnt, 5*time.Second) }
+
+func waitNoProcessFor(mnt string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		b, err := os.ReadFile(filepath.Join(mnt, nsexec.StatsPath))
 		if err != nil {
@@ -251,7 +331,7 @@ func waitNoProcess(mnt string) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the daemon still holds a process 5 s after the client closed")
+			return fmt.Errorf("the daemon still holds a process %v after the clients closed", timeout)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -306,40 +386,6 @@ func pingPong(n int) time.Duration {
 	close(done)
 	p50, _ := percentiles(lat)
 	return p50
-}
-
-// benchIdle is the daemon's CPU time over 2 s with two AQL queues created and left idle (measured
-// once the doorbell watcher has settled into its idle polling, 2.5 s after the last store),
-// against 2 s with no client at all. The daemon runs in this process, which does nothing else
-// meanwhile.
-func benchIdle(mnt string) (figure, error) {
-	const span = 2 * time.Second
-	cpu := func() time.Duration {
-		var ru unix.Rusage
-		unix.Getrusage(unix.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	time.Sleep(200 * time.Millisecond)
-	c0 := cpu()
-	time.Sleep(span)
-	base := cpu() - c0
-	a, err := newAQLClient(mnt)
-	if err != nil {
-		return figure{}, err
-	}
-	defer a.Close()
-	b, err := newQueueClient(a.d)
-	if err != nil {
-		return figure{}, err
-	}
-	defer b.Close()
-	time.Sleep(2500 * time.Millisecond)
-	c1 := cpu()
-	time.Sleep(span)
-	busy := cpu() - c1
-	return figure{Name: "daemon CPU over 2 s, 2 idle AQL queues", Unit: "ms", Value: float64(busy) / 1e6,
-		Floor: "daemon CPU over 2 s, no client", FloorValue: float64(base) / 1e6, Ratio: ratio(float64(busy), float64(base)),
-		Note: fmt.Sprintf("%.2f%% of one CPU", 100*float64(busy)/float64(span))}, nil
 }
 
 // packetRate submits batches of 63 barrier packets (one doorbell each, the last with a completion
@@ -442,7 +488,10 @@ func mapCost(c *aqlClient, vram bool) (time.Duration, error) {
 // faultRate measures GPU retry faults serviced per second through the driver: with XNACK on,
 // 256 barrier packets whose completion signals lie on 256 distinct pages of plain client memory
 // the GPU has not mapped; each completion faults, the SVM range list maps the page and the
-// access is replayed. The floor is the same packets with signals on memory already mapped.
+// access is replayed. The pages are an SVM range of granularity 0: with the default granularity
+// (2^9 pages) the first fault maps the whole 2 MiB and the other 255 packets do not fault (the
+// figure counted one fault until it set the granularity). The floor is the same packets with
+// signals on memory already mapped.
 func faultRate(mnt string) (figure, error) {
 	d, err := kmt.Open(kmt.Config{Root: mnt})
 	if err != nil {
@@ -463,17 +512,24 @@ func faultRate(mnt string) (figure, error) {
 	}
 	defer unix.Munmap(mem)
 	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
-	run := func(sigVA func(i int) uint64, word func(i int) *atomic.Uint64) (time.Duration, error) {
+	if err := d.SVMSetAttr(base, pages*4096, kmt.SVMAttr{Type: abi.KFD_IOCTL_SVM_ATTR_GRANULARITY, Value: 0}); err != nil {
+		return figure{}, fmt.Errorf("SVM SET_ATTR granularity 0: %w", err)
+	}
+	// One packet at a time: each waits for the previous one's completion.
+	var each [2][]time.Duration
+	run := func(k int, sigVA func(i int) uint64, word func(i int) *atomic.Uint64) (time.Duration, error) {
 		start := time.Now()
 		for i := range pages {
 			word(i).Store(1)
+			t := time.Now()
 			if err := c.barrierTo(sigVA(i), word(i), 5*time.Second); err != nil {
 				return 0, err
 			}
+			each[k] = append(each[k], time.Since(t))
 		}
 		return time.Since(start), nil
 	}
-	faulted, err := run(func(i int) uint64 { return base + uint64(i)*4096 }, func(i int) *atomic.Uint64 { return kmt.Word64(mem, i*4096+8) })
+	faulted, err := run(0, func(i int) uint64 { return base + uint64(i)*4096 }, func(i int) *atomic.Uint64 { return kmt.Word64(mem, i*4096+8) })
 	if err != nil {
 		return figure{}, err
 	}
@@ -484,14 +540,18 @@ func faultRate(mnt string) (figure, error) {
 	if err := bo.Map(); err != nil {
 		return figure{}, err
 	}
-	mapped, err := run(func(i int) uint64 { return bo.VA + uint64(i)*4096 }, func(i int) *atomic.Uint64 { return kmt.Word64(bo.Bytes(), i*4096+8) })
+	mapped, err := run(1, func(i int) uint64 { return bo.VA + uint64(i)*4096 }, func(i int) *atomic.Uint64 { return kmt.Word64(bo.Bytes(), i*4096+8) })
 	if err != nil {
 		return figure{}, err
 	}
 	rate, floorRate := pages/faulted.Seconds(), pages/mapped.Seconds()
+	f50, f99 := percentiles(each[0])
+	m50, _ := percentiles(each[1])
 	return figure{Name: "GPU retry faults serviced (SVM, XNACK on)", Unit: "faults/s", Value: rate,
 		Floor: "the same packets, signals in a mapped BO (/s)", FloorValue: floorRate, Ratio: ratio(rate, floorRate),
-		Note: fmt.Sprintf("%v per packet whose signal faults vs %v", (faulted / pages).Round(time.Microsecond/10), (mapped / pages).Round(time.Microsecond/10))}, nil
+		Note: fmt.Sprintf("one packet at a time: %v per packet whose signal faults (p50 %v, p99 %v) vs %v (p50 %v)",
+			(faulted / pages).Round(time.Microsecond/10), f50.Round(time.Microsecond/10), f99.Round(time.Microsecond),
+			(mapped / pages).Round(time.Microsecond/10), m50.Round(time.Microsecond/10))}, nil
 }
 
 // topoCost mounts profile and times kmt.ReadTopology (libhsakmt's topology snapshot) of its tree

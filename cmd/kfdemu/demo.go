@@ -209,14 +209,56 @@ func (c *aqlClient) barrierTo(sigVA uint64, value *atomic.Uint64, timeout time.D
 	return c.submit(pkt, value, timeout)
 }
 
-func (c *aqlClient) submit(pkt [aql.PacketSize]byte, sig *atomic.Uint64, timeout time.Duration) error {
-	start := time.Now()
+// publish writes pkt into the next ring slot (header last), publishes the write index and rings
+// the doorbell; it returns the packet's index.
+func (c *aqlClient) publish(pkt [aql.PacketSize]byte) uint64 {
 	idx := kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Load()
 	slot := c.ring[64*(idx%64) : 64*(idx%64)+64]
 	copy(slot[4:], pkt[4:])
 	kmt.Word32(slot, 0).Store(c.hdr)
 	kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
 	c.q.RingDoorbell(idx)
+	return idx
+}
+
+// barrierWait is barrier with the wait ROCr makes by default (a blocking wait): spin for spin,
+// then sleep in WAIT_EVENTS on the signal's event until the value drops. Many client processes
+// on few cores must not spin: they would take the CPUs from the daemon that answers them.
+func (c *aqlClient) barrierWait(spin, timeout time.Duration) (time.Duration, error) {
+	start := time.Now()
+	sig := kmt.Word64(c.aq, aqlSignalOff+aql.SignalValueOffset)
+	sig.Store(1)
+	idx := c.publish(c.pkt)
+	if err := c.wait(sig, start, spin, timeout); err != nil {
+		return 0, fmt.Errorf("barrier packet %d: %w", idx, err)
+	}
+	return time.Since(start), nil
+}
+
+// wait waits until the client's completion signal sig drops to 0: it spins until spin after
+// start, then sleeps in WAIT_EVENTS on the signal's event.
+func (c *aqlClient) wait(sig *atomic.Uint64, start time.Time, spin, timeout time.Duration) error {
+	for sig.Load() != 0 {
+		el := time.Since(start)
+		if el > timeout {
+			return fmt.Errorf("no completion in %v", timeout)
+		}
+		if el < spin {
+			runtime.Gosched()
+			continue
+		}
+		// The event is auto-reset: a completion seen while spinning leaves it set, and this wait
+		// returns at once; the loop looks at the value again.
+		if _, err := c.ev.Wait(min(timeout-el, time.Second)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *aqlClient) submit(pkt [aql.PacketSize]byte, sig *atomic.Uint64, timeout time.Duration) error {
+	start := time.Now()
+	idx := c.publish(pkt)
 	for sig.Load() != 0 {
 		if time.Since(start) > timeout {
 			return fmt.Errorf("barrier packet %d did not complete in %v", idx, timeout)

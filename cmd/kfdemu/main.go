@@ -26,7 +26,9 @@ var commands = map[string]command{
 	"top":      {runTop, "show each GPU's live figures (VRAM, GTT, busy %, clocks, power, temperature), refreshed"},
 }
 
-// hidden commands used internally (re-exec helpers)
+// hidden commands used internally (re-exec helpers); the bench's client processes
+// (benchclient.go) and kfdemu exec's namespace child (nsexec.MaybeRunChild) are caught earlier, by
+// init functions, so that the test binary can re-execute itself too
 var hidden = map[string]func([]string) int{
 	"__trace-child": runTraceChild,
 	"__exec-child":  runExecChild,

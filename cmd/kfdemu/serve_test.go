@@ -259,10 +259,12 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// TestBench runs `kfdemu bench`: both figures are printed with the floor from the same run.
+// TestBench runs `kfdemu bench` (the first-doorbell and fault-storm figures shortened): every
+// figure is printed with the floor from the same run.
 func TestBench(t *testing.T) {
 	testenv.NeedMount(t)
-	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200", "-vadd", "65536", "--json").Output()
+	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200", "-vadd", "65536", "--idle-samples", "1",
+		"--idle-wait", "3s", "--storm-pages", "620", "--json").Output()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
 	}
@@ -273,9 +275,10 @@ func TestBench(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	want := []string{"daemon CPU over 2 s, 2 idle AQL queues", "ioctl round trip (GET_VERSION)",
-		"AQL barrier round trip (doorbell -> signal)", "AQL packets per second, 1 queue(s)", "AQL packets per second, 8 queue(s)",
-		"MAP 1 GiB GTT (4 KiB PTEs)", "MAP 1 GiB VRAM (2 MiB PDEs)", "GPU retry faults serviced (SVM, XNACK on)",
+	want := []string{"daemon CPU over 2 s, 2 idle AQL queues", "daemon CPU over 2 s, 64 idle AQL queues in 16 processes",
+		"ioctl round trip (GET_VERSION)", "AQL barrier round trip (doorbell -> signal)", "AQL packets per second, 1 queue(s)",
+		"AQL packets per second, 8 queue(s)", "first doorbell after 3s idle (doorbell -> signal)", "MAP 1 GiB GTT (4 KiB PTEs)",
+		"MAP 1 GiB VRAM (2 MiB PDEs)", "GPU retry faults serviced (SVM, XNACK on)", "fault storm, 620 distinct SVM pages",
 		"ISA interpreter, vadd over 65536 elements", "topology snapshot, mi300x-cpx (65 nodes)"}
 	if len(res.Figures) != len(want) || res.Profile != "mi210" {
 		t.Fatalf("profile %q, %d figures, want %d:\n%s", res.Profile, len(res.Figures), len(want), out)
