@@ -619,7 +619,7 @@ func BenchmarkCWSRCycle(b *testing.B) {
 	// 64 work-groups resident (the admission adds groups as resident ones run long; all 1024 would
 	// take minutes with the others spinning).
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Millisecond) {
-		if g, _ := e.d.shaderDevice(e.gpu).Resident(); g >= 64 {
+		if g, _ := e.d.shaderDevice(e.gpu).Resident(); g >= 256 {
 			break
 		}
 		if time.Now().After(deadline) {
