@@ -34,7 +34,7 @@ var drmNested = []struct {
 	{reflect.TypeFor[DRMAmdgpuInfoVBIOS](), "struct drm_amdgpu_info_vbios", SizeofDRMAmdgpuInfoVBIOS},
 	{reflect.TypeFor[DRMAmdgpuInfoVideoCaps](), "struct drm_amdgpu_info_video_caps", SizeofDRMAmdgpuInfoVideoCaps},
 	{reflect.TypeFor[DRMAmdgpuInfoVideoCodecInfo](), "struct drm_amdgpu_info_video_codec_info", 24},
-	{reflect.TypeFor[DRMAmdgpuFence](), "struct drm_amdgpu_fence", 24},
+	{reflect.TypeFor[DRMAmdgpuFence](), "struct drm_amdgpu_fence", SizeofDRMAmdgpuFence},
 	{reflect.TypeFor[DRMAmdgpuGemCreateOut](), "struct drm_amdgpu_gem_create_out", SizeofDRMAmdgpuGemCreateOut},
 	{reflect.TypeFor[DRMAmdgpuGemCreateIn](), "struct drm_amdgpu_gem_create_in", SizeofDRMAmdgpuGemCreateIn},
 	{reflect.TypeFor[DRMAmdgpuGemMmapOut](), "struct drm_amdgpu_gem_mmap_out", SizeofDRMAmdgpuGemMmapOut},

@@ -238,3 +238,6 @@ const (
 	AMDGPU_FENCE_TO_HANDLE_GET_SYNCOBJ_FD   = 1
 	AMDGPU_FENCE_TO_HANDLE_GET_SYNC_FILE_FD = 2
 )
+
+// SizeofDRMAmdgpuFence is sizeof(struct drm_amdgpu_fence).
+const SizeofDRMAmdgpuFence = 24

@@ -34,7 +34,7 @@ func FuzzIoctl(f *testing.F) {
 				}
 			}
 		}
-		d.Ioctl(m, cmd, a)
+		ioctl(d, m, cmd, a)
 		if len(a) != size {
 			t.Fatalf("argument length changed: %d -> %d", size, len(a))
 		}
