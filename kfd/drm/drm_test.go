@@ -17,7 +17,10 @@ type fakeMem struct {
 	base uint64
 	buf  []byte
 	tgid int
+	intr <-chan struct{} // the caller's interrupt (nil: never)
 }
+
+func (f *fakeMem) Interrupted() <-chan struct{} { return f.intr }
 
 var errFault = errors.New("fault")
 
