@@ -1,0 +1,243 @@
+package kfd
+
+import (
+	"encoding/binary"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kfdemu/kfdemu/gpu/sdma"
+	"github.com/kfdemu/kfdemu/kfd/abi"
+)
+
+// renderEnv is env with one open of the GPU's render node and a bump allocator in client memory.
+type renderEnv struct {
+	*env
+	rf  File
+	pos uint64
+}
+
+func newRenderEnv(t *testing.T) *renderEnv {
+	e := &renderEnv{env: newEnv(t, "mi210")}
+	n := e.sys.NodeByGPUID(e.gpu)
+	rf, err := e.d.OpenRender(n.RenderMinor(), e.c.tgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rf = rf
+	e.c.fds[10] = [2]int{int(n.RenderMinor()), e.c.tgid}
+	t.Cleanup(rf.Release)
+	return e
+}
+
+func (e *renderEnv) put(b []byte) uint64 {
+	a := e.c.base + 0x80000 + e.pos
+	e.c.WriteMemory(a, b)
+	e.pos = (e.pos + uint64(len(b)) + 63) &^ 63
+	return a
+}
+
+// drm issues a render-node ioctl with v's bytes; the result is decoded back into v.
+func (e *renderEnv) drm(cmd uint32, v any) syscall.Errno {
+	buf := make([]byte, abi.IOCSize(cmd))
+	encode(buf, v)
+	errno := e.rf.Ioctl(e.c, cmd, buf)
+	decode(buf, v)
+	return errno
+}
+
+func (e *renderEnv) gemCreate(size uint64, dom uint64) uint32 {
+	a := abi.DRMAmdgpuGemCreate{BOSize: size, Domains: dom, DomainFlags: abi.AMDGPU_GEM_CREATE_VRAM_CLEARED}
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_GEM_CREATE, &a); errno != 0 {
+		e.t.Fatalf("GEM_CREATE %d: %v", size, errno)
+	}
+	return uint32(a.BOSize)
+}
+
+func (e *renderEnv) mmapOffset(h uint32) int64 {
+	a := abi.DRMAmdgpuGemMmap{Handle: h}
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_GEM_MMAP, &a); errno != 0 {
+		e.t.Fatalf("GEM_MMAP: %v", errno)
+	}
+	return int64(uint64(a.Handle) | uint64(a.Pad)<<32)
+}
+
+func (e *renderEnv) vramUsage() uint64 {
+	ptr := e.put(make([]byte, 8))
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_INFO, &abi.DRMAmdgpuInfo{ReturnPointer: ptr, ReturnSize: 8, Query: abi.AMDGPU_INFO_VRAM_USAGE}); errno != 0 {
+		e.t.Fatal(errno)
+	}
+	var b [8]byte
+	e.c.ReadMemory(ptr, b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// TestGEMThroughKFD: GEM objects live in the render node's memfd at their GEM_MMAP offsets and are
+// counted in the GPU's usage; GEM_VA works before ACQUIRE_VM and shares the VM kfd then uses, so kfd
+// and GEM ranges conflict; an SDMA IB writes through the VM; closing the file frees everything.
+func TestGEMThroughKFD(t *testing.T) {
+	e := newRenderEnv(t)
+	vram := e.gemCreate(4<<20, abi.AMDGPU_GEM_DOMAIN_VRAM)
+	if u := e.vramUsage(); u != 4<<20 {
+		t.Errorf("VRAM usage %d after a 4 MiB GEM object", u)
+	}
+	gtt := e.gemCreate(64<<10, abi.AMDGPU_GEM_DOMAIN_GTT)
+	off := e.mmapOffset(gtt)
+	const va = 0x100000000
+	gemVA := func(op, h uint32, va, size uint64) syscall.Errno {
+		return e.drm(abi.DRM_IOCTL_AMDGPU_GEM_VA, &abi.DRMAmdgpuGemVA{Handle: h, Operation: op, VAAddress: va, MapSize: size,
+			Flags: abi.AMDGPU_VM_PAGE_READABLE | abi.AMDGPU_VM_PAGE_WRITEABLE | abi.AMDGPU_VM_PAGE_EXECUTABLE})
+	}
+	if errno := gemVA(abi.AMDGPU_VA_OP_MAP, gtt, va, 64<<10); errno != 0 {
+		t.Fatalf("GEM_VA before ACQUIRE_VM: %v", errno)
+	}
+	if errno := gemVA(abi.AMDGPU_VA_OP_MAP, vram, 0x200000000, 4<<20); errno != 0 {
+		t.Fatalf("GEM_VA of VRAM: %v", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: 10, GPUID: e.gpu}); errno != 0 {
+		t.Fatal(errno)
+	}
+	// kfd cannot allocate over a GEM mapping, nor GEM map over a kfd BO.
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &abi.AllocMemoryOfGPUArgs{VAAddr: va + 0x1000, Size: 4096, GPUID: e.gpu, Flags: allocGTT}); errno != syscall.EINVAL {
+		t.Errorf("kfd ALLOC over a GEM mapping: %v", errno)
+	}
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: 0x300000000, Size: 4096, GPUID: e.gpu, Flags: allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+		t.Fatal(errno)
+	}
+	if errno := gemVA(abi.AMDGPU_VA_OP_MAP, gtt, 0x300000000, 4096); errno != syscall.EINVAL {
+		t.Errorf("GEM_VA over a kfd BO: %v", errno)
+	}
+	// An IB in the GTT object (written through the memfd, as the client's CPU mapping would) that
+	// writes two dwords into the VRAM object.
+	sp := e.rf.Backing()
+	ib := sdma.AppendWrite(nil, 0x200000000+0x10, []uint32{0x1234, 0x5678})
+	if _, err := sp.WriteAt(ib, off); err != nil {
+		t.Fatal(err)
+	}
+	var ctx abi.DRMAmdgpuCtx
+	ctx.Op = abi.AMDGPU_CTX_OP_ALLOC_CTX
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_CTX, &ctx); errno != 0 {
+		t.Fatal(errno)
+	}
+	id := ctx.Op
+	data := make([]byte, 32)
+	encode(data, abi.DRMAmdgpuCSChunkIB{VAStart: va, IBBytes: uint32(len(ib)), IPType: abi.AMDGPU_HW_IP_DMA})
+	chunk := make([]byte, 16)
+	encode(chunk, abi.DRMAmdgpuCSChunk{ChunkID: abi.AMDGPU_CHUNK_ID_IB, LengthDW: 8, ChunkData: e.put(data)})
+	ptrs := binary.LittleEndian.AppendUint64(nil, e.put(chunk))
+	cs := abi.DRMAmdgpuCS{CtxID: id, NumChunks: 1, Chunks: e.put(ptrs)}
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_CS, &cs); errno != 0 {
+		t.Fatal(errno)
+	}
+	seq := uint64(cs.CtxID) | uint64(cs.BOListHandle)<<32
+	w := abi.DRMAmdgpuWaitCS{Handle: seq, Timeout: ^uint64(0), IPType: abi.AMDGPU_HW_IP_DMA, CtxID: id}
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_WAIT_CS, &w); errno != 0 || w.Handle != 0 {
+		t.Fatalf("WAIT_CS: %v %+v", errno, w)
+	}
+	got := make([]byte, 8)
+	if _, err := sp.ReadAt(got, e.mmapOffset(vram)+0x10); err != nil || binary.LittleEndian.Uint32(got[4:]) != 0x5678 {
+		t.Errorf("VRAM after the IB: % x %v", got, err)
+	}
+	if st := e.d.Stats(); st["gem_objects"] != 2 || st["gem_contexts"] != 1 || st["bos"] != 1 {
+		t.Errorf("stats: %v", st)
+	}
+	e.rf.Release()
+	if st := e.d.Stats(); st["gem_objects"] != 0 || st["gem_contexts"] != 0 {
+		t.Errorf("stats after the render node's release: %v", st)
+	}
+	e.d.mu.Lock()
+	used := e.d.vramUsed[e.gpu]
+	e.d.mu.Unlock()
+	if used != 0 {
+		t.Errorf("VRAM still used: %d", used)
+	}
+	// The kfd BO is still there and mapped: kfd keeps the VM.
+	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: a.Handle}); errno != 0 {
+		t.Errorf("kfd FREE: %v", errno)
+	}
+}
+
+// TestGEMVRAMFallback: a VRAM object that does not fit in what is left of VRAM goes to GTT (domains
+// VRAM|GTT, as amdgpu's retry leaves them); beyond GTT too, ENOMEM.
+func TestGEMVRAMFallback(t *testing.T) {
+	e := newRenderEnv(t)
+	size := e.sys.NodeByGPUID(e.gpu).VRAMSize()
+	e.d.mu.Lock()
+	e.d.vramUsed[e.gpu] = size - 1<<20
+	e.d.mu.Unlock()
+	defer func() {
+		e.d.mu.Lock()
+		e.d.vramUsed[e.gpu] = 0
+		e.d.mu.Unlock()
+	}()
+	h := e.gemCreate(2<<20, abi.AMDGPU_GEM_DOMAIN_VRAM)
+	info := make([]byte, 32)
+	ptr := e.put(info)
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_GEM_OP, &abi.DRMAmdgpuGemOp{Handle: h, Op: abi.AMDGPU_GEM_OP_GET_GEM_CREATE_INFO, Value: ptr}); errno != 0 {
+		t.Fatal(errno)
+	}
+	e.c.ReadMemory(ptr, info)
+	if binary.LittleEndian.Uint64(info[16:]) != abi.AMDGPU_GEM_DOMAIN_VRAM|abi.AMDGPU_GEM_DOMAIN_GTT {
+		t.Errorf("domains %#x", binary.LittleEndian.Uint64(info[16:]))
+	}
+	if u := e.vramUsage(); u != size-1<<20 {
+		t.Errorf("VRAM usage %d", u)
+	}
+	a := abi.DRMAmdgpuGemCreate{BOSize: 1 << 40, Domains: abi.AMDGPU_GEM_DOMAIN_GTT}
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_GEM_CREATE, &a); errno != syscall.ENOMEM {
+		t.Errorf("1 TiB GTT object: %v", errno)
+	}
+}
+
+// TestGEMProcessExit: a process that dies with GEM objects, a BO list and a job that never ends
+// (POLL_REGMEM on a word nobody writes) leaves nothing behind.
+func TestGEMProcessExit(t *testing.T) {
+	e := newRenderEnv(t)
+	h := e.gemCreate(64<<10, abi.AMDGPU_GEM_DOMAIN_GTT)
+	e.gemCreate(16<<20, abi.AMDGPU_GEM_DOMAIN_VRAM)
+	const va = 0x100000000
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_GEM_VA, &abi.DRMAmdgpuGemVA{Handle: h, Operation: abi.AMDGPU_VA_OP_MAP, VAAddress: va,
+		MapSize: 64 << 10, Flags: abi.AMDGPU_VM_PAGE_READABLE | abi.AMDGPU_VM_PAGE_WRITEABLE}); errno != 0 {
+		t.Fatal(errno)
+	}
+	poll := sdma.AppendPoll(nil, sdma.Poll{MemPoll: true, Addr: va + 0x1000, Value: 1, Mask: ^uint32(0), Func: sdma.PollEqual, Retry: 0xfff})
+	e.rf.Backing().WriteAt(poll, e.mmapOffset(h))
+	ctx := abi.DRMAmdgpuCtx{Op: abi.AMDGPU_CTX_OP_ALLOC_CTX}
+	e.drm(abi.DRM_IOCTL_AMDGPU_CTX, &ctx)
+	ents := make([]byte, 8)
+	binary.LittleEndian.PutUint32(ents, h)
+	list := abi.DRMAmdgpuBOList{BONumber: 1, BOInfoSize: 8, BOInfoPtr: e.put(ents)}
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_BO_LIST, &list); errno != 0 {
+		t.Fatal(errno)
+	}
+	data := make([]byte, 32)
+	encode(data, abi.DRMAmdgpuCSChunkIB{VAStart: va, IBBytes: uint32(len(poll)), IPType: abi.AMDGPU_HW_IP_DMA})
+	chunk := make([]byte, 16)
+	encode(chunk, abi.DRMAmdgpuCSChunk{ChunkID: abi.AMDGPU_CHUNK_ID_IB, LengthDW: 8, ChunkData: e.put(data)})
+	cs := abi.DRMAmdgpuCS{CtxID: ctx.Op, BOListHandle: list.Operation, NumChunks: 1,
+		Chunks: e.put(binary.LittleEndian.AppendUint64(nil, e.put(chunk)))}
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_CS, &cs); errno != 0 {
+		t.Fatal(errno)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if st := e.d.Stats(); st["gem_objects"] != 2 || st["gem_bo_lists"] != 1 {
+		t.Fatalf("stats: %v", st)
+	}
+	e.d.ProcessExited(e.c.tgid)
+	if st := e.d.Stats(); st["processes"] != 0 || st["gem_objects"] != 0 || st["gpu_memory_segments"] != 0 {
+		t.Errorf("after exit: %v", st)
+	}
+	e.d.mu.Lock()
+	used, gttUsed := e.d.vramUsed[e.gpu], e.d.gttUsed[e.gpu]
+	e.d.mu.Unlock()
+	if used != 0 || gttUsed != 0 {
+		t.Errorf("usage after exit: VRAM %d GTT %d", used, gttUsed)
+	}
+	// The late close of the file changes nothing.
+	var v abi.DRMAmdgpuGemCreate
+	v.BOSize, v.Domains = 4096, abi.AMDGPU_GEM_DOMAIN_GTT
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_GEM_CREATE, &v); errno != syscall.ENODEV {
+		t.Errorf("GEM_CREATE after exit: %v", errno)
+	}
+}
