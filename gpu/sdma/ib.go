@@ -37,7 +37,7 @@ func RunIB(ib IB) (IBStatus, error) {
 	}
 	size := 4 * uint64(ib.Dwords)
 	// The buffer is the "ring": offsets below its size never wrap.
-	q := &Queue{cfg: Config{RingBase: ib.VA &^ 0x1f, Memory: ib.Memory, Host: ib.Host}, size: max(size, 4), buf: make([]byte, chunk)}
+	q := &Queue{cfg: Config{RingBase: ib.VA &^ 0x1f, Memory: ib.Memory, Host: ib.Host}, size: max(size, 4)}
 	q.Init(hqd.Engine{})
 	stop := ib.Stop
 	if stop == nil {

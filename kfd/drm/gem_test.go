@@ -15,14 +15,14 @@ import (
 // gemEnv is a render-node file over a fakeBackend (64 MiB of VRAM, 1 GiB of GTT) and a
 // client memory window; Close and the leak check run at the end of the test.
 type gemEnv struct {
-	t   *testing.T
+	t   testing.TB
 	f   *File
 	fb  *fakeBackend
 	m   *fakeMem
 	pos uint64 // bump allocator in m
 }
 
-func newGemEnv(t *testing.T) *gemEnv {
+func newGemEnv(t testing.TB) *gemEnv {
 	e := &gemEnv{t: t, fb: newFakeBackend(64<<20, 1<<30), m: &fakeMem{base: 0x10000, buf: make([]byte, 1<<20), tgid: 4242}}
 	e.f = NewFile(mi210(t), e.fb, nil)
 	t.Cleanup(func() {
@@ -447,7 +447,7 @@ type csEnv struct {
 
 const ibVA = 0x200000000
 
-func newCSEnv(t *testing.T) *csEnv {
+func newCSEnv(t testing.TB) *csEnv {
 	e := &csEnv{gemEnv: newGemEnv(t)}
 	e.ctx = e.gemEnv.ctx()
 	e.h = e.mustCreate(64<<10, abi.AMDGPU_GEM_DOMAIN_GTT)
