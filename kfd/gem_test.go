@@ -241,3 +241,52 @@ func TestGEMProcessExit(t *testing.T) {
 		t.Errorf("GEM_CREATE after exit: %v", errno)
 	}
 }
+
+// TestGEMIsolation: another process's open of the same render node has handles, contexts and BO
+// lists of its own: it cannot name the first process's objects, and its memfd is another file.
+func TestGEMIsolation(t *testing.T) {
+	e := newRenderEnv(t)
+	h := e.gemCreate(4096, abi.AMDGPU_GEM_DOMAIN_GTT)
+	ctx := abi.DRMAmdgpuCtx{Op: abi.AMDGPU_CTX_OP_ALLOC_CTX}
+	if errno := e.drm(abi.DRM_IOCTL_AMDGPU_CTX, &ctx); errno != 0 {
+		t.Fatal(errno)
+	}
+	other := newCaller(fakeTgid + 1)
+	n := e.sys.NodeByGPUID(e.gpu)
+	rf2, err := e.d.OpenRender(n.RenderMinor(), other.tgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf2.Release()
+	if rf2.Backing() == e.rf.Backing() {
+		t.Error("two processes share a render-node memfd")
+	}
+	do := func(cmd uint32, v any) syscall.Errno {
+		buf := make([]byte, abi.IOCSize(cmd))
+		encode(buf, v)
+		errno := rf2.Ioctl(other, cmd, buf)
+		decode(buf, v)
+		return errno
+	}
+	if errno := do(abi.DRM_IOCTL_AMDGPU_GEM_MMAP, &abi.DRMAmdgpuGemMmap{Handle: h}); errno != syscall.ENOENT {
+		t.Errorf("GEM_MMAP of the other process's handle: %v", errno)
+	}
+	if errno := do(abi.DRM_IOCTL_GEM_CLOSE, &abi.DRMGemClose{Handle: h}); errno != syscall.EINVAL {
+		t.Errorf("GEM_CLOSE of the other process's handle: %v", errno)
+	}
+	if errno := do(abi.DRM_IOCTL_AMDGPU_CTX, &abi.DRMAmdgpuCtx{Op: abi.AMDGPU_CTX_OP_QUERY_STATE, CtxID: ctx.Op}); errno != syscall.EINVAL {
+		t.Errorf("query of the other process's context: %v", errno)
+	}
+	if errno := do(abi.DRM_IOCTL_AMDGPU_GEM_VA, &abi.DRMAmdgpuGemVA{Handle: h, Operation: abi.AMDGPU_VA_OP_MAP, VAAddress: 1 << 32,
+		MapSize: 4096, Flags: abi.AMDGPU_VM_PAGE_READABLE}); errno != syscall.ENOENT {
+		t.Errorf("GEM_VA of the other process's handle: %v", errno)
+	}
+	// Its own handle 1 is its own object.
+	a := abi.DRMAmdgpuGemCreate{BOSize: 4096, Domains: abi.AMDGPU_GEM_DOMAIN_GTT}
+	if errno := do(abi.DRM_IOCTL_AMDGPU_GEM_CREATE, &a); errno != 0 || uint32(a.BOSize) != 1 {
+		t.Errorf("GEM_CREATE in the other process: %v %d", errno, a.BOSize)
+	}
+	if st := e.d.Stats(); st["gem_objects"] != 2 || st["processes"] != 2 {
+		t.Errorf("stats: %v", st)
+	}
+}
