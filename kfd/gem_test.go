@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
 	"github.com/kfdemu/kfdemu/gpu/sdma"
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"golang.org/x/sys/unix"
 )
 
 // renderEnv is env with one open of the GPU's render node and a bump allocator in client memory.
@@ -289,4 +291,90 @@ func TestGEMIsolation(t *testing.T) {
 	if st := e.d.Stats(); st["gem_objects"] != 2 || st["processes"] != 2 {
 		t.Errorf("stats: %v", st)
 	}
+}
+
+// TestGEMComputeIB: a COMPUTE submission's PM4 IB runs on a kernel ring of its own: SET_SH_REG,
+// a DISPATCH_DIRECT whose wave stores to scratch, a WRITE_DATA; WAIT_CS returns when all is done.
+// An IB that faults makes the context guilty.
+func TestGEMComputeIB(t *testing.T) {
+	e := newRenderEnv(t)
+	const ibVA, codeVA, scratchVA, dataVA = 0x100000000, 0x200000000, 0x300000000, 0x400000000
+	rwx := uint32(abi.AMDGPU_VM_PAGE_READABLE | abi.AMDGPU_VM_PAGE_WRITEABLE | abi.AMDGPU_VM_PAGE_EXECUTABLE)
+	obj := map[uint64]uint32{}
+	for _, va := range []uint64{ibVA, codeVA, scratchVA, dataVA} {
+		h := e.gemCreate(64<<10, abi.AMDGPU_GEM_DOMAIN_GTT)
+		if errno := e.drm(abi.DRM_IOCTL_AMDGPU_GEM_VA, &abi.DRMAmdgpuGemVA{Handle: h, Operation: abi.AMDGPU_VA_OP_MAP,
+			VAAddress: va, MapSize: 64 << 10, Flags: rwx}); errno != 0 {
+			t.Fatal(errno)
+		}
+		obj[va] = h
+	}
+	sp := e.rf.Backing()
+	write32 := func(va uint64, off int64, w ...uint32) {
+		b := make([]byte, 4*len(w))
+		for i, v := range w {
+			binary.LittleEndian.PutUint32(b[4*i:], v)
+		}
+		if _, err := sp.WriteAt(b, e.mmapOffset(obj[va])+off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// v_mov_b32 v1, 0x1234abcd; v_mov_b32 v0, 0; scratch_store_dword v0, v1, off; s_waitcnt vmcnt(0); s_endpgm
+	write32(codeVA, 0, 0x7E0202FF, 0x1234abcd, 0x7E000280, 0xDC704000, 0x007F0100, 0xBF8C0F70, 0xBF810000)
+	setSH := func(reg uint32, v ...uint32) []uint32 {
+		return append([]uint32{pm4.Header(pm4.OpSetSHReg, uint32(len(v))), reg - pm4.SHRegStart}, v...)
+	}
+	var ib []uint32
+	ib = append(ib, setSH(pm4.RegComputePgmLo, uint32(codeVA>>8), uint32(codeVA>>40))...)
+	ib = append(ib, setSH(pm4.RegComputePgmRsrc1, 0, 1)...) // RSRC2: SCRATCH_EN
+	ib = append(ib, setSH(pm4.RegComputeNumThreadX, 64, 1, 1)...)
+	ib = append(ib, setSH(pm4.RegComputeScratchBaseLo, uint32(scratchVA>>8), uint32(scratchVA>>40))...)
+	ib = append(ib, setSH(pm4.RegComputeTmpringSize, 8|1<<12)...)
+	ib = append(ib, pm4.Header(pm4.OpDispatchDirect, 3), 1, 1, 1, 1)
+	ib = append(ib, pm4.Header(pm4.OpWriteData, 3), 5<<8, uint32(dataVA&0xffffffff), uint32(dataVA>>32), 0xc0ffee)
+	write32(ibVA, 0, ib...)
+	ctx := abi.DRMAmdgpuCtx{Op: abi.AMDGPU_CTX_OP_ALLOC_CTX}
+	e.drm(abi.DRM_IOCTL_AMDGPU_CTX, &ctx)
+	submit := func(va uint64, dwords int) (uint64, syscall.Errno) {
+		data := make([]byte, 32)
+		encode(data, abi.DRMAmdgpuCSChunkIB{VAStart: va, IBBytes: uint32(4 * dwords), IPType: abi.AMDGPU_HW_IP_COMPUTE, Ring: 1})
+		chunk := make([]byte, 16)
+		encode(chunk, abi.DRMAmdgpuCSChunk{ChunkID: abi.AMDGPU_CHUNK_ID_IB, LengthDW: 8, ChunkData: e.put(data)})
+		cs := abi.DRMAmdgpuCS{CtxID: ctx.Op, NumChunks: 1, Chunks: e.put(binary.LittleEndian.AppendUint64(nil, e.put(chunk)))}
+		errno := e.drm(abi.DRM_IOCTL_AMDGPU_CS, &cs)
+		if errno != 0 {
+			return 0, errno
+		}
+		w := abi.DRMAmdgpuWaitCS{Handle: uint64(cs.CtxID) | uint64(cs.BOListHandle)<<32, Timeout: monotonicNow() + 10e9,
+			IPType: abi.AMDGPU_HW_IP_COMPUTE, Ring: 1, CtxID: ctx.Op}
+		errno = e.drm(abi.DRM_IOCTL_AMDGPU_WAIT_CS, &w)
+		return w.Handle, errno
+	}
+	if st, errno := submit(ibVA, len(ib)); errno != 0 || st != 0 {
+		t.Fatalf("COMPUTE IB: status %d %v", st, errno)
+	}
+	got := make([]byte, 4)
+	sp.ReadAt(got, e.mmapOffset(obj[scratchVA])+4*63)
+	if binary.LittleEndian.Uint32(got) != 0x1234abcd {
+		t.Errorf("scratch of lane 63: % x", got)
+	}
+	sp.ReadAt(got, e.mmapOffset(obj[dataVA]))
+	if binary.LittleEndian.Uint32(got) != 0xc0ffee {
+		t.Errorf("WRITE_DATA: % x", got)
+	}
+	// WRITE_DATA to an unmapped address.
+	write32(ibVA, 0x1000, pm4.Header(pm4.OpWriteData, 3), 5<<8, 0, 0x9, 1)
+	if _, errno := submit(ibVA+0x1000, 5); errno != syscall.ETIME {
+		t.Errorf("faulting COMPUTE IB: %v", errno)
+	}
+	if _, errno := submit(ibVA, len(ib)); errno != syscall.ECANCELED {
+		t.Errorf("CS on the guilty context: %v", errno)
+	}
+}
+
+// monotonicNow is CLOCK_MONOTONIC in ns (amdgpu's absolute timeouts).
+func monotonicNow() uint64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return uint64(ts.Nano())
 }

@@ -19,6 +19,7 @@ type fakeBackend struct {
 	live            map[*Buffer]bool
 	pages           map[uint64]page // VA page -> backing
 	conflicts       map[uint64]bool // pages a "kfd BO" holds
+	pm4             []IB            // COMPUTE IBs RunPM4 was given
 }
 
 type page struct {
@@ -99,7 +100,20 @@ func (fb *fakeBackend) Unmap(va, size uint64) error {
 }
 
 func (fb *fakeBackend) Engine() (GPUMemory, func(), error) { return fakeGPU{fb}, func() {}, nil }
-func (fb *fakeBackend) Clock() uint64                      { return 42 }
+
+// RunPM4 records the IBs; an IB of 0 dwords "faults".
+func (fb *fakeBackend) RunPM4(ibs []IB, stop <-chan struct{}) error {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	for _, ib := range ibs {
+		if ib.Dwords == 0 {
+			return fmt.Errorf("fault in the PM4 IB at %#x", ib.VA)
+		}
+	}
+	fb.pm4 = append(fb.pm4, ibs...)
+	return nil
+}
+func (fb *fakeBackend) Clock() uint64 { return 42 }
 
 func (fb *fakeBackend) counts() (live, mapped int) {
 	fb.mu.Lock()

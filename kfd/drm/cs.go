@@ -3,6 +3,7 @@ package drm
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/gpu/sdma"
@@ -455,10 +456,11 @@ func (f *File) drain(e *entity) {
 	}
 }
 
-// run executes a job and returns its fence's error: ESRCH when the file closed first
-// (drm_sched_entity_kill), ECANCELED for a job of a guilty context (drm_sched_resubmit_jobs skips
-// them), ETIME for one whose IB faulted or hit a packet the engine cannot execute (the model stops
-// the engine where amdgpu's job timeout would reset the GPU: the context becomes guilty).
+// run executes a job (SDMA IBs on gpu/sdma, COMPUTE IBs on the Backend's PM4 engine) and returns
+// its fence's error: ESRCH when the file closed first (drm_sched_entity_kill), ECANCELED for a job of
+// a guilty context (drm_sched_resubmit_jobs skips them), ETIME for one whose IB faulted or hit a
+// packet the engine cannot execute (the model stops the engine where amdgpu's job timeout would
+// reset the GPU: the context becomes guilty).
 func (f *File) run(j *job) syscall.Errno {
 	for _, d := range j.deps {
 		select {
@@ -480,32 +482,49 @@ func (f *File) run(j *job) syscall.Errno {
 	if j.ctx.guilty.Load() {
 		return syscall.ECANCELED
 	}
-	mem, release, err := f.be.Engine()
-	if err != nil {
-		return syscall.ESRCH
+	var err error
+	if j.ent.ip == abi.AMDGPU_HW_IP_COMPUTE {
+		ibs := make([]IB, len(j.ibs))
+		for i, ib := range j.ibs {
+			ibs[i] = IB{VA: ib.VAStart & gmcHoleMask, Dwords: ib.IBBytes / 4}
+		}
+		err = f.be.RunPM4(ibs, f.stop)
+	} else {
+		err = f.runSDMA(j)
 	}
-	defer release()
-	for _, ib := range j.ibs {
-		// SDMA IBs (the only IP the model runs, Device.runs).
-		st, err := sdma.RunIB(sdma.IB{VA: ib.VAStart & gmcHoleMask, Dwords: ib.IBBytes / 4, Memory: mem,
-			Host: ibHost{f.be}, Stop: f.stop})
-		if errors.Is(err, sdma.ErrStopped) {
-			return syscall.ESRCH
-		}
-		if err != nil {
-			j.ctx.guilty.Store(true)
-			f.mu.Lock()
-			f.resets++
-			f.mu.Unlock()
-			f.log.Warn("render node: IB failed; the context is guilty", "ctx", j.ctx.id, "ip", ib.IPType, "ring", ib.Ring,
-				"va", hex(ib.VAStart), "bytes", ib.IBBytes, "packets", st.Packets, "err", err.Error())
-			return syscall.ETIME
-		}
+	switch {
+	case errors.Is(err, ErrStopped), errors.Is(err, sdma.ErrStopped), errors.Is(err, ErrGone):
+		return syscall.ESRCH
+	case err != nil:
+		j.ctx.guilty.Store(true)
+		f.mu.Lock()
+		f.resets++
+		f.mu.Unlock()
+		f.log.Warn("render node: IB failed; the context is guilty", "ctx", j.ctx.id, "ip", j.ent.ip, "ring", j.ent.ring,
+			"err", err.Error())
+		return syscall.ETIME
 	}
 	if j.uf != nil && j.uf.buf != nil && int(j.ufOff)+8 <= len(j.uf.buf.Mem) {
 		binary.LittleEndian.PutUint64(j.uf.buf.Mem[j.ufOff:], j.fence.seq) // the ring's 64-bit user fence write
 	}
 	return 0
+}
+
+// runSDMA executes a job's SDMA IBs one after another through a Port of the VM.
+func (f *File) runSDMA(j *job) error {
+	mem, release, err := f.be.Engine()
+	if err != nil {
+		return err
+	}
+	defer release()
+	for _, ib := range j.ibs {
+		st, err := sdma.RunIB(sdma.IB{VA: ib.VAStart & gmcHoleMask, Dwords: ib.IBBytes / 4, Memory: mem,
+			Host: ibHost{f.be}, Stop: f.stop})
+		if err != nil {
+			return fmt.Errorf("IB at %#x (%d bytes), after %d packets: %w", ib.VAStart, ib.IBBytes, st.Packets, err)
+		}
+	}
+	return nil
 }
 
 // ibHost is what an IB reports: a TRAP goes to amdgpu's fence processing, no client event.

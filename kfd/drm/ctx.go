@@ -116,11 +116,20 @@ func (f *File) entity(c *gpuCtx, ip, inst, ring uint32) (*entity, syscall.Errno)
 	return e, 0
 }
 
-// runs reports whether command submissions to IP type ip execute on this device: SDMA IBs run on
-// the gpu/sdma model. The GFX IP has no rings on the compute-only parts (HW_IP_INFO's
-// available_rings is 0), so amdgpu's entity has no run queue there; the multimedia IPs are not
-// modelled; the model does not execute PM4 IBs of the COMPUTE IP (README, deviations).
-func (d *Device) runs(ip uint32) bool { return ip == abi.AMDGPU_HW_IP_DMA && d.info.NumSDMA > 0 }
+// runs reports whether the device has rings for IP type ip (amdgpu's entity gets a run queue): SDMA
+// IBs run on gpu/sdma, COMPUTE IBs through the Backend's PM4 engine. The GFX IP has no rings on the
+// compute-only parts (HW_IP_INFO's available_rings is 0) and the multimedia IPs are not modelled.
+func (d *Device) runs(ip uint32) bool {
+	switch ip {
+	case abi.AMDGPU_HW_IP_DMA:
+		return d.info.NumSDMA > 0
+	case abi.AMDGPU_HW_IP_COMPUTE:
+		return d.info.NumComputeRings > 0
+	case abi.AMDGPU_HW_IP_GFX:
+		return false // the model has no graphics pipeline, whatever NumGfxRings says
+	}
+	return false
+}
 
 // context returns context id with f.mu held.
 func (f *File) context(id uint32) *gpuCtx {

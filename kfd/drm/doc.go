@@ -20,9 +20,11 @@
 // CS (cs.go) reads the chunk array in amdgpu's order and queues one job per entity (context, IP,
 // ring); a goroutine per entity runs its jobs in order while it has any, so CS returns at once with
 // the entity's sequence number and WAIT_CS/WAIT_FENCES/GEM_WAIT_IDLE wait for fences with amdgpu's
-// absolute CLOCK_MONOTONIC timeouts. SDMA IBs run on gpu/sdma (RunIB) through a Port of the VM; an
-// IB that faults or holds a packet the engine cannot run ends its job with ETIME and makes its
-// context guilty, as amdgpu's job timeout and GPU reset would. No syncobjs exist (GET_CAP(SYNCOBJ)
+// absolute CLOCK_MONOTONIC timeouts. SDMA IBs run on gpu/sdma (RunIB) through a Port of the VM,
+// COMPUTE IBs on the Backend's PM4 engine (package kfd: a gpu/cp/pm4 queue per job behind a kernel
+// ring, dispatches on gpu/shader); GFX has no rings on the compute parts. An IB that faults or holds
+// a packet the engine cannot run ends its job with ETIME and makes its context guilty, as amdgpu's
+// job timeout and GPU reset would. No syncobjs exist (GET_CAP(SYNCOBJ)
 // is 0), and nothing that would install an fd in the client (PRIME export, sync files) can be done.
 //
 // Concurrency and lock order: File.vaMu (GEM_VA and the unmapping of GEM_CLOSE and Close; amdgpu's

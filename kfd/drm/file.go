@@ -33,6 +33,10 @@ type Backend interface {
 	Unmap(va, size uint64) error
 	// Engine returns an engine's view of the GPUVM (its own TLB) and the function that releases it.
 	Engine() (GPUMemory, func(), error)
+	// RunPM4 executes PM4 IBs of the COMPUTE IP in order on a compute ring of the GPU, dispatches
+	// included, and returns when the last has ended: nil, ErrStopped once stop is closed, or the
+	// engine's error (a fault, a packet it cannot execute).
+	RunPM4(ibs []IB, stop <-chan struct{}) error
 	// Clock is the GPU's 100 MHz timestamp counter.
 	Clock() uint64
 }
@@ -42,6 +46,12 @@ type GPUMemory interface {
 	Read(va uint64, p []byte) error
 	Write(va uint64, p []byte) error
 	Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error)
+}
+
+// IB is an indirect buffer of a submission: its start in the GPUVM and its length.
+type IB struct {
+	VA     uint64
+	Dwords uint32
 }
 
 // Buffer is the memory of one GEM object.
@@ -58,6 +68,7 @@ var (
 	ErrNoMemory = errors.New("drm: no room in the requested domains")
 	ErrConflict = errors.New("drm: range overlaps a mapping of the VM")
 	ErrGone     = errors.New("drm: the process is gone")
+	ErrStopped  = errors.New("drm: execution stopped")
 )
 
 // File is one open of the render node (drm_file with amdgpu_fpriv): its GEM handles, contexts and

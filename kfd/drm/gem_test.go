@@ -542,7 +542,7 @@ func TestCSErrors(t *testing.T) {
 	}{
 		{"unknown context", 99, 0, []uint64{ib}, syscall.EINVAL},
 		{"GFX has no rings", e.ctx, 0, []uint64{withIB(func(c *abi.DRMAmdgpuCSChunkIB) { c.IPType = abi.AMDGPU_HW_IP_GFX })}, syscall.EINVAL},
-		{"COMPUTE IBs are not run", e.ctx, 0, []uint64{withIB(func(c *abi.DRMAmdgpuCSChunkIB) { c.IPType = abi.AMDGPU_HW_IP_COMPUTE })}, syscall.EINVAL},
+		{"COMPUTE ring 4", e.ctx, 0, []uint64{withIB(func(c *abi.DRMAmdgpuCSChunkIB) { c.IPType, c.Ring = abi.AMDGPU_HW_IP_COMPUTE, 4 })}, syscall.EINVAL},
 		{"DMA ring 2", e.ctx, 0, []uint64{withIB(func(c *abi.DRMAmdgpuCSChunkIB) { c.Ring = 2 })}, syscall.EINVAL},
 		{"instance 1", e.ctx, 0, []uint64{withIB(func(c *abi.DRMAmdgpuCSChunkIB) { c.IPInstance = 1 })}, syscall.EINVAL},
 		{"IP 9", e.ctx, 0, []uint64{withIB(func(c *abi.DRMAmdgpuCSChunkIB) { c.IPType = 9 })}, syscall.EINVAL},
@@ -643,5 +643,33 @@ func TestCSFaultAndWait(t *testing.T) {
 	e.store32(0x2000, 0)
 	if _, errno := e.cs(c2, e.list, e.chunk(abi.AMDGPU_CHUNK_ID_IB, dmaIB(ibVA+0x100, uint32(len(poll))))); errno != 0 {
 		t.Fatal(errno)
+	}
+}
+
+// TestCSCompute: COMPUTE IBs go to the Backend's PM4 engine, in order, with their VA's high bits
+// dropped; an engine error makes the context guilty.
+func TestCSCompute(t *testing.T) {
+	e := newCSEnv(t)
+	ib := func(va uint64, bytes uint32) uint64 {
+		return e.chunk(abi.AMDGPU_CHUNK_ID_IB, abi.DRMAmdgpuCSChunkIB{VAStart: va, IBBytes: bytes, IPType: abi.AMDGPU_HW_IP_COMPUTE, Ring: 3})
+	}
+	seq, errno := e.cs(e.ctx, e.list, ib(0xffff800000001000, 64), ib(0x2000, 8))
+	if errno != 0 || seq != 1 {
+		t.Fatalf("CS: %d %v", seq, errno)
+	}
+	w := abi.DRMAmdgpuWaitCS{Handle: seq, Timeout: inSecond(), IPType: abi.AMDGPU_HW_IP_COMPUTE, Ring: 3, CtxID: e.ctx}
+	if out, errno := e.io(abi.DRM_IOCTL_AMDGPU_WAIT_CS, w); errno != 0 || binary.LittleEndian.Uint64(out) != 0 {
+		t.Fatalf("WAIT_CS: %v % x", errno, out)
+	}
+	e.fb.mu.Lock()
+	got := slices.Clone(e.fb.pm4)
+	e.fb.mu.Unlock()
+	if !slices.Equal(got, []IB{{0x800000001000, 16}, {0x2000, 2}}) {
+		t.Errorf("PM4 IBs %+v", got)
+	}
+	seq, _ = e.cs(e.ctx, e.list, ib(0x3000, 0))
+	w.Handle = seq
+	if _, errno := e.io(abi.DRM_IOCTL_AMDGPU_WAIT_CS, w); errno != syscall.ETIME {
+		t.Errorf("WAIT_CS of a failed PM4 job: %v", errno)
 	}
 }
