@@ -32,7 +32,14 @@
 // Port of the VM to leave accesses that may use the old translation, so FREE (which requires the
 // BO to be unmapped, as amdgpu does) can release the memory at once.
 //
-// Lock order: Process.mu before Driver.mu (Driver.mu guards device-wide accounting, the process
+// Render node: each open is a kfd/drm File (GEM handles, contexts, BO lists, command submission)
+// over gemBackend (gem.go): GEM objects are memory of the render-node memfd, accounted with kfd's in
+// vramUsed/gttUsed, mapped into the process's GPUVM of the GPU, which exists from the node's open
+// and which ACQUIRE_VM adopts. Teardown closes the files' GEM state (jobs stopped, objects unmapped
+// and freed) before the VMs and memfds go.
+//
+// Lock order: a render file's drm locks (File.vaMu, never File.mu) before Process.mu;
+// Process.mu before Driver.mu (Driver.mu guards device-wide accounting, the process
 // table and the fault filters, and is never held while taking a Process.mu) before space.mu;
 // Process.mu before the mmu locks (package mmu documents its own order; engines hold no kfd lock
 // while they access memory). Event waits drop Process.mu before blocking. No lock is held while

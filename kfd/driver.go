@@ -16,6 +16,7 @@ import (
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/kfd/drm"
 	"github.com/kfdemu/kfdemu/mmnotify"
 	"github.com/kfdemu/kfdemu/mmu"
 	"github.com/kfdemu/kfdemu/pasid"
@@ -202,7 +203,20 @@ func (d *Driver) OpenRender(minor uint32, tgid int) (File, error) {
 		d.put(p)
 		return nil, err
 	}
-	return &renderFile{p: p, node: node, sp: sp, drm: newDRM(d, node)}, nil
+	dev := newDRM(d, node)
+	p.mu.Lock()
+	pd := p.pdds[node.GPUID]
+	if p.dead || pd == nil {
+		p.mu.Unlock()
+		d.put(p)
+		return nil, syscall.ENODEV
+	}
+	p.ensureVM(pd) // amdgpu_driver_open_kms: amdgpu_vm_init
+	f := &renderFile{p: p, node: node, sp: sp}
+	f.gem = drm.NewFile(dev, &gemBackend{p: p, pd: pd, sp: sp, gtt: dev.Info().GTTSize}, d.log)
+	p.renderFiles[f] = struct{}{}
+	p.mu.Unlock()
+	return f, nil
 }
 
 // ProcessExited implements Device: the process is gone, whatever files are still closing.
@@ -246,7 +260,17 @@ func (d *Driver) Stats() map[string]int {
 		st["events"] += len(p.events)
 		st["queues"] += len(p.queues)
 		st["memfds"] += len(p.spaces) + 1
+		files := make([]*renderFile, 0, len(p.renderFiles))
+		for f := range p.renderFiles {
+			files = append(files, f)
+		}
 		p.mu.Unlock()
+		for _, f := range files {
+			o, c, l := f.gem.Stats()
+			st["gem_objects"] += o
+			st["gem_contexts"] += c
+			st["gem_bo_lists"] += l
+		}
 	}
 	return st
 }

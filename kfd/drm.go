@@ -9,22 +9,33 @@ import (
 	"github.com/kfdemu/kfdemu/topology"
 )
 
-// renderFile is one open of dev/dri/renderD<minor>. Its DRM ioctls are answered by package
-// kfd/drm from the profile; buffer objects are not created through GEM: kfd allocates them and their
-// memory is the process's render-node memfd, which this file's mmap maps.
+// renderFile is one open of dev/dri/renderD<minor>. Its DRM ioctls are answered by package kfd/drm
+// (a drm.File: GEM handles, contexts, BO lists, command submission) over gemBackend; the memory of
+// kfd's and GEM's VRAM and GTT objects is the process's render-node memfd, which this file's mmap
+// maps.
 type renderFile struct {
 	p    *Process
 	node *topology.Node
 	sp   *space
-	drm  *drm.Device
+	gem  *drm.File
 	once sync.Once
 }
 
 func (f *renderFile) Backing() *os.File { return f.sp.f }
-func (f *renderFile) Release()          { f.once.Do(func() { f.p.d.put(f.p) }) }
+
+// Release closes the file's GEM state, then drops its reference on the process.
+func (f *renderFile) Release() {
+	f.once.Do(func() {
+		f.gem.Close()
+		f.p.mu.Lock()
+		delete(f.p.renderFiles, f)
+		f.p.mu.Unlock()
+		f.p.d.put(f.p)
+	})
+}
 
 func (f *renderFile) Ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
-	return f.drm.Ioctl(c, cmd, arg)
+	return f.gem.Ioctl(c, cmd, arg)
 }
 
 // newDRM builds the render node of n; VRAM and GTT usage come from the driver's accounting.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/abi"
-	"github.com/kfdemu/kfdemu/mmu"
 	"golang.org/x/sys/unix"
 )
 
@@ -118,16 +117,9 @@ func acquireVM(p *Process, c Caller, a *abi.AcquireVMArgs) syscall.Errno {
 		return syscall.EINVAL
 	}
 	pd.acquired, pd.drmMinor = true, minor
-	// amdgpu_vm_make_compute: the process's GPUVM on this device. Translation faults are retry
-	// faults serviced by the SVM range list while XNACK is on, else fatal.
-	gi := 0
-	for i, x := range p.svmPDDs {
-		if x == pd {
-			gi = i
-		}
-	}
-	pd.vm = mmu.NewVM(p.d.phys, mmu.Config{PASID: p.pasid, GPU: pd.gpuID, Filter: p.d.filter(pd.gpuID), Fault: p.gpuFault(gi)})
-	pd.vm.SetRetryFaults(p.xnack)
+	// amdgpu_vm_make_compute: the render node's VM (created at its open, gem.go) becomes the
+	// process's compute VM on this device, with whatever GEM mappings it has.
+	p.ensureVM(pd)
 	return 0
 }
 

@@ -273,7 +273,8 @@ func (p *Process) overlaps(gpu uint32, va, size uint64) bool {
 			return true
 		}
 	}
-	return false
+	pd := p.pdds[gpu]
+	return pd != nil && pd.gemOverlaps(va, size) // a GEM mapping of the render node (gem.go)
 }
 
 func freeMemory(p *Process, c Caller, a *abi.FreeMemoryOfGPUArgs) syscall.Errno {

@@ -32,10 +32,11 @@ type Process struct {
 	evt            eventState
 	runtimeEnabled bool
 	xnack          bool
-	evicted        bool            // queues evicted (EvictQueues) until RestoreQueues
-	svm            *svm.Manager    // the SVM range list (svms); its callbacks run under Process.mu
-	svmPDDs        []*pdd          // the devices in svm gpu-index order (topology order)
-	mm             *mmnotify.Watch // the client's munmaps (nil without a notifier); see cpuUnmapped
+	evicted        bool                     // queues evicted (EvictQueues) until RestoreQueues
+	svm            *svm.Manager             // the SVM range list (svms); its callbacks run under Process.mu
+	svmPDDs        []*pdd                   // the devices in svm gpu-index order (topology order)
+	mm             *mmnotify.Watch          // the client's munmaps (nil without a notifier); see cpuUnmapped
+	renderFiles    map[*renderFile]struct{} // open render-node files (their GEM state goes at teardown)
 }
 
 // pdd is kfd_process_device: what a process has on one GPU.
@@ -43,7 +44,8 @@ type pdd struct {
 	node      *topology.Node
 	gpuID     uint32
 	acquired  bool              // ACQUIRE_VM done
-	vm        *mmu.VM           // the GPUVM acquired at ACQUIRE_VM: every engine reaches memory through it
+	vm        *mmu.VM           // the GPUVM, created at the render node's open or ACQUIRE_VM: every engine reaches memory through it
+	gemVA     []gemInterval     // the render node's GEM mappings in vm, sorted (gem.go)
 	svmChunks map[uint64]uint64 // SVM: client chunk base -> its physical segment (sharedvm.go)
 	gwsQueue  *queue            // the queue holding the device's global wave sync slots (ALLOC_QUEUE_GWS)
 	gws       *shader.GWS       // those slots (created at the first ALLOC_QUEUE_GWS)
@@ -63,7 +65,7 @@ type pdd struct {
 func newProcess(d *Driver, tgid int) (*Process, error) {
 	p := &Process{d: d, tgid: tgid, spaces: map[uint32]*space{}, pdds: map[uint32]*pdd{},
 		bos: map[uint64]*bo{}, nextIDR: map[uint32]uint32{}, events: map[uint32]*event{},
-		queues: map[uint32]*queue{}}
+		queues: map[uint32]*queue{}, renderFiles: map[*renderFile]struct{}{}}
 	id, err := d.pasid.Alloc(p)
 	if err != nil {
 		return nil, err
@@ -143,9 +145,16 @@ func (p *Process) teardown() {
 	}
 	queues := p.queues
 	p.queues = map[uint32]*queue{}
+	files := p.renderFiles
+	p.renderFiles = map[*renderFile]struct{}{}
 	p.mu.Unlock()
 	for _, q := range queues {
 		q.stop()
+	}
+	// amdgpu_driver_postclose_kms of every render-node file still open: its jobs stop, its GEM
+	// objects are unmapped and freed while the VMs and memfds still exist.
+	for f := range files {
+		f.gem.Close()
 	}
 	p.mu.Lock()
 	for _, q := range queues {

@@ -98,6 +98,11 @@ func (p *Process) overlapsMappedBO(start, size uint64) bool {
 			return true
 		}
 	}
+	for _, pd := range p.pdds {
+		if pd.gemOverlaps(start, size) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -110,7 +115,7 @@ func (m svmMapper) pdd(gi int) (*pdd, error) {
 		return nil, syscall.EINVAL
 	}
 	pd := m.p.svmPDDs[gi]
-	if pd.vm == nil {
+	if !pd.acquired || pd.vm == nil {
 		return nil, syscall.EINVAL // kfd_bind_process_to_device fails without ACQUIRE_VM
 	}
 	return pd, nil

@@ -63,3 +63,48 @@ func TestLibdrmThroughMount(t *testing.T) {
 		})
 	}
 }
+
+// TestLibdrmCSThroughMount runs testdata/cs.c of kfd/drm: what kfdtest's KFDEvictTest does with
+// libdrm_amdgpu (a large VRAM object, a context, a mapped GTT page, a BO list, 100 SDMA NOP
+// submissions each waited for, teardown), plus an SDMA WRITE_LINEAR IB checked through the CPU
+// mapping; several clients at once, and nothing may be left behind.
+func TestLibdrmCSThroughMount(t *testing.T) {
+	if _, err := os.Stat("/usr/include/libdrm/amdgpu.h"); err != nil {
+		t.Skip("skipping: libdrm-dev is not installed (scripts/install-deps.sh installs it)")
+	}
+	bin := filepath.Join(t.TempDir(), "cs")
+	if out, err := exec.Command("gcc", "-Wall", "-o", bin, "../../kfd/drm/testdata/cs.c", "-ldrm_amdgpu", "-ldrm").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	mnt := daemon(t, "mi210")
+	sys, _ := topology.Profile("mi210")
+	node := filepath.Join(mnt, "dev/dri/renderD"+strconv.Itoa(int(sys.GPUs()[0].RenderMinor())))
+	const clients = 3
+	outs := make(chan string, clients)
+	for range clients {
+		go func() {
+			out, err := exec.Command(bin, node).CombinedOutput()
+			if err != nil {
+				outs <- "error=" + err.Error() + "\n" + string(out)
+				return
+			}
+			outs <- string(out)
+		}()
+	}
+	for range clients {
+		out := <-outs
+		kv := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if k, v, ok := strings.Cut(l, "="); ok {
+				kv[k] = v
+			}
+		}
+		for k, want := range map[string]string{"last_seq": "100", "all_expired": "1", "write_expired": "1",
+			"written": "0xdeadbeef 0x0badf00d", "reset_state": "0", "bo_free_vram": "0"} {
+			if kv[k] != want {
+				t.Errorf("%s = %q, want %q\n%s", k, kv[k], want, out)
+			}
+		}
+	}
+	noLeaks(t, mnt)
+}

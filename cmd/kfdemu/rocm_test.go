@@ -109,7 +109,8 @@ func noLeaks(t *testing.T, mnt string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		s := stats(t, mnt)
-		if s["processes"] == 0 && s["pasids"] == 0 && s["bos"] == 0 && s["queues"] == 0 && s["events"] == 0 {
+		if s["processes"] == 0 && s["pasids"] == 0 && s["bos"] == 0 && s["queues"] == 0 && s["events"] == 0 &&
+			s["gem_objects"] == 0 && s["gem_contexts"] == 0 && s["gem_bo_lists"] == 0 && s["gpu_memory_segments"] == 0 {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -293,6 +293,10 @@ func (r *Runner) Wait(stop <-chan struct{}, cond func() (bool, error)) error {
 		<-stop
 		return ErrStopped
 	}
+	if r.timer == nil { // a Wait outside run (an engine executing a buffer synchronously)
+		r.timer = time.NewTimer(time.Hour)
+		r.timer.Stop()
+	}
 	delay, ceiling, since := r.minPoll, r.maxPoll, time.Now()
 	for {
 		r.timer.Reset(delay)

@@ -25,6 +25,10 @@
 // writes, register polls, predicated execution, indirect buffers) is a queue error with
 // ErrUnsupported rather than a guess; a memory error is a *FaultError (errors.Is ErrFault).
 //
+// RunIB executes an indirect buffer (a command submission's IB on the render node, which amdgpu's
+// SDMA ring reaches through an INDIRECT packet) with the same decoder and executor, synchronously on
+// the caller's goroutine; see ib.go.
+//
 // Concurrency: Kick takes no lock and does not allocate (gpu/hqd). The runner's lock guards
 // start/stop and the error and is never held while calling Memory or Host; everything else
 // belongs to the queue goroutine.

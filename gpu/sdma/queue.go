@@ -95,7 +95,7 @@ type Queue struct {
 
 	// owned by the queue goroutine
 	rd  uint64
-	buf []byte
+	buf []byte // copy and fill buffer (chunk bytes)
 	dw  [16]uint32
 
 	rdPub, wrPub   atomic.Uint64
@@ -256,6 +256,9 @@ func (q *Queue) step(stop <-chan struct{}, avail uint64) (n uint64, ok bool, err
 	}
 	m := q.cfg.Memory
 	addr := func(i int) uint64 { return uint64(q.dw[i]) | uint64(q.dw[i+1])<<32 }
+	if (op == OpCopy || op == OpConstFill) && q.buf == nil {
+		q.buf = make([]byte, chunk) // an IB's queue gets its copy buffer when it first needs it
+	}
 	switch op {
 	case OpCopy:
 		if sub == SubCopyLinearSubWindow {

@@ -35,9 +35,9 @@ const (
 
 const overflowUID = 65534 // overflowuid: drm_getclient reports it as the uid
 
-// handler serves one command on k, the kernel-side copy of its argument (see Ioctl). def builds one
-// from a typed handler; the others answer without reading the argument.
-type handler func(d *Device, m Memory, k []byte) syscall.Errno
+// handler serves one command of a file on k, the kernel-side copy of its argument (see Ioctl). def
+// builds one from a typed handler; the others answer without reading the argument.
+type handler func(f *File, m Memory, k []byte) syscall.Errno
 
 type ioctlDesc struct {
 	cmd   uint32 // the kernel's command word (direction and size), abi.DRMIoctls'
@@ -47,7 +47,7 @@ type ioctlDesc struct {
 
 // denied stands for the function of an ioctl a render client can never reach (no DRM_RENDER_ALLOW,
 // or DRM_MASTER): drm_ioctl_permit rejects it first.
-func denied(*Device, Memory, []byte) syscall.Errno { return syscall.EACCES }
+func denied(*File, Memory, []byte) syscall.Errno { return syscall.EACCES }
 
 // raw is the entry of cmd served by fn without decoding (nil: denied).
 func raw(cmd, flags uint32, fn handler) ioctlDesc {
@@ -57,12 +57,13 @@ func raw(cmd, flags uint32, fn handler) ioctlDesc {
 	return ioctlDesc{cmd, flags, fn}
 }
 
-// def is the entry of cmd served by the typed handler fn. cmd must be in abi.DRMIoctls with A as its
+// def is the entry of cmd served by the typed handler fn of a file (dev adapts a handler of the
+// device, which needs no per-file state). cmd must be in abi.DRMIoctls with A as its
 // argument type, and A's encoded size must be the command's size: a mismatch is a mistake in the
 // tables below and panics as the package loads, so it fails every test. The wrapper decodes the
 // struct from k if the command is _IOW (it starts zeroed otherwise), calls fn, and encodes it back
 // into k if the command is _IOR, also on errors (drm_ioctl copies out whatever the function left).
-func def[A any](cmd, flags uint32, fn func(*Device, Memory, *A) syscall.Errno) ioctlDesc {
+func def[A any](cmd, flags uint32, fn func(*File, Memory, *A) syscall.Errno) ioctlDesc {
 	io, ok := abi.DRMIoctlOf(abi.IOCNr(cmd))
 	switch typ := reflect.TypeFor[A](); {
 	case !ok || io.Cmd != cmd || abi.IOCType(cmd) != abi.DRMIOCTLBase:
@@ -73,12 +74,12 @@ func def[A any](cmd, flags uint32, fn func(*Device, Memory, *A) syscall.Errno) i
 		panic(fmt.Sprintf("drm: %v encodes to %d bytes, %s carries %d", typ, binary.Size(new(A)), io.Name, abi.IOCSize(cmd)))
 	}
 	in, out := abi.IOCDir(cmd)&abi.IOCWrite != 0, abi.IOCDir(cmd)&abi.IOCRead != 0
-	return ioctlDesc{cmd, flags, func(d *Device, m Memory, k []byte) syscall.Errno {
+	return ioctlDesc{cmd, flags, func(f *File, m Memory, k []byte) syscall.Errno {
 		var a A
 		if in {
 			decode(k, &a)
 		}
-		errno := fn(d, m, &a)
+		errno := fn(f, m, &a)
 		if out {
 			encode(k, &a)
 		}
@@ -86,17 +87,22 @@ func def[A any](cmd, flags uint32, fn func(*Device, Memory, *A) syscall.Errno) i
 	}}
 }
 
+// dev adapts a handler that reads only the device to def.
+func dev[A any](fn func(*Device, Memory, *A) syscall.Errno) func(*File, Memory, *A) syscall.Errno {
+	return func(f *File, m Memory, a *A) syscall.Errno { return fn(f.dev, m, a) }
+}
+
 // coreIoctls is drm_ioctls[] of drm_ioctl.c (Linux 6.10: legacy UMS entries are gone and have no
 // function; DRM_CORE_IOCTL_COUNT is 0xD1, MODE_CLOSEFB being the last).
 var coreIoctls = func() [0xD1]ioctlDesc {
 	var t [0xD1]ioctlDesc
 	put := func(e ioctlDesc) { t[abi.IOCNr(e.cmd)] = e }
-	put(def(abi.DRM_IOCTL_VERSION, flagRenderAllow, (*Device).version))
+	put(def(abi.DRM_IOCTL_VERSION, flagRenderAllow, dev((*Device).version)))
 	put(raw(abi.DRM_IOCTL_GET_UNIQUE, 0, nil))
 	put(raw(abi.DRM_IOCTL_GET_MAGIC, 0, nil))
-	put(def(abi.DRM_IOCTL_GET_CLIENT, flagEmulatedRender, (*Device).getClient))
+	put(def(abi.DRM_IOCTL_GET_CLIENT, flagEmulatedRender, dev((*Device).getClient)))
 	put(raw(abi.DRM_IOCTL_GET_STATS, 0, nil))
-	put(def(abi.DRM_IOCTL_GET_CAP, flagRenderAllow, (*Device).getCap))
+	put(def(abi.DRM_IOCTL_GET_CAP, flagRenderAllow, dev((*Device).getCap)))
 	put(raw(abi.DRM_IOCTL_SET_CLIENT_CAP, 0, nil)) // drm_setclientcap
 	put(raw(abi.DRM_IOCTL_SET_VERSION, flagMaster, nil))
 	put(raw(abi.DRM_IOCTL_SET_UNIQUE, flagAuth|flagMaster|flagRootOnly, nil))
@@ -110,11 +116,11 @@ var coreIoctls = func() [0xD1]ioctlDesc {
 	put(raw(abi.DRM_IOCTL_FINISH, flagAuth, nil))
 	put(raw(abi.DRM_IOCTL_WAIT_VBLANK, 0, nil))
 	put(raw(abi.DRM_IOCTL_UPDATE_DRAW, flagAuth|flagMaster|flagRootOnly, nil))
-	put(raw(abi.DRM_IOCTL_GEM_CLOSE, flagRenderAllow, (*Device).gemClose))
+	put(def(abi.DRM_IOCTL_GEM_CLOSE, flagRenderAllow, (*File).gemClose))
 	put(raw(abi.DRM_IOCTL_GEM_FLINK, flagAuth, nil))
 	put(raw(abi.DRM_IOCTL_GEM_OPEN, flagAuth, nil))
-	put(def(abi.DRM_IOCTL_PRIME_HANDLE_TO_FD, flagRenderAllow, (*Device).primeHandleToFD))
-	put(raw(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, flagRenderAllow, (*Device).primeFDToHandle))
+	put(def(abi.DRM_IOCTL_PRIME_HANDLE_TO_FD, flagRenderAllow, (*File).primeHandleToFD))
+	put(raw(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, flagRenderAllow, primeFDToHandle))
 	put(raw(abi.DRM_IOCTL_CRTC_GET_SEQUENCE, 0, nil))
 	put(raw(abi.DRM_IOCTL_CRTC_QUEUE_SEQUENCE, 0, nil))
 	// The KMS ioctls 0xA0-0xBE: none is DRM_RENDER_ALLOW.
@@ -128,7 +134,7 @@ var coreIoctls = func() [0xD1]ioctlDesc {
 		abi.DRM_IOCTL_SYNCOBJ_RESET, abi.DRM_IOCTL_SYNCOBJ_SIGNAL, abi.DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT,
 		abi.DRM_IOCTL_SYNCOBJ_QUERY, abi.DRM_IOCTL_SYNCOBJ_TRANSFER, abi.DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL,
 		abi.DRM_IOCTL_SYNCOBJ_EVENTFD} {
-		put(raw(c, flagRenderAllow, (*Device).noSyncobj))
+		put(raw(c, flagRenderAllow, noSyncobj))
 	}
 	for _, c := range []uint32{abi.DRM_IOCTL_MODE_CREATE_LEASE, abi.DRM_IOCTL_MODE_LIST_LESSEES,
 		abi.DRM_IOCTL_MODE_GET_LEASE, abi.DRM_IOCTL_MODE_REVOKE_LEASE} {
@@ -157,41 +163,36 @@ var driverIoctls = func() [0x16]ioctlDesc {
 	var t [0x16]ioctlDesc
 	ra := uint32(flagAuth | flagRenderAllow)
 	put := func(e ioctlDesc) { t[abi.IOCNr(e.cmd)-abi.DRMCommandBase] = e }
-	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_CREATE, ra, notModelled))
-	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_MMAP, ra, noHandle))
-	put(raw(abi.DRM_IOCTL_AMDGPU_CTX, ra, notModelled))
-	put(raw(abi.DRM_IOCTL_AMDGPU_BO_LIST, ra, notModelled))
-	put(raw(abi.DRM_IOCTL_AMDGPU_CS, ra, notModelled))
-	put(def(abi.DRM_IOCTL_AMDGPU_INFO, ra, (*Device).amdgpuInfo))
-	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_METADATA, ra, noHandle))
-	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_WAIT_IDLE, ra, noHandle))
-	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_VA, ra, notModelled))
-	put(raw(abi.DRM_IOCTL_AMDGPU_WAIT_CS, ra, notModelled))
-	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_OP, ra, noHandle))
+	put(def(abi.DRM_IOCTL_AMDGPU_GEM_CREATE, ra, (*File).gemCreate))
+	put(def(abi.DRM_IOCTL_AMDGPU_GEM_MMAP, ra, (*File).gemMmap))
+	put(def(abi.DRM_IOCTL_AMDGPU_CTX, ra, (*File).ctxIoctl))
+	put(def(abi.DRM_IOCTL_AMDGPU_BO_LIST, ra, (*File).boListIoctl))
+	put(def(abi.DRM_IOCTL_AMDGPU_CS, ra, (*File).cs))
+	put(def(abi.DRM_IOCTL_AMDGPU_INFO, ra, dev((*Device).amdgpuInfo)))
+	put(def(abi.DRM_IOCTL_AMDGPU_GEM_METADATA, ra, (*File).gemMetadata))
+	put(def(abi.DRM_IOCTL_AMDGPU_GEM_WAIT_IDLE, ra, (*File).gemWaitIdle))
+	put(def(abi.DRM_IOCTL_AMDGPU_GEM_VA, ra, (*File).gemVA))
+	put(def(abi.DRM_IOCTL_AMDGPU_WAIT_CS, ra, (*File).waitCS))
+	put(def(abi.DRM_IOCTL_AMDGPU_GEM_OP, ra, (*File).gemOp))
 	put(raw(abi.DRM_IOCTL_AMDGPU_GEM_USERPTR, ra, notModelled))
-	put(raw(abi.DRM_IOCTL_AMDGPU_WAIT_FENCES, ra, notModelled))
-	put(raw(abi.DRM_IOCTL_AMDGPU_VM, ra, notModelled))
-	put(raw(abi.DRM_IOCTL_AMDGPU_FENCE_TO_HANDLE, ra, notModelled))
+	put(def(abi.DRM_IOCTL_AMDGPU_WAIT_FENCES, ra, (*File).waitFences))
+	put(def(abi.DRM_IOCTL_AMDGPU_VM, ra, (*File).vmIoctl))
+	put(def(abi.DRM_IOCTL_AMDGPU_FENCE_TO_HANDLE, ra, (*File).fenceToHandle))
 	put(raw(abi.DRM_IOCTL_AMDGPU_SCHED, flagMaster, denied))
 	return t
 }()
 
-// notModelled answers the amdgpu GEM-creation and command-submission ioctls. kfd allocates and maps
-// every buffer itself, so this node has no GEM objects, contexts or fences; these return EOPNOTSUPP
-// (what amdgpu returns for a feature the device lacks) instead of pretending to succeed.
-func notModelled(*Device, Memory, []byte) syscall.Errno { return syscall.EOPNOTSUPP }
+// notModelled answers GEM_USERPTR: user-pointer GEM objects (HMM-backed system pages with an MMU
+// notifier) are not modelled; EOPNOTSUPP is what amdgpu returns for a feature the device lacks.
+func notModelled(*File, Memory, []byte) syscall.Errno { return syscall.EOPNOTSUPP }
 
-// noHandle answers the ioctls whose first step is drm_gem_object_lookup(handle) (GEM_MMAP via
-// amdgpu_mode_dumb_mmap, GEM_METADATA, GEM_WAIT_IDLE, GEM_OP): no handle exists, so -ENOENT.
-func noHandle(*Device, Memory, []byte) syscall.Errno { return syscall.ENOENT }
-
-// Ioctl serves one ioctl on the render node. arg holds _IOC_SIZE(cmd) bytes of input and is the
+// Ioctl serves one ioctl on the render-node file. arg holds _IOC_SIZE(cmd) bytes of input and is the
 // output buffer, updated in place. It follows drm_ioctl (drm_ioctl.c): a type other than 'd' is
 // ENOTTY; numbers outside both tables, or without a function, are EINVAL; the argument is copied in
 // only if both the caller's and the kernel's command words have _IOC_WRITE, zero-extended to the
 // kernel's size, and copied out (also on error) only if both have _IOC_READ; drm_ioctl_permit for a
 // render client gives EACCES to everything without DRM_RENDER_ALLOW (and to DRM_MASTER ioctls).
-func (d *Device) Ioctl(m Memory, cmd uint32, arg []byte) syscall.Errno {
+func (f *File) Ioctl(m Memory, cmd uint32, arg []byte) syscall.Errno {
 	if abi.IOCType(cmd) != abi.DRMIOCTLBase {
 		return syscall.ENOTTY
 	}
@@ -228,7 +229,7 @@ func (d *Device) Ioctl(m Memory, cmd uint32, arg []byte) syscall.Errno {
 	case desc.flags&flagMaster != 0, desc.flags&(flagRenderAllow|flagEmulatedRender) == 0:
 		errno = syscall.EACCES
 	default:
-		errno = desc.fn(d, m, k)
+		errno = desc.fn(f, m, k)
 	}
 	copy(arg[:out], k)
 	return errno
@@ -322,21 +323,9 @@ func (d *Device) getCap(m Memory, c *abi.DRMGetCap) syscall.Errno {
 	return errno
 }
 
-// gemClose is drm_gem_close_ioctl: drm_gem_handle_delete of a handle that does not exist is -EINVAL.
-func (d *Device) gemClose(Memory, []byte) syscall.Errno { return syscall.EINVAL }
+// primeFDToHandle: the node cannot import dma-bufs (a FUSE server cannot take a dma-buf from a
+// client fd); dma_buf_get's EINVAL ("not a dma-buf this device can use") is returned for every fd.
+// Deviation: an fd that is not open would get EBADF from the kernel.
+func primeFDToHandle(*File, Memory, []byte) syscall.Errno { return syscall.EINVAL }
 
-// primeHandleToFD is drm_prime_handle_to_fd_ioctl: flags other than DRM_CLOEXEC|DRM_RDWR are EINVAL,
-// then the handle lookup fails with ENOENT (no GEM objects).
-func (d *Device) primeHandleToFD(m Memory, h *abi.DRMPrimeHandle) syscall.Errno {
-	if h.Flags&^uint32(abi.DRM_CLOEXEC|abi.DRM_RDWR) != 0 {
-		return syscall.EINVAL
-	}
-	return syscall.ENOENT
-}
-
-// primeFDToHandle: the node cannot import dma-bufs (no GEM objects); dma_buf_get's EINVAL ("not a
-// dma-buf this device can use") is returned for every fd. Deviation: an fd that is not open would get
-// EBADF from the kernel.
-func (d *Device) primeFDToHandle(Memory, []byte) syscall.Errno { return syscall.EINVAL }
-
-func (d *Device) noSyncobj(Memory, []byte) syscall.Errno { return syscall.EOPNOTSUPP }
+func noSyncobj(*File, Memory, []byte) syscall.Errno { return syscall.EOPNOTSUPP }

@@ -17,7 +17,10 @@ type fakeMem struct {
 	base uint64
 	buf  []byte
 	tgid int
+	intr <-chan struct{} // the caller's interrupt (nil: never)
 }
+
+func (f *fakeMem) Interrupted() <-chan struct{} { return f.intr }
 
 var errFault = errors.New("fault")
 
@@ -72,7 +75,7 @@ func query(d *Device, m *fakeMem, id uint32, size uint32, union [16]byte) ([]byt
 	ptr := m.base + 0x1000
 	clear(m.at(ptr, 4096))
 	arg := argOf(abi.DRMAmdgpuInfo{ReturnPointer: ptr, ReturnSize: size, Query: id, Union: union})
-	e := d.Ioctl(m, abi.DRM_IOCTL_AMDGPU_INFO, arg)
+	e := ioctl(d, m, abi.DRM_IOCTL_AMDGPU_INFO, arg)
 	return m.at(ptr, int(min(size, 4096))), e
 }
 
@@ -87,7 +90,7 @@ func TestVersionLikeDrmGetVersion(t *testing.T) {
 	d, m := mi210(t), newMem()
 	// First pass: all lengths 0, as drmGetVersion does to learn the lengths.
 	arg := argOf(abi.DRMVersion{})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_VERSION, arg); e != 0 {
+	if e := ioctl(d, m, abi.DRM_IOCTL_VERSION, arg); e != 0 {
 		t.Fatal(e)
 	}
 	var v abi.DRMVersion
@@ -98,7 +101,7 @@ func TestVersionLikeDrmGetVersion(t *testing.T) {
 	// Second pass with buffers; name truncated to 3 bytes reports the full length.
 	nameP, dateP, descP := m.base, m.base+64, m.base+128
 	arg = argOf(abi.DRMVersion{NameLen: 3, Name: nameP, DateLen: 8, Date: dateP, DescLen: 100, Desc: descP})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_VERSION, arg); e != 0 {
+	if e := ioctl(d, m, abi.DRM_IOCTL_VERSION, arg); e != 0 {
 		t.Fatal(e)
 	}
 	decode(arg, &v)
@@ -113,11 +116,11 @@ func TestVersionLikeDrmGetVersion(t *testing.T) {
 	}
 	// A bad pointer with a non-zero length faults; a NULL pointer is skipped.
 	arg = argOf(abi.DRMVersion{NameLen: 6, Name: 0xdead0000})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_VERSION, arg); e != syscall.EFAULT {
+	if e := ioctl(d, m, abi.DRM_IOCTL_VERSION, arg); e != syscall.EFAULT {
 		t.Errorf("bad name pointer: %v", e)
 	}
 	arg = argOf(abi.DRMVersion{NameLen: 6, Name: 0})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_VERSION, arg); e != 0 {
+	if e := ioctl(d, m, abi.DRM_IOCTL_VERSION, arg); e != 0 {
 		t.Errorf("NULL name pointer: %v", e)
 	}
 }
@@ -125,7 +128,7 @@ func TestVersionLikeDrmGetVersion(t *testing.T) {
 func TestGetClient(t *testing.T) {
 	d, m := mi210(t), newMem()
 	arg := argOf(abi.DRMClient{Idx: 0, Auth: 7, Magic: 9})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_GET_CLIENT, arg); e != 0 {
+	if e := ioctl(d, m, abi.DRM_IOCTL_GET_CLIENT, arg); e != 0 {
 		t.Fatal(e)
 	}
 	var c abi.DRMClient
@@ -134,7 +137,7 @@ func TestGetClient(t *testing.T) {
 		t.Errorf("got %+v", c)
 	}
 	arg = argOf(abi.DRMClient{Idx: 1})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_GET_CLIENT, arg); e != syscall.EINVAL {
+	if e := ioctl(d, m, abi.DRM_IOCTL_GET_CLIENT, arg); e != syscall.EINVAL {
 		t.Errorf("idx 1: %v", e)
 	}
 }
@@ -166,7 +169,7 @@ func TestGetCap(t *testing.T) {
 			want uint64
 		}{{headless, tc.head}, {display, tc.disp}} {
 			arg := argOf(abi.DRMGetCap{Capability: tc.cap, Value: 99})
-			e := dv.d.Ioctl(newMem(), abi.DRM_IOCTL_GET_CAP, arg)
+			e := ioctl(dv.d, newMem(), abi.DRM_IOCTL_GET_CAP, arg)
 			var c abi.DRMGetCap
 			decode(arg, &c)
 			if e != tc.errno || c.Value != dv.want {
@@ -205,17 +208,18 @@ func TestDispatch(t *testing.T) {
 		{"PRIME_FD_TO_HANDLE", abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, argOf(abi.DRMPrimeHandle{FD: 3}), syscall.EINVAL},
 		{"SYNCOBJ_CREATE", abi.DRM_IOCTL_SYNCOBJ_CREATE, make([]byte, 8), syscall.EOPNOTSUPP},
 		{"SYNCOBJ_EVENTFD", 0xc01864cf, make([]byte, 24), syscall.EOPNOTSUPP},
-		{"GEM_CREATE", abi.DRM_IOCTL_AMDGPU_GEM_CREATE, argOf(abi.DRMAmdgpuGemCreate{BOSize: 4096, Domains: 4}), syscall.EOPNOTSUPP},
+		{"GEM_CREATE without a backend", abi.DRM_IOCTL_AMDGPU_GEM_CREATE, argOf(abi.DRMAmdgpuGemCreate{BOSize: 4096, Domains: 4}), syscall.ENODEV},
 		{"GEM_MMAP", abi.DRM_IOCTL_AMDGPU_GEM_MMAP, argOf(abi.DRMAmdgpuGemMmap{Handle: 1}), syscall.ENOENT},
 		{"GEM_OP", abi.DRM_IOCTL_AMDGPU_GEM_OP, make([]byte, 16), syscall.ENOENT},
 		{"GEM_METADATA", abi.DRM_IOCTL_AMDGPU_GEM_METADATA, make([]byte, 288), syscall.ENOENT},
 		{"GEM_WAIT_IDLE", abi.DRM_IOCTL_AMDGPU_GEM_WAIT_IDLE, make([]byte, 16), syscall.ENOENT},
-		{"GEM_VA", abi.DRM_IOCTL_AMDGPU_GEM_VA, make([]byte, 40), syscall.EOPNOTSUPP},
-		{"CTX", abi.DRM_IOCTL_AMDGPU_CTX, make([]byte, 16), syscall.EOPNOTSUPP},
-		{"CS", abi.DRM_IOCTL_AMDGPU_CS, make([]byte, 24), syscall.EOPNOTSUPP},
-		{"VM", abi.DRM_IOCTL_AMDGPU_VM, make([]byte, 8), syscall.EOPNOTSUPP},
+		{"GEM_VA reserved bottom", abi.DRM_IOCTL_AMDGPU_GEM_VA, make([]byte, 40), syscall.EINVAL},
+		{"GEM_USERPTR", abi.DRM_IOCTL_AMDGPU_GEM_USERPTR, make([]byte, 24), syscall.EOPNOTSUPP},
+		{"CTX op 0", abi.DRM_IOCTL_AMDGPU_CTX, make([]byte, 16), syscall.EINVAL},
+		{"CS without chunks", abi.DRM_IOCTL_AMDGPU_CS, make([]byte, 24), syscall.EINVAL},
+		{"VM op 0", abi.DRM_IOCTL_AMDGPU_VM, make([]byte, 8), syscall.EINVAL},
 	} {
-		if e := d.Ioctl(newMem(), tc.cmd, tc.arg); e != tc.errno {
+		if e := ioctl(d, newMem(), tc.cmd, tc.arg); e != tc.errno {
 			t.Errorf("%s: errno %v, want %v", tc.name, e, tc.errno)
 		}
 	}
@@ -226,7 +230,7 @@ func TestSizeRules(t *testing.T) {
 	// A shorter VERSION struct (old ABI size 32): the kernel works on a zero-extended 64-byte copy and
 	// copies back only 32 bytes.
 	short := make([]byte, 32)
-	if e := d.Ioctl(m, abi.IOC(abi.IOCRead|abi.IOCWrite, 'd', 0, 32), short); e != 0 {
+	if e := ioctl(d, m, abi.IOC(abi.IOCRead|abi.IOCWrite, 'd', 0, 32), short); e != 0 {
 		t.Fatal(e)
 	}
 	if binary.LittleEndian.Uint32(short[4:]) != 57 || binary.LittleEndian.Uint64(short[16:]) != 6 {
@@ -234,7 +238,7 @@ func TestSizeRules(t *testing.T) {
 	}
 	// A longer GET_CAP (24 bytes): the kernel copy is 24 bytes, so the extra tail goes out as it came in.
 	long := append(argOf(abi.DRMGetCap{Capability: abi.DRM_CAP_PRIME}), 1, 2, 3, 4, 5, 6, 7, 8)
-	if e := d.Ioctl(m, abi.IOC(abi.IOCRead|abi.IOCWrite, 'd', 0x0c, 24), long); e != 0 {
+	if e := ioctl(d, m, abi.IOC(abi.IOCRead|abi.IOCWrite, 'd', 0x0c, 24), long); e != 0 {
 		t.Fatal(e)
 	}
 	if binary.LittleEndian.Uint64(long[8:]) != 3 || !bytes.Equal(long[16:], []byte{1, 2, 3, 4, 5, 6, 7, 8}) {
@@ -243,7 +247,7 @@ func TestSizeRules(t *testing.T) {
 	// GET_CAP sent as _IOR: nothing is copied in, so the capability reads as 0 (EINVAL), and the
 	// zeroed struct is copied out.
 	ior := argOf(abi.DRMGetCap{Capability: abi.DRM_CAP_PRIME, Value: 5})
-	if e := d.Ioctl(m, abi.IOC(abi.IOCRead, 'd', 0x0c, 16), ior); e != syscall.EINVAL {
+	if e := ioctl(d, m, abi.IOC(abi.IOCRead, 'd', 0x0c, 16), ior); e != syscall.EINVAL {
 		t.Errorf("_IOR get_cap: %v", e)
 	}
 	if !bytes.Equal(ior, make([]byte, 16)) {
@@ -252,12 +256,12 @@ func TestSizeRules(t *testing.T) {
 	// AMDGPU_INFO is _IOW: sent as _IOWR, nothing is copied back into the argument.
 	arg := argOf(abi.DRMAmdgpuInfo{ReturnPointer: m.base, ReturnSize: 4, Query: abi.AMDGPU_INFO_ACCEL_WORKING})
 	orig := append([]byte(nil), arg...)
-	if e := d.Ioctl(m, abi.IOC(abi.IOCRead|abi.IOCWrite, 'd', 0x45, 32), arg); e != 0 || !bytes.Equal(arg, orig) {
+	if e := ioctl(d, m, abi.IOC(abi.IOCRead|abi.IOCWrite, 'd', 0x45, 32), arg); e != 0 || !bytes.Equal(arg, orig) {
 		t.Errorf("INFO as _IOWR: %v % x", e, arg)
 	}
 	// Error paths still copy out (drm_ioctl copies kdata back whatever the return value).
 	c := argOf(abi.DRMClient{Idx: 3, Auth: 1})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_GET_CLIENT, c); e != syscall.EINVAL || binary.LittleEndian.Uint32(c[4:]) != 1 {
+	if e := ioctl(d, m, abi.DRM_IOCTL_GET_CLIENT, c); e != syscall.EINVAL || binary.LittleEndian.Uint32(c[4:]) != 1 {
 		t.Errorf("get_client idx 3: %v % x", e, c)
 	}
 }
@@ -336,16 +340,16 @@ func TestInfoQueries(t *testing.T) {
 	}
 	// NULL and unmapped return pointers.
 	arg := argOf(abi.DRMAmdgpuInfo{ReturnPointer: 0, ReturnSize: 4})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_AMDGPU_INFO, arg); e != syscall.EINVAL {
+	if e := ioctl(d, m, abi.DRM_IOCTL_AMDGPU_INFO, arg); e != syscall.EINVAL {
 		t.Errorf("NULL return_pointer: %v", e)
 	}
 	arg = argOf(abi.DRMAmdgpuInfo{ReturnPointer: 0xdead000, ReturnSize: 368, Query: abi.AMDGPU_INFO_DEV_INFO})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_AMDGPU_INFO, arg); e != syscall.EFAULT {
+	if e := ioctl(d, m, abi.DRM_IOCTL_AMDGPU_INFO, arg); e != syscall.EFAULT {
 		t.Errorf("unmapped return_pointer: %v", e)
 	}
 	// A return buffer that runs off the mapping by one byte faults.
 	arg = argOf(abi.DRMAmdgpuInfo{ReturnPointer: m.base + uint64(len(m.buf)) - 3, ReturnSize: 4})
-	if e := d.Ioctl(m, abi.DRM_IOCTL_AMDGPU_INFO, arg); e != syscall.EFAULT {
+	if e := ioctl(d, m, abi.DRM_IOCTL_AMDGPU_INFO, arg); e != syscall.EFAULT {
 		t.Errorf("straddling return_pointer: %v", e)
 	}
 	// A huge return_size writes only the result's size.

@@ -22,6 +22,11 @@ func buildHarness(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("compiling the libdrm_amdgpu harness: %v\n%s", err, out)
 	}
+	// testdata/cs.c (GEM and command submission, run by cmd/kfdemu TestLibdrmCSThroughMount).
+	cs := filepath.Join(t.TempDir(), "cs")
+	if out, err := exec.Command(cc, "-Wall", "-Werror", "-o", cs, "testdata/cs.c", "-ldrm_amdgpu", "-ldrm").CombinedOutput(); err != nil {
+		t.Fatalf("compiling testdata/cs.c: %v\n%s", err, out)
+	}
 	return bin
 }
 

@@ -31,7 +31,7 @@ func TestIoctlTables(t *testing.T) {
 	if n != len(abi.DRMIoctls) {
 		t.Errorf("%d commands with a function, abi.DRMIoctls has %d", n, len(abi.DRMIoctls))
 	}
-	getCap := func(*Device, Memory, *abi.DRMGetCap) syscall.Errno { return 0 }
+	getCap := func(*File, Memory, *abi.DRMGetCap) syscall.Errno { return 0 }
 	for name, f := range map[string]func(){
 		"argument type": func() { def(abi.DRM_IOCTL_SET_CLIENT_CAP, 0, getCap) },
 		"command size":  func() { def(abi.IOC(abi.IOCRead|abi.IOCWrite, 'd', 0x0c, 8), 0, getCap) },
