@@ -177,7 +177,7 @@ func startPreemptKernel(t *testing.T, e *env, base uint64, groups int, priority 
 }
 
 // TestPreemptAndResumeDispatch: a long dispatch on a GPU with one slot, shared with another busy
-// queue, is preempted at work-group boundaries and resumed many times; its output and its
+// queue, is preempted (its waves suspended in place) and resumed many times; its output and its
 // instruction count equal an uninterrupted run's.
 func TestPreemptAndResumeDispatch(t *testing.T) {
 	const groups = 240
@@ -193,26 +193,12 @@ func TestPreemptAndResumeDispatch(t *testing.T) {
 	e := newEnv(t, "mi210")
 	e.d.SetScheduling(hws.Config{Slots: 1, Quantum: 500 * time.Microsecond, PreemptionTimeout: 10 * time.Second})
 	e.acquire(e.gpu)
-	// The competitor: a queue whose barrier waits on a signal nobody sets keeps the GPU
-	// oversubscribed (an active queue holds a slot whenever it is mapped).
-	const block = 0xe00000000
-	e.alloc(block, 4096)
-	word64(e.d.procs[e.c.tgid].boAt(e.gpu, block).mem[aql.SignalValueOffset:]).Store(1)
-	_, submitB := e.aqlAt(0x700000000)
-	var bp [aql.PacketSize]byte
-	(&aql.BarrierPacket{DepSignal: [5]uint64{block}}).Encode(bp[:])
-	submitB(bp, aql.PacketTypeBarrierAnd)
+	busyCompetitor(e)
 
 	beforeSubmit = oneCU(t, e)
 	got, insts := runPreemptKernel(t, e, 0x600000000, groups)
 	beforeSubmit = nil
-	p := e.d.procs[e.c.tgid]
-	var saves, resumes uint64
-	for _, q := range p.queues {
-		q.pre.mu.Lock()
-		saves, resumes = saves+q.pre.saves, resumes+q.pre.resumes
-		q.pre.mu.Unlock()
-	}
+	saves, resumes := contextSaves(e)
 	if string(got) != string(want) || insts != wantInsts {
 		t.Errorf("preempted run: %d wave instructions vs %d uninterrupted; output equal %v", insts, wantInsts, string(got) == string(want))
 	}
@@ -529,9 +515,8 @@ func runPM4PreemptKernel(t *testing.T, e *env, base uint64, groups int) ([]byte,
 }
 
 // TestPM4PreemptAndResumeDispatch: a PM4 queue is in the runlist like an AQL queue (issue 19): on
-// a GPU with one HQD shared with a busy AQL queue, its long DISPATCH_DIRECT is preempted at
-// work-group boundaries and resumed from its saved point; output and instruction count equal an
-// uninterrupted run's.
+// a GPU with one HQD shared with a busy AQL queue, its long DISPATCH_DIRECT is preempted (waves
+// suspended in place) and resumed; output and instruction count equal an uninterrupted run's.
 func TestPM4PreemptAndResumeDispatch(t *testing.T) {
 	const groups = 240
 	ref := newEnv(t, "mi210")
@@ -545,20 +530,9 @@ func TestPM4PreemptAndResumeDispatch(t *testing.T) {
 	e := newEnv(t, "mi210")
 	e.d.SetScheduling(hws.Config{Slots: 1, Quantum: 500 * time.Microsecond, PreemptionTimeout: 10 * time.Second})
 	e.acquire(e.gpu)
-	const block = 0xe00000000
-	e.alloc(block, 4096)
-	word64(e.d.procs[e.c.tgid].boAt(e.gpu, block).mem[aql.SignalValueOffset:]).Store(1)
-	_, submitB := e.aqlAt(0x700000000)
-	var bp [aql.PacketSize]byte
-	(&aql.BarrierPacket{DepSignal: [5]uint64{block}}).Encode(bp[:])
-	submitB(bp, aql.PacketTypeBarrierAnd)
+	busyCompetitor(e)
 	got, insts := runPM4PreemptKernel(t, e, 0x600000000, groups)
-	var saves, resumes uint64
-	for _, q := range e.d.procs[e.c.tgid].queues {
-		q.pre.mu.Lock()
-		saves, resumes = saves+q.pre.saves, resumes+q.pre.resumes
-		q.pre.mu.Unlock()
-	}
+	saves, resumes := contextSaves(e)
 	if string(got) != string(want) || insts != wantInsts {
 		t.Errorf("preempted run: %d wave instructions vs %d uninterrupted; output equal %v", insts, wantInsts, string(got) == string(want))
 	}
@@ -644,4 +618,27 @@ func BenchmarkCWSRCycle(b *testing.B) {
 			b.Fatalf("the persistent kernel did not end; queue: %s", p.queues[a.QueueID].eng.status())
 		}
 	}
+}
+
+// busyCompetitor gives e's GPU an AQL queue that always wants a slot: its barrier waits on a signal
+// nobody sets (an active queue holds a slot whenever it is mapped), so a GPU with one slot stays
+// oversubscribed.
+func busyCompetitor(e *env) {
+	const block = 0xe00000000
+	e.alloc(block, 4096)
+	word64(e.d.procs[e.c.tgid].boAt(e.gpu, block).mem[aql.SignalValueOffset:]).Store(1)
+	_, submit := e.aqlAt(0x700000000)
+	var bp [aql.PacketSize]byte
+	(&aql.BarrierPacket{DepSignal: [5]uint64{block}}).Encode(bp[:])
+	submit(bp, aql.PacketTypeBarrierAnd)
+}
+
+// contextSaves sums the context saves and restores of e's queues.
+func contextSaves(e *env) (saves, resumes uint64) {
+	for _, q := range e.d.procs[e.c.tgid].queues {
+		q.pre.mu.Lock()
+		saves, resumes = saves+q.pre.saves, resumes+q.pre.resumes
+		q.pre.mu.Unlock()
+	}
+	return saves, resumes
 }

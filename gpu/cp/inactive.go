@@ -100,7 +100,7 @@ func (q *Queue) reportInactive(code uint64) (reported bool, err error) {
 // ROCr's large-scratch reclaim). Stop ends the wait (ROCr suspends or destroys a queue whose error
 // it cannot handle).
 func (q *Queue) waitResume(stop <-chan struct{}, once bool) error {
-	return q.wait(stop, func() (bool, error) {
+	return q.Wait(stop, func() (bool, error) {
 		sig, err := q.inactiveSignal()
 		if err != nil || sig == 0 {
 			return sig == 0, err

@@ -317,10 +317,10 @@ func (q *Queue) notify(sig uint64) error {
 // satisfies, so all-NULL blocks forever, which is legal) ([PSA] §2.9.8, §2.9.9).
 func (q *Queue) waitBarrier(stop <-chan struct{}, b *aql.BarrierPacket, and bool) error {
 	if !and && b.DepSignal == [5]uint64{} {
-		return q.wait(stop, nil) // never completes; legal ([PSA] §2.9.9), costs no CPU
+		return q.Wait(stop, nil) // never completes; legal ([PSA] §2.9.9), costs no CPU
 	}
 	var seen uint8 // AND: dependencies already observed at 0
-	return q.wait(stop, func() (bool, error) {
+	return q.Wait(stop, func() (bool, error) {
 		for i, s := range b.DepSignal {
 			if s == 0 || seen&(1<<i) != 0 {
 				continue
@@ -354,7 +354,7 @@ func (q *Queue) waitBarrierValue(stop <-chan struct{}, p *aql.BarrierValuePacket
 	if p.Signal == 0 {
 		return nil
 	}
-	return q.wait(stop, func() (bool, error) {
+	return q.Wait(stop, func() (bool, error) {
 		v, err := q.signalValue(p.Signal)
 		if err != nil {
 			return false, err
@@ -362,13 +362,6 @@ func (q *Queue) waitBarrierValue(stop <-chan struct{}, p *aql.BarrierValuePacket
 		met, _ := aql.CompareSignal(p.Cond, v&p.Mask, p.Value)
 		return met, nil
 	})
-}
-
-// wait re-evaluates cond until it holds (hqd.Runner.Wait: PSA-2.10-04, submission and signal
-// changes trigger a re-check; PSA-2.10-06, only this queue's goroutine waits). cond == nil never
-// holds (barrier-OR on NULL signals only).
-func (q *Queue) wait(stop <-chan struct{}, cond func() (bool, error)) error {
-	return q.Wait(stop, cond)
 }
 
 // validateDispatch checks a kernel dispatch packet (reference §3.2 "Validation the PP may perform"):
