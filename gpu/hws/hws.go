@@ -63,6 +63,7 @@ type entry struct {
 	lastRun  uint64 // scheduling round it was last mapped in
 	pass     uint64 // stride scheduling: virtual time; the smallest passes are mapped
 	mappings uint64
+	slices   uint64 // time slices charged (rotations it was mapped across)
 	hung     bool
 }
 
@@ -181,6 +182,17 @@ func (s *Scheduler) IsMapped(q Queue) bool {
 	return e != nil && e.mapped
 }
 
+// Slices is how many time slices q has been charged for: the unit stride scheduling shares out,
+// independent of how long the host took to end each slice.
+func (s *Scheduler) Slices(q Queue) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.find(q); e != nil {
+		return e.slices
+	}
+	return 0
+}
+
 // Close unmaps nothing (the owner destroys its queues) and stops the scheduler goroutine.
 func (s *Scheduler) Close() {
 	s.mu.Lock()
@@ -290,6 +302,7 @@ func (s *Scheduler) reschedule(rotate bool) {
 		for _, e := range s.queues {
 			if e.mapped {
 				e.pass += stride(e.p) // charge the slice that ends
+				e.slices++
 			}
 		}
 	}
@@ -433,7 +446,7 @@ func (s *Scheduler) Runlist() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "slots %d quantum %v preemption_timeout %v rounds %d preemptions %d hangs %d\n",
 		s.cfg.Slots, s.cfg.Quantum, s.cfg.PreemptionTimeout, s.stats.Rounds, s.stats.Preemptions, s.stats.Hangs)
-	fmt.Fprintf(&b, "%-5s %-28s %-8s %-10s %-8s %s\n", "hqd", "queue", "priority", "percentage", "mapped", "mappings")
+	fmt.Fprintf(&b, "%-5s %-28s %-8s %-10s %-8s %-8s %s\n", "hqd", "queue", "priority", "percentage", "mapped", "mappings", "slices")
 	for _, e := range s.queues {
 		slot := "-"
 		switch {
@@ -446,7 +459,7 @@ func (s *Scheduler) Runlist() string {
 		if e.hung {
 			state = "hung"
 		}
-		fmt.Fprintf(&b, "%-5s %-28s %-8d %-10d %-8s %d\n", slot, e.q.Name(), e.p.Priority, e.p.Percentage, state, e.mappings)
+		fmt.Fprintf(&b, "%-5s %-28s %-8d %-10d %-8s %-8d %d\n", slot, e.q.Name(), e.p.Priority, e.p.Percentage, state, e.mappings, e.slices)
 	}
 	return b.String()
 }

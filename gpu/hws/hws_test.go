@@ -70,8 +70,33 @@ func mappedCount(qs []*fakeQueue) int {
 	return n
 }
 
+// slicesUntil waits until qs together have been charged n time slices (the scheduler's unit:
+// counting slices, not wall time, keeps the shares exact on a loaded host) and returns each
+// queue's count. check runs while waiting.
+func slicesUntil(t *testing.T, s *Scheduler, qs []*fakeQueue, n uint64, check func()) []uint64 {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := make([]uint64, len(qs))
+		var sum uint64
+		for i, q := range qs {
+			got[i] = s.Slices(q)
+			sum += got[i]
+		}
+		if sum >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d slices after 30 s\n%s", sum, n, s.Runlist())
+		}
+		check()
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
 // TestOversubscriptionFairness: eight equal queues on two slots are time-sliced; never more than
-// two are mapped, and each gets a quarter of the slot time (2/8 of the elapsed time) within 35%.
+// two are mapped, and each gets a quarter of the slots' time slices (160 slices: 20 each, within
+// two).
 func TestOversubscriptionFairness(t *testing.T) {
 	s := New(Config{Slots: 2, Quantum: time.Millisecond})
 	defer s.Close()
@@ -81,21 +106,24 @@ func TestOversubscriptionFairness(t *testing.T) {
 		qs = append(qs, q)
 		s.Add(q, Params{Priority: 7, Percentage: 100})
 	}
-	start := time.Now()
-	for time.Since(start) < 300*time.Millisecond {
+	got := slicesUntil(t, s, qs, 160, func() {
 		if n := mappedCount(qs); n > 2 {
 			t.Fatalf("%d queues mapped on 2 slots", n)
 		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	el := time.Since(start)
+	})
 	for _, q := range qs {
 		s.Remove(q)
 	}
-	want := el * 2 / 8
-	for _, q := range qs {
-		if got := q.total; got < want*65/100 || got > want*135/100 {
-			t.Errorf("%s mapped %v of %v, want about %v (fair share)", q.name, got, el, want)
+	var sum uint64
+	for _, n := range got {
+		sum += n
+	}
+	for i, n := range got {
+		if want := sum / 8; n+2 < want || n > want+2 {
+			t.Errorf("%s charged %d of %d slices, want about %d (fair share)", qs[i].name, n, sum, want)
+		}
+		if qs[i].total == 0 {
+			t.Errorf("%s never mapped", qs[i].name)
 		}
 	}
 	if st := s.Stats(); st.Preemptions == 0 || st.Rounds == 0 {
@@ -103,7 +131,7 @@ func TestOversubscriptionFairness(t *testing.T) {
 	}
 }
 
-// TestPriorities: on one slot, a priority-12 queue gets about 13/4 the slot time of a priority-3
+// TestPriorities: on one slot, a priority-12 queue gets 13/4 the time slices of a priority-3
 // queue (stride scheduling: p+1 shares), the lower one still runs (no starvation), and an inactive
 // queue (percentage 0) never runs.
 func TestPriorities(t *testing.T) {
@@ -113,15 +141,18 @@ func TestPriorities(t *testing.T) {
 	s.Add(low, Params{Priority: 3, Percentage: 100})
 	s.Add(high, Params{Priority: 12, Percentage: 100})
 	s.Add(off, Params{Priority: 15, Percentage: 0})
-	time.Sleep(300 * time.Millisecond)
+	got := slicesUntil(t, s, []*fakeQueue{low, high, off}, 170, func() {})
+	t.Log("\n" + s.Runlist())
 	for _, q := range []*fakeQueue{low, high, off} {
 		s.Remove(q)
 	}
-	ratio := float64(high.total) / float64(low.total)
-	if low.total == 0 || ratio < 13.0/4*0.6 || ratio > 13.0/4*1.5 || off.maps != 0 {
-		t.Errorf("high %v, low %v (ratio %.2f, want about %.2f), inactive mapped %d times", high.total, low.total, ratio, 13.0/4, off.maps)
+	// 170 slices: 130 and 40, each exact to a slice or two.
+	nl, nh, no := got[0], got[1], got[2]
+	ratio := float64(nh) / float64(max(nl, 1))
+	if nl < 36 || ratio < 13.0/4*0.9 || ratio > 13.0/4*1.1 || no != 0 || off.maps != 0 {
+		t.Errorf("high %d slices, low %d (ratio %.2f, want %.2f), inactive charged %d, mapped %d times",
+			nh, nl, ratio, 13.0/4, no, off.maps)
 	}
-	t.Log("\n" + s.Runlist())
 }
 
 // TestHungQueue: a queue that does not preempt in time is reported and leaves the runlist; the
