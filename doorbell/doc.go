@@ -17,14 +17,24 @@
 // # Write detection
 //
 // A client rings a doorbell with a plain store into shared memory: there is no syscall and
-// nothing a FUSE server or the kernel reports. Watcher therefore polls the doorbell words of
-// live queues, adaptively: after a change it spins (yielding) for SpinFor, then sleeps with an
-// exponential backoff from MinPoll up to MaxPoll, reached after IdleAfter without a store, and
-// DeepPoll after DeepAfter (defaults: 10 ms after 100 ms, 50 ms after 2 s). With no doorbell
-// registered it does not wake at all. The cost is the first store after a long idle: it is seen
-// within DeepPoll unless the client makes any kfd ioctl (a blocking wait does) first. Poke (called by kfd on every ioctl of a process,
-// so in particular when a client blocks in WAIT_EVENTS) scans at once and restarts the fast
-// phase. A changed value calls the doorbell's kick function, which must not block (the packet
+// nothing a FUSE server sees. Watcher therefore polls the doorbell words of live queues,
+// adaptively: after a change it spins (yielding) for SpinFor, then sleeps with an exponential
+// backoff from MinPoll up to MaxPoll, reached after IdleAfter without a store, and DeepPoll after
+// DeepAfter (defaults: 10 ms after 100 ms, 50 ms after 2 s). With no doorbell registered it does
+// not wake at all. Poke (called by kfd on every ioctl of a process, so in particular when a client
+// blocks in WAIT_EVENTS) scans at once and restarts the fast phase.
+//
+// Polling stops while the watcher is armed: after ArmAfter (100 ms) without a store it calls the
+// arm function its owner set (SetArm). kfd's arm function (kfd/doorbellarm.go) takes the doorbell
+// pages out of the clients' page tables and asks package mmnotify for a notice at the next page
+// fault there: the next store faults, the notice calls Touched, and the watcher kicks every
+// doorbell once and re-enters its fast phase, where it sees the store (the notice precedes it).
+// While armed it polls only every ArmedPoll (1 s), a safety net for stores no fault announces
+// (a mapping made after arming; writes through /proc/PID/mem). So an idle daemon does no work,
+// and the first store after any idle time is seen within microseconds. Without the notices (not
+// root, no eBPF, another architecture) the deep-idle poll bounds it at 50 ms.
+//
+// A changed value calls the doorbell's kick function, which must not block (the packet
 // processors' Kick is a non-blocking channel send). kfdemu bench and BenchmarkIdle measure the
 // idle cost; the README quotes it.
 //
@@ -34,5 +44,6 @@
 // registered doorbells and holds Watcher.scanMu while it reads their words, so Bell.Close (which
 // takes scanMu after unregistering) guarantees that the word is no longer read when it returns
 // and the memory behind it may be unmapped. Lock order: Watcher.mu, then Watcher.scanMu. Slice
-// has its own mutex and is never held with the Watcher's.
+// has its own mutex and is never held with the Watcher's. The arm function runs on the scanner
+// goroutine with no Watcher lock held; Touched and Poke take none.
 package doorbell

@@ -232,3 +232,54 @@ func BenchmarkDetect(b *testing.B) {
 		<-kicked
 	}
 }
+
+// TestArm: after ArmAfter without a store the watcher calls its arm function once, then only
+// polls every ArmedPoll; Touched kicks every doorbell once (changed or not) and restarts the fast
+// phase, after which the watcher arms again. A failed arm leaves the usual polling.
+func TestArm(t *testing.T) {
+	for _, ok := range []bool{true, false} {
+		w := NewWatcher(Tuning{ArmAfter: 20 * time.Millisecond, ArmedPoll: time.Hour, DeepPoll: 5 * time.Millisecond,
+			MaxPoll: 5 * time.Millisecond, IdleAfter: 10 * time.Millisecond, DeepAfter: 10 * time.Millisecond})
+		var arms atomic.Int32
+		w.SetArm(func() bool { arms.Add(1); return ok })
+		var a, b atomic.Uint64
+		var ka, kb atomic.Int32
+		w.Watch(&a, func() { ka.Add(1) })
+		w.Watch(&b, func() { kb.Add(1) })
+		wait := func(what string, cond func() bool) {
+			t.Helper()
+			for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("arm %v: %s", ok, what)
+				}
+			}
+		}
+		wait("never armed", func() bool { return arms.Load() == 1 })
+		s0, _ := w.Stats()
+		time.Sleep(100 * time.Millisecond)
+		s1, _ := w.Stats()
+		switch {
+		case ok && s1-s0 > 1:
+			t.Errorf("armed: %d scans in 100 ms", s1-s0)
+		case !ok && s1-s0 < 5:
+			t.Errorf("arm failed: %d scans in 100 ms, want the 5 ms poll", s1-s0)
+		}
+		if got := arms.Load(); got != 1 {
+			t.Errorf("arm %v: called %d times without a store", ok, got)
+		}
+		if ok {
+			w.Touched()
+			wait("Touched kicked nothing", func() bool { return ka.Load() == 1 && kb.Load() == 1 })
+			a.Store(7) // the store the notice announced
+			wait("store after the notice not seen", func() bool { return ka.Load() == 2 })
+			wait("not armed again", func() bool { return arms.Load() == 2 })
+			if kb.Load() != 1 {
+				t.Errorf("unchanged doorbell kicked %d times", kb.Load())
+			}
+			if _, touches := w.Arms(); touches != 1 {
+				t.Errorf("touches %d", touches)
+			}
+		}
+		w.Close()
+	}
+}

@@ -15,6 +15,8 @@ type Tuning struct {
 	IdleAfter time.Duration // time without a store before the ceiling may be reached (default 100 ms)
 	DeepPoll  time.Duration // poll interval after DeepAfter without a store (default max(50 ms, MaxPoll))
 	DeepAfter time.Duration // time without a store before DeepPoll (default 2 s)
+	ArmAfter  time.Duration // time without a store before calling the arm function (default IdleAfter)
+	ArmedPoll time.Duration // poll interval while armed (default 1 s)
 }
 
 func (t Tuning) withDefaults() Tuning {
@@ -30,6 +32,9 @@ func (t Tuning) withDefaults() Tuning {
 	t.MaxPoll = max(t.MaxPoll, t.MinPoll)
 	def(&t.DeepPoll, max(50*time.Millisecond, t.MaxPoll))
 	def(&t.DeepAfter, 2*time.Second)
+	def(&t.ArmAfter, t.IdleAfter)
+	def(&t.ArmedPoll, time.Second)
+	t.ArmedPoll = max(t.ArmedPoll, t.MaxPoll)
 	t.DeepPoll = max(t.DeepPoll, t.MaxPoll)
 	return t
 }
@@ -45,8 +50,13 @@ type Watcher struct {
 	stop   chan struct{}
 	done   chan struct{}
 
-	scans atomic.Uint64
-	kicks atomic.Uint64
+	arm     atomic.Pointer[func() bool] // SetArm
+	touched atomic.Bool                 // Touched: kick every doorbell at the next scan
+
+	scans   atomic.Uint64
+	kicks   atomic.Uint64
+	arms    atomic.Uint64
+	touches atomic.Uint64
 }
 
 // Bell is one registered doorbell.
@@ -98,6 +108,22 @@ func (b *Bell) Close() {
 	w.mu.Unlock()
 }
 
+// SetArm gives the watcher a way to sleep without polling: after ArmAfter without a store it calls
+// arm (on its own goroutine, with none of its locks held), which arranges for Touched to be called
+// at the next store to any registered doorbell and reports whether it could for all of them. While
+// armed the watcher polls only every ArmedPoll, as a safety net.
+func (w *Watcher) SetArm(arm func() bool) { w.arm.Store(&arm) }
+
+// Touched reports that a client touched a doorbell page (the notice an arm function arranged for).
+// It arrives before the store lands: the scanner kicks every doorbell once (a queue re-reads its
+// own write pointer, so a kick with nothing new is harmless) and restarts its fast phase, in which
+// it sees the store. It never blocks.
+func (w *Watcher) Touched() {
+	w.touches.Add(1)
+	w.touched.Store(true)
+	w.Poke()
+}
+
 // Poke makes the scanner look at every doorbell now and restart its fast phase. It never blocks.
 func (w *Watcher) Poke() {
 	select {
@@ -119,6 +145,10 @@ func (w *Watcher) Close() {
 // Stats returns the number of scans and kicks so far.
 func (w *Watcher) Stats() (scans, kicks uint64) { return w.scans.Load(), w.kicks.Load() }
 
+// Arms returns how many times the arm function reported every doorbell armed, and Touched was
+// called.
+func (w *Watcher) Arms() (arms, touches uint64) { return w.arms.Load(), w.touches.Load() }
+
 // Len returns the number of registered doorbells.
 func (w *Watcher) Len() int {
 	if cur := w.bells.Load(); cur != nil {
@@ -132,14 +162,14 @@ func (w *Watcher) scan() bool {
 	if cur := w.bells.Load(); cur == nil || len(*cur) == 0 {
 		return false
 	}
-	changed := false
+	changed, all := false, w.touched.Swap(false)
 	// The snapshot is loaded under scanMu: Bell.Close stores the new snapshot and then takes scanMu,
 	// so once Close returns no scan can read the closed word (its page may be unmapped next). A
 	// snapshot loaded before taking scanMu could still hold it: a CI run died of SIGSEGV that way.
 	w.scanMu.Lock()
 	cur := w.bells.Load()
 	for _, b := range *cur {
-		if v := b.word.Load(); v != b.last {
+		if v := b.word.Load(); v != b.last || all {
 			b.last = v
 			b.kick()
 			w.kicks.Add(1)
@@ -157,9 +187,11 @@ func (w *Watcher) run() {
 	timer.Stop()
 	last := time.Now() // last store seen
 	delay := w.t.MinPoll
+	tried, armed := false, false // the arm function was called since last / and succeeded
+	woke := func() { last, delay, tried, armed = time.Now(), w.t.MinPoll, false, false }
 	for {
 		if w.scan() {
-			last, delay = time.Now(), w.t.MinPoll
+			woke()
 		}
 		now := time.Now()
 		if now.Sub(last) < w.t.SpinFor {
@@ -177,9 +209,18 @@ func (w *Watcher) run() {
 			case <-w.stop:
 				return
 			case <-w.wake:
-				last, delay = time.Now(), w.t.MinPoll
+				woke()
 			}
 			continue
+		}
+		if !tried && now.Sub(last) >= w.t.ArmAfter {
+			if arm := w.arm.Load(); arm != nil {
+				tried, armed = true, (*arm)()
+				if armed {
+					w.arms.Add(1)
+					delay = w.t.ArmedPoll
+				}
+			}
 		}
 		timer.Reset(delay)
 		select {
@@ -188,10 +229,13 @@ func (w *Watcher) run() {
 			return
 		case <-w.wake:
 			timer.Stop()
-			last, delay = time.Now(), w.t.MinPoll
+			woke()
 		case <-timer.C:
 			ceiling := w.t.MaxPoll
-			if now.Sub(last) >= w.t.DeepAfter {
+			switch {
+			case armed:
+				ceiling = w.t.ArmedPoll // a store faults and Touched wakes the scanner
+			case now.Sub(last) >= w.t.DeepAfter:
 				ceiling = w.t.DeepPoll // long idle: the queues' owners are not submitting
 			}
 			if now.Sub(last) < w.t.IdleAfter {

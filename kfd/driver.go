@@ -63,6 +63,14 @@ type Driver struct {
 // Close closes n.
 func (d *Driver) SetMMNotifier(n *mmnotify.Notifier) { d.mm = n }
 
+// SetDoorbellTuning replaces the doorbell watcher's tuning (package doorbell); call before any
+// queue exists. kfdemu's tests use it to take the safety poll away.
+func (d *Driver) SetDoorbellTuning(t doorbell.Tuning) {
+	d.bells.Close()
+	d.bells = doorbell.NewWatcher(t)
+	d.bells.SetArm(d.armDoorbells)
+}
+
 // InterfaceMinor is the GET_VERSION minor this driver reports.
 func (d *Driver) InterfaceMinor() uint32 {
 	if d.mm != nil {
@@ -94,6 +102,7 @@ func New(sys *topology.System, log *slog.Logger) *Driver {
 		defer d.mu.Unlock()
 		return d.vramUsed[gpuID]
 	})
+	d.bells.SetArm(d.armDoorbells)
 	return d
 }
 
@@ -252,6 +261,9 @@ func (d *Driver) Stats() map[string]int {
 	d.mu.Unlock()
 	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(),
 		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
+	scans, _ := d.bells.Stats()
+	arms, touches := d.bells.Arms()
+	st["doorbell_scans"], st["doorbell_arms"], st["doorbell_touches"] = int(scans), int(arms), int(touches)
 	ps := d.phys.Stats()
 	st["gpu_memory_segments"], st["page_table_bytes"] = ps.Segments, int(ps.PageTableBytes)
 	for _, p := range procs {

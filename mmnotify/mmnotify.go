@@ -19,6 +19,10 @@
 // stays), process_madvise, exit (the driver tears the process down itself). A record the ring
 // buffer has no room for is counted as lost and logged by Sync.
 //
+// Touch notices (touch.go) are the second service: one call at the next page fault of a process
+// in given address ranges, from the exceptions/page_fault_user tracepoint. The doorbell watcher
+// sleeps on them instead of polling (kfd/doorbellarm.go).
+//
 // The BPF side is built with cilium/ebpf's assembler (no clang, no generated object), as package
 // trace does. Loading needs CAP_BPF, CAP_PERFMON (root) and tracefs; Open reports why it cannot.
 //
@@ -31,6 +35,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -68,6 +73,7 @@ type Handler func(start, size uint64)
 
 type proc struct {
 	h       Handler
+	touch   func()              // ArmTouch's function
 	applied uint64              // records of this tgid handled (the reader goroutine's count)
 	lost    uint64              // lost records already logged
 	pending map[uint32][]uint64 // entry arguments by thread id, until the matching exit record
@@ -76,6 +82,8 @@ type proc struct {
 // Notifier watches processes' unmaps. The zero value is not usable; see Open.
 type Notifier struct {
 	watched, events *ebpf.Map
+	armed           *ebpf.Map // touch notices (touch.go): tgid -> ranges; nil when unavailable
+	touchErr        error     // why armed is nil
 	progs           []*ebpf.Program
 	links           []link.Link
 	rd              *ringbuf.Reader
@@ -149,6 +157,12 @@ func Open(warn func(msg string, args ...any)) (*Notifier, error) {
 			return nil, unavailable("attach tracepoint syscalls/"+tp.name, err)
 		}
 		n.links = append(n.links, l)
+	}
+	if n.touchErr = n.openTouch(); n.touchErr != nil {
+		if n.armed != nil {
+			n.armed.Close()
+			n.armed = nil
+		}
 	}
 	if n.rd, err = ringbuf.NewReader(n.events); err != nil {
 		return nil, unavailable("open ring buffer", err)
@@ -239,6 +253,9 @@ func (w *Watch) Stop() {
 		return
 	}
 	n.watched.Delete(w.tgid)
+	if n.armed != nil {
+		n.armed.Delete(w.tgid)
+	}
 	delete(n.procs, w.tgid)
 	n.cond.Broadcast()
 }
@@ -292,6 +309,18 @@ func (n *Notifier) read() {
 		}
 		n.mu.Lock()
 		p := n.procs[tgid]
+		if kind == kindTouch { // touch.go: not counted by the kernel's per-tgid record count
+			var fn func()
+			if p != nil {
+				fn = p.touch
+			}
+			n.mu.Unlock()
+			if fn != nil {
+				fn()
+			}
+			runtime.Gosched()
+			continue
+		}
 		var unmaps [][2]uint64
 		if p != nil {
 			unmaps = p.decode(tid, kind, args)
@@ -308,6 +337,11 @@ func (n *Notifier) read() {
 		}
 		n.cond.Broadcast()
 		n.mu.Unlock()
+		// The next ReadInto may block in epoll_wait with this P: a goroutine the handler or the
+		// broadcast readied would then wait in its run queue until sysmon retakes the P (up to
+		// 10 ms on an idle daemon, measured: a touch notice reached the doorbell watcher 10-20
+		// ms late). Let it run first.
+		runtime.Gosched()
 	}
 }
 
@@ -396,5 +430,8 @@ func (n *Notifier) closeKernel() {
 	}
 	if n.watched != nil {
 		n.watched.Close()
+	}
+	if n.armed != nil {
+		n.armed.Close()
 	}
 }

@@ -1,0 +1,72 @@
+package kfd
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestZapKeepsStores: a "client" mapping stores increasing values into doorbell words while the
+// daemon zaps the pages again and again; no store is lost (the last value of each word is what
+// the daemon reads afterwards) and the other words keep their contents.
+func TestZapKeepsStores(t *testing.T) {
+	s, err := newSpace("kfd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	off := int64(fixedBase)
+	mem, err := s.mapAt(off, doorbellSlice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(mem)
+	client, err := unix.Mmap(int(s.f.Fd()), off, doorbellSlice, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(client)
+	for i := 0; i < doorbellSlice; i += 8 {
+		word64(mem[i:]).Store(uint64(0xdb00000000 + i))
+	}
+	const writers, stores = 3, 3_000_000
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	zaps := 0
+	wg.Add(writers)
+	for w := range writers {
+		go func() {
+			defer wg.Done()
+			word := word64(client[8*(1+w*511):]) // one word in each page, and one more
+			for v := uint64(1); v <= stores; v++ {
+				word.Store(v)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); stop.Store(true); close(done) }()
+	for !stop.Load() {
+		if err := s.zap(off, mem); err != nil {
+			t.Fatal(err)
+		}
+		zaps++
+	}
+	<-done
+	for w := range writers {
+		i := 8 * (1 + w*511)
+		if got := word64(mem[i:]).Load(); got != stores {
+			t.Errorf("word %d: %d after %d zaps, want the last store %d", i/8, got, zaps, stores)
+		}
+	}
+	for i := 0; i < doorbellSlice; i += 8 {
+		if i == 8 || i == 8*512 || i == 8*1023 {
+			continue
+		}
+		if got := word64(mem[i:]).Load(); got != uint64(0xdb00000000+i) {
+			t.Fatalf("word %d: %#x after %d zaps, want %#x", i/8, got, zaps, 0xdb00000000+i)
+		}
+	}
+	t.Logf("%d zaps during %d stores of %d writers", zaps, stores, writers)
+}
