@@ -149,7 +149,7 @@ func (s *Server) newSysInode(ctx context.Context, parent *fs.Inode, t *topology.
 	case topology.Symlink:
 		return parent.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte(t.Target)}, fs.StableAttr{Mode: syscall.S_IFLNK})
 	}
-	in := parent.NewPersistentInode(ctx, &roDir{mode: t.Mode}, fs.StableAttr{Mode: syscall.S_IFDIR})
+	in := parent.NewPersistentInode(ctx, &cachedDir{roDir{mode: t.Mode}}, fs.StableAttr{Mode: syscall.S_IFDIR})
 	for _, c := range t.Children {
 		in.AddChild(c.Name, s.newSysInode(ctx, in, c), true)
 	}

@@ -1,7 +1,11 @@
 package fs
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -112,6 +116,59 @@ func (d *roDir) Create(ctx context.Context, name string, flags uint32, mode uint
 
 func (d *roDir) Unlink(ctx context.Context, name string) syscall.Errno { return syscall.EPERM }
 func (d *roDir) Rmdir(ctx context.Context, name string) syscall.Errno  { return syscall.EPERM }
+
+// cachedDir is a directory of a rendered tree on the sys connection whose children never change
+// (a changed tree is replaced by new inodes). Its listing is cached by the kernel (FOPEN_CACHE_DIR),
+// so repeated enumerations (libhsakmt's topology snapshot) cost no request after the first, as
+// sysfs's cost no syscall beyond getdents. OPENDIR and RELEASEDIR still reach the daemon.
+type cachedDir struct{ roDir }
+
+var _ fs.NodeOpendirHandler = (*cachedDir)(nil)
+
+func (d *cachedDir) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	kids := d.Children()
+	es := make([]fuse.DirEntry, 0, len(kids))
+	for name, in := range kids {
+		es = append(es, fuse.DirEntry{Name: name, Mode: in.Mode(), Ino: in.StableAttr().Ino})
+	}
+	// Creation order (inode numbers grow), which is the tree's order, as go-fuse's own listing.
+	slices.SortFunc(es, func(a, b fuse.DirEntry) int { return cmp.Compare(a.Ino, b.Ino) })
+	return &listDir{es: es}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// dirEntriesServed counts the entries listDir handles returned (tests: a cached listing costs none).
+var dirEntriesServed atomic.Uint64
+
+// listDir is a directory handle over a fixed listing.
+type listDir struct {
+	mu sync.Mutex
+	es []fuse.DirEntry
+	i  int
+}
+
+var (
+	_ fs.FileReaddirenter = (*listDir)(nil)
+	_ fs.FileSeekdirer    = (*listDir)(nil)
+)
+
+func (l *listDir) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.i >= len(l.es) {
+		return nil, 0
+	}
+	e := l.es[l.i]
+	l.i++
+	dirEntriesServed.Add(1)
+	return &e, 0
+}
+
+func (l *listDir) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.i = int(min(off, uint64(len(l.es))))
+	return 0
+}
 
 // addTree adds t's children under parent as persistent inodes.
 func addTree(ctx context.Context, parent *fs.Inode, t *topology.Tree) {
