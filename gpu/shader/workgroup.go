@@ -403,8 +403,11 @@ func (g *group) take() {
 	for {
 		// A suspension reaches a group waiting for a worker too: it parks without taking one
 		// (parkWait), so suspending many resident groups costs no hand-over of workers.
+		// Killed, it only waits for a worker: parkWait returns at once then, and a closed
+		// suspension channel would make this loop spin forever (seen: a queue destroyed while its
+		// dispatch was suspended hung DESTROY_QUEUE with a group spinning here).
 		var sus <-chan struct{}
-		if p := d.suspCh.Load(); p != nil {
+		if p := d.suspCh.Load(); p != nil && !d.killed() {
 			sus = *p
 		}
 		c := *tokens.Load()
