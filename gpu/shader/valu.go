@@ -50,8 +50,19 @@ func (w *wave) checkExt(in *Inst) error {
 }
 
 // v32 builds a 32-bit VALU operation of n sources; float kinds honour abs/neg/clamp/omod.
-func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
+func v32(t, n int, f func(a, b, c uint32) uint32) execFn { return v32k(t, n, f, nil) }
+
+// kern32 computes an operation for all 64 lanes: d = f(a, b, c) lane by lane, without a call per
+// lane. d may be a, b or c.
+type kern32 func(d, a, b, c *[lanes]uint32)
+
+// v32k is v32 with k, if not nil, the operation's lane loop: it runs when many lanes are active and
+// no output modifier or SDWA destination applies.
+func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 	return func(w *wave, in *Inst) error {
+		if in.Ext == extNone && bits.OnesCount64(w.exec()) < denseLanes {
+			return v32sparse(w, in, t, n, f)
+		}
 		if in.Ext == extNone || n > 2 {
 			if err := w.checkExt(in); err != nil {
 				return err
@@ -132,7 +143,14 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 		omod := in.Omod
 		sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
 		flushOut := t == tF32 && w.mode&0x20 == 0 && floatResult(in.Info.Name)
-		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
+		m := w.exec() & writeMask
+		if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
+			r := &w.tmp[7]
+			k(r, a, b, c)
+			w.merge(dst, r, m)
+			return nil
+		}
+		for ; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
@@ -149,6 +167,62 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 		}
 		return nil
 	}
+}
+
+// v32sparse is v32 without DPP or SDWA for few active lanes: it reads and computes only those.
+func v32sparse(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32) error {
+	if err := w.checkExt(in); err != nil { // VOP3 op_sel
+		return err
+	}
+	var src [3]lane32
+	fs := [3]opField{fSrc0, fSrc1, fSrc2}
+	for i := 0; i < n; i++ {
+		s, err := w.src32(in, in.Opnd[fs[i]], kindOf(t))
+		if err != nil {
+			return err
+		}
+		src[i] = s
+	}
+	dst, err := w.vdst(in.Opnd[fDst], 1)
+	if err != nil {
+		return err
+	}
+	flushIn := t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
+	sign := uint32(0x80000000)
+	if t == tF16 {
+		sign = 0x8000
+	}
+	mods := (t == tF32 || t == tF16) && (in.Abs|in.Neg) != 0
+	clampF := in.Clamp && t == tF32
+	omod := in.Omod
+	flushOut := t == tF32 && w.mode&0x20 == 0 && floatResult(in.Info.Name)
+	for m := w.exec(); m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		var x [3]uint32
+		for i := 0; i < n; i++ {
+			v := src[i].at(l)
+			if flushIn {
+				v = flush32(v)
+			}
+			if mods {
+				v = modBits(v, in, i, sign)
+			}
+			x[i] = v
+		}
+		for i := n; i < 3; i++ { // as v32: a missing source is source 0
+			x[i] = x[0]
+		}
+		w.lane = l
+		r := f(x[0], x[1], x[2])
+		if t == tF32 && (omod != 0 || clampF) {
+			r = outMod32(r, omod, clampF)
+		}
+		if flushOut {
+			r = flush32(r)
+		}
+		dst[l] = r
+	}
+	return nil
 }
 
 // flush32 is a denormal f32 flushed to zero of the same sign (FP_DENORM flush modes).
@@ -503,18 +577,22 @@ func init() {
 	reg("v_mov_b64 v_pk_mov_b32", pkMov)
 
 	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
-	carry := func(cin bool, f func(a, b, c uint32) (uint32, uint32)) execFn {
+	// The lane loop is inline (no call per lane): sub selects subtraction, rev swaps the sources.
+	carry := func(cin, sub, rev bool) execFn {
 		return func(w *wave, in *Inst) error {
 			if err := w.checkExt(in); err != nil {
 				return err
 			}
-			a, err := w.vsrc(in, in.Opnd[fSrc0], k32, 0)
+			a, err := w.src32(in, in.Opnd[fSrc0], k32)
 			if err != nil {
 				return err
 			}
-			b, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
+			b, err := w.src32(in, in.Opnd[fSrc1], k32)
 			if err != nil {
 				return err
+			}
+			if rev {
+				a, b = b, a
 			}
 			dst, err := w.vdst(in.Opnd[fDst], 1)
 			if err != nil {
@@ -534,22 +612,45 @@ func init() {
 				ci = w.vcc()
 			}
 			var co uint64
-			for m := w.exec(); m != 0; m &= m - 1 {
-				l := bits.TrailingZeros64(m)
-				r, c := f(a[l], b[l], uint32(ci>>l&1))
-				dst[l] = r
-				co |= uint64(c) << l
+			m := w.exec()
+			if bits.OnesCount64(m) < denseLanes {
+				for ; m != 0; m &= m - 1 {
+					l := bits.TrailingZeros64(m)
+					var r, c uint32
+					if sub {
+						r, c = bits.Sub32(a.at(l), b.at(l), uint32(ci>>l&1))
+					} else {
+						r, c = bits.Add32(a.at(l), b.at(l), uint32(ci>>l&1))
+					}
+					dst[l] = r
+					co |= uint64(c) << l
+				}
+				w.sset64(sd, co)
+				return nil
 			}
-			w.sset64(sd, co)
+			ar, br, t := w.row(a, 0), w.row(b, 1), &w.tmp[7]
+			if sub {
+				for l := range t {
+					r, c := bits.Sub32(ar[l], br[l], uint32(ci>>l&1))
+					t[l], co = r, co|uint64(c)<<l
+				}
+			} else {
+				for l := range t {
+					r, c := bits.Add32(ar[l], br[l], uint32(ci>>l&1))
+					t[l], co = r, co|uint64(c)<<l
+				}
+			}
+			w.merge(dst, t, m)
+			w.sset64(sd, co&m)
 			return nil
 		}
 	}
-	reg("v_add_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Add32(a, b, 0) }))
-	reg("v_sub_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Sub32(a, b, 0) }))
-	reg("v_subrev_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Sub32(b, a, 0) }))
-	reg("v_addc_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Add32(a, b, c) }))
-	reg("v_subb_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Sub32(a, b, c) }))
-	reg("v_subbrev_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Sub32(b, a, c) }))
+	reg("v_add_co_u32", carry(false, false, false))
+	reg("v_sub_co_u32", carry(false, true, false))
+	reg("v_subrev_co_u32", carry(false, true, true))
+	reg("v_addc_co_u32", carry(true, false, false))
+	reg("v_subb_co_u32", carry(true, true, false))
+	reg("v_subbrev_co_u32", carry(true, true, true))
 
 	// v_mad_u64_u32 / v_mad_i64_i32 (VOP3b): D.u64 = S0.u32*S1.u32 + S2.u64, carry-out to sdst.
 	mad64 := func(signed bool) execFn {
