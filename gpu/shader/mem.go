@@ -546,9 +546,14 @@ func dsExec(name string) execFn {
 		}
 	}
 	rtn := strings.Contains(name, "_rtn")
+	plain := m.atomic == "" && m.d16 == d16None && m.size == 4*m.dwords
 	return func(w *wave, in *Inst) error {
 		if in.Gds {
 			return fmt.Errorf("%w: GDS", ErrUnimplemented)
+		}
+		if plain {
+			w.dsDwords(in, m, two, st64)
+			return nil
 		}
 		av := in.Opnd[fAddr] - opVGPR0
 		var err error
@@ -614,6 +619,46 @@ func dsExec(name string) execFn {
 			err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) })
 		}
 		return err
+	}
+}
+
+// dsDwords is the LDS read/write(2)(st64) of whole dwords, lane by lane in the order of the general
+// path (laneAccess): each dword out of range reads 0 and is not written. The address register is
+// read once per lane, before the lane's results are written.
+func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
+	lds := w.g.lds
+	av := in.Opnd[fAddr] - opVGPR0
+	offs, halves := [2]uint32{uint32(in.Imm)}, 1
+	if two {
+		scale := uint32(4 * m.dwords)
+		if st64 {
+			scale *= 64
+		}
+		offs, halves = [2]uint32{uint32(in.Imm&0xff) * scale, uint32(in.Imm>>8&0xff) * scale}, 2
+	}
+	data := [2]uint16{in.Opnd[fData0] - opVGPR0, in.Opnd[fData1] - opVGPR0}
+	dst := in.Opnd[fDst] - opVGPR0
+	n := uint64(len(lds))
+	for mm := w.exec(); mm != 0; mm &= mm - 1 {
+		l := bits.TrailingZeros64(mm)
+		vaddr := w.v[av][l]
+		for h := 0; h < halves; h++ {
+			a := uint64(vaddr + offs[h])
+			for k := 0; k < m.dwords; k++ {
+				ak := a + 4*uint64(k)
+				if m.store {
+					if ak+4 <= n {
+						binary.LittleEndian.PutUint32(lds[ak:], w.v[data[h]+uint16(k)][l])
+					}
+					continue
+				}
+				var v uint32
+				if ak+4 <= n {
+					v = binary.LittleEndian.Uint32(lds[ak:])
+				}
+				w.v[dst+uint16(h*m.dwords+k)][l] = v
+			}
+		}
 	}
 }
 

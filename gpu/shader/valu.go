@@ -56,9 +56,20 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn { return v32k(t, n, f, 
 // lane. d may be a, b or c.
 type kern32 func(d, a, b, c *[lanes]uint32)
 
+// kernels lists every operation's lane loop with its per-lane function (TestKernels compares them).
+var kernels []kernPair
+
+type kernPair struct {
+	f func(a, b, c uint32) uint32
+	k kern32
+}
+
 // v32k is v32 with k, if not nil, the operation's lane loop: it runs when many lanes are active and
 // no output modifier or SDWA destination applies.
 func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
+	if k != nil {
+		kernels = append(kernels, kernPair{f, k})
+	}
 	return func(w *wave, in *Inst) error {
 		if in.Ext == extNone && bits.OnesCount64(w.exec()) < denseLanes {
 			return v32sparse(w, in, t, n, f)
@@ -396,6 +407,13 @@ func fmax32(a, b float32) float32 {
 // fma32 is a correctly rounded f32 fused multiply-add: the product of two f32 values is exact in
 // float64 and the sum is rounded to odd (sumOdd, f16.go) before the one rounding to f32. (Rounding
 // math.FMA's float64 result to f32 would round twice: a*b+c can need far more than 53 bits.)
+// fmaKern is fma32's lane loop.
+func fmaKern(d, a, b, c *[lanes]uint32) {
+	for l := range d {
+		d[l] = fma32(a[l], b[l], c[l])
+	}
+}
+
 func fma32(a, b, c uint32) uint32 {
 	return u32(float32(sumOdd(float64(f32(a))*float64(f32(b)), float64(f32(c)))))
 }
@@ -450,13 +468,25 @@ func init() {
 	f2 := func(f func(a, b float32) float32) execFn {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
-	reg("v_add_f32", f2(func(a, b float32) float32 { return a + b }))
-	reg("v_sub_f32", f2(func(a, b float32) float32 { return a - b }))
+	reg("v_add_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) + f32(b[l]))
+		}
+	}))
+	reg("v_sub_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) - f32(b[l]))
+		}
+	}))
 	reg("v_subrev_f32", f2(func(a, b float32) float32 { return b - a }))
-	reg("v_mul_f32", f2(func(a, b float32) float32 { return a * b }))
+	reg("v_mul_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) * f32(b[l]))
+		}
+	}))
 	reg("v_min_f32", f2(fmin32))
 	reg("v_max_f32", f2(fmax32))
-	reg("v_fma_f32", v32(tF32, 3, fma32))
+	reg("v_fma_f32", v32k(tF32, 3, fma32, fmaKern))
 	reg("v_mad_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
 	reg("v_madak_f32", func(w *wave, in *Inst) error {
 		k := in.Lit
@@ -475,7 +505,7 @@ func init() {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return fma32(a, k, b) })(w, in)
 	})
 	// v_fmac/v_mac: the destination is the addend (Decode puts it in src2).
-	reg("v_fmac_f32", v32(tF32, 3, fma32))
+	reg("v_fmac_f32", v32k(tF32, 3, fma32, fmaKern))
 	reg("v_mac_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
 	reg("v_fmac_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
 	reg("v_cvt_f32_u32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a)) }))
@@ -496,7 +526,7 @@ func init() {
 		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return f(a, b) })
 	}
 	i3 := func(f func(a, b, c uint32) uint32) execFn { return v32(tU32, 3, f) }
-	reg("v_mov_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	reg("v_mov_b32", v32k(tU32, 1, func(a, _, _ uint32) uint32 { return a }, func(d, a, _, _ *[lanes]uint32) { *d = *a }))
 	// gfx90a accumulation registers (the unified file: a[n] is register 256+n)
 	reg("v_accvgpr_read_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
 	reg("v_accvgpr_write_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
@@ -515,38 +545,110 @@ func init() {
 		}
 		return uint32(bits.TrailingZeros32(a))
 	}))
-	reg("v_add_u32", i2(func(a, b uint32) uint32 { return a + b }))
-	reg("v_sub_u32", i2(func(a, b uint32) uint32 { return a - b }))
-	reg("v_subrev_u32", i2(func(a, b uint32) uint32 { return b - a }))
-	reg("v_mul_lo_u32", i2(func(a, b uint32) uint32 { return a * b }))
+	reg("v_add_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] + b[l]
+		}
+	}))
+	reg("v_sub_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] - b[l]
+		}
+	}))
+	reg("v_subrev_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] - a[l]
+		}
+	}))
+	reg("v_mul_lo_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] * b[l]
+		}
+	}))
 	reg("v_mul_hi_u32", i2(func(a, b uint32) uint32 { h, _ := bits.Mul32(a, b); return h }))
 	reg("v_mul_hi_i32", i2(func(a, b uint32) uint32 { return uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32) }))
-	reg("v_mul_u32_u24", i2(func(a, b uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }))
+	reg("v_mul_u32_u24", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l] & 0xffffff) * (b[l] & 0xffffff)
+		}
+	}))
 	reg("v_mul_hi_u32_u24", i2(func(a, b uint32) uint32 { return uint32(uint64(a&0xffffff) * uint64(b&0xffffff) >> 32) }))
 	s24 := func(a uint32) int64 { return int64(int32(a<<8) >> 8) }
 	reg("v_mul_i32_i24", i2(func(a, b uint32) uint32 { return uint32(s24(a) * s24(b)) }))
 	reg("v_mul_hi_i32_i24", i2(func(a, b uint32) uint32 { return uint32(uint64(s24(a)*s24(b)) >> 32) }))
-	reg("v_mad_u32_u24", i3(func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }))
+	reg("v_mad_u32_u24", v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l]&0xffffff)*(b[l]&0xffffff) + c[l]
+		}
+	}))
 	reg("v_mad_i32_i24", i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
-	reg("v_lshlrev_b32", i2(func(a, b uint32) uint32 { return b << (a & 31) }))
-	reg("v_lshrrev_b32", i2(func(a, b uint32) uint32 { return b >> (a & 31) }))
-	reg("v_ashrrev_i32", i2(func(a, b uint32) uint32 { return uint32(int32(b) >> (a & 31)) }))
-	reg("v_and_b32", i2(func(a, b uint32) uint32 { return a & b }))
-	reg("v_or_b32", i2(func(a, b uint32) uint32 { return a | b }))
-	reg("v_xor_b32", i2(func(a, b uint32) uint32 { return a ^ b }))
+	reg("v_lshlrev_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b << (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] << (a[l] & 31)
+		}
+	}))
+	reg("v_lshrrev_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b >> (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] >> (a[l] & 31)
+		}
+	}))
+	reg("v_ashrrev_i32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(int32(b) >> (a & 31)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = uint32(int32(b[l]) >> (a[l] & 31))
+		}
+	}))
+	reg("v_and_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a & b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] & b[l]
+		}
+	}))
+	reg("v_or_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a | b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] | b[l]
+		}
+	}))
+	reg("v_xor_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a ^ b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] ^ b[l]
+		}
+	}))
 	reg("v_min_u32", i2(func(a, b uint32) uint32 { return min(a, b) }))
 	reg("v_max_u32", i2(func(a, b uint32) uint32 { return max(a, b) }))
 	reg("v_min_i32", i2(func(a, b uint32) uint32 { return uint32(min(int32(a), int32(b))) }))
 	reg("v_max_i32", i2(func(a, b uint32) uint32 { return uint32(max(int32(a), int32(b))) }))
 	reg("v_bcnt_u32_b32", i2(func(a, b uint32) uint32 { return uint32(bits.OnesCount32(a)) + b }))
 	reg("v_bfm_b32", i2(func(a, b uint32) uint32 { return (uint32(1)<<(a&31) - 1) << (b & 31) }))
-	reg("v_lshl_add_u32", i3(func(a, b, c uint32) uint32 { return a<<(b&31) + c }))
-	reg("v_add_lshl_u32", i3(func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }))
-	reg("v_lshl_or_b32", i3(func(a, b, c uint32) uint32 { return a<<(b&31) | c }))
-	reg("v_and_or_b32", i3(func(a, b, c uint32) uint32 { return a&b | c }))
-	reg("v_or3_b32", i3(func(a, b, c uint32) uint32 { return a | b | c }))
+	reg("v_lshl_add_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]<<(b[l]&31) + c[l]
+		}
+	}))
+	reg("v_add_lshl_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l] + b[l]) << (c[l] & 31)
+		}
+	}))
+	reg("v_lshl_or_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]<<(b[l]&31) | c[l]
+		}
+	}))
+	reg("v_and_or_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a&b | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]&b[l] | c[l]
+		}
+	}))
+	reg("v_or3_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a | b | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] | b[l] | c[l]
+		}
+	}))
 	reg("v_xad_u32", i3(func(a, b, c uint32) uint32 { return (a ^ b) + c }))
-	reg("v_add3_u32", i3(func(a, b, c uint32) uint32 { return a + b + c }))
+	reg("v_add3_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a + b + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] + b[l] + c[l]
+		}
+	}))
 	reg("v_alignbit_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (c & 31)) }))
 	reg("v_alignbyte_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (8 * (c & 3))) }))
 	reg("v_bfe_u32", i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, false) }))
