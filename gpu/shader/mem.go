@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // memOp describes a vector memory instruction: data dwords, sub-dword size/sign, store, atomic.
@@ -877,6 +878,26 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 			return false, nil
 		}
 	}
+	if m.dwords == 1 && hostLittleEndian {
+		// One dword per lane: the register row's active lanes are the bytes in memory order, so the
+		// access moves them directly (a fault stops the dispatch; what a failed read left in the
+		// row is never read again).
+		row := &w.v[in.Opnd[fDst]-opVGPR0]
+		if m.store {
+			row = &w.v[in.Opnd[fData0]-opVGPR0]
+		}
+		p := unsafe.Slice((*byte)(unsafe.Pointer(&row[first])), total)
+		if m.store {
+			if err := w.g.mem.Write(a0, p); err != nil {
+				return true, w.fault(in, a0, true, err)
+			}
+			return true, nil
+		}
+		if err := w.g.mem.Read(a0, p); err != nil {
+			return true, w.fault(in, a0, false, err)
+		}
+		return true, nil
+	}
 	buf := w.bbuf[:total]
 	if m.store {
 		d := in.Opnd[fData0] - opVGPR0
@@ -903,6 +924,9 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 }
 
 const pageMask4K = 4096 - 1
+
+// hostLittleEndian: a register row of uint32 lanes has the byte order of GPU memory.
+var hostLittleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
 
 // gwsExec runs the global wave sync operations (CDNA2 ISA DS_GWS_*, GDS only): the resource is
 // M0[21:16] + offset0[5:0] of the queue's GWS; the value of init, sema_br and barrier is the data

@@ -289,7 +289,24 @@ func outMod32(r uint32, omod uint8, clamp bool) uint32 {
 }
 
 // v64 builds an operation with 64-bit sources (t0 for src0, t1 for the others) and a 64-bit result.
-func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
+func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn { return v64k(t0, t1, n, f, nil) }
+
+// kern64 computes a 64-bit operation for all 64 lanes without a call per lane (as kern32).
+type kern64 func(d, a, b, c *[lanes]uint64)
+
+// kernels64 lists the 64-bit lane loops with their per-lane functions (TestKernels).
+var kernels64 []kernPair64
+
+type kernPair64 struct {
+	f func(a, b, c uint64) uint64
+	k kern64
+}
+
+// v64k is v64 with k, if not nil, the lane loop used when no output modifier or flush applies.
+func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
+	if k != nil {
+		kernels64 = append(kernels64, kernPair64{f, k})
+	}
 	return func(w *wave, in *Inst) error {
 		if in.Ext != extDPP {
 			if err := w.checkExt(in); err != nil {
@@ -353,7 +370,19 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 		}
 		// f64 results (an f64 source) follow MODE bit 7: clear flushes denormal results.
 		flushOut := w.mode&0x80 == 0 && (t0 == tF64 || t1 == tF64)
-		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
+		m := w.exec() & writeMask
+		if k != nil && !flushOut && (t1 != tF64 || in.Omod == 0 && !in.Clamp) && bits.OnesCount64(m) >= denseLanes {
+			r := &w.tmp64[3]
+			k(r, a, b, c)
+			lo, hi := &w.v[in.Opnd[fDst]-opVGPR0], &w.v[in.Opnd[fDst]-opVGPR0+1]
+			for l := range r {
+				if m>>l&1 != 0 {
+					lo[l], hi[l] = uint32(r[l]), uint32(r[l]>>32)
+				}
+			}
+			return nil
+		}
+		for ; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
@@ -661,11 +690,31 @@ func init() {
 	reg("v_max3_i32", i3(func(a, b, c uint32) uint32 { return uint32(max(int32(a), int32(b), int32(c))) }))
 
 	// 64-bit
-	reg("v_lshlrev_b64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }))
-	reg("v_lshrrev_b64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }))
-	reg("v_ashrrev_i64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }))
-	reg("v_add_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }))
-	reg("v_mul_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }))
+	reg("v_lshlrev_b64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = b[l] << (a[l] & 63)
+		}
+	}))
+	reg("v_lshrrev_b64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = b[l] >> (a[l] & 63)
+		}
+	}))
+	reg("v_ashrrev_i64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = uint64(int64(b[l]) >> (a[l] & 63))
+		}
+	}))
+	reg("v_add_f64", v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = u64(f64(a[l]) + f64(b[l]))
+		}
+	}))
+	reg("v_mul_f64", v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = u64(f64(a[l]) * f64(b[l]))
+		}
+	}))
 	reg("v_fma_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
 	// IEEE mode, as v_min/max_f32: a NaN operand yields the other operand; -0 < +0.
 	reg("v_min_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, true) }))

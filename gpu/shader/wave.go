@@ -101,9 +101,9 @@ type wave struct {
 	g     *group
 	d     *dispatch
 	tmp   [8][lanes]uint32 // constant broadcasts (0-2), modifier copy (3), flushed or SDWA-extracted sources (4-6), results of a dense lane loop (7)
-	tmp64 [3][lanes]uint64
-	mbuf  [64]byte   // memory transfer buffer of one access (a stack array would escape through Memory)
-	bbuf  [1024]byte // transfer buffer of a batched GLOBAL access (64 lanes x 4 dwords)
+	tmp64 [4][lanes]uint64 // 64-bit sources (0-2), results of a dense lane loop (3)
+	mbuf  [64]byte         // memory transfer buffer of one access (a stack array would escape through Memory)
+	bbuf  [1024]byte       // transfer buffer of a batched GLOBAL access (64 lanes x 4 dwords)
 	steps uint64
 	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ..., GPR_IDX_EN[27], VSKIP[28], CSP[31:29])
 }
