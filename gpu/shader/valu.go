@@ -153,7 +153,7 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		clampF := in.Clamp && t == tF32
 		omod := in.Omod
 		sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
-		flushOut := t == tF32 && w.mode&0x20 == 0 && floatResult(in.Info.Name)
+		flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
 		m := w.exec() & writeMask
 		if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
 			r := &w.tmp[7]
@@ -206,7 +206,7 @@ func v32sparse(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32) error
 	mods := (t == tF32 || t == tF16) && (in.Abs|in.Neg) != 0
 	clampF := in.Clamp && t == tF32
 	omod := in.Omod
-	flushOut := t == tF32 && w.mode&0x20 == 0 && floatResult(in.Info.Name)
+	flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
 	for m := w.exec(); m != 0; m &= m - 1 {
 		l := bits.TrailingZeros64(m)
 		var x [3]uint32

@@ -622,7 +622,7 @@ func (d *dispatch) fetch(g *group, pc uint64) (*cinst, error) {
 	if err != nil {
 		return nil, &WaveError{PC: pc, Inst: fmt.Sprintf(".long %#010x", w[0]), Err: fmt.Errorf("%w: %v", ErrIllegal, err)}
 	}
-	in.exec = resolve(&in)
+	in.exec, in.notF32 = resolve(&in), !floatResult(in.Info.Name)
 	c := &cinst{Inst: in, pc: pc}
 	v, _ := d.code.m.LoadOrStore(pc, c)
 	return v.(*cinst), nil
