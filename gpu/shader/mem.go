@@ -865,11 +865,9 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		return (uint64(w.v[av][l]) | uint64(w.v[av+1][l])<<32) + off
 	}
 	sz := uint64(m.size)
-	// Plan the runs (first lane, address, length) before any access.
-	var runs [lanes]struct {
-		l, n int
-		a    uint64
-	}
+	// Plan the runs before any access (in the wave: a 1.5 KiB frame would grow every work-group
+	// goroutine's stack).
+	runs := &w.runs
 	nr := 0
 	for mm := exec; mm != 0; {
 		l := bits.TrailingZeros64(mm)

@@ -104,8 +104,15 @@ type wave struct {
 	tmp64 [4][lanes]uint64 // 64-bit sources (0-2), results of a dense lane loop (3)
 	mbuf  [64]byte         // memory transfer buffer of one access (a stack array would escape through Memory)
 	bbuf  [1024]byte       // transfer buffer of a batched GLOBAL access (64 lanes x 4 dwords)
+	runs  [lanes]laneRun   // globalBatch's plan
 	steps uint64
 	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ..., GPR_IDX_EN[27], VSKIP[28], CSP[31:29])
+}
+
+// laneRun is a run of n consecutive lanes from l whose elements are contiguous from address a.
+type laneRun struct {
+	l, n int
+	a    uint64
 }
 
 // maxVRegs is the unified register file a wave can address: 256 VGPRs then 256 AGPRs (a[n] is

@@ -600,6 +600,14 @@ func (d *dispatch) fetch(g *group, pc uint64) (*cinst, error) {
 	if v, ok := d.code.m.Load(pc); ok {
 		return v.(*cinst), nil
 	}
+	return d.decodeAt(g, pc)
+}
+
+// decodeAt is fetch's miss: it reads and decodes the instruction at pc and caches it. (Apart from
+// fetch, whose hit path runs at every turn of a wave: its frame stays small.)
+//
+//go:noinline
+func (d *dispatch) decodeAt(g *group, pc uint64) (*cinst, error) {
 	read := g.mem.Read
 	if f, ok := g.mem.(Fetcher); ok {
 		read = f.Fetch
