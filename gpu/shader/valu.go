@@ -188,15 +188,22 @@ func v32sparse(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32) error
 	var src [3]lane32
 	fs := [3]opField{fSrc0, fSrc1, fSrc2}
 	for i := 0; i < n; i++ {
+		if r := w.vreg(in.Opnd[fs[i]]); r != nil {
+			src[i].r = r
+			continue
+		}
 		s, err := w.src32(in, in.Opnd[fs[i]], kindOf(t))
 		if err != nil {
 			return err
 		}
 		src[i] = s
 	}
-	dst, err := w.vdst(in.Opnd[fDst], 1)
-	if err != nil {
-		return err
+	dst := w.vreg(in.Opnd[fDst])
+	if dst == nil {
+		var err error
+		if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+			return err
+		}
 	}
 	flushIn := t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
 	sign := uint32(0x80000000)
@@ -734,13 +741,17 @@ func init() {
 			if err := w.checkExt(in); err != nil {
 				return err
 			}
-			a, err := w.src32(in, in.Opnd[fSrc0], k32)
-			if err != nil {
-				return err
+			var a, b lane32
+			var err error
+			if a.r = w.vreg(in.Opnd[fSrc0]); a.r == nil {
+				if a, err = w.src32(in, in.Opnd[fSrc0], k32); err != nil {
+					return err
+				}
 			}
-			b, err := w.src32(in, in.Opnd[fSrc1], k32)
-			if err != nil {
-				return err
+			if b.r = w.vreg(in.Opnd[fSrc1]); b.r == nil {
+				if b, err = w.src32(in, in.Opnd[fSrc1], k32); err != nil {
+					return err
+				}
 			}
 			if rev {
 				a, b = b, a

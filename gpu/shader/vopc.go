@@ -126,13 +126,17 @@ func vopcExec(name string) execFn {
 				return err
 			}
 		} else {
-			a32, err := w.src32(in, in.Opnd[fSrc0], kind)
-			if err != nil {
-				return err
+			var a32, b32 lane32
+			var err error
+			if a32.r = w.vreg(in.Opnd[fSrc0]); a32.r == nil {
+				if a32, err = w.src32(in, in.Opnd[fSrc0], kind); err != nil {
+					return err
+				}
 			}
-			b32, err := w.src32(in, in.Opnd[fSrc1], kind)
-			if err != nil {
-				return err
+			if b32.r = w.vreg(in.Opnd[fSrc1]); b32.r == nil {
+				if b32, err = w.src32(in, in.Opnd[fSrc1], kind); err != nil {
+					return err
+				}
 			}
 			a.lo, a.c, b.lo, b.c = a32.r, uint64(a32.c), b32.r, uint64(b32.c)
 		}

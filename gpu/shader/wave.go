@@ -353,6 +353,15 @@ func (w *wave) src32(in *Inst, code uint16, kind int) (lane32, error) {
 	return lane32{c: uint32(c)}, err
 }
 
+// vreg is the row of a VGPR/AGPR operand inside the wave's register file, or nil (any other operand,
+// or one src32 must check): the inlined first test of the hot paths' source reads.
+func (w *wave) vreg(code uint16) *[lanes]uint32 {
+	if n := int(code) - opVGPR0; uint(n) < uint(len(w.v)) {
+		return &w.v[n]
+	}
+	return nil
+}
+
 // src64 is vsrc64 without the copy.
 func (w *wave) src64(in *Inst, code uint16, kind int) (lane64, error) {
 	if code >= opVGPR0 {
