@@ -37,6 +37,10 @@
 // units, worker pool, GWS), workgroup.go (admission, work-group and wave scheduling). STATUS.md lists
 // what is implemented, the decisions where the ISA is silent, and the opcodes left.
 //
+// Lane loops (wave.go, valu.go): an operation with few active lanes visits only those (sources read
+// lane by lane, nothing broadcast); with many, the common ones run a loop over all 64 lanes without
+// a call per lane and keep the active results (STATUS.md "Speed").
+//
 // Concurrency and lock order: a Dispatch owns its state. Its work-groups share the decoded-code
 // cache (a sync.Map plus atomic links between instructions) and take dispatch.mu only to record an
 // error or return scratch slots and finished groups. Device.mu guards CU accounting (admission and
