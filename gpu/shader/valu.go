@@ -39,7 +39,16 @@ func modBits(v uint32, in *Inst, i int, sign uint32) uint32 {
 	return v
 }
 
+// checkExt refuses DPP/SDWA and VOP3 op_sel on an operation without them; the common case is
+// inlined.
 func (w *wave) checkExt(in *Inst) error {
+	if in.Ext == extNone && (in.OpSel == 0 || in.Fmt != FmtVOP3) {
+		return nil
+	}
+	return extErr(in)
+}
+
+func extErr(in *Inst) error {
 	if in.Ext != extNone {
 		return fmt.Errorf("%w: DPP/SDWA operand modifiers on this operation", ErrUnimplemented)
 	}
@@ -756,9 +765,11 @@ func init() {
 			if rev {
 				a, b = b, a
 			}
-			dst, err := w.vdst(in.Opnd[fDst], 1)
-			if err != nil {
-				return err
+			dst := w.vreg(in.Opnd[fDst])
+			if dst == nil {
+				if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+					return err
+				}
 			}
 			sd := uint16(opVCCLo)
 			var ci uint64
