@@ -129,6 +129,9 @@ type Inst struct {
 	SDWASext0, SDWASext1, SDWAS1 bool // src sign-extend; src1 is scalar (VOPC SDWA s1)
 
 	exec execFn // resolved interpreter routine (nil: unimplemented)
+	// notF32 is set with exec: a 32-bit VALU operation with f32 sources whose result is not an f32
+	// (floatResult), so the denormal mode leaves it alone.
+	notF32 bool
 }
 
 // ErrTruncated is returned by Decode when the words end inside an instruction.

@@ -391,9 +391,17 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	tid := l.rsrc2 >> 11 & 3
 	var exec uint64
 	full := [3]int{int(l.wg[0]), int(l.wg[1]), int(l.wg[2])}
+	t0 := w.id * lanes
+	x, y, z := t0%full[0], t0/full[0]%full[1], t0/(full[0]*full[1]) // then counted, not divided
 	for ln := 0; ln < lanes; ln++ {
-		t := w.id*lanes + ln
-		x, y, z := t%full[0], t/full[0]%full[1], t/(full[0]*full[1])
+		t := t0 + ln
+		if ln > 0 {
+			if x++; x == full[0] {
+				if x, y = 0, y+1; y == full[1] {
+					y, z = 0, z+1
+				}
+			}
+		}
 		if x < sz[0] && y < sz[1] && z < sz[2] && t < full[0]*full[1]*full[2] {
 			exec |= 1 << ln
 		}

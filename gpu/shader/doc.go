@@ -6,9 +6,9 @@
 //
 // Model (cu.go, workgroup.go): a Device is a GPU's compute units, each with a budget of wave slots,
 // VGPR rows and LDS. The dispatcher admits a dispatch's work-groups in order to CUs of the queue's CU
-// mask where they fit; each resident work-group is a goroutine, and a pool of worker tokens (one per
-// host CPU, SetWorkers) decides which run: a work-group runs at most 32K wave instructions per turn of
-// its token. So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a work-
+// mask where they fit; each resident work-group is a goroutine (reused from an ended group when one
+// is idle), and a pool of worker tokens (one per host CPU, SetWorkers) decides which run: a
+// work-group runs at most 32K wave instructions per turn of its token. So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a work-
 // group spinning on a flag another one sets, a grid barrier on atomics, a GWS semaphore and a CPU
 // thread taking turns with a kernel all make progress. Admission keeps few work-groups resident while
 // they finish quickly and fills the CUs when resident ones wait or run long. Within a work-group,
@@ -36,6 +36,10 @@
 // trigpreop.go, rare.go and rare_mem.go (legacy, graphics-only and typed-buffer forms), cu.go (compute
 // units, worker pool, GWS), workgroup.go (admission, work-group and wave scheduling). STATUS.md lists
 // what is implemented, the decisions where the ISA is silent, and the opcodes left.
+//
+// Lane loops (wave.go, valu.go): an operation with few active lanes visits only those (sources read
+// lane by lane, nothing broadcast); with many, the common ones run a loop over all 64 lanes without
+// a call per lane and keep the active results (STATUS.md "Speed").
 //
 // Concurrency and lock order: a Dispatch owns its state. Its work-groups share the decoded-code
 // cache (a sync.Map plus atomic links between instructions) and take dispatch.mu only to record an

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // memOp describes a vector memory instruction: data dwords, sub-dword size/sign, store, atomic.
@@ -546,9 +547,14 @@ func dsExec(name string) execFn {
 		}
 	}
 	rtn := strings.Contains(name, "_rtn")
+	plain := m.atomic == "" && m.d16 == d16None && m.size == 4*m.dwords
 	return func(w *wave, in *Inst) error {
 		if in.Gds {
 			return fmt.Errorf("%w: GDS", ErrUnimplemented)
+		}
+		if plain {
+			w.dsDwords(in, m, two, st64)
+			return nil
 		}
 		av := in.Opnd[fAddr] - opVGPR0
 		var err error
@@ -614,6 +620,46 @@ func dsExec(name string) execFn {
 			err = w.laneAccess(in, m, l, func(k int) (int, uint64) { return spLDS, a + 4*uint64(k) })
 		}
 		return err
+	}
+}
+
+// dsDwords is the LDS read/write(2)(st64) of whole dwords, lane by lane in the order of the general
+// path (laneAccess): each dword out of range reads 0 and is not written. The address register is
+// read once per lane, before the lane's results are written.
+func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
+	lds := w.g.lds
+	av := in.Opnd[fAddr] - opVGPR0
+	offs, halves := [2]uint32{uint32(in.Imm)}, 1
+	if two {
+		scale := uint32(4 * m.dwords)
+		if st64 {
+			scale *= 64
+		}
+		offs, halves = [2]uint32{uint32(in.Imm&0xff) * scale, uint32(in.Imm>>8&0xff) * scale}, 2
+	}
+	data := [2]uint16{in.Opnd[fData0] - opVGPR0, in.Opnd[fData1] - opVGPR0}
+	dst := in.Opnd[fDst] - opVGPR0
+	n := uint64(len(lds))
+	for mm := w.exec(); mm != 0; mm &= mm - 1 {
+		l := bits.TrailingZeros64(mm)
+		vaddr := w.v[av][l]
+		for h := 0; h < halves; h++ {
+			a := uint64(vaddr + offs[h])
+			for k := 0; k < m.dwords; k++ {
+				ak := a + 4*uint64(k)
+				if m.store {
+					if ak+4 <= n {
+						binary.LittleEndian.PutUint32(lds[ak:], w.v[data[h]+uint16(k)][l])
+					}
+					continue
+				}
+				var v uint32
+				if ak+4 <= n {
+					v = binary.LittleEndian.Uint32(lds[ak:])
+				}
+				w.v[dst+uint16(h*m.dwords+k)][l] = v
+			}
+		}
 	}
 }
 
@@ -801,36 +847,73 @@ func (w *wave) checkVRegs(in *Inst) error {
 	return nil
 }
 
-// globalBatch performs a GLOBAL load or store of whole dwords as one Memory access when the active
-// lanes are one contiguous run whose elements are contiguous in memory within one page (the common
-// a[i] pattern): the same bytes move as with one access per lane and dword, and a fault is the
-// same fault (a page faults as a whole, so the first faulting access is the run's first dword and
-// nothing is written before it). Otherwise it returns done = false and the per-lane path runs.
+// globalBatch performs a GLOBAL load or store of whole dwords as one Memory access per run of
+// consecutive active lanes whose elements are contiguous in memory within one page (a[i] is one run;
+// a 16x16 tile's rows are four): the same bytes move as with one access per lane and dword, in lane
+// order, and a fault is the same fault (a page faults as a whole, so the first faulting access is a
+// run's first dword; the runs before it are done, nothing of it or after it). If a lane's element
+// crosses a page it returns done = false before accessing anything, and the per-lane path runs.
 func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16) (done bool, err error) {
 	if m.atomic != "" || m.d16 != d16None || m.size != 4*m.dwords || exec == 0 {
 		return false, nil
 	}
-	first := bits.TrailingZeros64(exec)
-	n := bits.OnesCount64(exec)
-	if exec>>first != 1<<n-1 && n < 64 { // not one contiguous run of lanes
-		return false, nil
-	}
+	saddr := in.Opnd[fSAddr] != opOff
 	addr := func(l int) uint64 {
-		if in.Opnd[fSAddr] != opOff {
+		if saddr {
 			return sbase + uint64(w.v[av][l]) + off
 		}
 		return (uint64(w.v[av][l]) | uint64(w.v[av+1][l])<<32) + off
 	}
 	sz := uint64(m.size)
-	a0 := addr(first)
-	total := sz * uint64(n)
-	if a0&pageMask4K+total > 4096 {
-		return false, nil
-	}
-	for l := first + 1; l < first+n; l++ {
-		if addr(l) != a0+uint64(l-first)*sz {
+	// Plan the runs before any access (in the wave: a 1.5 KiB frame would grow every work-group
+	// goroutine's stack).
+	runs := &w.runs
+	nr := 0
+	for mm := exec; mm != 0; {
+		l := bits.TrailingZeros64(mm)
+		a0 := addr(l)
+		if a0&pageMask4K+sz > 4096 {
 			return false, nil
 		}
+		n := 1
+		for l+n < lanes && mm>>(l+n)&1 != 0 && a0&pageMask4K+uint64(n+1)*sz <= 4096 && addr(l+n) == a0+uint64(n)*sz {
+			n++
+		}
+		runs[nr].l, runs[nr].n, runs[nr].a = l, n, a0
+		nr++
+		mm &^= (1<<n - 1) << l
+	}
+	for _, r := range runs[:nr] {
+		if err := w.globalRun(in, m, r.l, r.n, r.a); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// globalRun moves the elements of lanes [first, first+n), contiguous at a0 within one page.
+func (w *wave) globalRun(in *Inst, m memOp, first, n int, a0 uint64) error {
+	sz := uint64(m.size)
+	total := sz * uint64(n)
+	if m.dwords == 1 && hostLittleEndian {
+		// One dword per lane: the register row's lanes are the bytes in memory order, so the access
+		// moves them directly (a fault stops the dispatch; what a failed read left in the row is
+		// never read again).
+		row := &w.v[in.Opnd[fDst]-opVGPR0]
+		if m.store {
+			row = &w.v[in.Opnd[fData0]-opVGPR0]
+		}
+		p := unsafe.Slice((*byte)(unsafe.Pointer(&row[first])), total)
+		if m.store {
+			if err := w.g.mem.Write(a0, p); err != nil {
+				return w.fault(in, a0, true, err)
+			}
+			return nil
+		}
+		if err := w.g.mem.Read(a0, p); err != nil {
+			return w.fault(in, a0, false, err)
+		}
+		return nil
 	}
 	buf := w.bbuf[:total]
 	if m.store {
@@ -841,12 +924,12 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 			}
 		}
 		if err := w.g.mem.Write(a0, buf); err != nil {
-			return true, w.fault(in, a0, true, err)
+			return w.fault(in, a0, true, err)
 		}
-		return true, nil
+		return nil
 	}
 	if err := w.g.mem.Read(a0, buf); err != nil {
-		return true, w.fault(in, a0, false, err)
+		return w.fault(in, a0, false, err)
 	}
 	d := in.Opnd[fDst] - opVGPR0
 	for i := 0; i < n; i++ {
@@ -854,10 +937,13 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 			w.v[d+uint16(k)][first+i] = binary.LittleEndian.Uint32(buf[uint64(i)*sz+4*uint64(k):])
 		}
 	}
-	return true, nil
+	return nil
 }
 
 const pageMask4K = 4096 - 1
+
+// hostLittleEndian: a register row of uint32 lanes has the byte order of GPU memory.
+var hostLittleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
 
 // gwsExec runs the global wave sync operations (CDNA2 ISA DS_GWS_*, GDS only): the resource is
 // M0[21:16] + offset0[5:0] of the queue's GWS; the value of init, sema_br and barrier is the data

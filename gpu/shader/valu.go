@@ -39,7 +39,16 @@ func modBits(v uint32, in *Inst, i int, sign uint32) uint32 {
 	return v
 }
 
+// checkExt refuses DPP/SDWA and VOP3 op_sel on an operation without them; the common case is
+// inlined.
 func (w *wave) checkExt(in *Inst) error {
+	if in.Ext == extNone && (in.OpSel == 0 || in.Fmt != FmtVOP3) {
+		return nil
+	}
+	return extErr(in)
+}
+
+func extErr(in *Inst) error {
 	if in.Ext != extNone {
 		return fmt.Errorf("%w: DPP/SDWA operand modifiers on this operation", ErrUnimplemented)
 	}
@@ -50,8 +59,30 @@ func (w *wave) checkExt(in *Inst) error {
 }
 
 // v32 builds a 32-bit VALU operation of n sources; float kinds honour abs/neg/clamp/omod.
-func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
+func v32(t, n int, f func(a, b, c uint32) uint32) execFn { return v32k(t, n, f, nil) }
+
+// kern32 computes an operation for all 64 lanes: d = f(a, b, c) lane by lane, without a call per
+// lane. d may be a, b or c.
+type kern32 func(d, a, b, c *[lanes]uint32)
+
+// kernels lists every operation's lane loop with its per-lane function (TestKernels compares them).
+var kernels []kernPair
+
+type kernPair struct {
+	f func(a, b, c uint32) uint32
+	k kern32
+}
+
+// v32k is v32 with k, if not nil, the operation's lane loop: it runs when many lanes are active and
+// no output modifier or SDWA destination applies.
+func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
+	if k != nil {
+		kernels = append(kernels, kernPair{f, k})
+	}
 	return func(w *wave, in *Inst) error {
+		if in.Ext == extNone && bits.OnesCount64(w.exec()) < denseLanes {
+			return v32sparse(w, in, t, n, f)
+		}
 		if in.Ext == extNone || n > 2 {
 			if err := w.checkExt(in); err != nil {
 				return err
@@ -131,8 +162,15 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 		clampF := in.Clamp && t == tF32
 		omod := in.Omod
 		sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
-		flushOut := t == tF32 && w.mode&0x20 == 0 && floatResult(in.Info.Name)
-		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
+		flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
+		m := w.exec() & writeMask
+		if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
+			r := &w.tmp[7]
+			k(r, a, b, c)
+			w.merge(dst, r, m)
+			return nil
+		}
+		for ; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
@@ -149,6 +187,69 @@ func v32(t, n int, f func(a, b, c uint32) uint32) execFn {
 		}
 		return nil
 	}
+}
+
+// v32sparse is v32 without DPP or SDWA for few active lanes: it reads and computes only those.
+func v32sparse(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32) error {
+	if err := w.checkExt(in); err != nil { // VOP3 op_sel
+		return err
+	}
+	var src [3]lane32
+	fs := [3]opField{fSrc0, fSrc1, fSrc2}
+	for i := 0; i < n; i++ {
+		if r := w.vreg(in.Opnd[fs[i]]); r != nil {
+			src[i].r = r
+			continue
+		}
+		s, err := w.src32(in, in.Opnd[fs[i]], kindOf(t))
+		if err != nil {
+			return err
+		}
+		src[i] = s
+	}
+	dst := w.vreg(in.Opnd[fDst])
+	if dst == nil {
+		var err error
+		if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+			return err
+		}
+	}
+	flushIn := t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
+	sign := uint32(0x80000000)
+	if t == tF16 {
+		sign = 0x8000
+	}
+	mods := (t == tF32 || t == tF16) && (in.Abs|in.Neg) != 0
+	clampF := in.Clamp && t == tF32
+	omod := in.Omod
+	flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
+	for m := w.exec(); m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		var x [3]uint32
+		for i := 0; i < n; i++ {
+			v := src[i].at(l)
+			if flushIn {
+				v = flush32(v)
+			}
+			if mods {
+				v = modBits(v, in, i, sign)
+			}
+			x[i] = v
+		}
+		for i := n; i < 3; i++ { // as v32: a missing source is source 0
+			x[i] = x[0]
+		}
+		w.lane = l
+		r := f(x[0], x[1], x[2])
+		if t == tF32 && (omod != 0 || clampF) {
+			r = outMod32(r, omod, clampF)
+		}
+		if flushOut {
+			r = flush32(r)
+		}
+		dst[l] = r
+	}
+	return nil
 }
 
 // flush32 is a denormal f32 flushed to zero of the same sign (FP_DENORM flush modes).
@@ -204,7 +305,24 @@ func outMod32(r uint32, omod uint8, clamp bool) uint32 {
 }
 
 // v64 builds an operation with 64-bit sources (t0 for src0, t1 for the others) and a 64-bit result.
-func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
+func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn { return v64k(t0, t1, n, f, nil) }
+
+// kern64 computes a 64-bit operation for all 64 lanes without a call per lane (as kern32).
+type kern64 func(d, a, b, c *[lanes]uint64)
+
+// kernels64 lists the 64-bit lane loops with their per-lane functions (TestKernels).
+var kernels64 []kernPair64
+
+type kernPair64 struct {
+	f func(a, b, c uint64) uint64
+	k kern64
+}
+
+// v64k is v64 with k, if not nil, the lane loop used when no output modifier or flush applies.
+func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
+	if k != nil {
+		kernels64 = append(kernels64, kernPair64{f, k})
+	}
 	return func(w *wave, in *Inst) error {
 		if in.Ext != extDPP {
 			if err := w.checkExt(in); err != nil {
@@ -268,7 +386,19 @@ func v64(t0, t1, n int, f func(a, b, c uint64) uint64) execFn {
 		}
 		// f64 results (an f64 source) follow MODE bit 7: clear flushes denormal results.
 		flushOut := w.mode&0x80 == 0 && (t0 == tF64 || t1 == tF64)
-		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
+		m := w.exec() & writeMask
+		if k != nil && !flushOut && (t1 != tF64 || in.Omod == 0 && !in.Clamp) && bits.OnesCount64(m) >= denseLanes {
+			r := &w.tmp64[3]
+			k(r, a, b, c)
+			lo, hi := &w.v[in.Opnd[fDst]-opVGPR0], &w.v[in.Opnd[fDst]-opVGPR0+1]
+			for l := range r {
+				if m>>l&1 != 0 {
+					lo[l], hi[l] = uint32(r[l]), uint32(r[l]>>32)
+				}
+			}
+			return nil
+		}
+		for ; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			w.lane = l
 			r := f(a[l], b[l], c[l])
@@ -322,6 +452,13 @@ func fmax32(a, b float32) float32 {
 // fma32 is a correctly rounded f32 fused multiply-add: the product of two f32 values is exact in
 // float64 and the sum is rounded to odd (sumOdd, f16.go) before the one rounding to f32. (Rounding
 // math.FMA's float64 result to f32 would round twice: a*b+c can need far more than 53 bits.)
+// fmaKern is fma32's lane loop.
+func fmaKern(d, a, b, c *[lanes]uint32) {
+	for l := range d {
+		d[l] = fma32(a[l], b[l], c[l])
+	}
+}
+
 func fma32(a, b, c uint32) uint32 {
 	return u32(float32(sumOdd(float64(f32(a))*float64(f32(b)), float64(f32(c)))))
 }
@@ -376,13 +513,25 @@ func init() {
 	f2 := func(f func(a, b float32) float32) execFn {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
-	reg("v_add_f32", f2(func(a, b float32) float32 { return a + b }))
-	reg("v_sub_f32", f2(func(a, b float32) float32 { return a - b }))
+	reg("v_add_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) + f32(b[l]))
+		}
+	}))
+	reg("v_sub_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) - f32(b[l]))
+		}
+	}))
 	reg("v_subrev_f32", f2(func(a, b float32) float32 { return b - a }))
-	reg("v_mul_f32", f2(func(a, b float32) float32 { return a * b }))
+	reg("v_mul_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) * f32(b[l]))
+		}
+	}))
 	reg("v_min_f32", f2(fmin32))
 	reg("v_max_f32", f2(fmax32))
-	reg("v_fma_f32", v32(tF32, 3, fma32))
+	reg("v_fma_f32", v32k(tF32, 3, fma32, fmaKern))
 	reg("v_mad_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
 	reg("v_madak_f32", func(w *wave, in *Inst) error {
 		k := in.Lit
@@ -401,7 +550,7 @@ func init() {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return fma32(a, k, b) })(w, in)
 	})
 	// v_fmac/v_mac: the destination is the addend (Decode puts it in src2).
-	reg("v_fmac_f32", v32(tF32, 3, fma32))
+	reg("v_fmac_f32", v32k(tF32, 3, fma32, fmaKern))
 	reg("v_mac_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
 	reg("v_fmac_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
 	reg("v_cvt_f32_u32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a)) }))
@@ -422,7 +571,7 @@ func init() {
 		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return f(a, b) })
 	}
 	i3 := func(f func(a, b, c uint32) uint32) execFn { return v32(tU32, 3, f) }
-	reg("v_mov_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	reg("v_mov_b32", v32k(tU32, 1, func(a, _, _ uint32) uint32 { return a }, func(d, a, _, _ *[lanes]uint32) { *d = *a }))
 	// gfx90a accumulation registers (the unified file: a[n] is register 256+n)
 	reg("v_accvgpr_read_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
 	reg("v_accvgpr_write_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
@@ -441,38 +590,110 @@ func init() {
 		}
 		return uint32(bits.TrailingZeros32(a))
 	}))
-	reg("v_add_u32", i2(func(a, b uint32) uint32 { return a + b }))
-	reg("v_sub_u32", i2(func(a, b uint32) uint32 { return a - b }))
-	reg("v_subrev_u32", i2(func(a, b uint32) uint32 { return b - a }))
-	reg("v_mul_lo_u32", i2(func(a, b uint32) uint32 { return a * b }))
+	reg("v_add_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] + b[l]
+		}
+	}))
+	reg("v_sub_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] - b[l]
+		}
+	}))
+	reg("v_subrev_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] - a[l]
+		}
+	}))
+	reg("v_mul_lo_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] * b[l]
+		}
+	}))
 	reg("v_mul_hi_u32", i2(func(a, b uint32) uint32 { h, _ := bits.Mul32(a, b); return h }))
 	reg("v_mul_hi_i32", i2(func(a, b uint32) uint32 { return uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32) }))
-	reg("v_mul_u32_u24", i2(func(a, b uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }))
+	reg("v_mul_u32_u24", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l] & 0xffffff) * (b[l] & 0xffffff)
+		}
+	}))
 	reg("v_mul_hi_u32_u24", i2(func(a, b uint32) uint32 { return uint32(uint64(a&0xffffff) * uint64(b&0xffffff) >> 32) }))
 	s24 := func(a uint32) int64 { return int64(int32(a<<8) >> 8) }
 	reg("v_mul_i32_i24", i2(func(a, b uint32) uint32 { return uint32(s24(a) * s24(b)) }))
 	reg("v_mul_hi_i32_i24", i2(func(a, b uint32) uint32 { return uint32(uint64(s24(a)*s24(b)) >> 32) }))
-	reg("v_mad_u32_u24", i3(func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }))
+	reg("v_mad_u32_u24", v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l]&0xffffff)*(b[l]&0xffffff) + c[l]
+		}
+	}))
 	reg("v_mad_i32_i24", i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
-	reg("v_lshlrev_b32", i2(func(a, b uint32) uint32 { return b << (a & 31) }))
-	reg("v_lshrrev_b32", i2(func(a, b uint32) uint32 { return b >> (a & 31) }))
-	reg("v_ashrrev_i32", i2(func(a, b uint32) uint32 { return uint32(int32(b) >> (a & 31)) }))
-	reg("v_and_b32", i2(func(a, b uint32) uint32 { return a & b }))
-	reg("v_or_b32", i2(func(a, b uint32) uint32 { return a | b }))
-	reg("v_xor_b32", i2(func(a, b uint32) uint32 { return a ^ b }))
+	reg("v_lshlrev_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b << (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] << (a[l] & 31)
+		}
+	}))
+	reg("v_lshrrev_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b >> (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] >> (a[l] & 31)
+		}
+	}))
+	reg("v_ashrrev_i32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(int32(b) >> (a & 31)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = uint32(int32(b[l]) >> (a[l] & 31))
+		}
+	}))
+	reg("v_and_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a & b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] & b[l]
+		}
+	}))
+	reg("v_or_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a | b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] | b[l]
+		}
+	}))
+	reg("v_xor_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a ^ b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] ^ b[l]
+		}
+	}))
 	reg("v_min_u32", i2(func(a, b uint32) uint32 { return min(a, b) }))
 	reg("v_max_u32", i2(func(a, b uint32) uint32 { return max(a, b) }))
 	reg("v_min_i32", i2(func(a, b uint32) uint32 { return uint32(min(int32(a), int32(b))) }))
 	reg("v_max_i32", i2(func(a, b uint32) uint32 { return uint32(max(int32(a), int32(b))) }))
 	reg("v_bcnt_u32_b32", i2(func(a, b uint32) uint32 { return uint32(bits.OnesCount32(a)) + b }))
 	reg("v_bfm_b32", i2(func(a, b uint32) uint32 { return (uint32(1)<<(a&31) - 1) << (b & 31) }))
-	reg("v_lshl_add_u32", i3(func(a, b, c uint32) uint32 { return a<<(b&31) + c }))
-	reg("v_add_lshl_u32", i3(func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }))
-	reg("v_lshl_or_b32", i3(func(a, b, c uint32) uint32 { return a<<(b&31) | c }))
-	reg("v_and_or_b32", i3(func(a, b, c uint32) uint32 { return a&b | c }))
-	reg("v_or3_b32", i3(func(a, b, c uint32) uint32 { return a | b | c }))
+	reg("v_lshl_add_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]<<(b[l]&31) + c[l]
+		}
+	}))
+	reg("v_add_lshl_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l] + b[l]) << (c[l] & 31)
+		}
+	}))
+	reg("v_lshl_or_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]<<(b[l]&31) | c[l]
+		}
+	}))
+	reg("v_and_or_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a&b | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]&b[l] | c[l]
+		}
+	}))
+	reg("v_or3_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a | b | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] | b[l] | c[l]
+		}
+	}))
 	reg("v_xad_u32", i3(func(a, b, c uint32) uint32 { return (a ^ b) + c }))
-	reg("v_add3_u32", i3(func(a, b, c uint32) uint32 { return a + b + c }))
+	reg("v_add3_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a + b + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] + b[l] + c[l]
+		}
+	}))
 	reg("v_alignbit_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (c & 31)) }))
 	reg("v_alignbyte_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (8 * (c & 3))) }))
 	reg("v_bfe_u32", i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, false) }))
@@ -485,11 +706,31 @@ func init() {
 	reg("v_max3_i32", i3(func(a, b, c uint32) uint32 { return uint32(max(int32(a), int32(b), int32(c))) }))
 
 	// 64-bit
-	reg("v_lshlrev_b64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }))
-	reg("v_lshrrev_b64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }))
-	reg("v_ashrrev_i64", v64(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }))
-	reg("v_add_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }))
-	reg("v_mul_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }))
+	reg("v_lshlrev_b64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = b[l] << (a[l] & 63)
+		}
+	}))
+	reg("v_lshrrev_b64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = b[l] >> (a[l] & 63)
+		}
+	}))
+	reg("v_ashrrev_i64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = uint64(int64(b[l]) >> (a[l] & 63))
+		}
+	}))
+	reg("v_add_f64", v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = u64(f64(a[l]) + f64(b[l]))
+		}
+	}))
+	reg("v_mul_f64", v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = u64(f64(a[l]) * f64(b[l]))
+		}
+	}))
 	reg("v_fma_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
 	// IEEE mode, as v_min/max_f32: a NaN operand yields the other operand; -0 < +0.
 	reg("v_min_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, true) }))
@@ -503,22 +744,32 @@ func init() {
 	reg("v_mov_b64 v_pk_mov_b32", pkMov)
 
 	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
-	carry := func(cin bool, f func(a, b, c uint32) (uint32, uint32)) execFn {
+	// The lane loop is inline (no call per lane): sub selects subtraction, rev swaps the sources.
+	carry := func(cin, sub, rev bool) execFn {
 		return func(w *wave, in *Inst) error {
 			if err := w.checkExt(in); err != nil {
 				return err
 			}
-			a, err := w.vsrc(in, in.Opnd[fSrc0], k32, 0)
-			if err != nil {
-				return err
+			var a, b lane32
+			var err error
+			if a.r = w.vreg(in.Opnd[fSrc0]); a.r == nil {
+				if a, err = w.src32(in, in.Opnd[fSrc0], k32); err != nil {
+					return err
+				}
 			}
-			b, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
-			if err != nil {
-				return err
+			if b.r = w.vreg(in.Opnd[fSrc1]); b.r == nil {
+				if b, err = w.src32(in, in.Opnd[fSrc1], k32); err != nil {
+					return err
+				}
 			}
-			dst, err := w.vdst(in.Opnd[fDst], 1)
-			if err != nil {
-				return err
+			if rev {
+				a, b = b, a
+			}
+			dst := w.vreg(in.Opnd[fDst])
+			if dst == nil {
+				if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+					return err
+				}
 			}
 			sd := uint16(opVCCLo)
 			var ci uint64
@@ -534,22 +785,45 @@ func init() {
 				ci = w.vcc()
 			}
 			var co uint64
-			for m := w.exec(); m != 0; m &= m - 1 {
-				l := bits.TrailingZeros64(m)
-				r, c := f(a[l], b[l], uint32(ci>>l&1))
-				dst[l] = r
-				co |= uint64(c) << l
+			m := w.exec()
+			if bits.OnesCount64(m) < denseLanes {
+				for ; m != 0; m &= m - 1 {
+					l := bits.TrailingZeros64(m)
+					var r, c uint32
+					if sub {
+						r, c = bits.Sub32(a.at(l), b.at(l), uint32(ci>>l&1))
+					} else {
+						r, c = bits.Add32(a.at(l), b.at(l), uint32(ci>>l&1))
+					}
+					dst[l] = r
+					co |= uint64(c) << l
+				}
+				w.sset64(sd, co)
+				return nil
 			}
-			w.sset64(sd, co)
+			ar, br, t := w.row(a, 0), w.row(b, 1), &w.tmp[7]
+			if sub {
+				for l := range t {
+					r, c := bits.Sub32(ar[l], br[l], uint32(ci>>l&1))
+					t[l], co = r, co|uint64(c)<<l
+				}
+			} else {
+				for l := range t {
+					r, c := bits.Add32(ar[l], br[l], uint32(ci>>l&1))
+					t[l], co = r, co|uint64(c)<<l
+				}
+			}
+			w.merge(dst, t, m)
+			w.sset64(sd, co&m)
 			return nil
 		}
 	}
-	reg("v_add_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Add32(a, b, 0) }))
-	reg("v_sub_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Sub32(a, b, 0) }))
-	reg("v_subrev_co_u32", carry(false, func(a, b, _ uint32) (uint32, uint32) { return bits.Sub32(b, a, 0) }))
-	reg("v_addc_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Add32(a, b, c) }))
-	reg("v_subb_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Sub32(a, b, c) }))
-	reg("v_subbrev_co_u32", carry(true, func(a, b, c uint32) (uint32, uint32) { return bits.Sub32(b, a, c) }))
+	reg("v_add_co_u32", carry(false, false, false))
+	reg("v_sub_co_u32", carry(false, true, false))
+	reg("v_subrev_co_u32", carry(false, true, true))
+	reg("v_addc_co_u32", carry(true, false, false))
+	reg("v_subb_co_u32", carry(true, true, false))
+	reg("v_subbrev_co_u32", carry(true, true, true))
 
 	// v_mad_u64_u32 / v_mad_i64_i32 (VOP3b): D.u64 = S0.u32*S1.u32 + S2.u64, carry-out to sdst.
 	mad64 := func(signed bool) execFn {

@@ -1,105 +1,79 @@
 package shader
 
 import (
-	"math"
 	"math/bits"
 	"strings"
 )
 
-// cmpFn evaluates a VOPC predicate; ints are compared after sign/zero extension to 64 bits, floats as f64.
-func cmpPred(op string, t string) func(a, b uint64) bool {
-	isF := t[0] == 'f'
-	signed := t[0] == 'i'
-	wbits := map[byte]uint{'6': 64, '3': 32, '1': 16}[t[1]]
-	ext := func(v uint64) (int64, uint64, float64) {
-		if wbits < 64 {
-			v &= 1<<wbits - 1
-		}
-		var s int64
-		switch wbits {
-		case 16:
-			s = int64(int16(v))
-		case 32:
-			s = int64(int32(v))
-		default:
-			s = int64(v)
-		}
-		var f float64
-		switch wbits {
-		case 16:
-			f = float64(f16to32(uint16(v)))
-		case 32:
-			f = float64(f32(uint32(v)))
-		default:
-			f = f64(v)
-		}
-		return s, v, f
-	}
-	return func(a, b uint64) bool {
-		sa, ua, fa := ext(a)
-		sb, ub, fb := ext(b)
-		if isF {
-			un := math.IsNaN(fa) || math.IsNaN(fb)
-			switch op {
-			case "f":
-				return false
-			case "lt":
-				return fa < fb
-			case "eq":
-				return fa == fb
-			case "le":
-				return fa <= fb
-			case "gt":
-				return fa > fb
-			case "lg":
-				return fa < fb || fa > fb
-			case "ge":
-				return fa >= fb
-			case "o":
-				return !un
-			case "u":
-				return un
-			case "nge":
-				return !(fa >= fb)
-			case "nlg":
-				return !(fa < fb || fa > fb)
-			case "ngt":
-				return !(fa > fb)
-			case "nle":
-				return !(fa <= fb)
-			case "neq":
-				return !(fa == fb)
-			case "nlt":
-				return !(fa < fb)
-			case "tru":
-				return true
+// cmpMask is the set of outcomes a VOPC predicate is true for, as bits by outcome: bit 0 less,
+// bit 1 equal, bit 2 greater, bit 3 unordered (a NaN operand). The float predicates' opcodes are
+// this mask (f=0 .. tru=15, the Vega ISA's VOPC order); the integer ones never see unordered.
+func cmpMask(op string, isF bool) (uint8, bool) {
+	if isF {
+		for i, n := range [...]string{"f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt", "tru"} {
+			if n == op {
+				return uint8(i), true
 			}
-			return false
 		}
-		lt := ua < ub
-		if signed {
-			lt = sa < sb
-		}
-		switch op {
-		case "f":
-			return false
-		case "lt":
-			return lt
-		case "eq":
-			return ua == ub
-		case "le":
-			return lt || ua == ub
-		case "gt":
-			return !lt && ua != ub
-		case "ne":
-			return ua != ub
-		case "ge":
-			return !lt
-		case "t":
-			return true
-		}
-		return false
+		return 0, false
 	}
+	m, ok := map[string]uint8{"f": 0, "lt": 1, "eq": 2, "le": 3, "gt": 4, "ne": 5, "ge": 6, "t": 7}[op]
+	return m, ok
+}
+
+// intOutcome is 0 (less), 1 (equal) or 2 (greater) of two keys compared unsigned.
+func intOutcome(a, b uint64) uint {
+	switch {
+	case a < b:
+		return 0
+	case a == b:
+		return 1
+	}
+	return 2
+}
+
+// floatOutcome is the outcome (0 less, 1 equal, 2 greater, 3 unordered) of two floats.
+func floatOutcome(a, b float64) uint {
+	switch {
+	case a < b:
+		return 0
+	case a == b:
+		return 1
+	case a > b:
+		return 2
+	}
+	return 3
+}
+
+// cmpKey maps an integer operand of the compared width (low its bits, sign its sign bit) to a
+// 64-bit key whose unsigned order is the type's order.
+func cmpKey(v, low, sign uint64, signed bool) uint64 {
+	v &= low
+	if signed {
+		if v&sign != 0 {
+			v |= ^low // sign extension
+		}
+		v ^= 1 << 63
+	}
+	return v
+}
+
+// cmpFloat converts a float operand of width wbits, abs and neg applied to its sign, to float64
+// (exactly).
+func cmpFloat(v uint64, abs, neg bool, sign uint64, wbits uint) float64 {
+	if abs {
+		v &^= sign
+	}
+	if neg {
+		v ^= sign
+	}
+	switch wbits {
+	case 16:
+		return float64(f16to32(uint16(v)))
+	case 32:
+		return float64(f32(uint32(v)))
+	}
+	return f64(v)
 }
 
 func vopcExec(name string) execFn {
@@ -114,8 +88,13 @@ func vopcExec(name string) execFn {
 		return classExec(n[i+1:], x)
 	}
 	t := n[i+1:]
-	pred := cmpPred(n[:i], t)
-	wide := t[1] == '6'
+	isF, signed := t[0] == 'f', t[0] == 'i'
+	mask, ok := cmpMask(n[:i], isF)
+	if !ok {
+		return nil
+	}
+	wbits := map[byte]uint{'6': 64, '3': 32, '1': 16}[t[1]]
+	wide := wbits == 64
 	kind := k32
 	switch t {
 	case "f64":
@@ -125,6 +104,11 @@ func vopcExec(name string) execFn {
 	case "f16":
 		kind = k16f
 	}
+	sign := uint64(1) << (wbits - 1)
+	low := uint64(1)<<wbits - 1 // the compared bits
+	if wide {
+		low = ^uint64(0)
+	}
 	return func(w *wave, in *Inst) error {
 		sdwa := in.Ext == extSDWA && !wide // SDWA VOPC (GFX9): sub-dword selects of both sources
 		if !sdwa {
@@ -132,53 +116,56 @@ func vopcExec(name string) execFn {
 				return err
 			}
 		}
-		var a, b *[lanes]uint64
-		var err error
+		var a, b lane64
 		if wide {
-			if a, err = w.vsrc64(in, in.Opnd[fSrc0], kind, 0); err != nil {
+			var err error
+			if a, err = w.src64(in, in.Opnd[fSrc0], kind); err != nil {
 				return err
 			}
-			if b, err = w.vsrc64(in, in.Opnd[fSrc1], kind, 1); err != nil {
+			if b, err = w.src64(in, in.Opnd[fSrc1], kind); err != nil {
 				return err
 			}
 		} else {
-			a32, err := w.vsrc(in, in.Opnd[fSrc0], kind, 0)
-			if err != nil {
-				return err
-			}
-			b32, err := w.vsrc(in, in.Opnd[fSrc1], kind, 1)
-			if err != nil {
-				return err
-			}
-			a, b = &w.tmp64[0], &w.tmp64[1]
-			for l := range a {
-				a[l], b[l] = uint64(a32[l]), uint64(b32[l])
-			}
-			if sdwa {
-				for l := range a {
-					a[l] = uint64(sdwaExtract(uint32(a[l]), in.SDWASrc0Sel, in.SDWASext0))
-					b[l] = uint64(sdwaExtract(uint32(b[l]), in.SDWASrc1Sel, in.SDWASext1))
+			var a32, b32 lane32
+			var err error
+			if a32.r = w.vreg(in.Opnd[fSrc0]); a32.r == nil {
+				if a32, err = w.src32(in, in.Opnd[fSrc0], kind); err != nil {
+					return err
 				}
 			}
+			if b32.r = w.vreg(in.Opnd[fSrc1]); b32.r == nil {
+				if b32, err = w.src32(in, in.Opnd[fSrc1], kind); err != nil {
+					return err
+				}
+			}
+			a.lo, a.c, b.lo, b.c = a32.r, uint64(a32.c), b32.r, uint64(b32.c)
 		}
-		sign := uint64(1) << map[byte]uint{'6': 63, '3': 31, '1': 15}[t[1]]
 		var r uint64
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
-			av, bv := a[l], b[l]
-			if t[0] == 'f' {
-				for k, p := range []*uint64{&av, &bv} {
-					if in.Abs>>k&1 != 0 {
-						*p &^= sign
-					}
-					if in.Neg>>k&1 != 0 {
-						*p ^= sign
-					}
+			var av, bv uint64
+			if wide {
+				av, bv = a.at(l), b.at(l)
+			} else {
+				av, bv = a.c, b.c
+				if a.lo != nil {
+					av = uint64(a.lo[l])
+				}
+				if b.lo != nil {
+					bv = uint64(b.lo[l])
+				}
+				if sdwa {
+					av = uint64(sdwaExtract(uint32(av), in.SDWASrc0Sel, in.SDWASext0))
+					bv = uint64(sdwaExtract(uint32(bv), in.SDWASrc1Sel, in.SDWASext1))
 				}
 			}
-			if pred(av, bv) {
-				r |= 1 << l
+			var o uint
+			if isF {
+				o = floatOutcome(cmpFloat(av, in.Abs&1 != 0, in.Neg&1 != 0, sign, wbits), cmpFloat(bv, in.Abs&2 != 0, in.Neg&2 != 0, sign, wbits))
+			} else {
+				o = intOutcome(cmpKey(av, low, sign, signed), cmpKey(bv, low, sign, signed))
 			}
+			r |= uint64(mask>>o&1) << l
 		}
 		w.sset64(in.Opnd[fDst], r)
 		if x {

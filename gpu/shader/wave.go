@@ -100,12 +100,19 @@ type wave struct {
 	err   error  // an operand error recorded by fail, returned by step
 	g     *group
 	d     *dispatch
-	tmp   [7][lanes]uint32 // constant broadcasts (0-2), modifier copy (3), flushed or SDWA-extracted sources (4-6)
-	tmp64 [3][lanes]uint64
-	mbuf  [64]byte   // memory transfer buffer of one access (a stack array would escape through Memory)
-	bbuf  [1024]byte // transfer buffer of a batched GLOBAL access (64 lanes x 4 dwords)
+	tmp   [8][lanes]uint32 // constant broadcasts (0-2), modifier copy (3), flushed or SDWA-extracted sources (4-6), results of a dense lane loop (7)
+	tmp64 [4][lanes]uint64 // 64-bit sources (0-2), results of a dense lane loop (3)
+	mbuf  [64]byte         // memory transfer buffer of one access (a stack array would escape through Memory)
+	bbuf  [1024]byte       // transfer buffer of a batched GLOBAL access (64 lanes x 4 dwords)
+	runs  [lanes]laneRun   // globalBatch's plan
 	steps uint64
 	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ..., GPR_IDX_EN[27], VSKIP[28], CSP[31:29])
+}
+
+// laneRun is a run of n consecutive lanes from l whose elements are contiguous from address a.
+type laneRun struct {
+	l, n int
+	a    uint64
 }
 
 // maxVRegs is the unified register file a wave can address: 256 VGPRs then 256 AGPRs (a[n] is
@@ -304,4 +311,96 @@ func u64(f float64) uint64 { return math.Float64bits(f) }
 func baseName(n string) string {
 	n = strings.TrimSuffix(n, "_e32")
 	return strings.TrimSuffix(n, "_e64")
+}
+
+// lane32 is a 32-bit source read lane by lane: a register row, or a constant when r is nil. Unlike
+// vsrc it broadcasts nothing, so an instruction with few active lanes does work for those only.
+type lane32 struct {
+	r *[lanes]uint32
+	c uint32
+}
+
+func (s *lane32) at(l int) uint32 {
+	if s.r != nil {
+		return s.r[l]
+	}
+	return s.c
+}
+
+// lane64 is a 64-bit source read lane by lane: a register pair, or a constant when lo is nil.
+type lane64 struct {
+	lo, hi *[lanes]uint32
+	c      uint64
+}
+
+func (s *lane64) at(l int) uint64 {
+	if s.lo != nil {
+		return uint64(s.lo[l]) | uint64(s.hi[l])<<32
+	}
+	return s.c
+}
+
+// src32 is vsrc without the broadcast.
+func (w *wave) src32(in *Inst, code uint16, kind int) (lane32, error) {
+	if code >= opVGPR0 {
+		n := int(code - opVGPR0)
+		if !w.fit(n + 1) {
+			return lane32{}, fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(code, 1))
+		}
+		return lane32{r: &w.v[n]}, nil
+	}
+	c, err := w.scalar(in, code, kind)
+	return lane32{c: uint32(c)}, err
+}
+
+// vreg is the row of a VGPR/AGPR operand inside the wave's register file, or nil (any other operand,
+// or one src32 must check): the inlined first test of the hot paths' source reads.
+func (w *wave) vreg(code uint16) *[lanes]uint32 {
+	if n := int(code) - opVGPR0; uint(n) < uint(len(w.v)) {
+		return &w.v[n]
+	}
+	return nil
+}
+
+// src64 is vsrc64 without the copy.
+func (w *wave) src64(in *Inst, code uint16, kind int) (lane64, error) {
+	if code >= opVGPR0 {
+		n := int(code - opVGPR0)
+		if !w.fit(n + 2) {
+			return lane64{}, fmt.Errorf("%w: register %s beyond the allocation", ErrIllegal, regName(code, 2))
+		}
+		return lane64{lo: &w.v[n], hi: &w.v[n+1]}, nil
+	}
+	c, err := w.scalar(in, code, kind)
+	return lane64{c: c}, err
+}
+
+// denseLanes is the number of active lanes from which a VALU operation computes every lane in a
+// loop without per-lane mask tests and keeps the active ones (merge); below it, it visits only the
+// active lanes (bits.TrailingZeros64 iteration).
+const denseLanes = 16
+
+// row returns the 64 lanes of s, a constant broadcast into w.tmp[slot].
+func (w *wave) row(s lane32, slot int) *[lanes]uint32 {
+	if s.r != nil {
+		return s.r
+	}
+	t := &w.tmp[slot]
+	for i := range t {
+		t[i] = s.c
+	}
+	return t
+}
+
+// merge writes the lanes of r that m selects to dst (all of them when m is full).
+func (w *wave) merge(dst, r *[lanes]uint32, m uint64) {
+	if m == ^uint64(0) {
+		*dst = *r
+		return
+	}
+	for l := range dst {
+		if m>>l&1 != 0 {
+			dst[l] = r[l]
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 )
@@ -244,7 +245,7 @@ func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 		d.fresh.Add(1)
 		d.resident.Add(1)
 		d.wg.Add(1)
-		go d.runGroup(g)
+		spawn(func() { d.runGroup(g) })
 		d.next++
 	}
 	if d.suspendable && ctx.Err() != nil && !d.killed() {
@@ -342,6 +343,37 @@ func (d *dispatch) newGroup(gi uint64, cu int) *group {
 	}
 	atomic.AddUint64(&d.stats.Waves, uint64(nw))
 	return g
+}
+
+// Work-group goroutines are reused: one whose work-group ended waits runnerIdle for the next
+// resident group before it exits, so that group starts on a stack the interpreter has already grown
+// (a new goroutine starts small and copies its stack on its first deep call, about 4 % of vadd).
+const runnerIdle = 20 * time.Millisecond
+
+var runnerQ = make(chan func())
+
+// spawn runs f on an idle work-group goroutine, or a new one.
+func spawn(f func()) {
+	select {
+	case runnerQ <- f:
+	default:
+		go runner(f)
+	}
+}
+
+func runner(f func()) {
+	t := time.NewTimer(runnerIdle)
+	defer t.Stop()
+	for {
+		f()
+		f = nil
+		t.Reset(runnerIdle)
+		select {
+		case f = <-runnerQ:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // runGroup is a resident work-group's goroutine.
@@ -603,6 +635,14 @@ func (d *dispatch) fetch(g *group, pc uint64) (*cinst, error) {
 	if v, ok := d.code.m.Load(pc); ok {
 		return v.(*cinst), nil
 	}
+	return d.decodeAt(g, pc)
+}
+
+// decodeAt is fetch's miss: it reads and decodes the instruction at pc and caches it. (Apart from
+// fetch, whose hit path runs at every turn of a wave: its frame stays small.)
+//
+//go:noinline
+func (d *dispatch) decodeAt(g *group, pc uint64) (*cinst, error) {
 	read := g.mem.Read
 	if f, ok := g.mem.(Fetcher); ok {
 		read = f.Fetch
@@ -625,7 +665,7 @@ func (d *dispatch) fetch(g *group, pc uint64) (*cinst, error) {
 	if err != nil {
 		return nil, &WaveError{PC: pc, Inst: fmt.Sprintf(".long %#010x", w[0]), Err: fmt.Errorf("%w: %v", ErrIllegal, err)}
 	}
-	in.exec = resolve(&in)
+	in.exec, in.notF32 = resolve(&in), !floatResult(in.Info.Name)
 	c := &cinst{Inst: in, pc: pc}
 	v, _ := d.code.m.LoadOrStore(pc, c)
 	return v.(*cinst), nil

@@ -607,3 +607,52 @@ func TestGlobalBatch(t *testing.T) {
 		t.Fatalf("store to an unmapped page: %v, want a write fault at 0x200040", err)
 	}
 }
+
+// TestGlobalBatchRuns: GLOBAL accesses whose lanes form several contiguous runs (the rows of a tile)
+// move one run at a time, and a fault in a later run comes after the earlier runs' stores, at the
+// address of its first element, as on the per-lane path.
+func TestGlobalBatchRuns(t *testing.T) {
+	code := asm(t, `
+	v_lshrrev_b32 v1, 4, v0
+	v_lshlrev_b32 v1, 8, v1
+	v_and_b32 v2, 15, v0
+	v_lshl_add_u32 v1, v2, 2, v1
+	v_add_u32 v3, 500, v0
+	global_store_dword v1, v3, s[0:1]
+	global_load_dword v4, v1, s[0:1]
+	v_lshlrev_b32 v5, 2, v0
+	global_store_dword v5, v4, s[0:1] offset:2048
+	s_endpgm
+`)
+	got := runAsmBytes(t, code, 64, 0, 0x2000)
+	u := func(off int) uint32 { return binary.LittleEndian.Uint32(got[off:]) }
+	for l := 0; l < 64; l++ {
+		if a := l/16*256 + l%16*4; u(a) != uint32(500+l) || u(2048+4*l) != uint32(500+l) {
+			t.Fatalf("lane %d: stored %d at %#x, loaded back %d", l, u(a), a, u(2048+4*l))
+		}
+	}
+	if u(64) != 0 || u(256+64) != 0 {
+		t.Fatalf("gaps between the runs written: %d %d", u(64), u(256+64))
+	}
+
+	// lanes 0-31 end the second page of asmOut, lanes 32-63 begin the unmapped third
+	bad := asm(t, `
+	v_lshlrev_b32 v1, 2, v0
+	v_add_u32 v1, 0x1f80, v1
+	v_add_u32 v2, 700, v0
+	global_store_dword v1, v2, s[0:1]
+	s_endpgm
+`)
+	m, _, err := runAsm(t, bad, 64, 0, nil)
+	var f *Fault
+	if !errors.As(err, &f) || f.Addr != asmOut+0x2000 || !f.Write {
+		t.Fatalf("store into an unmapped page: %v, want a write fault at %#x", err, asmOut+0x2000)
+	}
+	b := make([]byte, 128)
+	m.Read(asmOut+0x1f80, b)
+	for l := 0; l < 32; l++ {
+		if v := binary.LittleEndian.Uint32(b[4*l:]); v != uint32(700+l) {
+			t.Fatalf("lane %d before the faulting run: %d, want %d", l, v, 700+l)
+		}
+	}
+}
