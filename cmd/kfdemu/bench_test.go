@@ -11,8 +11,8 @@ import (
 // processes" in go test: the daemon's (this process's) CPU time over 2 s while 16 client
 // processes (re-executions of this test binary, benchclient.go) hold 4 idle AQL queues each,
 // against 2 s with no client, in the same run; metrics in % of one CPU and their ratio. On mi210
-// the 64 queues oversubscribe the GPU's 24 hardware queue slots and the hardware scheduler
-// time-slices them; on mi210x8 (client i on GPU i mod 8) each GPU holds 8. Each iteration takes
+// the 64 queues oversubscribe the GPU's 24 hardware queue slots, but the hardware scheduler
+// time-slices only queues with work (gpu/hws), so idle ones cost nothing there; on mi210x8 (client i on GPU i mod 8) each GPU holds 8. Each iteration takes
 // about 7 s:
 //
 //	go test -run '^$' -bench BenchmarkIdleQueues -benchtime 1x ./cmd/kfdemu
