@@ -47,3 +47,35 @@ func BenchmarkIdleQueues(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFaultStorm is kfdemu bench's fault-storm row in go test: the GPU touches pages
+// distinct pages of plain client memory (SVM, XNACK on, granularity 0: one retry fault each) in
+// bursts of 62 barrier packets; metrics are retry faults per second, µs per fault and the same
+// bursts over the pages once mapped (the floor), in the same run. With -cpuprofile it profiles the
+// daemon's fault path (wave access -> GPUVM walk -> svm_range_restore_pages -> replay):
+//
+//	go test -run '^$' -bench BenchmarkFaultStorm -benchtime 1x ./cmd/kfdemu
+func BenchmarkFaultStorm(b *testing.B) {
+	testenv.NeedMount(b)
+	f := serveFlags{mount: b.TempDir(), profile: "mi210", logLevel: "warn"}
+	srv, _, err := mountEmulator(&f, newLogger("warn"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Unmount()
+	const pages = 1 << 15
+	var rate, floor float64
+	for range b.N {
+		fig, err := faultStorm(f.mount, pages)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rate += fig.Value
+		floor += fig.FloorValue
+	}
+	rate, floor = rate/float64(b.N), floor/float64(b.N)
+	b.ReportMetric(rate, "faults/s")
+	b.ReportMetric(1e6/rate, "µs/fault")
+	b.ReportMetric(floor, "mapped-pages/s")
+	b.ReportMetric(rate/floor, "ratio")
+}
