@@ -257,7 +257,9 @@ func TestHungQueueReset(t *testing.T) {
 	if errno := other.do(abi.AMDKFD_IOC_CREATE_EVENT, &ohw); errno != 0 {
 		t.Fatal(errno)
 	}
-	// The driver's reset of a queue the scheduler found hung.
+	// The driver's reset of a queue the scheduler found hung: by then hws has stopped it and
+	// dropped it from the runlist (the queue's memory port is its engine's alone while it runs).
+	e.d.scheduler(e.gpu).Remove(q)
 	q.reset()
 	binary.LittleEndian.PutUint32(e.c.mem[40:], hw.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
