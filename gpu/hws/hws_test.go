@@ -414,3 +414,15 @@ func TestRejoinEarnsNoCredit(t *testing.T) {
 		t.Errorf("the rejoining queue took %d slices while the others got %d and %d", c, a, b)
 	}
 }
+
+// TestDoorbellAllocs: a doorbell, of a mapped or an unmapped queue, does not allocate.
+func TestDoorbellAllocs(t *testing.T) {
+	s := New(Config{Slots: 1, Quantum: time.Hour})
+	defer s.Close()
+	_, hs := newWorkQueues(s, 2, Params{Percentage: 100})
+	for i, h := range hs {
+		if n := testing.AllocsPerRun(1000, h.Doorbell); n != 0 {
+			t.Errorf("queue %d (mapped %v): Doorbell allocates %v", i, i == 0, n)
+		}
+	}
+}
