@@ -17,10 +17,10 @@ import (
 // pid is not reused while the group has not been reaped) when the pidfd taken at open (-1: none)
 // accepts signal 0 after that lookup. False means "not known": the caller falls back to tgidOf.
 func ownerThread(pidfd, owner int, tid uint32) bool {
-	fdcwd := unix.AT_FDCWD
 	if pidfd < 0 || owner <= 0 || tid == 0 {
 		return false
 	}
+	fdcwd := unix.AT_FDCWD // a variable: the constant is negative
 	var a [48]byte
 	p := append(a[:0], "/proc/"...)
 	p = strconv.AppendInt(p, int64(owner), 10)
