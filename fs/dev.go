@@ -326,7 +326,7 @@ func (f *devFile) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32
 	}
 	f.d.s.watch.add(tgid)
 	// Device files are not page-cache backed: direct I/O unless passthrough takes over.
-	return &devHandle{d: f.d, f: file, owner: tgid, key: f.key}, fuse.FOPEN_DIRECT_IO, 0
+	return &devHandle{d: f.d, f: file, owner: tgid, pidfd: ownerPidfd(tgid), key: f.key}, fuse.FOPEN_DIRECT_IO, 0
 }
 
 // explainPinned logs, once per inode, why an open of another process's device inode whose owner
@@ -352,6 +352,7 @@ type devHandle struct {
 	d     *devDir
 	f     kfd.File
 	owner int
+	pidfd int // the owner's, for ownerThread; -1: none
 	key   devKey
 	once  sync.Once
 }
@@ -374,7 +375,10 @@ func (h *devHandle) PassthroughFd() (int, bool) {
 // returned in-band (result = -errno with status OK) so that the kernel copies the argument back, as
 // amdkfd does for ioctls that report partial progress (MAP_MEMORY_TO_GPU n_success).
 func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []byte, output []byte) (int32, syscall.Errno) {
-	tgid := h.d.callerTgid(ctx)
+	tgid := h.owner
+	if c, ok := fuse.FromContext(ctx); !ok || !ownerThread(h.pidfd, h.owner, c.Pid) {
+		tgid = h.d.callerTgid(ctx) // not a thread of the owner, or not known cheaply
+	}
 	if tgid != h.owner {
 		// kfd_ioctl: "if (process->lead_thread != current->group_leader) return -EBADF" (fork),
 		// before any copy: the argument stays as the caller left it. An in-band result would
@@ -399,6 +403,9 @@ func (h *devHandle) Release(ctx context.Context) syscall.Errno {
 		// go-fuse keeps until after this returns).
 		h.d.closed(h.key)
 		h.f.Release()
+		if h.pidfd >= 0 {
+			syscall.Close(h.pidfd)
+		}
 	})
 	return 0
 }

@@ -34,10 +34,11 @@ func newAQL(q *queue) (*aqlEngine, error) {
 	return e, nil
 }
 
-func (e *aqlEngine) Start() error { return e.cq.Start() }
-func (e *aqlEngine) Stop()        { e.cq.Stop() }
-func (e *aqlEngine) Kick()        { e.cq.Kick() }
-func (e *aqlEngine) Err() error   { return e.cq.Err() }
+func (e *aqlEngine) Start() error  { return e.cq.Start() }
+func (e *aqlEngine) Stop()         { e.cq.Stop() }
+func (e *aqlEngine) Kick()         { e.cq.Kick() }
+func (e *aqlEngine) HasWork() bool { return e.cq.HasWork() }
+func (e *aqlEngine) Err() error    { return e.cq.Err() }
 
 func (e *aqlEngine) status() string {
 	s := e.cq.Status()

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/doorbell"
+	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/mmu"
@@ -33,6 +34,7 @@ type engine interface {
 	Start() error
 	Stop()
 	Kick()
+	HasWork() bool // gpu/hqd Runner.HasWork
 	Err() error
 	status() string // one debugfs line: state and pointers
 }
@@ -72,6 +74,8 @@ type queue struct {
 	// destroying makes the next Unmap abandon the running dispatch at once (DESTROY_QUEUE and
 	// teardown need no resume point).
 	destroying atomic.Bool
+	// hw is its runlist entry in the GPU's hardware scheduler, for the doorbell (sched.go kick).
+	hw atomic.Pointer[hws.Handle]
 }
 
 // Errors of the queue manager.
@@ -361,7 +365,7 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, out *abi.CreateQueueA
 	// creation is a change. (Reads of a hardware doorbell return nothing meaningful either.)
 	bell := word64(pd.doorbellMem[8*dbID:])
 	bell.Store(doorbellIdle)
-	q.bell = p.d.bells.Watch(bell, q.eng.Kick)
+	q.bell = p.d.bells.Watch(bell, q.kick)
 	p.queues[id] = q
 	a.QueueID = id
 	// Doorbell offset: the slice's mmap offset in dev/kfd plus the doorbell's byte offset (SOC15:

@@ -19,7 +19,8 @@ import (
 // of all processes, whatever their engine; a compute queue (AQL or PM4) runs while it holds one of
 // the GPU's hardware slots, an SDMA queue while it is active (its RLC queue is its own). Unmapping
 // a compute queue saves its dispatch in flight: the waves are suspended in place (gpu/shader
-// CWSR) and resumed exactly when the queue is mapped again (preemptState, runDispatch).
+// CWSR) and resumed exactly when the queue is mapped again (preemptState, runDispatch). Only
+// queues with work are time-sliced (HasWork); an unmapped queue's doorbell asks for a slot (kick).
 
 // SetScheduling sets the hardware-scheduler configuration of GPUs whose scheduler does not exist
 // yet (call it before the first queue): slots (0: the node's num_cp_queues), time slice and
@@ -110,8 +111,29 @@ func (q *queue) schedule() error {
 	}
 	q.scheduled = true
 	q.mu.Unlock()
-	return q.p.d.scheduler(q.pd.gpuID).Add(q, par)
+	h, err := q.p.d.scheduler(q.pd.gpuID).Add(q, par)
+	if err != nil {
+		return err
+	}
+	q.hw.Store(h)
+	h.Doorbell() // a doorbell that rang before the handle was stored
+	return nil
 }
+
+// kick is the queue's doorbell (the doorbell watcher calls it): the engine re-scans its ring, and
+// an unmapped queue tells its scheduler it has work (hws.Handle.Doorbell: one atomic load when
+// mapped; no lock, no allocation).
+func (q *queue) kick() {
+	q.eng.Kick()
+	if h := q.hw.Load(); h != nil {
+		h.Doorbell()
+	}
+}
+
+// HasWork implements hws.Worker: a doorbell not taken, a packet executing or waiting, or a ring
+// not drained (gpu/hqd Runner.HasWork; a dispatch saved by a preemption is a scan not finished).
+// Only queues with work are time-sliced.
+func (q *queue) HasWork() bool { return q.eng.HasWork() }
 
 // Name implements hws.Queue.
 func (q *queue) Name() string { return fmt.Sprintf("tgid %d queue %d", q.p.tgid, q.id) }

@@ -257,7 +257,9 @@ func TestHungQueueReset(t *testing.T) {
 	if errno := other.do(abi.AMDKFD_IOC_CREATE_EVENT, &ohw); errno != 0 {
 		t.Fatal(errno)
 	}
-	// The driver's reset of a queue the scheduler found hung.
+	// The driver's reset of a queue the scheduler found hung: by then hws has stopped it and
+	// dropped it from the runlist (the queue's memory port is its engine's alone while it runs).
+	e.d.scheduler(e.gpu).Remove(q)
 	q.reset()
 	binary.LittleEndian.PutUint32(e.c.mem[40:], hw.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
@@ -641,4 +643,45 @@ func contextSaves(e *env) (saves, resumes uint64) {
 		q.pre.mu.Unlock()
 	}
 	return saves, resumes
+}
+
+// TestIdleQueuesOversubscribed: six idle queues on two slots are not time-sliced (no preemption
+// while they idle), and the first doorbell of an unmapped one gets it mapped and its packet run
+// at once: the quantum is an hour, so no rotation can be what maps it (gpu/hws Handle.Doorbell).
+func TestIdleQueuesOversubscribed(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.d.SetScheduling(hws.Config{Slots: 2, Quantum: time.Hour})
+	e.acquire(e.gpu)
+	const sigVA = 0x900000000
+	e.alloc(sigVA, 4096)
+	smem := e.d.procs[e.c.tgid].boAt(e.gpu, sigVA).mem
+	var submits []func([aql.PacketSize]byte, uint8)
+	var ids []uint32
+	for qi := range 6 {
+		a, submit := e.aqlAt(0x600000000 + uint64(qi)<<28)
+		submits, ids = append(submits, submit), append(ids, a.QueueID)
+	}
+	s := e.d.scheduler(e.gpu)
+	time.Sleep(20 * time.Millisecond)
+	if st := s.Stats(); st.Preemptions != 0 {
+		t.Fatalf("idle queues were preempted: %+v\n%s", st, e.d.debugRunlists())
+	}
+	p := e.d.procs[e.c.tgid]
+	for qi := range 6 {
+		q := p.queues[ids[qi]]
+		if s.IsMapped(q) {
+			continue
+		}
+		sig := word64(smem[64*qi+aql.SignalValueOffset:])
+		sig.Store(1)
+		var pkt [aql.PacketSize]byte
+		(&aql.BarrierPacket{CompletionSignal: sigVA + uint64(64*qi)}).Encode(pkt[:])
+		start := time.Now()
+		submits[qi](pkt, aql.PacketTypeBarrierAnd)
+		waitWord(t, "the barrier of an unmapped idle queue", sig, 0, 10*time.Second)
+		t.Logf("queue %d: doorbell to completion %v", qi, time.Since(start))
+	}
+	if st := s.Stats(); st.Bells == 0 || st.Preemptions == 0 {
+		t.Errorf("no unmapped queue was mapped by its doorbell: %+v\n%s", st, e.d.debugRunlists())
+	}
 }

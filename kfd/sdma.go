@@ -30,9 +30,10 @@ func newSDMA(q *queue) (*sdmaEngine, error) {
 	return e, nil
 }
 
-func (e *sdmaEngine) Start() error { return e.sq.Start() }
-func (e *sdmaEngine) Kick()        { e.sq.Kick() }
-func (e *sdmaEngine) Err() error   { return e.sq.Err() }
+func (e *sdmaEngine) Start() error  { return e.sq.Start() }
+func (e *sdmaEngine) Kick()         { e.sq.Kick() }
+func (e *sdmaEngine) HasWork() bool { return e.sq.HasWork() }
+func (e *sdmaEngine) Err() error    { return e.sq.Err() }
 
 // Stop stops the queue and adds the bytes it moved to the driver's sdma_bytes counter.
 func (e *sdmaEngine) Stop() {

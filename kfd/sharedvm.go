@@ -1,16 +1,18 @@
 package kfd
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"github.com/kfdemu/kfdemu/topology"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/kfd/svm"
+	"github.com/kfdemu/kfdemu/mmnotify"
 	"github.com/kfdemu/kfdemu/mmu"
 )
 
@@ -32,7 +34,8 @@ func (p *Process) newSVM() error {
 			Hive: pd.node.Prop(topology.HiveID), VRAMBytes: pd.node.VRAMSize()})
 		p.svmPDDs = append(p.svmPDDs, pd)
 	}
-	m, err := svm.New(svm.Config{GPUs: gpus, XNACK: p.xnack, FindVMA: p.findVMA, OverlapsBO: p.overlapsMappedBO,
+	vmas := &vmaCache{tgid: p.tgid, watch: func() *mmnotify.Watch { return p.mm }}
+	m, err := svm.New(svm.Config{GPUs: gpus, XNACK: p.xnack, FindVMA: vmas.find, OverlapsBO: p.overlapsMappedBO,
 		Mapper: svmMapper{p}})
 	if err != nil {
 		return err
@@ -47,21 +50,64 @@ func svmSupported(gfx string) bool {
 	return strings.HasPrefix(gfx, "gfx9") || strings.HasPrefix(gfx, "gfx1")
 }
 
-// findVMA is vma_lookup on the client, from /proc/PID/maps.
-func (p *Process) findVMA(addr uint64) (svm.VMA, bool) {
-	f, err := os.Open("/proc/" + strconv.Itoa(p.tgid) + "/maps")
-	if err != nil {
-		return svm.VMA{}, false
+// vmaCache is vma_lookup on the client, from /proc/PID/maps (amdkfd's svm_range_restore_pages
+// and svm_range_is_valid call vma_lookup/find_vma under mmap_read_lock). Reading and parsing the
+// file costs tens of microseconds, more than the rest of a retry fault, so the parsed maps are
+// kept while the client's address space is unchanged: the munmap notifier's generation
+// (mmnotify Watch.Synced, counting every mmap, munmap, mremap, mprotect and brk at its exit) as of
+// the Sync that every fault and SVM ioctl makes first (syncMM) tags the copy, and a lookup after
+// the generation moved reads the file again. The tag is read before the file, so a change racing
+// with the read only costs a second read. Without a notifier (not root) every lookup reads the
+// file. Used under the svm Manager's lock (FindVMA), which guards it.
+type vmaCache struct {
+	tgid  int
+	watch func() *mmnotify.Watch // the process's notifier watch, or nil
+	vmas  []svm.VMA              // sorted by Start, disjoint
+	gen   uint64
+	valid bool
+	reads uint64 // files read (tests)
+}
+
+func (c *vmaCache) find(addr uint64) (svm.VMA, bool) {
+	var gen uint64
+	ok := false
+	if w := c.watch(); w != nil {
+		gen, ok = w.Synced()
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		v, ok := parseMapsLine(sc.Text())
-		if ok && addr >= v.Start && addr < v.End {
-			return v, true
+	if !ok || !c.valid || c.gen != gen {
+		vmas, err := readMaps(c.tgid)
+		c.reads++
+		c.vmas, c.gen, c.valid = vmas, gen, ok && err == nil
+		if err != nil {
+			return svm.VMA{}, false
 		}
 	}
+	i := sort.Search(len(c.vmas), func(i int) bool { return c.vmas[i].End > addr })
+	if i < len(c.vmas) && c.vmas[i].Start <= addr {
+		return c.vmas[i], true
+	}
 	return svm.VMA{}, false
+}
+
+// readMaps parses /proc/PID/maps.
+func readMaps(tgid int) ([]svm.VMA, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tgid) + "/maps")
+	if err != nil {
+		return nil, err
+	}
+	var out []svm.VMA
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if v, ok := parseMapsLine(string(line)); ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // parseMapsLine reads one line of /proc/PID/maps: "start-end perms offset dev inode [path]". A

@@ -14,6 +14,11 @@
 // notifier has run before munmap returns on amdkfd). Unmaps by another thread racing with the
 // request may or may not be seen, as on amdkfd.
 //
+// Generation. Synced gives the count of the process's address-space syscalls as of the last Sync
+// (mmap, munmap, mremap, and also mprotect, pkey_mprotect and brk, counted at their exit, after
+// the change): a driver may keep a parsed copy of /proc/PID/maps while it is unchanged (kfd's
+// VMA cache for GPU retry faults).
+//
 // Not seen: brk shrinking the heap, madvise(MADV_DONTNEED/FREE) (amdkfd evicts, it does not unmap:
 // the data stays in the client's pages here anyway), mremap with MREMAP_DONTUNMAP (the old VMA
 // stays), process_madvise, exit (the driver tears the process down itself). A record the ring
@@ -37,6 +42,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -53,6 +59,7 @@ const (
 	kindMremapOut  = 3 // sys_exit_mremap: ret
 	kindMmapIn     = 4 // sys_enter_mmap: addr, len, prot, flags, fd
 	kindMmapOut    = 5 // sys_exit_mmap: ret
+	kindChanged    = 6 // sys_exit_{munmap,mprotect,pkey_mprotect,brk}: ret (counted only, see Synced)
 	maxArgs        = 5
 	recSize        = 16 + 8*maxArgs
 	ctxArgs        = 16 // first syscall argument (or ret) in the tracepoint context (events/syscalls/*/format)
@@ -74,6 +81,8 @@ type Handler func(start, size uint64)
 type proc struct {
 	h       Handler
 	touch   func()              // ArmTouch's function
+	synced  atomic.Uint64       // Synced's generation + 1 (0: no Sync yet, stopped or records lost); under Notifier.mu
+	syncs   uint64              // Syncs that read the counter
 	applied uint64              // records of this tgid handled (the reader goroutine's count)
 	lost    uint64              // lost records already logged
 	pending map[uint32][]uint64 // entry arguments by thread id, until the matching exit record
@@ -113,6 +122,11 @@ var tracepoints = []struct {
 	{"sys_exit_mremap", kindMremapOut, 1},
 	{"sys_enter_mmap", kindMmapIn, 5},
 	{"sys_exit_mmap", kindMmapOut, 1},
+	// Counted only (Synced): the calls that change a VMA's bounds or permissions, at their exit.
+	{"sys_exit_munmap", kindChanged, 1},
+	{"sys_exit_mprotect", kindChanged, 1},
+	{"sys_exit_pkey_mprotect", kindChanged, 1},
+	{"sys_exit_brk", kindChanged, 1},
 }
 
 // Open loads and attaches the programs and starts the reader goroutine. warn (may be nil) is
@@ -247,6 +261,7 @@ func (n *Notifier) Watch(tgid int, h Handler) (*Watch, error) {
 // Watch of the same tgid replaced does nothing.
 func (w *Watch) Stop() {
 	n := w.n
+	w.p.synced.Store(0)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.procs[w.tgid] != w.p {
@@ -266,6 +281,7 @@ func (w *Watch) Sync() {
 	n := w.n
 	var v [2]uint64
 	if err := n.watched.Lookup(w.tgid, &v); err != nil {
+		w.p.synced.Store(0)
 		return // stopped
 	}
 	n.mu.Lock()
@@ -274,6 +290,13 @@ func (w *Watch) Sync() {
 		n.warn("munmap notices lost (ring buffer full): SVM ranges of the process may be stale", "tgid", w.tgid, "lost", v[1])
 		w.p.lost = v[1]
 	}
+	if v[1] != 0 {
+		w.p.synced.Store(0) // a lost record: the count misses a change
+	} else if g := w.p.synced.Load(); g != 0 || w.p.syncs == 0 {
+		// Monotonic: a concurrent Sync that read the counter earlier must not store it later.
+		w.p.synced.Store(max(g, v[0]+1))
+	}
+	w.p.syncs++
 	for n.procs[w.tgid] == w.p && w.p.applied < v[0] {
 		select {
 		case <-n.done:
@@ -282,6 +305,18 @@ func (w *Watch) Sync() {
 		}
 		n.cond.Wait()
 	}
+}
+
+// Synced returns the generation of the process's address space as of the last Sync: the count of
+// its syscalls that map, unmap, move or change the protection of memory (mmap, munmap, mremap,
+// mprotect, pkey_mprotect, brk; each counted at its exit, after its change), so a copy of
+// /proc/PID/maps read after a Sync that returned generation g is current for as long as Sync
+// keeps returning g. ok is false before the first Sync, after Stop and once records were lost:
+// then nothing may be assumed. Not counted: madvise, mlock and the like, which may split a VMA
+// without changing what is mapped or its protection. It takes no lock.
+func (w *Watch) Synced() (gen uint64, ok bool) {
+	g := w.p.synced.Load()
+	return g - 1, g != 0
 }
 
 // read is the reader goroutine: it decodes records and calls the handlers.

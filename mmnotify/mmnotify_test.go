@@ -206,3 +206,53 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestSynced: the generation moves with every call that changes a VMA (mmap, mprotect, munmap,
+// brk), as of the last Sync; it is unknown before the first Sync and after Stop.
+func TestSynced(t *testing.T) {
+	n := open(t)
+	w, err := n.Watch(os.Getpid(), func(uint64, uint64) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.Synced(); ok {
+		t.Fatal("a generation before the first Sync")
+	}
+	w.Sync()
+	g, ok := w.Synced()
+	if !ok {
+		t.Fatal("no generation after Sync")
+	}
+	const ps = 4096
+	mem, err := unix.Mmap(-1, 0, 4*ps, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := uint64(uintptrOf(mem))
+	for _, c := range []struct {
+		what string
+		do   func() error
+	}{
+		{"mmap", func() error { return nil }}, // done above
+		{"mprotect", func() error { return unix.Mprotect(mem[:ps], unix.PROT_READ) }},
+		{"brk", func() error { _, _, e := unix.Syscall(unix.SYS_BRK, 0, 0, 0); return errnoErr(e) }},
+		{"munmap", func() error { return munmap(base, 4*ps) }},
+	} {
+		if err := c.do(); err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		if g2, _ := w.Synced(); g2 != g {
+			t.Fatalf("%s: the generation moved before Sync", c.what)
+		}
+		w.Sync()
+		g2, ok := w.Synced()
+		if !ok || g2 <= g {
+			t.Errorf("%s: generation %d -> %d (ok %v), want it to grow", c.what, g, g2, ok)
+		}
+		g = g2
+	}
+	w.Stop()
+	if _, ok := w.Synced(); ok {
+		t.Error("a generation after Stop")
+	}
+}

@@ -22,7 +22,7 @@ import (
 // lookup per fault of an armed process; other processes' faults one lookup that misses.
 
 const (
-	kindTouch    = 6 // exceptions/page_fault_user in an armed range: address
+	kindTouch    = 7 // exceptions/page_fault_user in an armed range: address
 	touchRanges  = 4 // ranges per armed process (more are merged into their hull)
 	faultAddrOff = 8 // address in the page_fault_user context (events/exceptions/page_fault_user/format)
 )

@@ -15,3 +15,10 @@ func munmap(addr, size uint64) error {
 	}
 	return nil
 }
+
+func errnoErr(e unix.Errno) error {
+	if e != 0 {
+		return e
+	}
+	return nil
+}

@@ -11,8 +11,8 @@ import (
 // processes" in go test: the daemon's (this process's) CPU time over 2 s while 16 client
 // processes (re-executions of this test binary, benchclient.go) hold 4 idle AQL queues each,
 // against 2 s with no client, in the same run; metrics in % of one CPU and their ratio. On mi210
-// the 64 queues oversubscribe the GPU's 24 hardware queue slots and the hardware scheduler
-// time-slices them; on mi210x8 (client i on GPU i mod 8) each GPU holds 8. Each iteration takes
+// the 64 queues oversubscribe the GPU's 24 hardware queue slots, but the hardware scheduler
+// time-slices only queues with work (gpu/hws), so idle ones cost nothing there; on mi210x8 (client i on GPU i mod 8) each GPU holds 8. Each iteration takes
 // about 7 s:
 //
 //	go test -run '^$' -bench BenchmarkIdleQueues -benchtime 1x ./cmd/kfdemu
@@ -46,4 +46,36 @@ func BenchmarkIdleQueues(b *testing.B) {
 			b.ReportMetric(ratio(busy, base), "ratio")
 		})
 	}
+}
+
+// BenchmarkFaultStorm is kfdemu bench's fault-storm row in go test: the GPU touches pages
+// distinct pages of plain client memory (SVM, XNACK on, granularity 0: one retry fault each) in
+// bursts of 62 barrier packets; metrics are retry faults per second, µs per fault and the same
+// bursts over the pages once mapped (the floor), in the same run. With -cpuprofile it profiles the
+// daemon's fault path (wave access -> GPUVM walk -> svm_range_restore_pages -> replay):
+//
+//	go test -run '^$' -bench BenchmarkFaultStorm -benchtime 1x ./cmd/kfdemu
+func BenchmarkFaultStorm(b *testing.B) {
+	testenv.NeedMount(b)
+	f := serveFlags{mount: b.TempDir(), profile: "mi210", logLevel: "warn"}
+	srv, _, err := mountEmulator(&f, newLogger("warn"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Unmount()
+	const pages = 1 << 15
+	var rate, floor float64
+	for range b.N {
+		fig, err := faultStorm(f.mount, pages)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rate += fig.Value
+		floor += fig.FloorValue
+	}
+	rate, floor = rate/float64(b.N), floor/float64(b.N)
+	b.ReportMetric(rate, "faults/s")
+	b.ReportMetric(1e6/rate, "µs/fault")
+	b.ReportMetric(floor, "mapped-pages/s")
+	b.ReportMetric(rate/floor, "ratio")
 }

@@ -91,8 +91,8 @@ func benchIdleProcs(mnt string, base time.Duration, procs, queuesPer int) (figur
 
 // slotsNote says how the clients' queues fall on the GPUs (client i uses GPU i mod the GPU count)
 // against each GPU's hardware queue slots (num_cp_queues): a GPU with more runnable queues than
-// slots is oversubscribed and its hardware scheduler, which the daemon runs, time-slices them
-// (gpu/hws) even when they are idle.
+// slots is oversubscribed, but its hardware scheduler (gpu/hws), which the daemon runs, only
+// time-slices queues with work: idle ones keep their slots or wait for a doorbell.
 func slotsNote(mnt string, procs, queuesPer int) string {
 	t, err := kmt.ReadTopology(filepath.Join(mnt, nsexec.TopologyPath))
 	if err != nil || len(t.GPUs()) == 0 {
@@ -105,7 +105,7 @@ func slotsNote(mnt string, procs, queuesPer int) string {
 	}
 	slots := int(gpus[0].Props.Get("num_cp_queues"))
 	if perGPU[0] > slots {
-		return fmt.Sprintf("%d queues on GPU 0, which has %d hardware queue slots: oversubscribed, the hardware scheduler time-slices them",
+		return fmt.Sprintf("%d queues on GPU 0, which has %d hardware queue slots: oversubscribed, but idle queues are not time-sliced",
 			perGPU[0], slots)
 	}
 	return fmt.Sprintf("at most %d queues per GPU (%d GPUs, %d hardware queue slots each): not oversubscribed", perGPU[0], len(gpus), slots)

@@ -19,6 +19,10 @@
 // in execution should watch Stopping. The first error a Step returns puts the queue in StateError:
 // Engine.Fail reports it to the engine's host, and Start refuses to run the queue again.
 //
+// HasWork is what the hardware scheduler (gpu/hws) asks to time-slice only queues with work: a
+// doorbell not yet taken or a scan not finished (a queue unmapped in the middle of its ring, or
+// with a dispatch saved by a preemption, still has work).
+//
 // # Concurrency and lock order
 //
 // Kick takes no lock and does not allocate (a non-blocking send on the queue's own 1-buffered
@@ -111,6 +115,9 @@ type Runner struct {
 	kick             chan struct{}
 	state            atomic.Int32
 	scans            atomic.Uint64
+	// scanning: a kick was taken and the scan it started has not ended with the ring drained
+	// (a packet executes, waits, or the queue was stopped in the middle of its ring).
+	scanning atomic.Bool
 
 	mu      sync.Mutex
 	err     error
@@ -198,6 +205,17 @@ func (r *Runner) Kick() {
 	}
 }
 
+// HasWork reports whether the queue has work for the hardware scheduler (gpu/hws): a doorbell not
+// yet taken, or a scan in progress, which includes a packet executing, a packet waiting
+// (barrier, WAIT_REG_MEM, POLL_REGMEM, scratch) and a run stopped (unmapped) before the ring was
+// drained. A queue whose last scan found its ring drained, or stopped at a slot not yet written
+// (it is taken up again by the next doorbell, PSA-2.8-Q19), has none. It takes no lock: an
+// atomic load and the kick channel's length. Exact once the queue is stopped (Stop returned);
+// while it runs the answer can lag a kick being taken by a few instructions.
+func (r *Runner) HasWork() bool {
+	return r.scanning.Load() || len(r.kick) > 0
+}
+
 // State returns the current state.
 func (r *Runner) State() State { return State(r.state.Load()) }
 
@@ -245,6 +263,7 @@ func (r *Runner) run(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		case <-r.kick:
 		}
+		r.scanning.Store(true)
 		for {
 			progressed, err := r.eng.Step(stop)
 			if errors.Is(err, ErrStopped) {
@@ -255,10 +274,12 @@ func (r *Runner) run(stop <-chan struct{}, done chan<- struct{}) {
 				err = r.eng.Idle()
 			}
 			if err != nil {
+				r.scanning.Store(false) // an errored queue never runs again
 				r.Fail(err)
 				return
 			}
 			if !progressed {
+				r.scanning.Store(false)
 				break
 			}
 			select {

@@ -198,3 +198,47 @@ func TestKickAllocs(t *testing.T) {
 		t.Errorf("Kick allocates %v", n)
 	}
 }
+
+// TestHasWork: a queue has work from a doorbell until a scan drains its ring, while a packet
+// waits, and after a stop in the middle of its ring; not when drained or in the error state.
+func TestHasWork(t *testing.T) {
+	var r Runner
+	var published, pos atomic.Uint64
+	var release atomic.Bool
+	r.Init(Engine{Step: func(stop <-chan struct{}) (bool, error) {
+		if pos.Load() >= published.Load() {
+			return false, nil
+		}
+		if err := r.Wait(stop, func() (bool, error) { return release.Load(), nil }); err != nil {
+			return false, err
+		}
+		pos.Add(1)
+		return true, nil
+	}})
+	if r.HasWork() {
+		t.Fatal("a new queue has work")
+	}
+	r.Kick() // a doorbell on an unmapped queue
+	if !r.HasWork() {
+		t.Fatal("a stopped queue with a doorbell pending has no work")
+	}
+	r.Start()
+	waitFor(t, "drained", func() bool { return !r.HasWork() && r.State() == StateIdle })
+	published.Store(1)
+	r.Kick()
+	waitFor(t, "blocked", func() bool { return r.State() == StateBlocked })
+	if !r.HasWork() {
+		t.Error("a queue blocked on a packet has no work")
+	}
+	r.Stop() // unmapped while its packet waits
+	if !r.HasWork() {
+		t.Error("a queue stopped in the middle of its ring has no work")
+	}
+	release.Store(true)
+	r.Start()
+	waitFor(t, "drained again", func() bool { return pos.Load() == 1 && !r.HasWork() })
+	r.Stop()
+	if r.HasWork() {
+		t.Error("a drained, stopped queue has work")
+	}
+}

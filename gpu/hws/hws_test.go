@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -228,5 +229,200 @@ func TestDedicatedQueues(t *testing.T) {
 	}
 	if err := s.Remove(d2); err != nil || s.IsMapped(d2) {
 		t.Errorf("remove: %v", err)
+	}
+}
+
+// workQueue is a fakeQueue that reports whether it has work (Worker).
+type workQueue struct {
+	fakeQueue
+	work atomic.Bool
+}
+
+func (w *workQueue) HasWork() bool { return w.work.Load() }
+
+func newWorkQueues(s *Scheduler, n int, p Params) ([]*workQueue, []*Handle) {
+	var qs []*workQueue
+	var hs []*Handle
+	for i := range n {
+		q := &workQueue{fakeQueue: fakeQueue{name: fmt.Sprint("w", i)}}
+		h, err := s.Add(q, p)
+		if err != nil {
+			panic(err)
+		}
+		qs, hs = append(qs, q), append(hs, h)
+	}
+	return qs, hs
+}
+
+func mappedWork(qs []*workQueue) int {
+	n := 0
+	for _, q := range qs {
+		q.mu.Lock()
+		if q.mapped {
+			n++
+		}
+		q.mu.Unlock()
+	}
+	return n
+}
+
+// TestIdleQueuesNotRotated: sixteen idle queues on four slots fill the slots and are never
+// time-sliced: no pass, no preemption, no slice charged, and the slots keep their queues.
+func TestIdleQueuesNotRotated(t *testing.T) {
+	s := New(Config{Slots: 4, Quantum: 500 * time.Microsecond})
+	defer s.Close()
+	qs, _ := newWorkQueues(s, 16, Params{Priority: 7, Percentage: 100})
+	before, hqds := s.Stats(), s.HQDs()
+	time.Sleep(50 * time.Millisecond) // a hundred quanta
+	after := s.Stats()
+	if after.Rounds != before.Rounds || after.Preemptions != 0 || s.HQDs() != hqds {
+		t.Errorf("idle queues were rotated: %+v -> %+v\n%s", before, after, s.Runlist())
+	}
+	if n := mappedWork(qs); n != 4 {
+		t.Errorf("%d idle queues mapped on 4 free slots", n)
+	}
+	for _, q := range qs {
+		if n := s.Slices(q); n != 0 {
+			t.Errorf("%s: idle, charged %d slices", q.name, n)
+		}
+	}
+}
+
+// TestIdleQueueGetsWork: an unmapped idle queue whose doorbell rings is mapped promptly (an idle
+// mapped queue gives up its slot; no time slice is waited for), and once all are idle again
+// nothing moves.
+func TestIdleQueueGetsWork(t *testing.T) {
+	s := New(Config{Slots: 2, Quantum: time.Hour}) // a rotation would never come in time
+	defer s.Close()
+	qs, hs := newWorkQueues(s, 8, Params{Priority: 7, Percentage: 100})
+	var lat []time.Duration
+	for i := 2; i < 8; i++ { // w0 and w1 hold the slots
+		if s.IsMapped(qs[i]) {
+			t.Fatalf("%s mapped\n%s", qs[i].name, s.Runlist())
+		}
+		start := time.Now()
+		qs[i].work.Store(true)
+		hs[i].Doorbell()
+		for !s.IsMapped(qs[i]) {
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("%s got work and was not mapped in 5 s\n%s", qs[i].name, s.Runlist())
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+		lat = append(lat, time.Since(start))
+		qs[i].work.Store(false) // done: it stays mapped until a queue with work needs its slot
+		if n := mappedWork(qs); n != 2 {
+			t.Fatalf("%d mapped on 2 slots", n)
+		}
+	}
+	t.Logf("doorbell to mapped: %v", lat)
+	for _, l := range lat {
+		if l > 100*time.Millisecond {
+			t.Errorf("doorbell to mapped took %v (bound 100 ms)", l)
+		}
+	}
+	if st := s.Stats(); st.Bells != 6 {
+		t.Errorf("%d bells for six doorbells of unmapped queues", st.Bells)
+	}
+	for i := range qs { // a mapped queue's doorbell does not wake the scheduler
+		if s.IsMapped(qs[i]) {
+			hs[i].Doorbell()
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	if st := s.Stats(); st.Bells != 6 {
+		t.Errorf("%d bells: doorbells of mapped queues woke the scheduler", st.Bells)
+	}
+}
+
+// TestBusyAmongIdleShareFairly: three queues with work among thirteen idle ones on two slots
+// share the slots evenly; the idle queues are charged nothing and are unmapped for them.
+func TestBusyAmongIdleShareFairly(t *testing.T) {
+	s := New(Config{Slots: 2, Quantum: 500 * time.Microsecond})
+	defer s.Close()
+	qs, hs := newWorkQueues(s, 16, Params{Priority: 7, Percentage: 100})
+	busy := []*workQueue{qs[3], qs[8], qs[13]}
+	for i, q := range qs {
+		if q == qs[3] || q == qs[8] || q == qs[13] {
+			q.work.Store(true)
+			hs[i].Doorbell()
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var got [3]uint64
+	for {
+		var sum uint64
+		for i, q := range busy {
+			got[i] = s.Slices(q)
+			sum += got[i]
+		}
+		if sum >= 150 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v slices after 30 s\n%s", got, s.Runlist())
+		}
+		if n := mappedWork(qs); n > 2 {
+			t.Fatalf("%d mapped on 2 slots", n)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	var sum uint64
+	for _, n := range got {
+		sum += n
+	}
+	for i, n := range got {
+		if want := sum / 3; n+2 < want || n > want+2 {
+			t.Errorf("%s charged %d of %d slices, want about %d", busy[i].name, n, sum, want)
+		}
+	}
+	for _, q := range qs {
+		if q.work.Load() {
+			continue
+		}
+		if n := s.Slices(q); n != 0 {
+			t.Errorf("idle %s charged %d slices", q.name, n)
+		}
+		if s.IsMapped(q) {
+			t.Errorf("idle %s holds a slot while three queues with work share two", q.name)
+		}
+	}
+}
+
+// TestRejoinEarnsNoCredit: a queue idle while two others shared the slot gets only its share
+// when it gets work (its virtual time is raised to theirs), not the slot until it catches up.
+func TestRejoinEarnsNoCredit(t *testing.T) {
+	s := New(Config{Slots: 1, Quantum: 500 * time.Microsecond})
+	defer s.Close()
+	qs, hs := newWorkQueues(s, 3, Params{Priority: 7, Percentage: 100})
+	qs[0].work.Store(true)
+	qs[1].work.Store(true)
+	hs[0].Doorbell()
+	hs[1].Doorbell()
+	for s.Slices(qs[0])+s.Slices(qs[1]) < 100 {
+		time.Sleep(100 * time.Microsecond)
+	}
+	a0, b0 := s.Slices(qs[0]), s.Slices(qs[1])
+	qs[2].work.Store(true)
+	hs[2].Doorbell()
+	for s.Slices(qs[2]) < 30 {
+		time.Sleep(100 * time.Microsecond)
+	}
+	a, b, c := s.Slices(qs[0])-a0, s.Slices(qs[1])-b0, s.Slices(qs[2])
+	t.Logf("after the rejoin: %d %d %d slices", a, b, c)
+	if a+3 < c || b+3 < c {
+		t.Errorf("the rejoining queue took %d slices while the others got %d and %d", c, a, b)
+	}
+}
+
+// TestDoorbellAllocs: a doorbell, of a mapped or an unmapped queue, does not allocate.
+func TestDoorbellAllocs(t *testing.T) {
+	s := New(Config{Slots: 1, Quantum: time.Hour})
+	defer s.Close()
+	_, hs := newWorkQueues(s, 2, Params{Percentage: 100})
+	for i, h := range hs {
+		if n := testing.AllocsPerRun(1000, h.Doorbell); n != 0 {
+			t.Errorf("queue %d (mapped %v): Doorbell allocates %v", i, i == 0, n)
+		}
 	}
 }

@@ -88,6 +88,17 @@ func testSVM(t *testing.T, root string) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
+	// Memory the client maps after those faults (an mmap between two faults) is found by the
+	// next one: the daemon's copy of the client's maps is not stale.
+	mem3, base3 := anon(t, 1<<20)
+	Word64(mem3, 0x2000+aql.SignalValueOffset).Store(1)
+	r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: base3 + 0x2000})
+	for deadline := time.Now().Add(5 * time.Second); Word64(mem3, 0x2000+aql.SignalValueOffset).Load() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("signal in memory mapped after the last fault never completed (stale maps?)%s", debugQueues())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 	if b, err := os.ReadFile(filepath.Join(root, "sys/kernel/debug/kfd/faults")); err == nil {
 		if n := strings.Count(string(b), " retry "); n < 2 {
 			t.Errorf("fault log has %d serviced retry faults, want 2:\n%s", n, b)
