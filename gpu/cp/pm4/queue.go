@@ -68,7 +68,10 @@ func New(cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("%w: read pointer must be 4-byte and write pointer 8-byte aligned", ErrConfig)
 	}
 	q := &Queue{cfg: cfg, sizeDw: uint64(cfg.RingSizeBytes) / 4}
-	q.Init(hqd.Engine{Step: q.step, Idle: q.flushRptr, Exit: q.exit, Fail: func(err error) { q.cfg.Host.QueueError(q, err) },
+	// Fail publishes the read pointer before the error reaches the host (runs on the queue's
+	// goroutine): a client woken by the error sees where the queue stopped. (Exit publishes it
+	// too, but after the state has become StateError: TestQueueErrors saw the old value under -race.)
+	q.Init(hqd.Engine{Step: q.step, Idle: q.flushRptr, Exit: q.exit, Fail: func(err error) { _ = q.flushRptr(); q.cfg.Host.QueueError(q, err) },
 		Starting: func() { q.pfLo, q.pfHi, q.wLimit = 0, 0, 0 }}) // read the ring and its write pointer afresh after a stop
 	q.storeFn = func(uint64) uint64 { return q.storeVal }
 	r, err := q.load(cfg.ReadPtrVA, 4, "read pointer")
