@@ -85,6 +85,11 @@ func (d *dispatch) resume() {
 	d.suspended.Store(false)
 	d.suspCh.Store(nil)
 	if d.resumeCh != nil {
+		// The resumer un-counts the groups it wakes: were they to do it themselves, a suspension
+		// right after this resumption could count a woken group as still parked, report the
+		// dispatch suspended, and the group would then take a CU (and a worker) again.
+		d.parked.Add(-d.parkedSusp)
+		d.parkedSusp = 0
 		close(d.resumeCh)
 		d.resumeCh = nil
 	}
@@ -140,13 +145,17 @@ func (d *dispatch) parkWait(g *group) {
 		d.dev.release(g.cu, d.need)
 		g.cu = -1
 	}
-	d.parked.Add(1)
+	d.mu.Lock()
+	if d.resumeCh == ch { // not resumed meanwhile: parked until resume un-counts it
+		d.parkedSusp++
+		d.parked.Add(1)
+	}
+	d.mu.Unlock()
 	d.signal()
 	select {
 	case <-ch:
 	case <-d.abort:
 	}
-	d.parked.Add(-1)
 	for !d.killed() {
 		cu, freed := d.dev.reserve(d.cus, d.need)
 		if cu >= 0 {

@@ -82,16 +82,17 @@ type dispatch struct {
 	fresh       atomic.Int64  // resident work-groups that have not yet given their token back
 	wg          sync.WaitGroup
 
-	mu       sync.Mutex // guards the fields below
-	err      error      // the failure of the lowest-numbered failing work-group
-	errGroup uint64
-	midStop  uint64 // lowest work-group stopped inside (killed); valid if stopped
-	stopped  bool
-	slots    []uint32                      // free scratch wave slots
-	resumeCh chan struct{}                 // closed by resume (nil when not suspended)
-	suspCh   atomic.Pointer[chan struct{}] // closed while suspended (nil when not): wakes groups waiting for a worker
-	gen      uint64                        // runs of drive: Resume starts a new one
-	free     []*group                      // finished work-groups whose waves and LDS are reused
+	mu         sync.Mutex // guards the fields below
+	err        error      // the failure of the lowest-numbered failing work-group
+	errGroup   uint64
+	midStop    uint64 // lowest work-group stopped inside (killed); valid if stopped
+	stopped    bool
+	slots      []uint32                      // free scratch wave slots
+	resumeCh   chan struct{}                 // closed by resume (nil when not suspended)
+	parkedSusp int64                         // groups parkWait counted in parked since the last resume (d.mu)
+	suspCh     atomic.Pointer[chan struct{}] // closed while suspended (nil when not): wakes groups waiting for a worker
+	gen        uint64                        // runs of drive: Resume starts a new one
+	free       []*group                      // finished work-groups whose waves and LDS are reused
 
 	stats Stats // updated with atomic adds
 }
