@@ -497,7 +497,7 @@ func init() {
 		return &TrapError{PC: w.pc, Code: code}
 	})
 
-	// SMEM: loads through the scalar cache (modelled as direct memory reads).
+	// SMEM: loads through the scalar cache (kcache.go; GLC bypasses it).
 	for _, n := range []string{"s_load_dword", "s_load_dwordx2", "s_load_dwordx4", "s_load_dwordx8", "s_load_dwordx16",
 		"s_buffer_load_dword", "s_buffer_load_dwordx2", "s_buffer_load_dwordx4", "s_buffer_load_dwordx8", "s_buffer_load_dwordx16"} {
 		reg(n, smemLoad)
@@ -516,8 +516,10 @@ func init() {
 			reg("s_buffer_atomic_"+op+x2, f)
 		}
 	}
-	// Scalar cache invalidate/write-back/discard and ATC probes: no cache is modelled.
-	reg("s_dcache_inv s_dcache_wb s_dcache_inv_vol s_dcache_wb_vol s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer",
+	// Scalar cache controls (kcache.go): invalidate empties the dispatch's scalar cache; write-back
+	// and discard have nothing to do (SMEM stores write through), nor have the ATC probes.
+	reg("s_dcache_inv s_dcache_inv_vol", func(w *wave, _ *Inst) error { w.d.kc.reset(); return nil })
+	reg("s_dcache_wb s_dcache_wb_vol s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer",
 		func(*wave, *Inst) error { return nil })
 	// S_MEMTIME and S_MEMREALTIME: the 64-bit GPU timestamp (see RefClock).
 	reg("s_memtime s_memrealtime", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], RefClock()); return nil })
@@ -566,6 +568,7 @@ func smemStore(w *wave, in *Inst) error {
 	if err := w.g.mem.Write(addr, buf[:4*n]); err != nil {
 		return w.fault(in, addr, true, err)
 	}
+	w.d.kc.reset() // written through: no line keeps the old bytes
 	return nil
 }
 
@@ -595,6 +598,7 @@ func smemAtomic(w *wave, in *Inst, op string, wide bool) error {
 	if err != nil {
 		return w.fault(in, addr, true, err)
 	}
+	w.d.kc.reset()
 	if in.Glc {
 		w.s[d] = uint32(old)
 		if wide {
@@ -611,7 +615,13 @@ func smemLoad(w *wave, in *Inst) error {
 		return fmt.Errorf("%w: SMEM destination", ErrIllegal)
 	}
 	p := w.mbuf[:4*n]
-	if err := w.g.mem.Read(addr&^3, p); err != nil {
+	var err error
+	if in.Glc { // globally coherent: past the scalar cache
+		err = w.g.mem.Read(addr&^3, p)
+	} else {
+		err = w.d.kc.read(w.g.mem, addr&^3, p)
+	}
+	if err != nil {
 		return w.fault(in, addr, false, err)
 	}
 	for i := 0; i < n; i++ {

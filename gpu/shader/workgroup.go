@@ -65,6 +65,7 @@ type dispatch struct {
 	nregs int // VGPRs allocated per wave
 	ng    [3]uint64
 	code  codeCache
+	kc    kcache // the scalar data cache, emptied at each run of drive
 	gws   *GWS
 
 	abort     chan struct{} // closed when waves must stop inside their work-group
@@ -206,6 +207,7 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 // suspension).
 func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 	d.ctx = ctx
+	d.kc.reset() // the CP invalidates the scalar cache at the dispatch's start (and a resumed one's)
 	stopWatch := make(chan struct{})
 	k := d.kill // read here: Resume replaces it while an earlier watcher may still be exiting
 	d.mu.Lock()

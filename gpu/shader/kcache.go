@@ -1,0 +1,50 @@
+package shader
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// kcache is the scalar data cache (K$) that SMEM loads read through. On gfx90a a group of CUs shares
+// one; it is not coherent with vector memory or the CPU: the CP invalidates it when a dispatch
+// starts (the AQL packet's acquire), s_dcache_inv(_vol) invalidates it, and an SMEM load with GLC
+// bypasses it (CDNA2 ISA "Scalar Memory Operations"). LLVM emits SMEM loads only for memory that
+// does not change while the kernel runs (kernel arguments, the dispatch packet, uniform loads of
+// memory no store of the kernel can clobber; AMDGPUUsage "Memory Model"): volatile and atomic
+// loads are vector loads. The model keeps one cache per dispatch (every CU of the dispatch shares
+// it), emptied when the dispatch starts or resumes, by s_dcache_inv(_vol), and by an SMEM store or
+// atomic (the model writes those through to memory). It holds 64-byte lines, filled by one read of
+// the line: a kernel argument in the client's own memory (userptr: each read a process_vm_readv)
+// is read once per dispatch instead of once per wave.
+type kcache struct {
+	m atomic.Pointer[sync.Map] // line address -> *[kLine]byte, immutable once stored
+}
+
+// kLine is the scalar cache's line size (GFX9 K$: 64 bytes). A line never crosses a 4 KiB page.
+const kLine = 64
+
+// reset empties the cache.
+func (k *kcache) reset() { k.m.Store(new(sync.Map)) }
+
+// read fills p (at most kLine bytes) from addr, a dword-aligned address, through the cache; misses
+// read whole lines from mem. It returns the Memory's error of a failed fill.
+func (k *kcache) read(mem Memory, addr uint64, p []byte) error {
+	m := k.m.Load()
+	for len(p) > 0 {
+		la := addr &^ (kLine - 1)
+		var line *[kLine]byte
+		if v, ok := m.Load(la); ok {
+			line = v.(*[kLine]byte)
+		} else {
+			line = new([kLine]byte)
+			if err := mem.Read(la, line[:]); err != nil {
+				return err
+			}
+			m.Store(la, line)
+		}
+		n := copy(p, line[addr-la:])
+		p = p[n:]
+		addr += uint64(n)
+	}
+	return nil
+}
