@@ -186,20 +186,27 @@ func Open(warn func(msg string, args ...any)) (*Notifier, error) {
 	return n, nil
 }
 
-// prog is one tracepoint program: for a watched tgid it emits {tgid, tid, kind, args...} and
-// counts it in the tgid's map value (word 0), or counts a loss (word 1) when the ring is full.
-func prog(watched, events *ebpf.Map, kind, nargs int) asm.Instructions {
-	in := asm.Instructions{
+// lookupTgid is the common prologue: R6 = the context, R7 = pid_tgid, the tgid at fp-4, R0 = m's
+// value for the tgid; a tgid not in m jumps to "out".
+func lookupTgid(m *ebpf.Map) asm.Instructions {
+	return asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.Mov.Reg(asm.R7, asm.R0),
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(asm.RFP, -4, asm.R0, asm.Word),
-		asm.LoadMapPtr(asm.R1, watched.FD()),
+		asm.LoadMapPtr(asm.R1, m.FD()),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, -4),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, "out"),
+	}
+}
+
+// prog is one tracepoint program: for a watched tgid it emits {tgid, tid, kind, args...} and
+// counts it in the tgid's map value (word 0), or counts a loss (word 1) when the ring is full.
+func prog(watched, events *ebpf.Map, kind, nargs int) asm.Instructions {
+	in := append(lookupTgid(watched),
 		asm.Mov.Reg(asm.R8, asm.R0),
 		asm.LoadMapPtr(asm.R1, events.FD()),
 		asm.Mov.Imm(asm.R2, recSize),
@@ -213,7 +220,7 @@ func prog(watched, events *ebpf.Map, kind, nargs int) asm.Instructions {
 		asm.StoreMem(asm.R9, 4, asm.R7, asm.Word),
 		asm.StoreImm(asm.R9, 8, int64(kind), asm.Word),
 		asm.StoreImm(asm.R9, 12, 0, asm.Word),
-	}
+	)
 	for i := 0; i < maxArgs; i++ {
 		if i < nargs {
 			in = append(in, asm.LoadMem(asm.R1, asm.R6, int16(ctxArgs+8*i), asm.DWord))

@@ -54,19 +54,9 @@ func (n *Notifier) openTouch() error {
 // (one notice per arming) and emit {tgid, tid, kindTouch, address}. A full ring loses the notice;
 // the caller's slow poll covers that.
 func touchProg(armed, events *ebpf.Map) asm.Instructions {
-	in := asm.Instructions{
-		asm.Mov.Reg(asm.R6, asm.R1),
-		asm.FnGetCurrentPidTgid.Call(),
-		asm.Mov.Reg(asm.R7, asm.R0),
-		asm.RSh.Imm(asm.R0, 32),
-		asm.StoreMem(asm.RFP, -4, asm.R0, asm.Word),
-		asm.LoadMapPtr(asm.R1, armed.FD()),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -4),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "out"),
+	in := append(lookupTgid(armed),
 		asm.LoadMem(asm.R8, asm.R6, faultAddrOff, asm.DWord),
-	}
+	)
 	for i := range touchRanges {
 		next := fmt.Sprint("next", i)
 		in = append(in,
