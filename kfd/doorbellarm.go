@@ -104,22 +104,18 @@ func mappingsOf(tgid int, slices [][2]int64) ([][2]uint64, error) {
 	var out [][2]uint64
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
+		v, ok := parseMapsLine(sc.Text())
 		fields := strings.Fields(sc.Text())
 		// The client maps the device file (passthrough shows its path); the daemon's own view of
 		// the memfd (a client in the daemon's process: kfdemu bench) is not a client store.
-		if len(fields) < 6 || strings.HasPrefix(fields[5], "/memfd:") {
+		if !ok || len(fields) < 6 || strings.HasPrefix(fields[5], "/memfd:") {
 			continue
 		}
-		lo, hi, ok := strings.Cut(fields[0], "-")
-		if !ok {
+		off, err := strconv.ParseUint(fields[2], 16, 64)
+		if err != nil || off < fixedBase {
 			continue
 		}
-		s, err1 := strconv.ParseUint(lo, 16, 64)
-		e, err2 := strconv.ParseUint(hi, 16, 64)
-		off, err3 := strconv.ParseUint(fields[2], 16, 64)
-		if err1 != nil || err2 != nil || err3 != nil || e <= s || off < fixedBase {
-			continue
-		}
+		s, e := v.Start, v.End
 		for _, sl := range slices {
 			a, b := max(off, uint64(sl[0])), min(off+(e-s), uint64(sl[1]))
 			if a < b {
