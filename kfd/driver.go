@@ -207,11 +207,6 @@ func (d *Driver) OpenRender(minor uint32, tgid int) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp, err := p.renderSpace(minor)
-	if err != nil {
-		d.put(p)
-		return nil, err
-	}
 	dev := newDRM(d, node)
 	p.mu.Lock()
 	pd := p.pdds[node.GPUID]
@@ -219,6 +214,12 @@ func (d *Driver) OpenRender(minor uint32, tgid int) (File, error) {
 		p.mu.Unlock()
 		d.put(p)
 		return nil, syscall.ENODEV
+	}
+	sp, err := p.renderSpace()
+	if err != nil {
+		p.mu.Unlock()
+		d.put(p)
+		return nil, err
 	}
 	p.ensureVM(pd) // amdgpu_driver_open_kms: amdgpu_vm_init
 	f := &renderFile{p: p, node: node, sp: sp}
@@ -271,7 +272,10 @@ func (d *Driver) Stats() map[string]int {
 		st["bos"] += len(p.bos)
 		st["events"] += len(p.events)
 		st["queues"] += len(p.queues)
-		st["memfds"] += len(p.spaces) + 1
+		st["memfds"]++ // dev/kfd's
+		if p.render != nil {
+			st["memfds"]++
+		}
 		files := make([]*renderFile, 0, len(p.renderFiles))
 		for f := range p.renderFiles {
 			files = append(files, f)

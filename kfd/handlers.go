@@ -95,8 +95,17 @@ func getProcessAperturesNew(p *Process, c Caller, a *abi.GetProcessAperturesNewA
 	return 0
 }
 
-// acquireVM follows kfd_ioctl_acquire_vm: the fd must be a render node of that GPU; a second
-// acquire with a different file is EBUSY, with the same one a no-op.
+// acquireVM follows kfd_ioctl_acquire_vm: the fd must be a render node (amdgpu_file_to_fpriv
+// checks only that the file is amdgpu's); a second acquire with a different file is EBUSY, with
+// the same one a no-op.
+//
+// Any of the process's render nodes on this mount is accepted for any of its GPUs, and the GPU's
+// own VM is acquired whichever node it is (deviation, README): libhsakmt 6.2.4 replaces its fd of
+// each render node by the one libdrm keeps (open_drm_render_device: amdgpu_device_get_fd), and
+// libdrm's amdgpu_device_initialize takes two fds for one device when it cannot read their
+// primary-node names (fd_compare), which it cannot for a regular file, so every GPU gets the fd of
+// the first render node the process opened. The process's BOs share one backing (Process.render),
+// so their mmap offsets are valid through that fd too.
 func acquireVM(p *Process, c Caller, a *abi.AcquireVMArgs) syscall.Errno {
 	minor, owner, err := c.RenderNode(int(int32(a.DRMFD)))
 	p.mu.Lock()
@@ -111,10 +120,13 @@ func acquireVM(p *Process, c Caller, a *abi.AcquireVMArgs) syscall.Errno {
 		}
 		return syscall.EBUSY
 	}
-	// amdgpu_amdkfd_gpuvm_acquire_process_vm: the DRM file must be of the same device. The
-	// emulator also requires it to be this process's own open (its memfd backs the BOs).
-	if minor != pd.node.RenderMinor() || owner != p.tgid {
+	// The emulator requires the file to be this process's own open (its memfd backs the BOs).
+	if owner != p.tgid {
+		p.d.log.Warn("ACQUIRE_VM: render node opened by another process", "tgid", p.tgid, "owner", owner, "gpu", a.GPUID)
 		return syscall.EINVAL
+	}
+	if minor != pd.node.RenderMinor() {
+		p.d.log.Debug("ACQUIRE_VM through another GPU's render node", "tgid", p.tgid, "gpu", a.GPUID, "minor", minor)
 	}
 	pd.acquired, pd.drmMinor = true, minor
 	// amdgpu_vm_make_compute: the render node's VM (created at its open, gem.go) becomes the

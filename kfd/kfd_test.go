@@ -1343,3 +1343,55 @@ func TestPM4DispatchScratch(t *testing.T) {
 		t.Fatalf("scratch dword of lane 63 = %#x, want 0x1234abcd", v)
 	}
 }
+
+// TestAcquireThroughOtherRenderNode: libhsakmt 6.2.4 acquires every GPU's VM with the one render
+// fd libdrm keeps (the first node it opened; see acquireVM). The GPU's own VM is acquired, and its
+// BOs are reachable at their mmap offsets through that file's backing.
+func TestAcquireThroughOtherRenderNode(t *testing.T) {
+	e := newEnv(t, "mi210x8")
+	gpus := e.sys.GPUs()
+	n0, n1 := gpus[0], gpus[1]
+	rf, err := e.d.OpenRender(n0.RenderMinor(), e.c.tgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Release()
+	e.c.fds[7] = [2]int{int(n0.RenderMinor()), e.c.tgid}
+	for _, g := range []uint32{n0.GPUID, n1.GPUID} {
+		if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: 7, GPUID: g}); errno != 0 {
+			t.Fatalf("ACQUIRE_VM gpu %#x through renderD%d: %v", g, n0.RenderMinor(), errno)
+		}
+	}
+	// The same file again is a no-op; another file is EBUSY (kfd_process_device_init_vm).
+	if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: 7, GPUID: n1.GPUID}); errno != 0 {
+		t.Errorf("second ACQUIRE_VM with the same file: %v", errno)
+	}
+	rf1, err := e.d.OpenRender(n1.RenderMinor(), e.c.tgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf1.Release()
+	e.c.fds[8] = [2]int{int(n1.RenderMinor()), e.c.tgid}
+	if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: 8, GPUID: n1.GPUID}); errno != syscall.EBUSY {
+		t.Errorf("ACQUIRE_VM with another file after the first: %v, want EBUSY", errno)
+	}
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: 0x300000000, Size: 8192, GPUID: n1.GPUID, Flags: allocVRAM | abi.KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+		t.Fatalf("ALLOC VRAM on gpu 1: %v", errno)
+	}
+	m := abi.MapMemoryToGPUArgs{Handle: a.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}
+	binary.LittleEndian.PutUint32(e.c.mem, n1.GPUID)
+	if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &m); errno != 0 || m.NSuccess != 1 {
+		t.Fatalf("MAP on gpu 1: %v (%d mapped)", errno, m.NSuccess)
+	}
+	// A store through GPU 1's VM lands at the BO's offset in renderD<first>'s backing.
+	port := e.d.procs[e.c.tgid].pdds[n1.GPUID].vm.NewPort()
+	defer port.Close()
+	if err := port.Write(a.VAAddr+4096, []byte{0xa5, 0x5a}); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 2)
+	if _, err := rf.(*renderFile).Backing().ReadAt(got, int64(a.MmapOffset)+4096); err != nil || got[0] != 0xa5 || got[1] != 0x5a {
+		t.Errorf("GPU 1's BO through renderD%d at offset %#x: %x %v", n0.RenderMinor(), a.MmapOffset+4096, got, err)
+	}
+}

@@ -118,14 +118,10 @@ func allocMemory(p *Process, c Caller, a *abi.AllocMemoryOfGPUArgs) syscall.Errn
 			p.d.gttUsed[a.GPUID] += size
 			p.d.mu.Unlock()
 		}
-		sp := p.spaces[pd.node.RenderMinor()]
-		if sp == nil {
-			sp, err = newSpace("render")
-			if err != nil {
-				p.unaccount(b)
-				return syscall.ENOMEM
-			}
-			p.spaces[pd.node.RenderMinor()] = sp
+		sp, err := p.renderSpace()
+		if err != nil {
+			p.unaccount(b)
+			return syscall.ENOMEM
 		}
 		if b.off, b.mem, err = sp.alloc(size); err != nil {
 			p.unaccount(b)

@@ -23,7 +23,10 @@ type Process struct {
 	mu             sync.Mutex
 	dead           bool
 	kfdSpace       *space            // backing of dev/kfd: doorbell and MMIO pages
-	spaces         map[uint32]*space // render minor -> backing of that render node: VRAM/GTT BOs
+	// render backs every render node the process opens (VRAM/GTT BOs, GEM objects): one memfd for
+	// all its GPUs, so a BO's mmap offset is valid through any of its render files (libhsakmt 6.2.4
+	// maps every GPU's BOs through the one fd libdrm keeps, see acquireVM). nil until first used.
+	render *space
 	pdds           map[uint32]*pdd   // gpu_id -> per-device data
 	bos            map[uint64]*bo
 	nextIDR        map[uint32]uint32 // gpu_id -> next BO idr id
@@ -63,7 +66,7 @@ type pdd struct {
 }
 
 func newProcess(d *Driver, tgid int) (*Process, error) {
-	p := &Process{d: d, tgid: tgid, spaces: map[uint32]*space{}, pdds: map[uint32]*pdd{},
+	p := &Process{d: d, tgid: tgid, pdds: map[uint32]*pdd{},
 		bos: map[uint64]*bo{}, nextIDR: map[uint32]uint32{}, events: map[uint32]*event{},
 		queues: map[uint32]*queue{}, renderFiles: map[*renderFile]struct{}{}}
 	id, err := d.pasid.Alloc(p)
@@ -117,18 +120,16 @@ func (p *Process) syncMM() {
 	}
 }
 
-func (p *Process) renderSpace(minor uint32) (*space, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s := p.spaces[minor]; s != nil {
-		return s, nil
+// renderSpace returns the process's render-node backing, created at first use; under p.mu.
+func (p *Process) renderSpace() (*space, error) {
+	if p.render == nil {
+		s, err := newSpace("render")
+		if err != nil {
+			return nil, err
+		}
+		p.render = s
 	}
-	s, err := newSpace("render")
-	if err != nil {
-		return nil, err
-	}
-	p.spaces[minor] = s
-	return s, nil
+	return p.render, nil
 }
 
 // teardown releases everything the process holds (kfd_process_wq_release): queues first, then
@@ -179,8 +180,8 @@ func (p *Process) teardown() {
 			pd.doorbellMem = nil
 		}
 	}
-	for _, s := range p.spaces {
-		s.close()
+	if p.render != nil {
+		p.render.close()
 	}
 	p.kfdSpace.close()
 	p.mu.Unlock()
