@@ -20,14 +20,14 @@ type Process struct {
 	pasid uint32
 	refs  int // under Driver.mu
 
-	mu             sync.Mutex
-	dead           bool
-	kfdSpace       *space            // backing of dev/kfd: doorbell and MMIO pages
+	mu       sync.Mutex
+	dead     bool
+	kfdSpace *space // backing of dev/kfd: doorbell and MMIO pages
 	// render backs every render node the process opens (VRAM/GTT BOs, GEM objects): one memfd for
 	// all its GPUs, so a BO's mmap offset is valid through any of its render files (libhsakmt 6.2.4
 	// maps every GPU's BOs through the one fd libdrm keeps, see acquireVM). nil until first used.
-	render *space
-	pdds           map[uint32]*pdd   // gpu_id -> per-device data
+	render         *space
+	pdds           map[uint32]*pdd // gpu_id -> per-device data
 	bos            map[uint64]*bo
 	nextIDR        map[uint32]uint32 // gpu_id -> next BO idr id
 	events         map[uint32]*event
