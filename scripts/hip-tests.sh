@@ -9,7 +9,8 @@
 #
 # Environment: HIP_BUILD_DIR (default .hip-build; binaries are rebuilt only when a source is newer),
 # HIP_TIMEOUT (seconds per program, default 120), HIP_JOBS (parallel hipcc runs, default 2), KFDEMU
-# (a kfdemu binary; default: built here). A program's first line may be "// hipcc-flags: ...";
+# (a kfdemu binary; default: built here). A program's first line may be "// hipcc-flags: ...", one of its
+# first three "// kfdemu-profile: P" (the emulated machine, default mi210);
 # NAME.genco.hip is built with --genco into NAME.co (a code object file for hipModuleLoad).
 set -eu
 cd "$(dirname "$0")/.."
@@ -89,8 +90,9 @@ for n in $only; do
 		echo "compile failed" >"$build/$n.out"
 	else
 		st=0
+		prof=$(sed -n '1,3s|^// kfdemu-profile: *||p' "tests/hip/$n.hip")
 		# shellcheck disable=SC2086
-		(cd "$build" && timeout -k 5 "$limit" "$kfdemu" exec --mount "$mnt/m" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
+		(cd "$build" && timeout -k 5 "$limit" "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
 	fi
 	rmdir "$mnt" 2>/dev/null || true
 	secs=$(($(date +%s) - start))
