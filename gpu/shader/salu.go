@@ -565,6 +565,11 @@ func smemStore(w *wave, in *Inst) error {
 	for i := 0; i < n; i++ {
 		binary.LittleEndian.PutUint32(buf[4*i:], w.s[int(in.Opnd[fDst])+i])
 	}
+	if strings.HasPrefix(in.Info.Name, "s_buffer") {
+		if n = smemInRange(w, in, n); n == 0 {
+			return nil
+		}
+	}
 	if err := w.g.mem.Write(addr, buf[:4*n]); err != nil {
 		return w.fault(in, addr, true, err)
 	}
@@ -615,11 +620,18 @@ func smemLoad(w *wave, in *Inst) error {
 		return fmt.Errorf("%w: SMEM destination", ErrIllegal)
 	}
 	p := w.mbuf[:4*n]
+	clear(p)
+	k := n
+	if strings.HasPrefix(in.Info.Name, "s_buffer") {
+		k = smemInRange(w, in, n)
+	}
 	var err error
-	if in.Glc { // globally coherent: past the scalar cache
-		err = w.g.mem.Read(addr&^3, p)
+	if k == 0 {
+		// nothing in range: no memory access
+	} else if in.Glc { // globally coherent: past the scalar cache
+		err = w.g.mem.Read(addr&^3, p[:4*k])
 	} else {
-		err = w.d.kc.read(w.g.mem, addr&^3, p)
+		err = w.d.kc.read(w.g.mem, addr&^3, p[:4*k])
 	}
 	if err != nil {
 		return w.fault(in, addr, false, err)
@@ -628,6 +640,34 @@ func smemLoad(w *wave, in *Inst) error {
 		w.s[int(in.Opnd[fDst])+i] = binary.LittleEndian.Uint32(p[4*i:])
 	}
 	return nil
+}
+
+// smemInRange is how many of the n dwords of a scalar buffer access lie inside the buffer: the
+// scalar unit range-checks S_BUFFER_* against the V#'s NUM_RECORDS (in bytes when STRIDE is 0,
+// else STRIDE x NUM_RECORDS, as gem5's Vega SMEM calcAddr), and a dword out of range reads 0
+// without a memory access (or is not written). The dwords' offsets grow, so those in range are
+// a prefix. kfdtest's loop_isa (KFDQMTest CU masking) builds a V# whose base is unmapped and
+// whose NUM_RECORDS is a work-group ID, below its load's offset.
+func smemInRange(w *wave, in *Inst, n int) int {
+	r := in.Opnd[fSrc0]
+	if int(r)+4 > 102 {
+		return n // the base read already failed the wave (sget64)
+	}
+	stride, records := uint64(w.s[r+1]>>16&0x3fff), uint64(w.s[r+2])
+	limit := records
+	if stride != 0 {
+		limit = stride * records
+	}
+	off := uint64(uint32(int32(in.Imm)))
+	if in.Opnd[fSrc1] != opOff {
+		off += uint64(w.s32(in, fSrc1))
+	}
+	off &^= 3
+	k := 0
+	for k < n && off+4*uint64(k)+4 <= limit {
+		k++
+	}
+	return k
 }
 
 func (w *wave) fault(in *Inst, addr uint64, write bool, err error) error {
