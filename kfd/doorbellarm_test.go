@@ -1,9 +1,12 @@
 package kfd
 
 import (
+	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,4 +72,53 @@ func TestZapKeepsStores(t *testing.T) {
 		}
 	}
 	t.Logf("%d zaps during %d stores of %d writers", zaps, stores, writers)
+}
+
+// TestMappingsOf: the ranges armed for a client are its mappings of the device file at doorbell
+// offsets (at or above fixedBase), clipped to the slices asked for; a memfd's mapping (the
+// daemon's own view) and mappings below fixedBase are not. An empty answer would arm nothing.
+func TestMappingsOf(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "kfd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const page = 4096
+	if err := f.Truncate(fixedBase + 4*page); err != nil {
+		t.Skipf("skipping: a sparse file of 2^45 bytes: %v", err)
+	}
+	// Pages fixedBase+page .. fixedBase+3*page of the file, and its first page.
+	bells, err := unix.Mmap(int(f.Fd()), fixedBase+page, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(bells)
+	low, err := unix.Mmap(int(f.Fd()), 0, page, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(low)
+	mfd, err := unix.MemfdCreate("kfdemu-kfd", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(mfd)
+	if err := unix.Ftruncate(mfd, fixedBase+4*page); err != nil {
+		t.Fatal(err)
+	}
+	own, err := unix.Mmap(mfd, fixedBase+2*page, page, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(own)
+
+	start := uint64(uintptr(unsafe.Pointer(&bells[0])))
+	got, err := mappingsOf(os.Getpid(), [][2]int64{{fixedBase + 2*page, fixedBase + 8*page}, {0, page}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]uint64{{start + page, start + 2*page}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mappingsOf: %#x, want %#x (the second page of the doorbell mapping only)", got, want)
+	}
 }
