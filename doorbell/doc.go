@@ -22,7 +22,8 @@
 // backoff from MinPoll up to MaxPoll, reached after IdleAfter without a store, and DeepPoll after
 // DeepAfter (defaults: 10 ms after 100 ms, 50 ms after 2 s). With no doorbell registered it does
 // not wake at all. Poke (called by kfd on every ioctl of a process, so in particular when a client
-// blocks in WAIT_EVENTS) scans at once and restarts the fast phase.
+// blocks in WAIT_EVENTS) scans at once and restarts the backoff from MinPoll, without the spin (an
+// ioctl is not a store; spinning after each kept a CPU busy while a client made ioctls back to back).
 //
 // Polling stops while the watcher is armed: after ArmAfter (100 ms) without a store it calls the
 // arm function its owner set (SetArm). kfd's arm function (kfd/doorbellarm.go) takes the doorbell

@@ -189,6 +189,16 @@ func (w *Watcher) run() {
 	delay := w.t.MinPoll
 	tried, armed := false, false // the arm function was called since last / and succeeded
 	woke := func() { last, delay, tried, armed = time.Now(), w.t.MinPoll, false, false }
+	// poked restarts the backoff at MinPoll without the spin: a Poke (every ioctl of a process with
+	// doorbells) is not a store, and yield-spinning after each one kept a CPU busy while a client
+	// made ioctls back to back. A store the next scans see, and Touched (its scan kicks every
+	// doorbell), re-enter the spin.
+	poked := func() {
+		if time.Since(last) > w.t.SpinFor {
+			last = time.Now().Add(-w.t.SpinFor)
+		}
+		delay, tried, armed = w.t.MinPoll, false, false
+	}
 	for {
 		if w.scan() {
 			woke()
@@ -209,7 +219,7 @@ func (w *Watcher) run() {
 			case <-w.stop:
 				return
 			case <-w.wake:
-				woke()
+				poked()
 			}
 			continue
 		}
@@ -229,7 +239,7 @@ func (w *Watcher) run() {
 			return
 		case <-w.wake:
 			timer.Stop()
-			woke()
+			poked()
 		case <-timer.C:
 			ceiling := w.t.MaxPoll
 			switch {
