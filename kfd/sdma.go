@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kfdemu/kfdemu/gpu/sdma"
+	"github.com/kfdemu/kfdemu/topology"
 )
 
 // The SDMA engine: SDMA, SDMA_XGMI and SDMA_BY_ENG_ID queues are rings of SDMA packets consumed by
@@ -18,11 +19,26 @@ type sdmaEngine struct {
 	counted uint64 // bytes already added to the driver's counter
 }
 
+// wideSDMACopyCount reports whether the GPU's SDMA takes COPY_LINEAR counts of 30 bits: gfx90a
+// (9.0.10) and gfx10.3 and later, the ISAs ROCr 6.2.4 gives copy_size_override 0x3fffffff
+// (GpuAgent::CreateBlitSdma); the rest (gfx9 otherwise, gfx940-942 included, gfx10.1) 22 bits.
+func wideSDMACopyCount(gfxVersion uint64) bool {
+	major, minor, step := gfxVersion/10000, gfxVersion/100%100, gfxVersion%100
+	switch {
+	case major == 9:
+		return minor == 0 && step == 10
+	case major == 10:
+		return minor >= 3
+	}
+	return major >= 11
+}
+
 func newSDMA(q *queue) (*sdmaEngine, error) {
 	a := q.args
 	e := &sdmaEngine{q: q}
 	sq, err := sdma.New(sdma.Config{RingBase: a.RingBaseAddress, RingSizeBytes: a.RingSize,
-		ReadPtrVA: a.ReadPointerAddress, WritePtrVA: a.WritePointerAddress, Memory: q.mem, Host: e, Tag: q})
+		ReadPtrVA: a.ReadPointerAddress, WritePtrVA: a.WritePointerAddress, Memory: q.mem, Host: e, Tag: q,
+		WideCopyCount: wideSDMACopyCount(q.pd.node.Prop(topology.GfxTargetVersion))})
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ const (
 
 // Field limits.
 const (
-	MaxCopyBytes   = 1 << 22 // COPY_LINEAR count is 22 bits of "bytes - 1" (COUNT_count_mask 0x3FFFFF)
+	MaxCopyBytes   = 1 << 22 // COPY_LINEAR count is 22 bits of "bytes - 1" (COUNT_count_mask 0x3FFFFF); 30 on some engines (Config.WideCopyCount)
 	MaxFillBytes   = 1 << 22 // CONSTANT_FILL count is 22 bits (COUNT_count_mask 0x3FFFFF)
 	MaxWriteDwords = 1 << 20 // WRITE_UNTILED count is 20 bits of "dwords - 1" (DW_3_count_mask 0x000FFFFF)
 	MaxNOPCount    = 1<<14 - 1

@@ -36,6 +36,10 @@ type Config struct {
 	Memory        Memory
 	Host          Host
 	Tag           any
+	// WideCopyCount: COPY_LINEAR's count field is 30 bits (count_ext in ROCr's sdma_registers.h),
+	// as on the SDMA of gfx90a and of gfx1030 and later, where ROCr 6.2.4 sends copies of up to
+	// 2^30 - 1 bytes in one packet (GpuAgent::CreateBlitSdma copy_size_overrides); else 22 bits.
+	WideCopyCount bool
 }
 
 // Errors. A queue error wraps one of the sentinels in a *PacketError.
@@ -267,7 +271,11 @@ func (q *Queue) step(stop <-chan struct{}, avail uint64) (n uint64, ok bool, err
 			}
 			break
 		}
-		cnt := uint64(q.dw[1]&(MaxCopyBytes-1)) + 1
+		mask := uint32(MaxCopyBytes - 1)
+		if q.cfg.WideCopyCount {
+			mask = 1<<30 - 1
+		}
+		cnt := uint64(q.dw[1]&mask) + 1
 		src, dst := addr(3), addr(5)
 		for off := uint64(0); off < cnt; off += chunk {
 			l := min(chunk, cnt-off)

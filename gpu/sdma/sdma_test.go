@@ -109,9 +109,12 @@ type env struct {
 	pos uint64 // write index (bytes)
 }
 
-func newEnv(t *testing.T) *env {
-	e := &env{t: t, m: &flat{base: base, b: make([]byte, size)}, h: &host{errCh: make(chan error, 1)}}
-	q, err := New(Config{RingBase: ring, RingSizeBytes: 4096, ReadPtrVA: rptr, WritePtrVA: wptr, Memory: e.m, Host: e.h})
+func newEnv(t *testing.T) *env { return newEnvWith(t, size, false) }
+
+// newEnvWith is newEnv with memSize bytes of memory at base and Config.WideCopyCount.
+func newEnvWith(t *testing.T, memSize int, wide bool) *env {
+	e := &env{t: t, m: &flat{base: base, b: make([]byte, memSize)}, h: &host{errCh: make(chan error, 1)}}
+	q, err := New(Config{RingBase: ring, RingSizeBytes: 4096, ReadPtrVA: rptr, WritePtrVA: wptr, Memory: e.m, Host: e.h, WideCopyCount: wide})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,6 +345,35 @@ func TestCopySubWindow(t *testing.T) {
 					t.Fatalf("element size %d: byte %#x is %#x, want %#x", el, i, got[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// TestWideCopyCount: ROCr 6.2.4 sends gfx90a copies of up to 2^30 - 1 bytes in one COPY_LINEAR
+// (count_ext, 30 bits). With WideCopyCount the whole count is copied; without it the count is the
+// field's low 22 bits (SDMA 4.0), as the engines ROCr sends at most 0x3fffe0 to.
+func TestWideCopyCount(t *testing.T) {
+	const n = 1<<22 + 0x1000 // 4 MiB + 4 KiB: bit 22 of "bytes - 1" is set
+	const src, dst = base + 0x2000, base + 0x2000 + n + 0x1000
+	for _, wide := range []bool{true, false} {
+		e := newEnvWith(t, 0x2000+2*n+0x2000, wide)
+		for i := 0; i < n; i++ {
+			e.m.b[src-base+uint64(i)] = byte(i*13 + i>>12)
+		}
+		// The packet by hand: AppendCopyLinear encodes 22 bits.
+		var p []byte
+		p = appendDwords(p, header(OpCopy, SubCopyLinear), n-1, 0, lo32(src), hi32(src), lo32(dst), hi32(dst))
+		e.submit(p)
+		e.waitIdle()
+		copied := n
+		if !wide {
+			copied = (n-1)&(MaxCopyBytes-1) + 1 // 0x1000 bytes
+		}
+		if !bytes.Equal(e.m.b[dst-base:dst-base+uint64(copied)], e.m.b[src-base:src-base+uint64(copied)]) {
+			t.Errorf("wide %v: the first %#x bytes differ", wide, copied)
+		}
+		if rest := e.m.b[dst-base+uint64(copied) : dst-base+n]; !bytes.Equal(rest, make([]byte, len(rest))) {
+			t.Errorf("wide %v: bytes beyond %#x were written", wide, copied)
 		}
 	}
 }
