@@ -6,6 +6,11 @@
 #   sh scripts/hip-tests.sh               every program; exit 1 if one of tests/hip/expected-pass fails
 #   sh scripts/hip-tests.sh --expected    only the programs listed in tests/hip/expected-pass
 #   sh scripts/hip-tests.sh NAME...       only these (file names without .hip)
+#   sh scripts/hip-tests.sh --rocr LIBDIR [--expected|NAME...]
+#                                         the same programs on another HSA runtime: LIBDIR holds its
+#                                         libhsa-runtime64.so.1 (ROCr 6.2.4 from ../shared/rocr/build.sh),
+#                                         put first on LD_LIBRARY_PATH; --expected reads
+#                                         tests/hip/expected-pass-rocr-6.2.4
 #
 # Environment: HIP_BUILD_DIR (default .hip-build; binaries are rebuilt only when a source is newer),
 # HIP_TIMEOUT (seconds per program, default 120), HIP_JOBS (parallel hipcc runs, default 2), KFDEMU
@@ -47,14 +52,23 @@ mkdir -p "$build"
 
 only=""
 expected_only=0
-for a in "$@"; do
-	case "$a" in
+rocr=""
+list=tests/hip/expected-pass
+while [ $# -gt 0 ]; do
+	case "$1" in
 	--expected) expected_only=1 ;;
-	-*) echo "hip-tests: unknown option $a" >&2; exit 2 ;;
-	*) only="$only $a" ;;
+	--rocr)
+		[ $# -ge 2 ] || { echo "hip-tests: --rocr needs a directory" >&2; exit 2; }
+		rocr=$(cd "$2" && pwd) || exit 2
+		[ -e "$rocr/libhsa-runtime64.so.1" ] || { echo "hip-tests: no libhsa-runtime64.so.1 in $rocr" >&2; exit 2; }
+		list=tests/hip/expected-pass-rocr-6.2.4
+		shift ;;
+	-*) echo "hip-tests: unknown option $1" >&2; exit 2 ;;
+	*) only="$only $1" ;;
 	esac
+	shift
 done
-expected=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' tests/hip/expected-pass)
+expected=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list")
 if [ "$expected_only" = 1 ]; then only=$expected; fi
 if [ -z "$only" ]; then
 	only=$(cd tests/hip && ls ./*.hip | sed -e 's|^\./||' -e 's/\.hip$//' | grep -v '\.genco$')
@@ -92,7 +106,8 @@ for n in $only; do
 		st=0
 		prof=$(sed -n '1,3s|^// kfdemu-profile: *||p' "tests/hip/$n.hip")
 		# shellcheck disable=SC2086
-		(cd "$build" && timeout -k 5 "$limit" "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
+		(cd "$build" && if [ -n "$rocr" ]; then export LD_LIBRARY_PATH="$rocr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi &&
+			timeout -k 5 "$limit" "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
 	fi
 	rmdir "$mnt" 2>/dev/null || true
 	secs=$(($(date +%s) - start))
@@ -111,7 +126,7 @@ for n in $only; do
 		esac
 	fi
 done
-echo "hip-tests: ran in $(($(date +%s) - t1)) s; outputs in $build/NAME.out"
+echo "hip-tests: ran in $(($(date +%s) - t1)) s${rocr:+ on the runtime in $rocr}; outputs in $build/NAME.out"
 echo "$pass passed, $fail failed"
 if [ -n "$failed_expected" ]; then
 	echo "hip-tests: expected to pass but failed:$failed_expected" >&2
