@@ -127,7 +127,7 @@ type Inst struct {
 	BoundCtrl                    bool
 	SDWADstSel, SDWADstUnused    uint8
 	SDWASrc0Sel, SDWASrc1Sel     uint8
-	SDWASext0, SDWASext1, SDWAS1 bool // src sign-extend; src1 is scalar (VOPC SDWA s1)
+	SDWASext0, SDWASext1, SDWAS1 bool       // src sign-extend; src1 is scalar (VOPC SDWA s1)
 	MIMG                         mimgFields // MIMG only (mimg.go)
 
 	exec execFn // resolved interpreter routine (nil: unimplemented)
