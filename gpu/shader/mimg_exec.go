@@ -387,6 +387,9 @@ func imageSample(w *wave, in *Inst) error {
 		return fmt.Errorf("%w: image_sample on a cube map", ErrUnimplemented)
 	}
 	n, array := rr.dims()
+	if array && rr.slices() == 0 {
+		return fmt.Errorf("%w: image_sample with BASE_ARRAY %d beyond the last slice %d", ErrUnimplemented, rr.baseArray, rr.depth)
+	}
 	r, _, err := mimgOperands(w, in, n)
 	if err != nil {
 		return err

@@ -1,7 +1,8 @@
 // Images and textures: hipMallocArray + hipMemcpy2DToArray / hipMemcpy2DFromArray round trips (the
 // runtime's blit kernels on image_store/image_load), then texture objects over an array read with
 // tex2D: point and linear filtering, unnormalized and normalized coordinates, clamp, wrap, mirror and
-// border addressing. Texel values and sample positions are chosen so that every expected result is
+// border addressing, a texture over pitched memory, and a uchar texture read as normalized float.
+// Texel values and sample positions are chosen so that every expected result is
 // exact in float (weights 0.25/0.75 and small integers).
 #include "common.h"
 #include <vector>
@@ -149,6 +150,65 @@ int main() {
     CHECK(hipDestroyTextureObject(tb));
   }
   CHECK(hipFreeArray(a));
+
+  // 3. A texture over pitched linear memory (hipResourceTypePitch2D: an image with the LINEAR layout over
+  // the program's own rows, so the layout is the CPU's) and a uchar texture read as normalized float
+  // (UNORM8: b/255 correctly rounded, which is what the host's b / 255.0f computes).
+  {
+    const int PW = 40, PH = 6;
+    float* d;
+    size_t pitch;
+    CHECK(hipMallocPitch((void**)&d, &pitch, PW * 4, PH));
+    std::vector<float> h(PW * PH);
+    for (int i = 0; i < PW * PH; i++) h[i] = texel(i % PW, i / PW);
+    CHECK(hipMemcpy2D(d, pitch, h.data(), PW * 4, PW * 4, PH, hipMemcpyHostToDevice));
+    hipResourceDesc rd = {};
+    rd.resType = hipResourceTypePitch2D;
+    rd.res.pitch2D.devPtr = d;
+    rd.res.pitch2D.desc = hipCreateChannelDesc<float>();
+    rd.res.pitch2D.width = PW;
+    rd.res.pitch2D.height = PH;
+    rd.res.pitch2D.pitchInBytes = pitch;
+    hipTextureDesc td = {};
+    td.addressMode[0] = td.addressMode[1] = hipAddressModeClamp;
+    td.filterMode = hipFilterModePoint;
+    td.readMode = hipReadModeElementType;
+    hipTextureObject_t t;
+    CHECK(hipCreateTextureObject(&t, &rd, &td, nullptr));
+    std::vector<float2> at;
+    for (int y = 0; y < PH; y++)
+      for (int x = 0; x < PW; x++) at.push_back(make_float2(x + 0.5f, y + 0.5f));
+    std::vector<float> g = run(t, at);
+    for (int i = 0; i < PW * PH; i++) EXPECT(g[i] == h[i], "pitched texture [%d] = %g, want %g", i, g[i], h[i]);
+    CHECK(hipDestroyTextureObject(t));
+    CHECK(hipFree(d));
+  }
+  {
+    const int UW = 16, UH = 16;
+    std::vector<unsigned char> u(UW * UH);
+    for (int i = 0; i < UW * UH; i++) u[i] = (unsigned char)(i * 37 + 11);
+    hipChannelFormatDesc cd8 = hipCreateChannelDesc<unsigned char>();
+    hipArray_t ua;
+    CHECK(hipMallocArray(&ua, &cd8, UW, UH));
+    CHECK(hipMemcpy2DToArray(ua, 0, 0, u.data(), UW, UW, UH, hipMemcpyHostToDevice));
+    hipResourceDesc rd = {};
+    rd.resType = hipResourceTypeArray;
+    rd.res.array.array = ua;
+    hipTextureDesc td = {};
+    td.addressMode[0] = td.addressMode[1] = hipAddressModeClamp;
+    td.filterMode = hipFilterModePoint;
+    td.readMode = hipReadModeNormalizedFloat;
+    hipTextureObject_t t;
+    CHECK(hipCreateTextureObject(&t, &rd, &td, nullptr));
+    std::vector<float2> at;
+    for (int y = 0; y < UH; y++)
+      for (int x = 0; x < UW; x++) at.push_back(make_float2(x + 0.5f, y + 0.5f));
+    std::vector<float> g = run(t, at);
+    for (int i = 0; i < UW * UH; i++)
+      EXPECT(g[i] == u[i] / 255.0f, "unorm8 texture [%d] = %.9g, want %.9g", i, g[i], u[i] / 255.0f);
+    CHECK(hipDestroyTextureObject(t));
+    CHECK(hipFreeArray(ua));
+  }
   printf("texture: ok\n");
   return 0;
 }
