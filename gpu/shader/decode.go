@@ -28,10 +28,11 @@ const (
 	FmtSCRATCH
 	FmtGLOBAL
 	FmtMUBUF
+	FmtMIMG // mimg.go
 )
 
 var fmtNames = [...]string{"invalid", "SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC",
-	"VOP3", "VOP3P", "DS", "FLAT", "SCRATCH", "GLOBAL", "MUBUF"}
+	"VOP3", "VOP3P", "DS", "FLAT", "SCRATCH", "GLOBAL", "MUBUF", "MIMG"}
 
 func (f Format) String() string {
 	if int(f) < len(fmtNames) {
@@ -126,7 +127,8 @@ type Inst struct {
 	BoundCtrl                    bool
 	SDWADstSel, SDWADstUnused    uint8
 	SDWASrc0Sel, SDWASrc1Sel     uint8
-	SDWASext0, SDWASext1, SDWAS1 bool // src sign-extend; src1 is scalar (VOPC SDWA s1)
+	SDWASext0, SDWASext1, SDWAS1 bool       // src sign-extend; src1 is scalar (VOPC SDWA s1)
+	MIMG                         mimgFields // MIMG only (mimg.go)
 
 	exec execFn // resolved interpreter routine (nil: unimplemented)
 	// notF32 is set with exec: a 32-bit VALU operation with f32 sources whose result is not an f32
@@ -456,6 +458,8 @@ func Decode(w []uint32) (Inst, error) {
 		in.Opnd[fData0] = vreg(w1>>8&0xff, in.Acc)
 		in.Opnd[fSAddr] = uint16(w1>>16&0x1f) * 4
 		in.Opnd[fSrc0] = uint16(w1 >> 24)
+	case w0>>26 == 0x3c: // MIMG (mimg.go)
+		err = in.decodeMIMG(w)
 	default:
 		return in, fmt.Errorf("%w: unknown encoding %#08x", ErrInvalid, w0)
 	}

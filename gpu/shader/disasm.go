@@ -13,6 +13,9 @@ func (in *Inst) String() string {
 	if in.Info == nil {
 		return fmt.Sprintf(".long %#010x", in.Words[0])
 	}
+	if in.Fmt == FmtMIMG {
+		return in.mimgString()
+	}
 	var b strings.Builder
 	name := in.Info.Name
 	switch in.Ext {

@@ -432,6 +432,8 @@ func resolve(in *Inst) execFn {
 		return vregChecked(dsExec(name))
 	case FmtFLAT, FmtGLOBAL, FmtSCRATCH, FmtMUBUF:
 		return vregChecked(vmemExec(name))
+	case FmtMIMG:
+		return mimgExec(name) // mimg_exec.go checks its register ranges (they depend on DMASK and the T#)
 	}
 	return withRounding(baseName(name), execTab[baseName(name)])
 }

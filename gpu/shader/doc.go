@@ -1,6 +1,6 @@
 // Package shader executes LLVM-compiled gfx90a (MI200, GFX9 family) code objects: a decoder and
 // llvm-objdump-compatible disassembler for the compute encodings (SOP1/SOP2/SOPK/SOPC/SOPP, SMEM,
-// VOP1/VOP2/VOPC/VOP3A/VOP3B/VOP3P with DPP/SDWA decoding, DS, FLAT/GLOBAL/SCRATCH, MUBUF), a 64-lane wave
+// VOP1/VOP2/VOPC/VOP3A/VOP3B/VOP3P with DPP/SDWA decoding, DS, FLAT/GLOBAL/SCRATCH, MUBUF, MIMG), a 64-lane wave
 // interpreter, and a dispatch model that builds the initial register state from the code object V3+ kernel
 // descriptor as CP/SPI do (AMDGPUUsage "Initial Kernel Execution State").
 //
@@ -33,7 +33,8 @@
 // Files by unit: salu.go (SALU, SMEM, branches), valu.go and transcendental.go (32/64-bit VALU), f16.go
 // (16-bit VALU, packed, dot, mix), mfma.go (matrix cores), xlane.go (cross-lane and bit operations),
 // vopc.go (compares, class), dppsdwa.go, mem.go (vector memory, DS), round.go (MODE rounding),
-// trigpreop.go, rare.go and rare_mem.go (legacy, graphics-only and typed-buffer forms), cu.go (compute
+// trigpreop.go, rare.go and rare_mem.go (legacy, graphics-only and typed-buffer forms), mimg.go,
+// imagedesc.go and mimg_exec.go (image instructions, T#/S# descriptors), cu.go (compute
 // units, worker pool, GWS), workgroup.go (admission, work-group and wave scheduling). STATUS.md lists
 // what is implemented, the decisions where the ISA is silent, and the opcodes left.
 //

@@ -142,3 +142,37 @@ M = {('r', 40): 'fDst', ('r', 8): 'fAddr', ('r', 16): 'fData0', ('r', 20): 'fSAd
 # every field but the opcode.
 gen('tabMUBUF', 0x80, lambda op: [(0x38 << 26) | (op << 18) | (1 << 12), (3 << 24) | (5 << 16) | (16 << 8) | 8], M,
     [lambda w: [w[0] & ~0x3ffff, 0]])
+# MIMG (gfx90a): 111100 slc[25] op[24:18] lwe[17] acc[16] a16[15] da[14] glc[13] unorm[12] dmask[11:8];
+#                d16[31] ssamp[25:21] srsrc[20:16] vdata[15:8] vaddr[7:0]
+# The canonical encoding has dmask 0x1 and ssamp s[16:19]; the variant clears ssamp (LLVM rejects a
+# non-zero SSAMP on the instructions without a sampler).
+G = {('r', 40): 'fData0', ('r', 24): 'fAddr', ('r', 8): 'fSAddr', ('r', 16): 'fSrc1'}
+mimg = lambda op: [(0x3c << 26) | (op << 18) | (1 << 8), (4 << 21) | (2 << 16) | (40 << 8) | 24]
+mi = gen('tabMIMG', 0x80, mimg, G, [lambda w: [w[0], w[1] & ~(0x1f << 21)]])
+# LLVM prints VDATA with as many registers as the DMASK (and D16) select when the opcode has a variant
+# of that width, and the canonical width otherwise (its MIMG conversion, AMDGPUDisassembler::convertMIMGInst);
+# some DMASK/D16 pairs are rejected. mimgVData[op][d16][dmask] is the printed width, 0 when invalid.
+jobs = []
+for op in sorted(mi):
+    for d16 in (0, 1):
+        for dm in range(16):
+            w = mimg(op)
+            w[0] = w[0] & ~(0xf << 8) | (dm << 8)
+            w[1] |= d16 << 31
+            if 'ssamp' not in mi[op][0] and not any(isinstance(o, tuple) and o[0] == 'fSrc1' for o in mi[op][1]):
+                w[1] &= ~(0x1f << 21)
+            jobs.append(w)
+outs = run(jobs)
+print('var mimgVData = map[uint16][2][16]uint8{')
+k = 0
+for op in sorted(mi):
+    rows = []
+    for d16 in (0, 1):
+        ws = []
+        for dm in range(16):
+            t = template(outs[k], G)
+            k += 1
+            ws.append(str([o[1] for o in t[1] if isinstance(o, tuple) and o[0] == 'fData0'][0]) if t else '0')
+        rows.append('{' + ', '.join(ws) + '}')
+    print('\t0x%x: {%s},' % (op, ', '.join(rows)))
+print('}')
