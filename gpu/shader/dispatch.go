@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 )
@@ -416,24 +415,6 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	}
 	w.setExec(exec)
 	w.s[opM0] = 0xffffffff
-}
-
-// resolve finds the interpreter routine of an instruction (nil: unimplemented).
-func resolve(in *Inst) execFn {
-	name := in.Info.Name
-	switch in.Fmt {
-	case FmtVOPC:
-		return vopcExec(name)
-	case FmtVOP3:
-		if strings.HasPrefix(name, "v_cmp") {
-			return vopcExec(name)
-		}
-	case FmtDS:
-		return vregChecked(dsExec(name))
-	case FmtFLAT, FmtGLOBAL, FmtSCRATCH, FmtMUBUF:
-		return vregChecked(vmemExec(name))
-	}
-	return withRounding(baseName(name), execTab[baseName(name)])
 }
 
 func (d *dispatch) step(w *wave, in *Inst) (err error) {

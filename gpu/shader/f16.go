@@ -87,10 +87,6 @@ type h16spec struct {
 	f     func(x *h16ctx, a, b, c uint32) uint32
 }
 
-// h16specs keeps each 16-bit operation's spec, so that round.go can build the same operation with a
-// directed-rounding function.
-var h16specs = map[string]h16spec{}
-
 // h16op builds a 16-bit VOP1/VOP2/VOP3 operation.
 func h16op(sp h16spec) execFn {
 	return func(w *wave, in *Inst) error {
@@ -483,7 +479,7 @@ func h16DotF16(a0, a1, b0, b1, c uint32) uint32 {
 // exact): the product is exact, the sum rounded to odd, the caller rounds once more.
 func h16MixFma(a, b, c float64) float64 { return sumOdd(a*b, c) }
 
-func init() {
+func vop16Ops() {
 	// shorthand builders
 	f1 := func(f func(x float64) float64) h16spec {
 		return h16spec{n: 1, src: [3]uint8{oF16}, res: rF16, ext: xDPP | xSDWA,
@@ -497,102 +493,102 @@ func init() {
 		return h16spec{n: 2, src: [3]uint8{oI16, oI16}, res: rI16, ext: xDPP | xSDWA,
 			f: func(x *h16ctx, a, b, _ uint32) uint32 { return f(x, a, b) }}
 	}
-	reg1 := func(name string, sp h16spec) {
-		h16specs[name] = sp
-		reg(name, h16op(sp))
+	reg1 := func(op Op, sp h16spec) {
+		opTab[op].h16 = &sp
+		def(op, h16op(sp))
 	}
 
 	// VOP2 binary16
-	reg1("v_add_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(a) + h16f(b)) }))
-	reg1("v_sub_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(a) - h16f(b)) }))
-	reg1("v_subrev_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(b) - h16f(a)) }))
-	reg1("v_mul_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(a) * h16f(b)) }))
-	reg1("v_max_f16", f2(h16Max))
-	reg1("v_min_f16", f2(h16Min))
+	reg1(OpVAddF16, f2(func(a, b uint32) uint32 { return h16r(h16f(a) + h16f(b)) }))
+	reg1(OpVSubF16, f2(func(a, b uint32) uint32 { return h16r(h16f(a) - h16f(b)) }))
+	reg1(OpVSubrevF16, f2(func(a, b uint32) uint32 { return h16r(h16f(b) - h16f(a)) }))
+	reg1(OpVMulF16, f2(func(a, b uint32) uint32 { return h16r(h16f(a) * h16f(b)) }))
+	reg1(OpVMaxF16, f2(h16Max))
+	reg1(OpVMinF16, f2(h16Min))
 	// V_LDEXP_F16: D.f16 = S0.f16 * 2**S1.i16 (the exponent is the signed low half of S1; LLVM
 	// clamps an i32 exponent to the i16 range before using it). The scaling is exact in float64
 	// and the result is rounded once (overflow to inf, underflow through denormals to 0).
 	ldexp := f2(func(a, b uint32) uint32 { return h16r(math.Ldexp(h16f(a), int(int16(b)))) })
 	ldexp.src[1] = oI16
-	reg1("v_ldexp_f16", ldexp)
+	reg1(OpVLdexpF16, ldexp)
 	// V_MAC_F16: D = S0*S1 + D; V_MADMK_F16: D = S0*K + S1; V_MADAK_F16: D = S0*S1 + K (K the low
 	// half of the literal dword). On GFX9 the three keep bits 31:16 of the destination.
 	mad := func(_ *h16ctx, a, b, c uint32) uint32 { return h16Mad(a, b, c) }
-	reg1("v_mac_f16", h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, acc: true, ext: xDPP, f: mad})
-	reg1("v_madak_f16", h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true, f: mad})
-	reg1("v_madmk_f16", h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true,
+	reg1(OpVMacF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, acc: true, ext: xDPP, f: mad})
+	reg1(OpVMadakF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true, f: mad})
+	reg1(OpVMadmkF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true,
 		f: func(_ *h16ctx, a, b, k uint32) uint32 { return h16Mad(a, k, b) }})
 
 	// VOP2 16-bit integer; clamp saturates the additions and subtractions.
-	reg1("v_add_u16", i2(func(x *h16ctx, a, b uint32) uint32 {
+	reg1(OpVAddU16, i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(a) + int64(b))
 		}
 		return a + b
 	}))
-	reg1("v_sub_u16", i2(func(x *h16ctx, a, b uint32) uint32 {
+	reg1(OpVSubU16, i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(a) - int64(b))
 		}
 		return a - b
 	}))
-	reg1("v_subrev_u16", i2(func(x *h16ctx, a, b uint32) uint32 {
+	reg1(OpVSubrevU16, i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(b) - int64(a))
 		}
 		return b - a
 	}))
-	reg1("v_mul_lo_u16", i2(func(_ *h16ctx, a, b uint32) uint32 { return a * b }))
-	reg1("v_lshlrev_b16", i2(func(_ *h16ctx, a, b uint32) uint32 { return b << (a & 15) }))
-	reg1("v_lshrrev_b16", i2(func(_ *h16ctx, a, b uint32) uint32 { return b >> (a & 15) }))
-	reg1("v_ashrrev_i16", i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(int16(b) >> (a & 15)) }))
-	reg1("v_max_u16", i2(func(_ *h16ctx, a, b uint32) uint32 { return max(a, b) }))
-	reg1("v_min_u16", i2(func(_ *h16ctx, a, b uint32) uint32 { return min(a, b) }))
-	reg1("v_max_i16", i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(max(int16(a), int16(b))) }))
-	reg1("v_min_i16", i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(min(int16(a), int16(b))) }))
+	reg1(OpVMulLoU16, i2(func(_ *h16ctx, a, b uint32) uint32 { return a * b }))
+	reg1(OpVLshlrevB16, i2(func(_ *h16ctx, a, b uint32) uint32 { return b << (a & 15) }))
+	reg1(OpVLshrrevB16, i2(func(_ *h16ctx, a, b uint32) uint32 { return b >> (a & 15) }))
+	reg1(OpVAshrrevI16, i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(int16(b) >> (a & 15)) }))
+	reg1(OpVMaxU16, i2(func(_ *h16ctx, a, b uint32) uint32 { return max(a, b) }))
+	reg1(OpVMinU16, i2(func(_ *h16ctx, a, b uint32) uint32 { return min(a, b) }))
+	reg1(OpVMaxI16, i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(max(int16(a), int16(b))) }))
+	reg1(OpVMinI16, i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(min(int16(a), int16(b))) }))
 
 	// VOP1 binary16. The transcendentals are computed in float64 and rounded once to binary16 (the
 	// hardware's are approximations within about 1 ULP); sin/cos take the angle in revolutions, as
 	// v_sin_f32/v_cos_f32 do.
-	reg1("v_rcp_f16", f1(func(x float64) float64 { return 1 / x }))
-	reg1("v_sqrt_f16", f1(math.Sqrt))
-	reg1("v_rsq_f16", f1(func(x float64) float64 { return 1 / math.Sqrt(x) }))
-	reg1("v_log_f16", f1(math.Log2))
-	reg1("v_exp_f16", f1(math.Exp2))
-	reg1("v_sin_f16", f1(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
-	reg1("v_cos_f16", f1(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
-	reg1("v_frexp_mant_f16", f1(frexpMant))
-	reg1("v_floor_f16", f1(math.Floor))
-	reg1("v_ceil_f16", f1(math.Ceil))
-	reg1("v_trunc_f16", f1(math.Trunc))
-	reg1("v_rndne_f16", f1(math.RoundToEven))
+	reg1(OpVRcpF16, f1(func(x float64) float64 { return 1 / x }))
+	reg1(OpVSqrtF16, f1(math.Sqrt))
+	reg1(OpVRsqF16, f1(func(x float64) float64 { return 1 / math.Sqrt(x) }))
+	reg1(OpVLogF16, f1(math.Log2))
+	reg1(OpVExpF16, f1(math.Exp2))
+	reg1(OpVSinF16, f1(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
+	reg1(OpVCosF16, f1(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
+	reg1(OpVFrexpMantF16, f1(frexpMant))
+	reg1(OpVFloorF16, f1(math.Floor))
+	reg1(OpVCeilF16, f1(math.Ceil))
+	reg1(OpVTruncF16, f1(math.Trunc))
+	reg1(OpVRndneF16, f1(math.RoundToEven))
 	fract := f1(nil)
 	fract.f = func(_ *h16ctx, a, _, _ uint32) uint32 { return h16Fract(a) }
-	reg1("v_fract_f16", fract)
+	reg1(OpVFractF16, fract)
 	toInt := func(f func(a uint32) uint32) h16spec {
 		return h16spec{n: 1, src: [3]uint8{oF16}, res: rI16, ext: xDPP | xSDWA,
 			f: func(_ *h16ctx, a, _, _ uint32) uint32 { return f(a) }}
 	}
-	reg1("v_frexp_exp_i16_f16", toInt(func(a uint32) uint32 { return frexpExp(h16f(a)) & 0xffff }))
-	reg1("v_cvt_u16_f16", toInt(h16ToU16))
-	reg1("v_cvt_i16_f16", toInt(h16ToI16))
-	reg1("v_cvt_norm_i16_f16", toInt(func(a uint32) uint32 { return h16Snorm(h16f(a)) }))
-	reg1("v_cvt_norm_u16_f16", toInt(func(a uint32) uint32 { return h16Unorm(h16f(a)) }))
+	reg1(OpVFrexpExpI16F16, toInt(func(a uint32) uint32 { return frexpExp(h16f(a)) & 0xffff }))
+	reg1(OpVCvtU16F16, toInt(h16ToU16))
+	reg1(OpVCvtI16F16, toInt(h16ToI16))
+	reg1(OpVCvtNormI16F16, toInt(func(a uint32) uint32 { return h16Snorm(h16f(a)) }))
+	reg1(OpVCvtNormU16F16, toInt(func(a uint32) uint32 { return h16Unorm(h16f(a)) }))
 	fromInt := func(f func(a uint32) float64) h16spec {
 		return h16spec{n: 1, src: [3]uint8{oI16}, res: rF16, ext: xDPP | xSDWA,
 			f: func(_ *h16ctx, a, _, _ uint32) uint32 { return h16r(f(a)) }}
 	}
-	reg1("v_cvt_f16_u16", fromInt(func(a uint32) float64 { return float64(uint16(a)) }))
-	reg1("v_cvt_f16_i16", fromInt(func(a uint32) float64 { return float64(int16(a)) }))
+	reg1(OpVCvtF16U16, fromInt(func(a uint32) float64 { return float64(uint16(a)) }))
+	reg1(OpVCvtF16I16, fromInt(func(a uint32) float64 { return float64(int16(a)) }))
 	// V_SAT_PK_U8_I16: D = {16'b0, sat_u8(S0.i16[1]), sat_u8(S0.i16[0])}.
-	reg1("v_sat_pk_u8_i16", h16spec{n: 1, src: [3]uint8{oU32}, res: rI16, ext: xDPP | xSDWA,
+	reg1(OpVSatPkU8I16, h16spec{n: 1, src: [3]uint8{oU32}, res: rI16, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 {
 			s := func(v uint32) uint32 { return uint32(max(0, min(255, int32(int16(v))))) }
 			return s(a) | s(a>>16)<<8
 		}})
-	reg1("v_cvt_f16_f32", h16spec{n: 1, src: [3]uint8{oF32}, res: rF16, ext: xDPP | xSDWA,
+	reg1(OpVCvtF16F32, h16spec{n: 1, src: [3]uint8{oF32}, res: rF16, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 { return uint32(f32to16(f32(a))) }})
-	reg1("v_cvt_f32_f16", h16spec{n: 1, src: [3]uint8{oF16}, res: rF32, ext: xDPP | xSDWA,
+	reg1(OpVCvtF32F16, h16spec{n: 1, src: [3]uint8{oF16}, res: rF32, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 { return u32(f16to32(uint16(a))) }})
 
 	// VOP3-only binary16 with op_sel (GFX9 opcodes) and their _legacy (GFX8) forms.
@@ -600,15 +596,15 @@ func init() {
 		return h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hi, opsel: hi == hiSel,
 			f: func(_ *h16ctx, a, b, c uint32) uint32 { return f(a, b, c) }}
 	}
-	reg1("v_mad_f16", f3(hiSel, h16Mad))
-	reg1("v_mad_legacy_f16", f3(hiZero, h16Mad))
-	reg1("v_fma_f16", f3(hiSel, h16Fma))
-	reg1("v_fma_legacy_f16", f3(hiZero, h16Fma))
-	reg1("v_div_fixup_f16", f3(hiSel, h16DivFixup))
-	reg1("v_div_fixup_legacy_f16", f3(hiZero, h16DivFixup))
-	reg1("v_min3_f16", f3(hiSel, func(a, b, c uint32) uint32 { return h16Min(h16Min(a, b), c) }))
-	reg1("v_max3_f16", f3(hiSel, func(a, b, c uint32) uint32 { return h16Max(h16Max(a, b), c) }))
-	reg1("v_med3_f16", f3(hiSel, h16Med3))
+	reg1(OpVMadF16, f3(hiSel, h16Mad))
+	reg1(OpVMadLegacyF16, f3(hiZero, h16Mad))
+	reg1(OpVFmaF16, f3(hiSel, h16Fma))
+	reg1(OpVFmaLegacyF16, f3(hiZero, h16Fma))
+	reg1(OpVDivFixupF16, f3(hiSel, h16DivFixup))
+	reg1(OpVDivFixupLegacyF16, f3(hiZero, h16DivFixup))
+	reg1(OpVMin3F16, f3(hiSel, func(a, b, c uint32) uint32 { return h16Min(h16Min(a, b), c) }))
+	reg1(OpVMax3F16, f3(hiSel, func(a, b, c uint32) uint32 { return h16Max(h16Max(a, b), c) }))
+	reg1(OpVMed3F16, f3(hiSel, h16Med3))
 
 	// VOP3-only 16-bit integer
 	i3 := func(hi uint8, f func(x *h16ctx, a, b, c uint32) uint32) h16spec {
@@ -627,22 +623,22 @@ func init() {
 		}
 		return uint32(r)
 	}
-	reg1("v_mad_u16", i3(hiSel, madU))
-	reg1("v_mad_legacy_u16", i3(hiZero, madU))
-	reg1("v_mad_i16", i3(hiSel, madI))
-	reg1("v_mad_legacy_i16", i3(hiZero, madI))
+	reg1(OpVMadU16, i3(hiSel, madU))
+	reg1(OpVMadLegacyU16, i3(hiZero, madU))
+	reg1(OpVMadI16, i3(hiSel, madI))
+	reg1(OpVMadLegacyI16, i3(hiZero, madI))
 	u3 := func(f func(a, b, c uint32) uint32) h16spec {
 		return i3(hiSel, func(_ *h16ctx, a, b, c uint32) uint32 { return f(a, b, c) })
 	}
 	s3 := func(f func(a, b, c int16) int16) h16spec {
 		return i3(hiSel, func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(uint16(f(int16(a), int16(b), int16(c)))) })
 	}
-	reg1("v_min3_u16", u3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
-	reg1("v_max3_u16", u3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
-	reg1("v_med3_u16", u3(func(a, b, c uint32) uint32 { return max(min(a, b), min(max(a, b), c)) }))
-	reg1("v_min3_i16", s3(func(a, b, c int16) int16 { return min(a, b, c) }))
-	reg1("v_max3_i16", s3(func(a, b, c int16) int16 { return max(a, b, c) }))
-	reg1("v_med3_i16", s3(func(a, b, c int16) int16 { return max(min(a, b), min(max(a, b), c)) }))
+	reg1(OpVMin3U16, u3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
+	reg1(OpVMax3U16, u3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
+	reg1(OpVMed3U16, u3(func(a, b, c uint32) uint32 { return max(min(a, b), min(max(a, b), c)) }))
+	reg1(OpVMin3I16, s3(func(a, b, c int16) int16 { return min(a, b, c) }))
+	reg1(OpVMax3I16, s3(func(a, b, c int16) int16 { return max(a, b, c) }))
+	reg1(OpVMed3I16, s3(func(a, b, c int16) int16 { return max(min(a, b), min(max(a, b), c)) }))
 	addSub := func(sub bool) h16spec {
 		sp := i3(hiSel, func(x *h16ctx, a, b, _ uint32) uint32 {
 			r := int64(int16(a)) + int64(int16(b))
@@ -657,11 +653,11 @@ func init() {
 		sp.n = 2
 		return sp
 	}
-	reg1("v_add_i16", addSub(false))
-	reg1("v_sub_i16", addSub(true))
+	reg1(OpVAddI16, addSub(false))
+	reg1(OpVSubI16, addSub(true))
 	// V_MAD_U32_U16 / V_MAD_I32_I16: a 16x16 product plus a 32-bit addend; op_sel selects the halves
 	// of the 16-bit sources only (bits 2 and 3 address the 32-bit src2 and result: ignored).
-	reg1("v_mad_u32_u16", h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
+	reg1(OpVMadU32U16, h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
 		f: func(x *h16ctx, a, b, c uint32) uint32 {
 			r := int64(a)*int64(b) + int64(c)
 			if x.clamp {
@@ -669,7 +665,7 @@ func init() {
 			}
 			return uint32(r)
 		}})
-	reg1("v_mad_i32_i16", h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
+	reg1(OpVMadI32I16, h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
 		f: func(x *h16ctx, a, b, c uint32) uint32 {
 			r := int64(int16(a))*int64(int16(b)) + int64(int32(c))
 			if x.clamp {
@@ -685,92 +681,92 @@ func init() {
 	}
 	// V_PACK_B32_F16 is a floating-point operation (abs/neg, clamp, the FP16 denormal mode; LLVM
 	// uses it for build_vector only of canonicalized values).
-	reg1("v_pack_b32_f16", pack(oF16, true, func(x *h16ctx, v uint32) uint32 { return x.h(v) }))
-	reg1("v_cvt_pkrtz_f16_f32", pack(oF32, false, func(x *h16ctx, v uint32) uint32 { return x.h(h16RTZ(float64(f32(v)))) }))
-	reg1("v_cvt_pknorm_i16_f32", pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(float64(f32(v))) }))
-	reg1("v_cvt_pknorm_u16_f32", pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(float64(f32(v))) }))
-	reg1("v_cvt_pknorm_i16_f16", pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(h16f(v)) }))
-	reg1("v_cvt_pknorm_u16_f16", pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(h16f(v)) }))
-	reg1("v_cvt_pk_u16_u32", pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return min(v, 0xffff) }))
-	reg1("v_cvt_pk_i16_i32", pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return h16SatI16(int64(int32(v))) }))
+	reg1(OpVPackB32F16, pack(oF16, true, func(x *h16ctx, v uint32) uint32 { return x.h(v) }))
+	reg1(OpVCvtPkrtzF16F32, pack(oF32, false, func(x *h16ctx, v uint32) uint32 { return x.h(h16RTZ(float64(f32(v)))) }))
+	reg1(OpVCvtPknormI16F32, pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(float64(f32(v))) }))
+	reg1(OpVCvtPknormU16F32, pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(float64(f32(v))) }))
+	reg1(OpVCvtPknormI16F16, pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(h16f(v)) }))
+	reg1(OpVCvtPknormU16F16, pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(h16f(v)) }))
+	reg1(OpVCvtPkU16U32, pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return min(v, 0xffff) }))
+	reg1(OpVCvtPkI16I32, pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return h16SatI16(int64(int32(v))) }))
 
 	// VOP2 packed and dot-product accumulations (the destination is the addend).
-	reg1("v_pk_fmac_f16", h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oPkF16}, res: rU32, acc: true,
+	reg1(OpVPkFmacF16, h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oPkF16}, res: rU32, acc: true,
 		f: func(x *h16ctx, a, b, c uint32) uint32 {
 			return x.h(h16Fma(a&0xffff, b&0xffff, c&0xffff)) | x.h(h16Fma(a>>16, b>>16, c>>16))<<16
 		}})
-	reg1("v_dot2c_f32_f16", h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oF32}, res: rF32, acc: true, ext: xDPP,
+	reg1(OpVDot2cF32F16, h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oF32}, res: rF32, acc: true, ext: xDPP,
 		f: func(_ *h16ctx, a, b, c uint32) uint32 { return h16DotF16(a&0xffff, a>>16, b&0xffff, b>>16, c) }})
 	dotc := func(f func(a, b uint32) int64) h16spec {
 		return h16spec{n: 3, src: [3]uint8{oU32, oU32, oU32}, res: rU32, acc: true, ext: xDPP,
 			f: func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(f(a, b) + int64(int32(c))) }}
 	}
-	reg1("v_dot2c_i32_i16", dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 16, true) }))
-	reg1("v_dot4c_i32_i8", dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 8, true) }))
-	reg1("v_dot8c_i32_i4", dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 4, true) }))
+	reg1(OpVDot2cI32I16, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 16, true) }))
+	reg1(OpVDot4cI32I8, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 8, true) }))
+	reg1(OpVDot8cI32I4, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 4, true) }))
 
 	// VOP3P packed 16-bit
 	fl := func(f func(a, b, c uint32) uint32) func(a, b, c uint32, _ bool) uint32 {
 		return func(a, b, c uint32, _ bool) uint32 { return f(a, b, c) }
 	}
-	reg("v_pk_fma_f16", h16pk(3, true, fl(h16Fma)))
-	reg("v_pk_add_f16", h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) + h16f(b)) })))
-	reg("v_pk_mul_f16", h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) * h16f(b)) })))
-	reg("v_pk_min_f16", h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Min(a, b) })))
-	reg("v_pk_max_f16", h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Max(a, b) })))
-	reg("v_pk_add_u16", h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
+	def(OpVPkFmaF16, h16pk(3, true, fl(h16Fma)))
+	def(OpVPkAddF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) + h16f(b)) })))
+	def(OpVPkMulF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) * h16f(b)) })))
+	def(OpVPkMinF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Min(a, b) })))
+	def(OpVPkMaxF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Max(a, b) })))
+	def(OpVPkAddU16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
 		if cl {
 			return h16SatU16(int64(a) + int64(b))
 		}
 		return a + b
 	}))
-	reg("v_pk_sub_u16", h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
+	def(OpVPkSubU16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
 		if cl {
 			return h16SatU16(int64(a) - int64(b))
 		}
 		return a - b
 	}))
-	reg("v_pk_add_i16", h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
+	def(OpVPkAddI16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
 		if cl {
 			return h16SatI16(int64(int16(a)) + int64(int16(b)))
 		}
 		return a + b
 	}))
-	reg("v_pk_sub_i16", h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
+	def(OpVPkSubI16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
 		if cl {
 			return h16SatI16(int64(int16(a)) - int64(int16(b)))
 		}
 		return a - b
 	}))
-	reg("v_pk_mul_lo_u16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return a * b }))
-	reg("v_pk_mad_u16", h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
+	def(OpVPkMulLoU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return a * b }))
+	def(OpVPkMadU16, h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
 		if cl {
 			return h16SatU16(int64(a)*int64(b) + int64(c))
 		}
 		return a*b + c
 	}))
-	reg("v_pk_mad_i16", h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
+	def(OpVPkMadI16, h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
 		r := int64(int16(a))*int64(int16(b)) + int64(int16(c))
 		if cl {
 			return h16SatI16(r)
 		}
 		return uint32(r)
 	}))
-	reg("v_pk_lshlrev_b16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b << (a & 15) }))
-	reg("v_pk_lshrrev_b16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b >> (a & 15) }))
-	reg("v_pk_ashrrev_i16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(int16(b) >> (a & 15)) }))
-	reg("v_pk_max_u16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return max(a, b) }))
-	reg("v_pk_min_u16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return min(a, b) }))
-	reg("v_pk_max_i16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(max(int16(a), int16(b))) }))
-	reg("v_pk_min_i16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(min(int16(a), int16(b))) }))
+	def(OpVPkLshlrevB16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b << (a & 15) }))
+	def(OpVPkLshrrevB16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b >> (a & 15) }))
+	def(OpVPkAshrrevI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(int16(b) >> (a & 15)) }))
+	def(OpVPkMaxU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return max(a, b) }))
+	def(OpVPkMinU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return min(a, b) }))
+	def(OpVPkMaxI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(max(int16(a), int16(b))) }))
+	def(OpVPkMinI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(min(int16(a), int16(b))) }))
 
-	for _, name := range []string{"v_dot2_f32_f16", "v_dot2_i32_i16", "v_dot2_u32_u16", "v_dot4_i32_i8",
-		"v_dot4_u32_u8", "v_dot8_i32_i4", "v_dot8_u32_u4"} {
-		reg(name, h16DotExec(name))
+	for _, op := range []Op{OpVDot2F32F16, OpVDot2I32I16, OpVDot2U32U16, OpVDot4I32I8, OpVDot4U32U8, OpVDot8I32I4,
+		OpVDot8U32U4} {
+		def(op, h16DotExec(op))
 	}
-	reg("v_fma_mix_f32", h16MixExec(0))
-	reg("v_fma_mixlo_f16", h16MixExec(1))
-	reg("v_fma_mixhi_f16", h16MixExec(2))
+	def(OpVFmaMixF32, h16MixExec(0))
+	def(OpVFmaMixloF16, h16MixExec(1))
+	def(OpVFmaMixhiF16, h16MixExec(2))
 }
 
 // h16pk is a packed 16-bit VOP3P operation: for the low result op_sel picks each source's half, for
@@ -839,23 +835,24 @@ func h16DotInt(a, b uint32, n uint, signed bool) int64 {
 // them, neg_lo[2] negates S2); the 4- and 8-element forms take the dwords as they are. Clamp
 // saturates the integer sums to the 32-bit range and limits the f32 result to [0, 1]. The f32 sum
 // is rounded once (h16DotF16). Modifiers whose meaning the ISA does not give stop the wave.
-func h16DotExec(name string) execFn {
+func h16DotExec(op Op) execFn {
+	name := opNames[op]
 	var n uint
 	var signed, float bool
-	switch name {
-	case "v_dot2_f32_f16":
+	switch op {
+	case OpVDot2F32F16:
 		n, float = 16, true
-	case "v_dot2_i32_i16":
+	case OpVDot2I32I16:
 		n, signed = 16, true
-	case "v_dot2_u32_u16":
+	case OpVDot2U32U16:
 		n = 16
-	case "v_dot4_i32_i8":
+	case OpVDot4I32I8:
 		n, signed = 8, true
-	case "v_dot4_u32_u8":
+	case OpVDot4U32U8:
 		n = 8
-	case "v_dot8_i32_i4":
+	case OpVDot8I32I4:
 		n, signed = 4, true
-	case "v_dot8_u32_u4":
+	case OpVDot8U32U4:
 		n = 4
 	}
 	return func(w *wave, in *Inst) error {

@@ -802,14 +802,15 @@ func dsWrxchg2(wide, st64 bool) execFn {
 	}
 }
 
-// vregChecked runs checkVRegs before a memory instruction's routine (resolve wraps every DS and
-// vector-memory routine with it).
-func vregChecked(fn execFn) execFn {
+// vregChecked runs checkVRegs before the routine of memory operation name (optab.go wraps every DS
+// and vector-memory routine with it).
+func vregChecked(name string, fn execFn) execFn {
 	if fn == nil {
 		return nil
 	}
+	atomic, cmpswap := strings.Contains(name, "atomic"), strings.Contains(name, "cmpswap")
 	return func(w *wave, in *Inst) error {
-		if err := w.checkVRegs(in); err != nil {
+		if err := w.checkVRegs(in, atomic, cmpswap); err != nil {
 			return err
 		}
 		return fn(w, in)
@@ -819,7 +820,7 @@ func vregChecked(fn execFn) execFn {
 // checkVRegs checks, once per instruction, that every vector-register operand of a memory
 // instruction lies inside the register file for the width LLVM's template gives it (a client's
 // code can name a[255] as the first of four data registers).
-func (w *wave) checkVRegs(in *Inst) error {
+func (w *wave) checkVRegs(in *Inst, atomic, cmpswap bool) error {
 	for _, t := range in.Info.Ops {
 		if t.Lit != "" || t.C == 's' {
 			continue
@@ -835,9 +836,9 @@ func (w *wave) checkVRegs(in *Inst) error {
 			}
 		}
 	}
-	if in.Glc && in.Fmt != FmtDS && strings.Contains(in.Info.Name, "atomic") { // the returned value (not in the template)
+	if in.Glc && in.Fmt != FmtDS && atomic { // the returned value (not in the template)
 		n := in.dataWidth()
-		if strings.Contains(in.Info.Name, "cmpswap") {
+		if cmpswap {
 			n /= 2
 		}
 		if c := in.Opnd[fDst]; c < opVGPR0 || !w.fit(int(c-opVGPR0)+n) {

@@ -9,17 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-type execFn func(w *wave, in *Inst) error
-
-// execTab maps a base mnemonic (without _e32/_e64) to its implementation.
-var execTab = map[string]execFn{}
-
-func reg(names string, f execFn) {
-	for _, n := range strings.Fields(names) {
-		execTab[n] = f
-	}
-}
-
 // s32 reads scalar source field f as 32 bits.
 func (w *wave) s32(in *Inst, f opField) uint32 {
 	v, err := w.scalar(in, in.Opnd[f], k32)
@@ -173,55 +162,55 @@ func bfe64(v uint64, ctl uint32, signed bool) uint64 {
 	return v >> off & (1<<wd - 1)
 }
 
-func init() {
+func saluOps() {
 	// SOP2 (AMD MI200 ISA "SOP2 instructions"); SCC as documented there.
-	reg("s_add_u32", sop2u(func(a, b uint32) (uint32, bool) { r, c := bits.Add32(a, b, 0); return r, c != 0 }))
-	reg("s_sub_u32", sop2u(func(a, b uint32) (uint32, bool) { r, c := bits.Sub32(a, b, 0); return r, c != 0 }))
-	reg("s_add_i32", sop2u(func(a, b uint32) (uint32, bool) {
+	def(OpSAddU32, sop2u(func(a, b uint32) (uint32, bool) { r, c := bits.Add32(a, b, 0); return r, c != 0 }))
+	def(OpSSubU32, sop2u(func(a, b uint32) (uint32, bool) { r, c := bits.Sub32(a, b, 0); return r, c != 0 }))
+	def(OpSAddI32, sop2u(func(a, b uint32) (uint32, bool) {
 		r := a + b
 		return r, (a>>31 == b>>31) && (r>>31 != a>>31)
 	}))
-	reg("s_sub_i32", sop2u(func(a, b uint32) (uint32, bool) {
+	def(OpSSubI32, sop2u(func(a, b uint32) (uint32, bool) {
 		r := a - b
 		return r, (a>>31 != b>>31) && (r>>31 != a>>31)
 	}))
-	reg("s_addc_u32", func(w *wave, in *Inst) error {
+	def(OpSAddcU32, func(w *wave, in *Inst) error {
 		r, c := bits.Add32(w.s32(in, fSrc0), w.s32(in, fSrc1), uint32(b2u(w.scc)))
 		w.sset(in.Opnd[fDst], r)
 		w.scc = c != 0
 		return nil
 	})
-	reg("s_subb_u32", func(w *wave, in *Inst) error {
+	def(OpSSubbU32, func(w *wave, in *Inst) error {
 		r, c := bits.Sub32(w.s32(in, fSrc0), w.s32(in, fSrc1), uint32(b2u(w.scc)))
 		w.sset(in.Opnd[fDst], r)
 		w.scc = c != 0
 		return nil
 	})
-	reg("s_min_i32", sop2u(func(a, b uint32) (uint32, bool) {
+	def(OpSMinI32, sop2u(func(a, b uint32) (uint32, bool) {
 		if int32(a) < int32(b) {
 			return a, true
 		}
 		return b, false
 	}))
-	reg("s_min_u32", sop2u(func(a, b uint32) (uint32, bool) {
+	def(OpSMinU32, sop2u(func(a, b uint32) (uint32, bool) {
 		if a < b {
 			return a, true
 		}
 		return b, false
 	}))
-	reg("s_max_i32", sop2u(func(a, b uint32) (uint32, bool) {
+	def(OpSMaxI32, sop2u(func(a, b uint32) (uint32, bool) {
 		if int32(a) > int32(b) {
 			return a, true
 		}
 		return b, false
 	}))
-	reg("s_max_u32", sop2u(func(a, b uint32) (uint32, bool) {
+	def(OpSMaxU32, sop2u(func(a, b uint32) (uint32, bool) {
 		if a > b {
 			return a, true
 		}
 		return b, false
 	}))
-	reg("s_cselect_b32", func(w *wave, in *Inst) error {
+	def(OpSCselectB32, func(w *wave, in *Inst) error {
 		a, b := w.s32(in, fSrc0), w.s32(in, fSrc1)
 		if w.scc {
 			w.sset(in.Opnd[fDst], a)
@@ -230,7 +219,7 @@ func init() {
 		}
 		return nil
 	})
-	reg("s_cselect_b64", func(w *wave, in *Inst) error {
+	def(OpSCselectB64, func(w *wave, in *Inst) error {
 		a, b := w.s64(in, fSrc0), w.s64(in, fSrc1)
 		if w.scc {
 			w.sset64(in.Opnd[fDst], a)
@@ -239,98 +228,104 @@ func init() {
 		}
 		return nil
 	})
-	logic := map[string]func(a, b uint64) uint64{
-		"and": func(a, b uint64) uint64 { return a & b }, "or": func(a, b uint64) uint64 { return a | b },
-		"xor": func(a, b uint64) uint64 { return a ^ b }, "andn2": func(a, b uint64) uint64 { return a &^ b },
-		"orn2": func(a, b uint64) uint64 { return a | ^b }, "nand": func(a, b uint64) uint64 { return ^(a & b) },
-		"nor": func(a, b uint64) uint64 { return ^(a | b) }, "xnor": func(a, b uint64) uint64 { return ^(a ^ b) },
+	for _, l := range []struct {
+		b32, b64, saveexec Op
+		f                  func(a, b uint64) uint64
+	}{
+		{OpSAndB32, OpSAndB64, OpSAndSaveexecB64, func(a, b uint64) uint64 { return a & b }},
+		{OpSOrB32, OpSOrB64, OpSOrSaveexecB64, func(a, b uint64) uint64 { return a | b }},
+		{OpSXorB32, OpSXorB64, OpSXorSaveexecB64, func(a, b uint64) uint64 { return a ^ b }},
+		{OpSAndn2B32, OpSAndn2B64, OpSAndn2SaveexecB64, func(a, b uint64) uint64 { return a &^ b }},
+		{OpSOrn2B32, OpSOrn2B64, OpSOrn2SaveexecB64, func(a, b uint64) uint64 { return a | ^b }},
+		{OpSNandB32, OpSNandB64, OpSNandSaveexecB64, func(a, b uint64) uint64 { return ^(a & b) }},
+		{OpSNorB32, OpSNorB64, OpSNorSaveexecB64, func(a, b uint64) uint64 { return ^(a | b) }},
+		{OpSXnorB32, OpSXnorB64, OpSXnorSaveexecB64, func(a, b uint64) uint64 { return ^(a ^ b) }},
+	} {
+		f := l.f
+		def(l.b32, sop2u(func(a, b uint32) (uint32, bool) { r := uint32(f(uint64(a), uint64(b))); return r, r != 0 }))
+		def(l.b64, sop2u64(func(a, b uint64) (uint64, bool) { r := f(a, b); return r, r != 0 }))
+		def(l.saveexec, saveexec(f))
 	}
-	for n, f := range logic {
-		f := f
-		reg("s_"+n+"_b32", sop2u(func(a, b uint32) (uint32, bool) { r := uint32(f(uint64(a), uint64(b))); return r, r != 0 }))
-		reg("s_"+n+"_b64", sop2u64(func(a, b uint64) (uint64, bool) { r := f(a, b); return r, r != 0 }))
-		reg("s_"+n+"_saveexec_b64", saveexec(f))
-	}
-	reg("s_lshl_b32", sop2u(func(a, b uint32) (uint32, bool) { r := a << (b & 31); return r, r != 0 }))
-	reg("s_lshr_b32", sop2u(func(a, b uint32) (uint32, bool) { r := a >> (b & 31); return r, r != 0 }))
-	reg("s_ashr_i32", sop2u(func(a, b uint32) (uint32, bool) { r := uint32(int32(a) >> (b & 31)); return r, r != 0 }))
-	reg("s_lshl_b64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := a << (b & 63); return r, r != 0 }))
-	reg("s_lshr_b64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := a >> (b & 63); return r, r != 0 }))
-	reg("s_ashr_i64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := uint64(int64(a) >> (b & 63)); return r, r != 0 }))
-	for k := uint32(1); k <= 4; k++ {
-		k := k
-		reg(fmt.Sprintf("s_lshl%d_add_u32", k), sop2u(func(a, b uint32) (uint32, bool) {
+	def(OpSLshlB32, sop2u(func(a, b uint32) (uint32, bool) { r := a << (b & 31); return r, r != 0 }))
+	def(OpSLshrB32, sop2u(func(a, b uint32) (uint32, bool) { r := a >> (b & 31); return r, r != 0 }))
+	def(OpSAshrI32, sop2u(func(a, b uint32) (uint32, bool) { r := uint32(int32(a) >> (b & 31)); return r, r != 0 }))
+	def(OpSLshlB64, sop2sh(func(a uint64, b uint32) (uint64, bool) { r := a << (b & 63); return r, r != 0 }))
+	def(OpSLshrB64, sop2sh(func(a uint64, b uint32) (uint64, bool) { r := a >> (b & 63); return r, r != 0 }))
+	def(OpSAshrI64, sop2sh(func(a uint64, b uint32) (uint64, bool) { r := uint64(int64(a) >> (b & 63)); return r, r != 0 }))
+	for k, op := range []Op{OpSLshl1AddU32, OpSLshl2AddU32, OpSLshl3AddU32, OpSLshl4AddU32} {
+		k := uint32(k + 1)
+		def(op, sop2u(func(a, b uint32) (uint32, bool) {
 			r, c := bits.Add32(a<<k, b, 0)
 			return r, c != 0 || a>>(32-k) != 0
 		}))
 	}
-	reg("s_bfm_b32", func(w *wave, in *Inst) error {
+	def(OpSBfmB32, func(w *wave, in *Inst) error {
 		a, b := w.s32(in, fSrc0), w.s32(in, fSrc1)
 		w.sset(in.Opnd[fDst], (uint32(1)<<(a&31)-1)<<(b&31))
 		return nil
 	})
-	reg("s_mul_i32", func(w *wave, in *Inst) error {
+	def(OpSMulI32, func(w *wave, in *Inst) error {
 		w.sset(in.Opnd[fDst], w.s32(in, fSrc0)*w.s32(in, fSrc1))
 		return nil
 	})
-	reg("s_mul_hi_u32", func(w *wave, in *Inst) error {
+	def(OpSMulHiU32, func(w *wave, in *Inst) error {
 		h, _ := bits.Mul32(w.s32(in, fSrc0), w.s32(in, fSrc1))
 		w.sset(in.Opnd[fDst], h)
 		return nil
 	})
-	reg("s_mul_hi_i32", func(w *wave, in *Inst) error {
+	def(OpSMulHiI32, func(w *wave, in *Inst) error {
 		w.sset(in.Opnd[fDst], uint32(uint64(int64(int32(w.s32(in, fSrc0)))*int64(int32(w.s32(in, fSrc1))))>>32))
 		return nil
 	})
-	reg("s_bfe_u32", sop2u(func(a, b uint32) (uint32, bool) { r := bfe32(a, b, false); return r, r != 0 }))
-	reg("s_bfe_i32", sop2u(func(a, b uint32) (uint32, bool) { r := bfe32(a, b, true); return r, r != 0 }))
-	reg("s_bfe_u64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := bfe64(a, b, false); return r, r != 0 }))
-	reg("s_bfe_i64", sop2sh(func(a uint64, b uint32) (uint64, bool) { r := bfe64(a, b, true); return r, r != 0 }))
-	reg("s_absdiff_i32", sop2u(func(a, b uint32) (uint32, bool) {
+	def(OpSBfeU32, sop2u(func(a, b uint32) (uint32, bool) { r := bfe32(a, b, false); return r, r != 0 }))
+	def(OpSBfeI32, sop2u(func(a, b uint32) (uint32, bool) { r := bfe32(a, b, true); return r, r != 0 }))
+	def(OpSBfeU64, sop2sh(func(a uint64, b uint32) (uint64, bool) { r := bfe64(a, b, false); return r, r != 0 }))
+	def(OpSBfeI64, sop2sh(func(a uint64, b uint32) (uint64, bool) { r := bfe64(a, b, true); return r, r != 0 }))
+	def(OpSAbsdiffI32, sop2u(func(a, b uint32) (uint32, bool) {
 		d := int32(a) - int32(b)
 		if d < 0 {
 			d = -d
 		}
 		return uint32(d), d != 0
 	}))
-	reg("s_pack_ll_b32_b16", sop2u(func(a, b uint32) (uint32, bool) { return a&0xffff | b<<16, false }))
-	reg("s_pack_lh_b32_b16", sop2u(func(a, b uint32) (uint32, bool) { return a&0xffff | b&0xffff0000, false }))
-	reg("s_pack_hh_b32_b16", sop2u(func(a, b uint32) (uint32, bool) { return a>>16 | b&0xffff0000, false }))
+	def(OpSPackLlB32B16, sop2u(func(a, b uint32) (uint32, bool) { return a&0xffff | b<<16, false }))
+	def(OpSPackLhB32B16, sop2u(func(a, b uint32) (uint32, bool) { return a&0xffff | b&0xffff0000, false }))
+	def(OpSPackHhB32B16, sop2u(func(a, b uint32) (uint32, bool) { return a>>16 | b&0xffff0000, false }))
 
 	// SOP1
-	reg("s_mov_b32", func(w *wave, in *Inst) error { w.sset(in.Opnd[fDst], w.s32(in, fSrc0)); return nil })
-	reg("s_mov_b64", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.s64(in, fSrc0)); return nil })
-	reg("s_cmov_b32", func(w *wave, in *Inst) error {
+	def(OpSMovB32, func(w *wave, in *Inst) error { w.sset(in.Opnd[fDst], w.s32(in, fSrc0)); return nil })
+	def(OpSMovB64, func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.s64(in, fSrc0)); return nil })
+	def(OpSCmovB32, func(w *wave, in *Inst) error {
 		if w.scc {
 			w.sset(in.Opnd[fDst], w.s32(in, fSrc0))
 		}
 		return nil
 	})
-	reg("s_cmov_b64", func(w *wave, in *Inst) error {
+	def(OpSCmovB64, func(w *wave, in *Inst) error {
 		if w.scc {
 			w.sset64(in.Opnd[fDst], w.s64(in, fSrc0))
 		}
 		return nil
 	})
-	reg("s_not_b32", sop1u(func(_ *wave, a uint32) uint32 { return ^a }, true))
-	reg("s_not_b64", sop1u64(func(a uint64) uint64 { return ^a }, true))
-	reg("s_brev_b32", sop1u(func(_ *wave, a uint32) uint32 { return bits.Reverse32(a) }, false))
-	reg("s_brev_b64", sop1u64(bits.Reverse64, false))
-	reg("s_bcnt1_i32_b32", sop1u(func(_ *wave, a uint32) uint32 { return uint32(bits.OnesCount32(a)) }, true))
-	reg("s_bcnt0_i32_b32", sop1u(func(_ *wave, a uint32) uint32 { return uint32(32 - bits.OnesCount32(a)) }, true))
-	reg("s_bcnt1_i32_b64", func(w *wave, in *Inst) error {
+	def(OpSNotB32, sop1u(func(_ *wave, a uint32) uint32 { return ^a }, true))
+	def(OpSNotB64, sop1u64(func(a uint64) uint64 { return ^a }, true))
+	def(OpSBrevB32, sop1u(func(_ *wave, a uint32) uint32 { return bits.Reverse32(a) }, false))
+	def(OpSBrevB64, sop1u64(bits.Reverse64, false))
+	def(OpSBcnt1I32B32, sop1u(func(_ *wave, a uint32) uint32 { return uint32(bits.OnesCount32(a)) }, true))
+	def(OpSBcnt0I32B32, sop1u(func(_ *wave, a uint32) uint32 { return uint32(32 - bits.OnesCount32(a)) }, true))
+	def(OpSBcnt1I32B64, func(w *wave, in *Inst) error {
 		r := uint32(bits.OnesCount64(w.s64(in, fSrc0)))
 		w.sset(in.Opnd[fDst], r)
 		w.scc = r != 0
 		return nil
 	})
-	reg("s_ff1_i32_b32", sop1u(func(_ *wave, a uint32) uint32 {
+	def(OpSFf1I32B32, sop1u(func(_ *wave, a uint32) uint32 {
 		if a == 0 {
 			return 0xffffffff
 		}
 		return uint32(bits.TrailingZeros32(a))
 	}, false))
-	reg("s_ff1_i32_b64", func(w *wave, in *Inst) error {
+	def(OpSFf1I32B64, func(w *wave, in *Inst) error {
 		a := w.s64(in, fSrc0)
 		r := uint32(0xffffffff)
 		if a != 0 {
@@ -339,23 +334,23 @@ func init() {
 		w.sset(in.Opnd[fDst], r)
 		return nil
 	})
-	reg("s_flbit_i32_b32", sop1u(func(_ *wave, a uint32) uint32 {
+	def(OpSFlbitI32B32, sop1u(func(_ *wave, a uint32) uint32 {
 		if a == 0 {
 			return 0xffffffff
 		}
 		return uint32(bits.LeadingZeros32(a))
 	}, false))
-	reg("s_sext_i32_i8", sop1u(func(_ *wave, a uint32) uint32 { return uint32(int32(int8(a))) }, false))
-	reg("s_sext_i32_i16", sop1u(func(_ *wave, a uint32) uint32 { return uint32(int32(int16(a))) }, false))
-	reg("s_abs_i32", sop1u(func(_ *wave, a uint32) uint32 {
+	def(OpSSextI32I8, sop1u(func(_ *wave, a uint32) uint32 { return uint32(int32(int8(a))) }, false))
+	def(OpSSextI32I16, sop1u(func(_ *wave, a uint32) uint32 { return uint32(int32(int16(a))) }, false))
+	def(OpSAbsI32, sop1u(func(_ *wave, a uint32) uint32 {
 		if int32(a) < 0 {
 			return -a
 		}
 		return a
 	}, true))
-	reg("s_getpc_b64", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.pc+4); return nil })
-	reg("s_setpc_b64", func(w *wave, in *Inst) error { w.pc = w.s64(in, fSrc0) - 4; return nil })
-	reg("s_swappc_b64", func(w *wave, in *Inst) error {
+	def(OpSGetpcB64, func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], w.pc+4); return nil })
+	def(OpSSetpcB64, func(w *wave, in *Inst) error { w.pc = w.s64(in, fSrc0) - 4; return nil })
+	def(OpSSwappcB64, func(w *wave, in *Inst) error {
 		t := w.s64(in, fSrc0)
 		w.sset64(in.Opnd[fDst], w.pc+4)
 		w.pc = t - 4
@@ -363,39 +358,48 @@ func init() {
 	})
 
 	// SOPC
-	cmps := map[string]func(a, b uint32) bool{
-		"eq_i32": func(a, b uint32) bool { return a == b }, "lg_i32": func(a, b uint32) bool { return a != b },
-		"gt_i32": func(a, b uint32) bool { return int32(a) > int32(b) }, "ge_i32": func(a, b uint32) bool { return int32(a) >= int32(b) },
-		"lt_i32": func(a, b uint32) bool { return int32(a) < int32(b) }, "le_i32": func(a, b uint32) bool { return int32(a) <= int32(b) },
-		"eq_u32": func(a, b uint32) bool { return a == b }, "lg_u32": func(a, b uint32) bool { return a != b },
-		"gt_u32": func(a, b uint32) bool { return a > b }, "ge_u32": func(a, b uint32) bool { return a >= b },
-		"lt_u32": func(a, b uint32) bool { return a < b }, "le_u32": func(a, b uint32) bool { return a <= b },
-	}
-	for n, f := range cmps {
-		f := f
-		reg("s_cmp_"+n, sopc(f))
-		reg("s_cmpk_"+n, sopk(func(w *wave, d uint32, k uint16) (uint32, bool, bool) {
+	for _, c := range []struct {
+		cmp, cmpk Op
+		signed    bool
+		f         func(a, b uint32) bool
+	}{
+		{OpSCmpEqI32, OpSCmpkEqI32, true, func(a, b uint32) bool { return a == b }},
+		{OpSCmpLgI32, OpSCmpkLgI32, true, func(a, b uint32) bool { return a != b }},
+		{OpSCmpGtI32, OpSCmpkGtI32, true, func(a, b uint32) bool { return int32(a) > int32(b) }},
+		{OpSCmpGeI32, OpSCmpkGeI32, true, func(a, b uint32) bool { return int32(a) >= int32(b) }},
+		{OpSCmpLtI32, OpSCmpkLtI32, true, func(a, b uint32) bool { return int32(a) < int32(b) }},
+		{OpSCmpLeI32, OpSCmpkLeI32, true, func(a, b uint32) bool { return int32(a) <= int32(b) }},
+		{OpSCmpEqU32, OpSCmpkEqU32, false, func(a, b uint32) bool { return a == b }},
+		{OpSCmpLgU32, OpSCmpkLgU32, false, func(a, b uint32) bool { return a != b }},
+		{OpSCmpGtU32, OpSCmpkGtU32, false, func(a, b uint32) bool { return a > b }},
+		{OpSCmpGeU32, OpSCmpkGeU32, false, func(a, b uint32) bool { return a >= b }},
+		{OpSCmpLtU32, OpSCmpkLtU32, false, func(a, b uint32) bool { return a < b }},
+		{OpSCmpLeU32, OpSCmpkLeU32, false, func(a, b uint32) bool { return a <= b }},
+	} {
+		f, signed := c.f, c.signed
+		def(c.cmp, sopc(f))
+		def(c.cmpk, sopk(func(w *wave, d uint32, k uint16) (uint32, bool, bool) {
 			kk := uint32(k)
-			if strings.HasSuffix(n, "i32") {
+			if signed {
 				kk = uint32(int32(int16(k)))
 			}
 			return 0, f(d, kk), false
 		}))
 	}
-	reg("s_cmp_eq_u64", func(w *wave, in *Inst) error { w.scc = w.s64(in, fSrc0) == w.s64(in, fSrc1); return nil })
-	reg("s_cmp_lg_u64", func(w *wave, in *Inst) error { w.scc = w.s64(in, fSrc0) != w.s64(in, fSrc1); return nil })
-	reg("s_bitcmp0_b32", sopc(func(a, b uint32) bool { return a>>(b&31)&1 == 0 }))
-	reg("s_bitcmp1_b32", sopc(func(a, b uint32) bool { return a>>(b&31)&1 == 1 }))
+	def(OpSCmpEqU64, func(w *wave, in *Inst) error { w.scc = w.s64(in, fSrc0) == w.s64(in, fSrc1); return nil })
+	def(OpSCmpLgU64, func(w *wave, in *Inst) error { w.scc = w.s64(in, fSrc0) != w.s64(in, fSrc1); return nil })
+	def(OpSBitcmp0B32, sopc(func(a, b uint32) bool { return a>>(b&31)&1 == 0 }))
+	def(OpSBitcmp1B32, sopc(func(a, b uint32) bool { return a>>(b&31)&1 == 1 }))
 
 	// SOPK
-	reg("s_movk_i32", sopk(func(_ *wave, _ uint32, k uint16) (uint32, bool, bool) { return uint32(int32(int16(k))), false, true }))
-	reg("s_cmovk_i32", func(w *wave, in *Inst) error {
+	def(OpSMovkI32, sopk(func(_ *wave, _ uint32, k uint16) (uint32, bool, bool) { return uint32(int32(int16(k))), false, true }))
+	def(OpSCmovkI32, func(w *wave, in *Inst) error {
 		if w.scc {
 			w.sset(in.Opnd[fDst], uint32(int32(int16(in.Imm))))
 		}
 		return nil
 	})
-	reg("s_addk_i32", func(w *wave, in *Inst) error {
+	def(OpSAddkI32, func(w *wave, in *Inst) error {
 		d := in.Opnd[fDst]
 		if d >= 128 {
 			return nil
@@ -406,14 +410,14 @@ func init() {
 		w.scc = (a>>31 == b>>31) && (r>>31 != a>>31)
 		return nil
 	})
-	reg("s_mulk_i32", func(w *wave, in *Inst) error {
+	def(OpSMulkI32, func(w *wave, in *Inst) error {
 		d := in.Opnd[fDst]
 		if d < 128 {
 			w.sset(d, w.s[d]*uint32(int32(int16(in.Imm))))
 		}
 		return nil
 	})
-	reg("s_getreg_b32", func(w *wave, in *Inst) error {
+	def(OpSGetregB32, func(w *wave, in *Inst) error {
 		id, off, size := in.Imm&0x3f, in.Imm>>6&0x1f, in.Imm>>11&0x1f+1
 		var v uint32
 		switch id {
@@ -447,21 +451,21 @@ func init() {
 		w.mode = w.mode&^mask | v<<uint(off)&mask
 		return nil
 	}
-	reg("s_setreg_b32", func(w *wave, in *Inst) error {
+	def(OpSSetregB32, func(w *wave, in *Inst) error {
 		v, err := w.scalar(in, in.Opnd[fDst], k32)
 		if err != nil {
 			return err
 		}
 		return setreg(w, in, uint32(v))
 	})
-	reg("s_setreg_imm32_b32", func(w *wave, in *Inst) error { return setreg(w, in, in.Lit) })
+	def(OpSSetregImm32B32, func(w *wave, in *Inst) error { return setreg(w, in, in.Lit) })
 
 	// SOPP
-	reg("s_nop s_waitcnt s_icache_inv s_incperflevel s_decperflevel s_ttracedata s_setprio", func(*wave, *Inst) error { return nil })
+	defs([]Op{OpSNop, OpSWaitcnt, OpSIcacheInv, OpSIncperflevel, OpSDecperflevel, OpSTtracedata, OpSSetprio}, func(*wave, *Inst) error { return nil })
 	// s_sleep: the wave gives up its turn (workgroup.go), so a polling loop lets others run.
-	reg("s_sleep", func(w *wave, in *Inst) error { w.yield = true; return nil })
-	reg("s_endpgm", func(w *wave, in *Inst) error { w.done = true; return nil })
-	reg("s_barrier", func(w *wave, in *Inst) error { w.bar = true; return nil })
+	def(OpSSleep, func(w *wave, in *Inst) error { w.yield = true; return nil })
+	def(OpSEndpgm, func(w *wave, in *Inst) error { w.done = true; return nil })
+	def(OpSBarrier, func(w *wave, in *Inst) error { w.bar = true; return nil })
 	branch := func(cond func(w *wave) bool) execFn {
 		return func(w *wave, in *Inst) error {
 			if cond(w) {
@@ -470,26 +474,26 @@ func init() {
 			return nil
 		}
 	}
-	reg("s_branch", branch(func(*wave) bool { return true }))
+	def(OpSBranch, branch(func(*wave) bool { return true }))
 	// The conditional-debug branches test STATUS.COND_DBG_SYS/USER, which only a debugger sets: never
 	// taken here.
-	reg("s_cbranch_cdbgsys s_cbranch_cdbguser s_cbranch_cdbgsys_or_user s_cbranch_cdbgsys_and_user",
+	defs([]Op{OpSCbranchCdbgsys, OpSCbranchCdbguser, OpSCbranchCdbgsysOrUser, OpSCbranchCdbgsysAndUser},
 		branch(func(*wave) bool { return false }))
 	// S_CALL_B64: D = PC + 4, then a relative branch as S_BRANCH.
-	reg("s_call_b64", func(w *wave, in *Inst) error {
+	def(OpSCallB64, func(w *wave, in *Inst) error {
 		w.sset64(in.Opnd[fDst], w.pc+4)
 		w.pc = uint64(int64(w.pc) + 4*int64(int16(in.Imm)))
 		return nil
 	})
-	reg("s_cbranch_scc0", branch(func(w *wave) bool { return !w.scc }))
-	reg("s_cbranch_scc1", branch(func(w *wave) bool { return w.scc }))
-	reg("s_cbranch_vccz", branch(func(w *wave) bool { return w.vcc() == 0 }))
-	reg("s_cbranch_vccnz", branch(func(w *wave) bool { return w.vcc() != 0 }))
-	reg("s_cbranch_execz", branch(func(w *wave) bool { return w.exec() == 0 }))
-	reg("s_cbranch_execnz", branch(func(w *wave) bool { return w.exec() != 0 }))
+	def(OpSCbranchScc0, branch(func(w *wave) bool { return !w.scc }))
+	def(OpSCbranchScc1, branch(func(w *wave) bool { return w.scc }))
+	def(OpSCbranchVccz, branch(func(w *wave) bool { return w.vcc() == 0 }))
+	def(OpSCbranchVccnz, branch(func(w *wave) bool { return w.vcc() != 0 }))
+	def(OpSCbranchExecz, branch(func(w *wave) bool { return w.exec() == 0 }))
+	def(OpSCbranchExecnz, branch(func(w *wave) bool { return w.exec() != 0 }))
 	// s_trap: CO V4+ trap handler ABI. 3 (llvm.debugtrap) is a no-op without a debugger; every other code
 	// halts the wave and puts the queue into the error state.
-	reg("s_trap", func(w *wave, in *Inst) error {
+	def(OpSTrap, func(w *wave, in *Inst) error {
 		code := uint8(in.Imm)
 		if code == 3 {
 			return nil
@@ -498,31 +502,43 @@ func init() {
 	})
 
 	// SMEM: loads through the scalar cache (kcache.go; GLC bypasses it).
-	for _, n := range []string{"s_load_dword", "s_load_dwordx2", "s_load_dwordx4", "s_load_dwordx8", "s_load_dwordx16",
-		"s_buffer_load_dword", "s_buffer_load_dwordx2", "s_buffer_load_dwordx4", "s_buffer_load_dwordx8", "s_buffer_load_dwordx16"} {
-		reg(n, smemLoad)
-	}
-	for _, n := range []string{"s_store_dword", "s_store_dwordx2", "s_store_dwordx4",
-		"s_buffer_store_dword", "s_buffer_store_dwordx2", "s_buffer_store_dwordx4"} {
-		reg(n, smemStore)
-	}
+	defs([]Op{OpSLoadDword, OpSLoadDwordx2, OpSLoadDwordx4, OpSLoadDwordx8, OpSLoadDwordx16, OpSBufferLoadDword,
+		OpSBufferLoadDwordx2, OpSBufferLoadDwordx4, OpSBufferLoadDwordx8, OpSBufferLoadDwordx16}, smemLoad)
+	defs([]Op{OpSStoreDword, OpSStoreDwordx2, OpSStoreDwordx4, OpSBufferStoreDword, OpSBufferStoreDwordx2,
+		OpSBufferStoreDwordx4}, smemStore)
 	// SMEM atomics (GFX9 S_ATOMIC_* / S_BUFFER_ATOMIC_*): the vector atomics' operations on one dword
 	// or qword; with glc the old value returns to the data SGPRs.
-	for _, op := range []string{"swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec"} {
-		for _, x2 := range []string{"", "_x2"} {
-			op, wide := op, x2 != ""
-			f := func(w *wave, in *Inst) error { return smemAtomic(w, in, op, wide) }
-			reg("s_atomic_"+op+x2, f)
-			reg("s_buffer_atomic_"+op+x2, f)
-		}
+	for _, a := range []struct {
+		op             string // atomicOp's operation
+		wide           bool
+		global, buffer Op
+	}{
+		{"swap", false, OpSAtomicSwap, OpSBufferAtomicSwap}, {"swap", true, OpSAtomicSwapX2, OpSBufferAtomicSwapX2},
+		{"cmpswap", false, OpSAtomicCmpswap, OpSBufferAtomicCmpswap}, {"cmpswap", true, OpSAtomicCmpswapX2, OpSBufferAtomicCmpswapX2},
+		{"add", false, OpSAtomicAdd, OpSBufferAtomicAdd}, {"add", true, OpSAtomicAddX2, OpSBufferAtomicAddX2},
+		{"sub", false, OpSAtomicSub, OpSBufferAtomicSub}, {"sub", true, OpSAtomicSubX2, OpSBufferAtomicSubX2},
+		{"smin", false, OpSAtomicSmin, OpSBufferAtomicSmin}, {"smin", true, OpSAtomicSminX2, OpSBufferAtomicSminX2},
+		{"umin", false, OpSAtomicUmin, OpSBufferAtomicUmin}, {"umin", true, OpSAtomicUminX2, OpSBufferAtomicUminX2},
+		{"smax", false, OpSAtomicSmax, OpSBufferAtomicSmax}, {"smax", true, OpSAtomicSmaxX2, OpSBufferAtomicSmaxX2},
+		{"umax", false, OpSAtomicUmax, OpSBufferAtomicUmax}, {"umax", true, OpSAtomicUmaxX2, OpSBufferAtomicUmaxX2},
+		{"and", false, OpSAtomicAnd, OpSBufferAtomicAnd}, {"and", true, OpSAtomicAndX2, OpSBufferAtomicAndX2},
+		{"or", false, OpSAtomicOr, OpSBufferAtomicOr}, {"or", true, OpSAtomicOrX2, OpSBufferAtomicOrX2},
+		{"xor", false, OpSAtomicXor, OpSBufferAtomicXor}, {"xor", true, OpSAtomicXorX2, OpSBufferAtomicXorX2},
+		{"inc", false, OpSAtomicInc, OpSBufferAtomicInc}, {"inc", true, OpSAtomicIncX2, OpSBufferAtomicIncX2},
+		{"dec", false, OpSAtomicDec, OpSBufferAtomicDec}, {"dec", true, OpSAtomicDecX2, OpSBufferAtomicDecX2},
+	} {
+		op, wide := a.op, a.wide
+		f := func(w *wave, in *Inst) error { return smemAtomic(w, in, op, wide) }
+		def(a.global, f)
+		def(a.buffer, f)
 	}
 	// Scalar cache controls (kcache.go): invalidate empties the dispatch's scalar cache; write-back
 	// and discard have nothing to do (SMEM stores write through), nor have the ATC probes.
-	reg("s_dcache_inv s_dcache_inv_vol", func(w *wave, _ *Inst) error { w.d.kc.reset(); return nil })
-	reg("s_dcache_wb s_dcache_wb_vol s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer",
+	defs([]Op{OpSDcacheInv, OpSDcacheInvVol}, func(w *wave, _ *Inst) error { w.d.kc.reset(); return nil })
+	defs([]Op{OpSDcacheWb, OpSDcacheWbVol, OpSDcacheDiscard, OpSDcacheDiscardX2, OpSAtcProbe, OpSAtcProbeBuffer},
 		func(*wave, *Inst) error { return nil })
 	// S_MEMTIME and S_MEMREALTIME: the 64-bit GPU timestamp (see RefClock).
-	reg("s_memtime s_memrealtime", func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], RefClock()); return nil })
+	defs([]Op{OpSMemtime, OpSMemrealtime}, func(w *wave, in *Inst) error { w.sset64(in.Opnd[fDst], RefClock()); return nil })
 }
 
 // RefClockHz is the frequency of RefClock: gfx90a's 100 MHz reference clock (REFCLK).

@@ -509,239 +509,231 @@ func cvtF64ToI32(x float64) uint32 {
 	return uint32(int32(x))
 }
 
-func init() {
+func valuOps() {
 	f2 := func(f func(a, b float32) float32) execFn {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
-	reg("v_add_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVAddF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = u32(f32(a[l]) + f32(b[l]))
 		}
 	}))
-	reg("v_sub_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVSubF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = u32(f32(a[l]) - f32(b[l]))
 		}
 	}))
-	reg("v_subrev_f32", f2(func(a, b float32) float32 { return b - a }))
-	reg("v_mul_f32", v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVSubrevF32, f2(func(a, b float32) float32 { return b - a }))
+	def(OpVMulF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = u32(f32(a[l]) * f32(b[l]))
 		}
 	}))
-	reg("v_min_f32", f2(fmin32))
-	reg("v_max_f32", f2(fmax32))
-	reg("v_fma_f32", v32k(tF32, 3, fma32, fmaKern))
-	reg("v_mad_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
-	reg("v_madak_f32", func(w *wave, in *Inst) error {
+	def(OpVMinF32, f2(fmin32))
+	def(OpVMaxF32, f2(fmax32))
+	def(OpVFmaF32, v32k(tF32, 3, fma32, fmaKern))
+	def(OpVMadF32, v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
+	def(OpVMadakF32, func(w *wave, in *Inst) error {
 		k := in.Lit
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(k)) })(w, in)
 	})
-	reg("v_madmk_f32", func(w *wave, in *Inst) error {
+	def(OpVMadmkF32, func(w *wave, in *Inst) error {
 		k := in.Lit
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(f32(a)*f32(k)) + f32(b)) })(w, in)
 	})
-	reg("v_fmaak_f32", func(w *wave, in *Inst) error {
-		k := in.Lit
-		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return fma32(a, b, k) })(w, in)
-	})
-	reg("v_fmamk_f32", func(w *wave, in *Inst) error {
-		k := in.Lit
-		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return fma32(a, k, b) })(w, in)
-	})
 	// v_fmac/v_mac: the destination is the addend (Decode puts it in src2).
-	reg("v_fmac_f32", v32k(tF32, 3, fma32, fmaKern))
-	reg("v_mac_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
-	reg("v_fmac_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
-	reg("v_cvt_f32_u32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a)) }))
-	reg("v_cvt_f32_i32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(int32(a))) }))
-	reg("v_cvt_u32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToU32(f32(a)) }))
-	reg("v_cvt_i32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToI32(f32(a)) }))
+	def(OpVFmacF32, v32k(tF32, 3, fma32, fmaKern))
+	def(OpVMacF32, v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
+	def(OpVFmacF64, v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
+	def(OpVCvtF32U32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a)) }))
+	def(OpVCvtF32I32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(int32(a))) }))
+	def(OpVCvtU32F32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToU32(f32(a)) }))
+	def(OpVCvtI32F32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToI32(f32(a)) }))
 	// v_rcp_f32 / v_rcp_iflag_f32 are approximations on hardware (1 ULP); the exact quotient is within it.
-	reg("v_rcp_f32 v_rcp_iflag_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(1 / f32(a)) }))
-	reg("v_sqrt_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Sqrt(float64(f32(a))))) }))
-	reg("v_rsq_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(1 / math.Sqrt(float64(f32(a))))) }))
-	reg("v_trunc_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Trunc(float64(f32(a))))) }))
-	reg("v_floor_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Floor(float64(f32(a))))) }))
-	reg("v_ceil_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Ceil(float64(f32(a))))) }))
-	reg("v_rndne_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.RoundToEven(float64(f32(a))))) }))
+	defs([]Op{OpVRcpF32, OpVRcpIflagF32}, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(1 / f32(a)) }))
+	def(OpVSqrtF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Sqrt(float64(f32(a))))) }))
+	def(OpVRsqF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(1 / math.Sqrt(float64(f32(a))))) }))
+	def(OpVTruncF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Trunc(float64(f32(a))))) }))
+	def(OpVFloorF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Floor(float64(f32(a))))) }))
+	def(OpVCeilF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Ceil(float64(f32(a))))) }))
+	def(OpVRndneF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.RoundToEven(float64(f32(a))))) }))
 
 	// 32-bit integer
 	i2 := func(f func(a, b uint32) uint32) execFn {
 		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return f(a, b) })
 	}
 	i3 := func(f func(a, b, c uint32) uint32) execFn { return v32(tU32, 3, f) }
-	reg("v_mov_b32", v32k(tU32, 1, func(a, _, _ uint32) uint32 { return a }, func(d, a, _, _ *[lanes]uint32) { *d = *a }))
+	def(OpVMovB32, v32k(tU32, 1, func(a, _, _ uint32) uint32 { return a }, func(d, a, _, _ *[lanes]uint32) { *d = *a }))
 	// gfx90a accumulation registers (the unified file: a[n] is register 256+n)
-	reg("v_accvgpr_read_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
-	reg("v_accvgpr_write_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
-	reg("v_accvgpr_mov_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
-	reg("v_not_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return ^a }))
-	reg("v_bfrev_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return bits.Reverse32(a) }))
-	reg("v_ffbh_u32", v32(tU32, 1, func(a, _, _ uint32) uint32 {
+	def(OpVAccvgprReadB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	def(OpVAccvgprWriteB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	def(OpVAccvgprMovB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	def(OpVNotB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return ^a }))
+	def(OpVBfrevB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return bits.Reverse32(a) }))
+	def(OpVFfbhU32, v32(tU32, 1, func(a, _, _ uint32) uint32 {
 		if a == 0 {
 			return 0xffffffff
 		}
 		return uint32(bits.LeadingZeros32(a))
 	}))
-	reg("v_ffbl_b32", v32(tU32, 1, func(a, _, _ uint32) uint32 {
+	def(OpVFfblB32, v32(tU32, 1, func(a, _, _ uint32) uint32 {
 		if a == 0 {
 			return 0xffffffff
 		}
 		return uint32(bits.TrailingZeros32(a))
 	}))
-	reg("v_add_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVAddU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] + b[l]
 		}
 	}))
-	reg("v_sub_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVSubU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] - b[l]
 		}
 	}))
-	reg("v_subrev_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVSubrevU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = b[l] - a[l]
 		}
 	}))
-	reg("v_mul_lo_u32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVMulLoU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] * b[l]
 		}
 	}))
-	reg("v_mul_hi_u32", i2(func(a, b uint32) uint32 { h, _ := bits.Mul32(a, b); return h }))
-	reg("v_mul_hi_i32", i2(func(a, b uint32) uint32 { return uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32) }))
-	reg("v_mul_u32_u24", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVMulHiU32, i2(func(a, b uint32) uint32 { h, _ := bits.Mul32(a, b); return h }))
+	def(OpVMulHiI32, i2(func(a, b uint32) uint32 { return uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32) }))
+	def(OpVMulU32U24, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = (a[l] & 0xffffff) * (b[l] & 0xffffff)
 		}
 	}))
-	reg("v_mul_hi_u32_u24", i2(func(a, b uint32) uint32 { return uint32(uint64(a&0xffffff) * uint64(b&0xffffff) >> 32) }))
+	def(OpVMulHiU32U24, i2(func(a, b uint32) uint32 { return uint32(uint64(a&0xffffff) * uint64(b&0xffffff) >> 32) }))
 	s24 := func(a uint32) int64 { return int64(int32(a<<8) >> 8) }
-	reg("v_mul_i32_i24", i2(func(a, b uint32) uint32 { return uint32(s24(a) * s24(b)) }))
-	reg("v_mul_hi_i32_i24", i2(func(a, b uint32) uint32 { return uint32(uint64(s24(a)*s24(b)) >> 32) }))
-	reg("v_mad_u32_u24", v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }, func(d, a, b, c *[lanes]uint32) {
+	def(OpVMulI32I24, i2(func(a, b uint32) uint32 { return uint32(s24(a) * s24(b)) }))
+	def(OpVMulHiI32I24, i2(func(a, b uint32) uint32 { return uint32(uint64(s24(a)*s24(b)) >> 32) }))
+	def(OpVMadU32U24, v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }, func(d, a, b, c *[lanes]uint32) {
 		for l := range d {
 			d[l] = (a[l]&0xffffff)*(b[l]&0xffffff) + c[l]
 		}
 	}))
-	reg("v_mad_i32_i24", i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
-	reg("v_lshlrev_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b << (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVMadI32I24, i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
+	def(OpVLshlrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b << (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = b[l] << (a[l] & 31)
 		}
 	}))
-	reg("v_lshrrev_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b >> (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVLshrrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b >> (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = b[l] >> (a[l] & 31)
 		}
 	}))
-	reg("v_ashrrev_i32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(int32(b) >> (a & 31)) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVAshrrevI32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(int32(b) >> (a & 31)) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = uint32(int32(b[l]) >> (a[l] & 31))
 		}
 	}))
-	reg("v_and_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a & b }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVAndB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a & b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] & b[l]
 		}
 	}))
-	reg("v_or_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a | b }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVOrB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a | b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] | b[l]
 		}
 	}))
-	reg("v_xor_b32", v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a ^ b }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVXorB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a ^ b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] ^ b[l]
 		}
 	}))
-	reg("v_min_u32", i2(func(a, b uint32) uint32 { return min(a, b) }))
-	reg("v_max_u32", i2(func(a, b uint32) uint32 { return max(a, b) }))
-	reg("v_min_i32", i2(func(a, b uint32) uint32 { return uint32(min(int32(a), int32(b))) }))
-	reg("v_max_i32", i2(func(a, b uint32) uint32 { return uint32(max(int32(a), int32(b))) }))
-	reg("v_bcnt_u32_b32", i2(func(a, b uint32) uint32 { return uint32(bits.OnesCount32(a)) + b }))
-	reg("v_bfm_b32", i2(func(a, b uint32) uint32 { return (uint32(1)<<(a&31) - 1) << (b & 31) }))
-	reg("v_lshl_add_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) + c }, func(d, a, b, c *[lanes]uint32) {
+	def(OpVMinU32, i2(func(a, b uint32) uint32 { return min(a, b) }))
+	def(OpVMaxU32, i2(func(a, b uint32) uint32 { return max(a, b) }))
+	def(OpVMinI32, i2(func(a, b uint32) uint32 { return uint32(min(int32(a), int32(b))) }))
+	def(OpVMaxI32, i2(func(a, b uint32) uint32 { return uint32(max(int32(a), int32(b))) }))
+	def(OpVBcntU32B32, i2(func(a, b uint32) uint32 { return uint32(bits.OnesCount32(a)) + b }))
+	def(OpVBfmB32, i2(func(a, b uint32) uint32 { return (uint32(1)<<(a&31) - 1) << (b & 31) }))
+	def(OpVLshlAddU32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) + c }, func(d, a, b, c *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l]<<(b[l]&31) + c[l]
 		}
 	}))
-	reg("v_add_lshl_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }, func(d, a, b, c *[lanes]uint32) {
+	def(OpVAddLshlU32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }, func(d, a, b, c *[lanes]uint32) {
 		for l := range d {
 			d[l] = (a[l] + b[l]) << (c[l] & 31)
 		}
 	}))
-	reg("v_lshl_or_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) | c }, func(d, a, b, c *[lanes]uint32) {
+	def(OpVLshlOrB32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) | c }, func(d, a, b, c *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l]<<(b[l]&31) | c[l]
 		}
 	}))
-	reg("v_and_or_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a&b | c }, func(d, a, b, c *[lanes]uint32) {
+	def(OpVAndOrB32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a&b | c }, func(d, a, b, c *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l]&b[l] | c[l]
 		}
 	}))
-	reg("v_or3_b32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a | b | c }, func(d, a, b, c *[lanes]uint32) {
+	def(OpVOr3B32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a | b | c }, func(d, a, b, c *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] | b[l] | c[l]
 		}
 	}))
-	reg("v_xad_u32", i3(func(a, b, c uint32) uint32 { return (a ^ b) + c }))
-	reg("v_add3_u32", v32k(tU32, 3, func(a, b, c uint32) uint32 { return a + b + c }, func(d, a, b, c *[lanes]uint32) {
+	def(OpVXadU32, i3(func(a, b, c uint32) uint32 { return (a ^ b) + c }))
+	def(OpVAdd3U32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a + b + c }, func(d, a, b, c *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] + b[l] + c[l]
 		}
 	}))
-	reg("v_alignbit_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (c & 31)) }))
-	reg("v_alignbyte_b32", i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (8 * (c & 3))) }))
-	reg("v_bfe_u32", i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, false) }))
-	reg("v_bfe_i32", i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, true) }))
-	reg("v_perm_b32", i3(permB32))
-	reg("v_bfi_b32", i3(func(a, b, c uint32) uint32 { return a&b | ^a&c }))
-	reg("v_min3_u32", i3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
-	reg("v_max3_u32", i3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
-	reg("v_min3_i32", i3(func(a, b, c uint32) uint32 { return uint32(min(int32(a), int32(b), int32(c))) }))
-	reg("v_max3_i32", i3(func(a, b, c uint32) uint32 { return uint32(max(int32(a), int32(b), int32(c))) }))
+	def(OpVAlignbitB32, i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (c & 31)) }))
+	def(OpVAlignbyteB32, i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (8 * (c & 3))) }))
+	def(OpVBfeU32, i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, false) }))
+	def(OpVBfeI32, i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, true) }))
+	def(OpVPermB32, i3(permB32))
+	def(OpVBfiB32, i3(func(a, b, c uint32) uint32 { return a&b | ^a&c }))
+	def(OpVMin3U32, i3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
+	def(OpVMax3U32, i3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
+	def(OpVMin3I32, i3(func(a, b, c uint32) uint32 { return uint32(min(int32(a), int32(b), int32(c))) }))
+	def(OpVMax3I32, i3(func(a, b, c uint32) uint32 { return uint32(max(int32(a), int32(b), int32(c))) }))
 
 	// 64-bit
-	reg("v_lshlrev_b64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+	def(OpVLshlrevB64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
 			d[l] = b[l] << (a[l] & 63)
 		}
 	}))
-	reg("v_lshrrev_b64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+	def(OpVLshrrevB64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
 			d[l] = b[l] >> (a[l] & 63)
 		}
 	}))
-	reg("v_ashrrev_i64", v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
+	def(OpVAshrrevI64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
 			d[l] = uint64(int64(b[l]) >> (a[l] & 63))
 		}
 	}))
-	reg("v_add_f64", v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
+	def(OpVAddF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
 			d[l] = u64(f64(a[l]) + f64(b[l]))
 		}
 	}))
-	reg("v_mul_f64", v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
+	def(OpVMulF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
 			d[l] = u64(f64(a[l]) * f64(b[l]))
 		}
 	}))
-	reg("v_fma_f64", v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
+	def(OpVFmaF64, v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
 	// IEEE mode, as v_min/max_f32: a NaN operand yields the other operand; -0 < +0.
-	reg("v_min_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, true) }))
-	reg("v_max_f64", v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, false) }))
-	reg("v_cvt_f64_f32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(f32(uint32(a)))) }))
-	reg("v_cvt_f64_u32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(uint32(a))) }))
-	reg("v_cvt_f64_i32", v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(int32(uint32(a)))) }))
-	reg("v_cvt_f32_f64", cvtFrom64(func(a uint64) uint32 { return u32(float32(f64(a))) }))
-	reg("v_cvt_u32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF64ToU32(f64(a)) }))
-	reg("v_cvt_i32_f64", cvtFrom64(func(a uint64) uint32 { return cvtF64ToI32(f64(a)) }))
-	reg("v_mov_b64 v_pk_mov_b32", pkMov)
+	def(OpVMinF64, v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, true) }))
+	def(OpVMaxF64, v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, false) }))
+	def(OpVCvtF64F32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(f32(uint32(a)))) }))
+	def(OpVCvtF64U32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(uint32(a))) }))
+	def(OpVCvtF64I32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(int32(uint32(a)))) }))
+	def(OpVCvtF32F64, cvtFrom64(func(a uint64) uint32 { return u32(float32(f64(a))) }))
+	def(OpVCvtU32F64, cvtFrom64(func(a uint64) uint32 { return cvtF64ToU32(f64(a)) }))
+	def(OpVCvtI32F64, cvtFrom64(func(a uint64) uint32 { return cvtF64ToI32(f64(a)) }))
+	def(OpVPkMovB32, pkMov)
 
 	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
 	// The lane loop is inline (no call per lane): sub selects subtraction, rev swaps the sources.
@@ -818,12 +810,12 @@ func init() {
 			return nil
 		}
 	}
-	reg("v_add_co_u32", carry(false, false, false))
-	reg("v_sub_co_u32", carry(false, true, false))
-	reg("v_subrev_co_u32", carry(false, true, true))
-	reg("v_addc_co_u32", carry(true, false, false))
-	reg("v_subb_co_u32", carry(true, true, false))
-	reg("v_subbrev_co_u32", carry(true, true, true))
+	def(OpVAddCoU32, carry(false, false, false))
+	def(OpVSubCoU32, carry(false, true, false))
+	def(OpVSubrevCoU32, carry(false, true, true))
+	def(OpVAddcCoU32, carry(true, false, false))
+	def(OpVSubbCoU32, carry(true, true, false))
+	def(OpVSubbrevCoU32, carry(true, true, true))
 
 	// v_mad_u64_u32 / v_mad_i64_i32 (VOP3b): D.u64 = S0.u32*S1.u32 + S2.u64, carry-out to sdst.
 	mad64 := func(signed bool) execFn {
@@ -864,10 +856,10 @@ func init() {
 			return nil
 		}
 	}
-	reg("v_mad_u64_u32", mad64(false))
-	reg("v_mad_i64_i32", mad64(true))
+	def(OpVMadU64U32, mad64(false))
+	def(OpVMadI64I32, mad64(true))
 
-	reg("v_cndmask_b32", func(w *wave, in *Inst) error {
+	def(OpVCndmaskB32, func(w *wave, in *Inst) error {
 		if err := w.checkExt(in); err != nil {
 			return err
 		}
@@ -901,9 +893,9 @@ func init() {
 	})
 
 	// packed math (VOP3P)
-	reg("v_pk_fma_f32", pk32(3, fma32))
-	reg("v_pk_mul_f32", pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }))
-	reg("v_pk_add_f32", pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }))
+	def(OpVPkFmaF32, pk32(3, fma32))
+	def(OpVPkMulF32, pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }))
+	def(OpVPkAddF32, pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }))
 	// The 16-bit packed (VOP3P) and binary16 operations are in f16.go.
 }
 
@@ -927,7 +919,7 @@ func cvtFrom64(f func(a uint64) uint32) execFn {
 			return err
 		}
 		// The f64 source follows MODE bit 6 (input denormals), an f32 result (v_cvt_f32_f64) bit 5.
-		f32Out := baseName(in.Info.Name) == "v_cvt_f32_f64"
+		f32Out := in.Info.Op == OpVCvtF32F64
 		flushOut := f32Out && w.mode&0x20 == 0
 		for m := w.exec() & writeMask; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
@@ -991,13 +983,6 @@ func pkMov(w *wave, in *Inst) error {
 	}
 	if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
 		return err
-	}
-	if in.Info.Name == "v_mov_b64_e32" || in.Fmt != FmtVOP3P {
-		for m := w.exec(); m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			w.setV64(in.Opnd[fDst], l, a[l])
-		}
-		return nil
 	}
 	for m := w.exec(); m != 0; m &= m - 1 {
 		l := bits.TrailingZeros64(m)

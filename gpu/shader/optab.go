@@ -1,0 +1,111 @@
+package shader
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+)
+
+// execFn is an instruction's interpreter routine. It reports what stops the wave as an error value
+// (WaveError, Fault, TrapError are built from it in step); routines do not panic.
+type execFn func(w *wave, in *Inst) error
+
+// opRec is what the interpreter knows of one Op: its routine and the rules that modify it. The
+// encoding tables (optab_gen.go) give each opcode its Op; Decode's caller binds the record to the
+// Inst once (Inst.exec, Inst.notF32; workgroup.go fetch), so execution looks nothing up by name.
+type opRec struct {
+	// exec is the routine, wrapped at init by its rounding rule (withRounding); nil: unimplemented
+	// (the wave stops with ErrUnimplemented).
+	exec execFn
+	// round is the FP_ROUND field the operation obeys (round.go); directed builds its routine for a
+	// directed mode, h16dir the directed function of a binary16 operation of f16.go, applied through h16.
+	round    roundRule
+	directed func(m big.RoundingMode) execFn
+	h16dir   func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32
+	// h16 is a 16-bit operation's spec (f16.go): operand halves, the destination high-half rule,
+	// op_sel, DPP/SDWA.
+	h16 *h16spec
+	// notF32: a 32-bit operation with f32 sources whose result is not an f32 (conversions to
+	// integers or f16, frexp_exp), which the single-precision denormal mode leaves alone.
+	notF32 bool
+}
+
+// opTab holds the record of every Op, filled at init by the units' tables below.
+var opTab [NumOps]opRec
+
+// def sets the routine of op. Each Op has one routine: a second one is a bug of the tables.
+func def(op Op, f execFn) {
+	if opTab[op].exec != nil {
+		panic(fmt.Sprintf("shader: %s has two routines", opNames[op]))
+	}
+	opTab[op].exec = f
+}
+
+// defs sets one routine for several Ops.
+func defs(ops []Op, f execFn) {
+	for _, op := range ops {
+		def(op, f)
+	}
+}
+
+// The units register their opcodes in this order; then each routine is bound with its rounding rule.
+func init() {
+	saluOps()      // sop.go, smem.go: scalar ALU, branches, messages, scalar memory
+	valuOps()      // valu.go: 32/64-bit VALU
+	transOps()     // transcendental.go: division steps, frexp, f64 transcendental
+	trigPreopOps() // trigpreop.go
+	vop16Ops()     // f16.go: 16-bit and packed VALU, dot, mix
+	xlaneOps()     // xlane.go: cross-lane and bit operations
+	mfmaOps()      // mfma.go: matrix cores
+	legacyOps()    // rare.go: legacy and graphics-only VALU and SALU forms
+	vopcOps()      // vopc.go: compares and class
+	dsOps()        // DS: LDS, cross-lane, GWS
+	vmemOps()      // FLAT/GLOBAL/SCRATCH and MUBUF
+	roundOps()     // round.go: FP_ROUND rules and directed routines
+	roundOps16()
+	for op := Op(1); op < NumOps; op++ {
+		r := &opTab[op]
+		r.exec = withRounding(op, r.exec)
+		r.notF32 = !floatResult(opNames[op])
+	}
+}
+
+// vopcOps binds the compares (VOPC and their VOP3 forms) from their mnemonics' grammar.
+func vopcOps() {
+	for op := Op(1); op < NumOps; op++ {
+		if n := opNames[op]; strings.HasPrefix(n, "v_cmp") {
+			if f := vopcExec(n); f != nil {
+				def(op, f)
+			}
+		}
+	}
+}
+
+// dsOps binds the DS operations (mem.go dsExec), their VGPR operands checked.
+func dsOps() {
+	for op := Op(1); op < NumOps; op++ {
+		if n := opNames[op]; strings.HasPrefix(n, "ds_") {
+			if f := dsExec(n); f != nil {
+				def(op, vregChecked(n, f))
+			}
+		}
+	}
+}
+
+// vmemOps binds the FLAT/GLOBAL/SCRATCH and MUBUF operations (mem.go vmemExec), their VGPR operands
+// checked.
+func vmemOps() {
+	for op := Op(1); op < NumOps; op++ {
+		n := opNames[op]
+		for _, p := range []string{"flat_", "global_", "scratch_", "buffer_"} {
+			if strings.HasPrefix(n, p) {
+				if f := vmemExec(n); f != nil {
+					def(op, vregChecked(n, f))
+				}
+			}
+		}
+	}
+}
+
+// resolve gives the routine of a decoded instruction (nil: unimplemented).
+func resolve(in *Inst) execFn { return opTab[in.Info.Op].exec }
