@@ -52,7 +52,7 @@ type DispatchParams struct {
 	// and the CU it ran on (kfd counts work-groups per CU with it).
 	GroupDone func(group uint64, cu int)
 	// Interrupt, if not nil, receives each host interrupt a wave raises with s_sendmsg(MSG_INTERRUPT)
-	// (rare.go); they are counted in Stats.Interrupts either way.
+	// (legacy.go); they are counted in Stats.Interrupts either way.
 	Interrupt func(Interrupt)
 	Engine
 }
@@ -419,7 +419,7 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 
 func (d *dispatch) step(w *wave, in *Inst) (err error) {
 	pc := w.pc
-	if w.mode&(modeGPRIdxEn|modeVSkip) != 0 { // VSKIP and VGPR index mode (rare.go); free when both are off
+	if w.mode&(modeGPRIdxEn|modeVSkip) != 0 { // VSKIP and VGPR index mode (legacy.go); free when both are off
 		if w.mode&modeVSkip != 0 && isVector(in.Fmt) {
 			w.pc += uint64(in.Size)
 			return nil

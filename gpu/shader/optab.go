@@ -3,7 +3,6 @@ package shader
 import (
 	"fmt"
 	"math/big"
-	"strings"
 )
 
 // execFn is an instruction's interpreter routine. It reports what stops the wave as an error value
@@ -18,11 +17,11 @@ type opRec struct {
 	// (the wave stops with ErrUnimplemented).
 	exec execFn
 	// round is the FP_ROUND field the operation obeys (round.go); directed builds its routine for a
-	// directed mode, h16dir the directed function of a binary16 operation of f16.go, applied through h16.
+	// directed mode, h16dir the directed function of a binary16 operation of valu16.go, applied through h16.
 	round    roundRule
 	directed func(m big.RoundingMode) execFn
 	h16dir   func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32
-	// h16 is a 16-bit operation's spec (f16.go): operand halves, the destination high-half rule,
+	// h16 is a 16-bit operation's spec (valu16.go): operand halves, the destination high-half rule,
 	// op_sel, DPP/SDWA.
 	h16 *h16spec
 	// notF32: a 32-bit operation with f32 sources whose result is not an f32 (conversions to
@@ -50,14 +49,19 @@ func defs(ops []Op, f execFn) {
 
 // The units register their opcodes in this order; then each routine is bound with its rounding rule.
 func init() {
-	saluOps()      // sop.go, smem.go: scalar ALU, branches, messages, scalar memory
+	sop2Ops() // sop.go: scalar ALU, branches, messages
+	sop1Ops()
+	sopcOps()
+	sopkOps()
+	soppOps()
+	smemOps()      // smem.go: scalar memory
 	valuOps()      // valu.go: 32/64-bit VALU
 	transOps()     // transcendental.go: division steps, frexp, f64 transcendental
 	trigPreopOps() // trigpreop.go
-	vop16Ops()     // f16.go: 16-bit and packed VALU, dot, mix
+	valu16Ops()    // valu16.go: 16-bit and packed VALU, dot, mix
 	xlaneOps()     // xlane.go: cross-lane and bit operations
 	mfmaOps()      // mfma.go: matrix cores
-	legacyOps()    // rare.go: legacy and graphics-only VALU and SALU forms
+	legacyOps()    // legacy.go: legacy and graphics-only VALU and SALU forms
 	vopcOps()      // vopc.go: compares and class
 	dsOps()        // DS: LDS, cross-lane, GWS
 	vmemOps()      // FLAT/GLOBAL/SCRATCH and MUBUF
@@ -67,43 +71,6 @@ func init() {
 		r := &opTab[op]
 		r.exec = withRounding(op, r.exec)
 		r.notF32 = !floatResult(opNames[op])
-	}
-}
-
-// vopcOps binds the compares (VOPC and their VOP3 forms) from their mnemonics' grammar.
-func vopcOps() {
-	for op := Op(1); op < NumOps; op++ {
-		if n := opNames[op]; strings.HasPrefix(n, "v_cmp") {
-			if f := vopcExec(n); f != nil {
-				def(op, f)
-			}
-		}
-	}
-}
-
-// dsOps binds the DS operations (mem.go dsExec), their VGPR operands checked.
-func dsOps() {
-	for op := Op(1); op < NumOps; op++ {
-		if n := opNames[op]; strings.HasPrefix(n, "ds_") {
-			if f := dsExec(n); f != nil {
-				def(op, vregChecked(n, f))
-			}
-		}
-	}
-}
-
-// vmemOps binds the FLAT/GLOBAL/SCRATCH and MUBUF operations (mem.go vmemExec), their VGPR operands
-// checked.
-func vmemOps() {
-	for op := Op(1); op < NumOps; op++ {
-		n := opNames[op]
-		for _, p := range []string{"flat_", "global_", "scratch_", "buffer_"} {
-			if strings.HasPrefix(n, p) {
-				if f := vmemExec(n); f != nil {
-					def(op, vregChecked(n, f))
-				}
-			}
-		}
 	}
 }
 

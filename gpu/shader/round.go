@@ -375,7 +375,7 @@ func roundOps() {
 	}
 }
 
-// roundOps16 sets the directed-rounding functions of the binary16 operations of f16.go (opRec.h16dir),
+// roundOps16 sets the directed-rounding functions of the binary16 operations of valu16.go (opRec.h16dir),
 // called with their spec's operands (madmk's third operand is the literal factor, as there), and the
 // routines of the packed f16 ones.
 func roundOps16() {

@@ -183,7 +183,7 @@ func transOps() {
 	def(OpVSinF32, un(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
 	def(OpVCosF32, un(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
 	// V_FRACT: x - floor(x), limited to the largest value below 1 (a tiny negative x would round to 1;
-	// LLVM's amdgcn_fract folding, as f16.go's h16Fract).
+	// LLVM's amdgcn_fract folding, as valu16.go's h16Fract).
 	def(OpVFractF32, un(func(x float64) float64 { return math.Min(x-math.Floor(x), float64(math.Float32frombits(0x3f7fffff))) }))
 	def(OpVFrexpMantF32, un(frexpMant))
 	def(OpVFrexpExpI32F32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return frexpExp(float64(f32(a))) }))
@@ -272,4 +272,4 @@ func divFmasScaled(f fpFormat, a, b, c float64, large bool, m big.RoundingMode) 
 	return toFormat(f, roundTo(x, f, m))
 }
 
-// The 16-bit integer VOP2/VOP3 operations are in f16.go.
+// The 16-bit integer VOP2/VOP3 operations are in valu16.go.

@@ -103,7 +103,7 @@ type Stats struct {
 	WaveInstructions uint64
 	Waves            uint64
 	Groups           uint64
-	Interrupts       uint64 // s_sendmsg(MSG_INTERRUPT) host interrupts raised (rare.go)
+	Interrupts       uint64 // s_sendmsg(MSG_INTERRUPT) host interrupts raised (legacy.go)
 }
 
 type group struct {

@@ -150,7 +150,7 @@ func xlaneOps() {
 		}
 		return d
 	}))
-	// V_CVT_PK_U8_F32: rare.go (cvtPkU8).
+	// V_CVT_PK_U8_F32: legacy.go (cvtPkU8).
 	defs([]Op{OpVNop, OpVClrexcp}, func(*wave, *Inst) error { return nil })
 
 	// 64-bit rounding
