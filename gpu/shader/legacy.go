@@ -83,7 +83,8 @@ func f32ToU8(a uint32) uint32 {
 	return 0
 }
 
-func legacyOps() {
+// legacyValuOps registers the cube-map, legacy transcendental, pack-accumulate and quad SAD VALU operations.
+func legacyValuOps() {
 	// V_CUBEID/SC/TC/MA_F32 (VOP3), coordinate (S0, S1, S2) = (x, y, z); Vega ISA pseudo-code:
 	// ID: face 4/5 (+z/-z), 2/3 (y), 0/1 (x); SC: z-major: S2<0 ? -x : x, y-major: x, x-major: S0<0 ? z : -z;
 	// TC: z-major: -y, y-major: S1<0 ? -z : z, x-major: -y; MA: 2 * the major coordinate.
@@ -163,8 +164,11 @@ func legacyOps() {
 	def(OpVQsadPkU16U8, quadSAD(sadU8, 16))
 	def(OpVMqsadPkU16U8, quadSAD(msadU8, 16))
 	def(OpVMqsadU32U8, quadSAD(msadU8, 32))
+}
 
-	// --- scalar control ---
+// legacySaluOps registers the GPR index mode, VSKIP, fork/join, exception-return, halt and end-of-program forms.
+func legacySaluOps() {
+	// Scalar control.
 
 	// S_SET_GPR_IDX_ON (SOPC): MODE.GPR_IDX_EN = 1; M0[7:0] = S0[7:0]; M0[15:12] = the raw 4-bit S1 field
 	// (VSRC0_REL, VSRC1_REL, VSRC2_REL, VDST_REL); the other M0 bits kept. The index is applied in step

@@ -54,18 +54,28 @@ func init() {
 	sopcOps()
 	sopkOps()
 	soppOps()
-	smemOps()      // smem.go: scalar memory
-	valuOps()      // valu.go: 32/64-bit VALU
+	smemOps()   // smem.go: scalar memory
+	vopF32Ops() // vop.go: 32/64-bit VALU
+	vopIntOps()
+	vop64Ops()
+	vopCarryOps()
+	vopPkF32Ops()
 	transOps()     // transcendental.go: division steps, frexp, f64 transcendental
 	trigPreopOps() // trigpreop.go
-	valu16Ops()    // valu16.go: 16-bit and packed VALU, dot, mix
-	xlaneOps()     // xlane.go: cross-lane and bit operations
-	mfmaOps()      // mfma.go: matrix cores
-	legacyOps()    // legacy.go: legacy and graphics-only VALU and SALU forms
-	vopcOps()      // vopc.go: compares and class
-	dsOps()        // DS: LDS, cross-lane, GWS
-	vmemOps()      // FLAT/GLOBAL/SCRATCH and MUBUF
-	roundOps()     // round.go: FP_ROUND rules and directed routines
+	vop2F16Ops()   // valu16.go: 16-bit VALU, packed, dot, mix
+	vop1F16Ops()
+	vop3F16Ops()
+	vop3pF16Ops()
+	xlaneOps() // xlane.go: cross-lane and bit operations
+	valuBitOps()
+	saluBitOps()
+	mfmaOps()       // mfma.go: matrix cores
+	legacyValuOps() // legacy.go: legacy and graphics-only VALU and SALU forms
+	legacySaluOps()
+	vopcOps()  // vopc.go: compares and class
+	dsOps()    // DS: LDS, cross-lane, GWS
+	vmemOps()  // FLAT/GLOBAL/SCRATCH and MUBUF
+	roundOps() // round.go: FP_ROUND rules and directed routines
 	roundOps16()
 	for op := Op(1); op < NumOps; op++ {
 		r := &opTab[op]

@@ -479,132 +479,144 @@ func h16DotF16(a0, a1, b0, b1, c uint32) uint32 {
 // exact): the product is exact, the sum rounded to odd, the caller rounds once more.
 func h16MixFma(a, b, c float64) float64 { return sumOdd(a*b, c) }
 
-func valu16Ops() {
-	// shorthand builders
-	f1 := func(f func(x float64) float64) h16spec {
-		return h16spec{n: 1, src: [3]uint8{oF16}, res: rF16, ext: xDPP | xSDWA,
-			f: func(_ *h16ctx, a, _, _ uint32) uint32 { return h16r(f(h16f(a))) }}
-	}
-	f2 := func(f func(a, b uint32) uint32) h16spec {
-		return h16spec{n: 2, src: [3]uint8{oF16, oF16}, res: rF16, ext: xDPP | xSDWA,
-			f: func(_ *h16ctx, a, b, _ uint32) uint32 { return f(a, b) }}
-	}
-	i2 := func(f func(x *h16ctx, a, b uint32) uint32) h16spec {
-		return h16spec{n: 2, src: [3]uint8{oI16, oI16}, res: rI16, ext: xDPP | xSDWA,
-			f: func(x *h16ctx, a, b, _ uint32) uint32 { return f(x, a, b) }}
-	}
-	reg1 := func(op Op, sp h16spec) {
-		opTab[op].h16 = &sp
-		def(op, h16op(sp))
-	}
+// Shorthand builders of the 16-bit operation specs: unary and binary binary16, binary 16-bit integer.
+func h16f1(f func(x float64) float64) h16spec {
+	return h16spec{n: 1, src: [3]uint8{oF16}, res: rF16, ext: xDPP | xSDWA,
+		f: func(_ *h16ctx, a, _, _ uint32) uint32 { return h16r(f(h16f(a))) }}
+}
 
+func h16f2(f func(a, b uint32) uint32) h16spec {
+	return h16spec{n: 2, src: [3]uint8{oF16, oF16}, res: rF16, ext: xDPP | xSDWA,
+		f: func(_ *h16ctx, a, b, _ uint32) uint32 { return f(a, b) }}
+}
+
+func h16i2(f func(x *h16ctx, a, b uint32) uint32) h16spec {
+	return h16spec{n: 2, src: [3]uint8{oI16, oI16}, res: rI16, ext: xDPP | xSDWA,
+		f: func(x *h16ctx, a, b, _ uint32) uint32 { return f(x, a, b) }}
+}
+
+// def16 sets a 16-bit operation's spec (its high-half and op_sel rule, which round.go reuses) and its
+// routine.
+func def16(op Op, sp h16spec) {
+	opTab[op].h16 = &sp
+	def(op, h16op(sp))
+}
+
+// vop2F16Ops registers the binary16 and 16-bit integer VOP2 operations.
+func vop2F16Ops() {
 	// VOP2 binary16
-	reg1(OpVAddF16, f2(func(a, b uint32) uint32 { return h16r(h16f(a) + h16f(b)) }))
-	reg1(OpVSubF16, f2(func(a, b uint32) uint32 { return h16r(h16f(a) - h16f(b)) }))
-	reg1(OpVSubrevF16, f2(func(a, b uint32) uint32 { return h16r(h16f(b) - h16f(a)) }))
-	reg1(OpVMulF16, f2(func(a, b uint32) uint32 { return h16r(h16f(a) * h16f(b)) }))
-	reg1(OpVMaxF16, f2(h16Max))
-	reg1(OpVMinF16, f2(h16Min))
+	def16(OpVAddF16, h16f2(func(a, b uint32) uint32 { return h16r(h16f(a) + h16f(b)) }))
+	def16(OpVSubF16, h16f2(func(a, b uint32) uint32 { return h16r(h16f(a) - h16f(b)) }))
+	def16(OpVSubrevF16, h16f2(func(a, b uint32) uint32 { return h16r(h16f(b) - h16f(a)) }))
+	def16(OpVMulF16, h16f2(func(a, b uint32) uint32 { return h16r(h16f(a) * h16f(b)) }))
+	def16(OpVMaxF16, h16f2(h16Max))
+	def16(OpVMinF16, h16f2(h16Min))
 	// V_LDEXP_F16: D.f16 = S0.f16 * 2**S1.i16 (the exponent is the signed low half of S1; LLVM
 	// clamps an i32 exponent to the i16 range before using it). The scaling is exact in float64
 	// and the result is rounded once (overflow to inf, underflow through denormals to 0).
-	ldexp := f2(func(a, b uint32) uint32 { return h16r(math.Ldexp(h16f(a), int(int16(b)))) })
+	ldexp := h16f2(func(a, b uint32) uint32 { return h16r(math.Ldexp(h16f(a), int(int16(b)))) })
 	ldexp.src[1] = oI16
-	reg1(OpVLdexpF16, ldexp)
+	def16(OpVLdexpF16, ldexp)
 	// V_MAC_F16: D = S0*S1 + D; V_MADMK_F16: D = S0*K + S1; V_MADAK_F16: D = S0*S1 + K (K the low
 	// half of the literal dword). On GFX9 the three keep bits 31:16 of the destination.
 	mad := func(_ *h16ctx, a, b, c uint32) uint32 { return h16Mad(a, b, c) }
-	reg1(OpVMacF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, acc: true, ext: xDPP, f: mad})
-	reg1(OpVMadakF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true, f: mad})
-	reg1(OpVMadmkF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true,
+	def16(OpVMacF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, acc: true, ext: xDPP, f: mad})
+	def16(OpVMadakF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true, f: mad})
+	def16(OpVMadmkF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true,
 		f: func(_ *h16ctx, a, b, k uint32) uint32 { return h16Mad(a, k, b) }})
 
 	// VOP2 16-bit integer; clamp saturates the additions and subtractions.
-	reg1(OpVAddU16, i2(func(x *h16ctx, a, b uint32) uint32 {
+	def16(OpVAddU16, h16i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(a) + int64(b))
 		}
 		return a + b
 	}))
-	reg1(OpVSubU16, i2(func(x *h16ctx, a, b uint32) uint32 {
+	def16(OpVSubU16, h16i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(a) - int64(b))
 		}
 		return a - b
 	}))
-	reg1(OpVSubrevU16, i2(func(x *h16ctx, a, b uint32) uint32 {
+	def16(OpVSubrevU16, h16i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(b) - int64(a))
 		}
 		return b - a
 	}))
-	reg1(OpVMulLoU16, i2(func(_ *h16ctx, a, b uint32) uint32 { return a * b }))
-	reg1(OpVLshlrevB16, i2(func(_ *h16ctx, a, b uint32) uint32 { return b << (a & 15) }))
-	reg1(OpVLshrrevB16, i2(func(_ *h16ctx, a, b uint32) uint32 { return b >> (a & 15) }))
-	reg1(OpVAshrrevI16, i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(int16(b) >> (a & 15)) }))
-	reg1(OpVMaxU16, i2(func(_ *h16ctx, a, b uint32) uint32 { return max(a, b) }))
-	reg1(OpVMinU16, i2(func(_ *h16ctx, a, b uint32) uint32 { return min(a, b) }))
-	reg1(OpVMaxI16, i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(max(int16(a), int16(b))) }))
-	reg1(OpVMinI16, i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(min(int16(a), int16(b))) }))
+	def16(OpVMulLoU16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return a * b }))
+	def16(OpVLshlrevB16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return b << (a & 15) }))
+	def16(OpVLshrrevB16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return b >> (a & 15) }))
+	def16(OpVAshrrevI16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(int16(b) >> (a & 15)) }))
+	def16(OpVMaxU16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return max(a, b) }))
+	def16(OpVMinU16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return min(a, b) }))
+	def16(OpVMaxI16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(max(int16(a), int16(b))) }))
+	def16(OpVMinI16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(min(int16(a), int16(b))) }))
+}
 
+// vop1F16Ops registers the binary16 VOP1 operations and conversions.
+func vop1F16Ops() {
 	// VOP1 binary16. The transcendentals are computed in float64 and rounded once to binary16 (the
 	// hardware's are approximations within about 1 ULP); sin/cos take the angle in revolutions, as
 	// v_sin_f32/v_cos_f32 do.
-	reg1(OpVRcpF16, f1(func(x float64) float64 { return 1 / x }))
-	reg1(OpVSqrtF16, f1(math.Sqrt))
-	reg1(OpVRsqF16, f1(func(x float64) float64 { return 1 / math.Sqrt(x) }))
-	reg1(OpVLogF16, f1(math.Log2))
-	reg1(OpVExpF16, f1(math.Exp2))
-	reg1(OpVSinF16, f1(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
-	reg1(OpVCosF16, f1(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
-	reg1(OpVFrexpMantF16, f1(frexpMant))
-	reg1(OpVFloorF16, f1(math.Floor))
-	reg1(OpVCeilF16, f1(math.Ceil))
-	reg1(OpVTruncF16, f1(math.Trunc))
-	reg1(OpVRndneF16, f1(math.RoundToEven))
-	fract := f1(nil)
+	def16(OpVRcpF16, h16f1(func(x float64) float64 { return 1 / x }))
+	def16(OpVSqrtF16, h16f1(math.Sqrt))
+	def16(OpVRsqF16, h16f1(func(x float64) float64 { return 1 / math.Sqrt(x) }))
+	def16(OpVLogF16, h16f1(math.Log2))
+	def16(OpVExpF16, h16f1(math.Exp2))
+	def16(OpVSinF16, h16f1(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
+	def16(OpVCosF16, h16f1(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
+	def16(OpVFrexpMantF16, h16f1(frexpMant))
+	def16(OpVFloorF16, h16f1(math.Floor))
+	def16(OpVCeilF16, h16f1(math.Ceil))
+	def16(OpVTruncF16, h16f1(math.Trunc))
+	def16(OpVRndneF16, h16f1(math.RoundToEven))
+	fract := h16f1(nil)
 	fract.f = func(_ *h16ctx, a, _, _ uint32) uint32 { return h16Fract(a) }
-	reg1(OpVFractF16, fract)
+	def16(OpVFractF16, fract)
 	toInt := func(f func(a uint32) uint32) h16spec {
 		return h16spec{n: 1, src: [3]uint8{oF16}, res: rI16, ext: xDPP | xSDWA,
 			f: func(_ *h16ctx, a, _, _ uint32) uint32 { return f(a) }}
 	}
-	reg1(OpVFrexpExpI16F16, toInt(func(a uint32) uint32 { return frexpExp(h16f(a)) & 0xffff }))
-	reg1(OpVCvtU16F16, toInt(h16ToU16))
-	reg1(OpVCvtI16F16, toInt(h16ToI16))
-	reg1(OpVCvtNormI16F16, toInt(func(a uint32) uint32 { return h16Snorm(h16f(a)) }))
-	reg1(OpVCvtNormU16F16, toInt(func(a uint32) uint32 { return h16Unorm(h16f(a)) }))
+	def16(OpVFrexpExpI16F16, toInt(func(a uint32) uint32 { return frexpExp(h16f(a)) & 0xffff }))
+	def16(OpVCvtU16F16, toInt(h16ToU16))
+	def16(OpVCvtI16F16, toInt(h16ToI16))
+	def16(OpVCvtNormI16F16, toInt(func(a uint32) uint32 { return h16Snorm(h16f(a)) }))
+	def16(OpVCvtNormU16F16, toInt(func(a uint32) uint32 { return h16Unorm(h16f(a)) }))
 	fromInt := func(f func(a uint32) float64) h16spec {
 		return h16spec{n: 1, src: [3]uint8{oI16}, res: rF16, ext: xDPP | xSDWA,
 			f: func(_ *h16ctx, a, _, _ uint32) uint32 { return h16r(f(a)) }}
 	}
-	reg1(OpVCvtF16U16, fromInt(func(a uint32) float64 { return float64(uint16(a)) }))
-	reg1(OpVCvtF16I16, fromInt(func(a uint32) float64 { return float64(int16(a)) }))
+	def16(OpVCvtF16U16, fromInt(func(a uint32) float64 { return float64(uint16(a)) }))
+	def16(OpVCvtF16I16, fromInt(func(a uint32) float64 { return float64(int16(a)) }))
 	// V_SAT_PK_U8_I16: D = {16'b0, sat_u8(S0.i16[1]), sat_u8(S0.i16[0])}.
-	reg1(OpVSatPkU8I16, h16spec{n: 1, src: [3]uint8{oU32}, res: rI16, ext: xDPP | xSDWA,
+	def16(OpVSatPkU8I16, h16spec{n: 1, src: [3]uint8{oU32}, res: rI16, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 {
 			s := func(v uint32) uint32 { return uint32(max(0, min(255, int32(int16(v))))) }
 			return s(a) | s(a>>16)<<8
 		}})
-	reg1(OpVCvtF16F32, h16spec{n: 1, src: [3]uint8{oF32}, res: rF16, ext: xDPP | xSDWA,
+	def16(OpVCvtF16F32, h16spec{n: 1, src: [3]uint8{oF32}, res: rF16, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 { return uint32(f32to16(f32(a))) }})
-	reg1(OpVCvtF32F16, h16spec{n: 1, src: [3]uint8{oF16}, res: rF32, ext: xDPP | xSDWA,
+	def16(OpVCvtF32F16, h16spec{n: 1, src: [3]uint8{oF16}, res: rF32, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 { return u32(f16to32(uint16(a))) }})
+}
 
+// vop3F16Ops registers the VOP3-only 16-bit operations (op_sel and _legacy forms) and the packing conversions.
+func vop3F16Ops() {
 	// VOP3-only binary16 with op_sel (GFX9 opcodes) and their _legacy (GFX8) forms.
 	f3 := func(hi uint8, f func(a, b, c uint32) uint32) h16spec {
 		return h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hi, opsel: hi == hiSel,
 			f: func(_ *h16ctx, a, b, c uint32) uint32 { return f(a, b, c) }}
 	}
-	reg1(OpVMadF16, f3(hiSel, h16Mad))
-	reg1(OpVMadLegacyF16, f3(hiZero, h16Mad))
-	reg1(OpVFmaF16, f3(hiSel, h16Fma))
-	reg1(OpVFmaLegacyF16, f3(hiZero, h16Fma))
-	reg1(OpVDivFixupF16, f3(hiSel, h16DivFixup))
-	reg1(OpVDivFixupLegacyF16, f3(hiZero, h16DivFixup))
-	reg1(OpVMin3F16, f3(hiSel, func(a, b, c uint32) uint32 { return h16Min(h16Min(a, b), c) }))
-	reg1(OpVMax3F16, f3(hiSel, func(a, b, c uint32) uint32 { return h16Max(h16Max(a, b), c) }))
-	reg1(OpVMed3F16, f3(hiSel, h16Med3))
+	def16(OpVMadF16, f3(hiSel, h16Mad))
+	def16(OpVMadLegacyF16, f3(hiZero, h16Mad))
+	def16(OpVFmaF16, f3(hiSel, h16Fma))
+	def16(OpVFmaLegacyF16, f3(hiZero, h16Fma))
+	def16(OpVDivFixupF16, f3(hiSel, h16DivFixup))
+	def16(OpVDivFixupLegacyF16, f3(hiZero, h16DivFixup))
+	def16(OpVMin3F16, f3(hiSel, func(a, b, c uint32) uint32 { return h16Min(h16Min(a, b), c) }))
+	def16(OpVMax3F16, f3(hiSel, func(a, b, c uint32) uint32 { return h16Max(h16Max(a, b), c) }))
+	def16(OpVMed3F16, f3(hiSel, h16Med3))
 
 	// VOP3-only 16-bit integer
 	i3 := func(hi uint8, f func(x *h16ctx, a, b, c uint32) uint32) h16spec {
@@ -623,22 +635,22 @@ func valu16Ops() {
 		}
 		return uint32(r)
 	}
-	reg1(OpVMadU16, i3(hiSel, madU))
-	reg1(OpVMadLegacyU16, i3(hiZero, madU))
-	reg1(OpVMadI16, i3(hiSel, madI))
-	reg1(OpVMadLegacyI16, i3(hiZero, madI))
+	def16(OpVMadU16, i3(hiSel, madU))
+	def16(OpVMadLegacyU16, i3(hiZero, madU))
+	def16(OpVMadI16, i3(hiSel, madI))
+	def16(OpVMadLegacyI16, i3(hiZero, madI))
 	u3 := func(f func(a, b, c uint32) uint32) h16spec {
 		return i3(hiSel, func(_ *h16ctx, a, b, c uint32) uint32 { return f(a, b, c) })
 	}
 	s3 := func(f func(a, b, c int16) int16) h16spec {
 		return i3(hiSel, func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(uint16(f(int16(a), int16(b), int16(c)))) })
 	}
-	reg1(OpVMin3U16, u3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
-	reg1(OpVMax3U16, u3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
-	reg1(OpVMed3U16, u3(func(a, b, c uint32) uint32 { return max(min(a, b), min(max(a, b), c)) }))
-	reg1(OpVMin3I16, s3(func(a, b, c int16) int16 { return min(a, b, c) }))
-	reg1(OpVMax3I16, s3(func(a, b, c int16) int16 { return max(a, b, c) }))
-	reg1(OpVMed3I16, s3(func(a, b, c int16) int16 { return max(min(a, b), min(max(a, b), c)) }))
+	def16(OpVMin3U16, u3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
+	def16(OpVMax3U16, u3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
+	def16(OpVMed3U16, u3(func(a, b, c uint32) uint32 { return max(min(a, b), min(max(a, b), c)) }))
+	def16(OpVMin3I16, s3(func(a, b, c int16) int16 { return min(a, b, c) }))
+	def16(OpVMax3I16, s3(func(a, b, c int16) int16 { return max(a, b, c) }))
+	def16(OpVMed3I16, s3(func(a, b, c int16) int16 { return max(min(a, b), min(max(a, b), c)) }))
 	addSub := func(sub bool) h16spec {
 		sp := i3(hiSel, func(x *h16ctx, a, b, _ uint32) uint32 {
 			r := int64(int16(a)) + int64(int16(b))
@@ -653,11 +665,11 @@ func valu16Ops() {
 		sp.n = 2
 		return sp
 	}
-	reg1(OpVAddI16, addSub(false))
-	reg1(OpVSubI16, addSub(true))
+	def16(OpVAddI16, addSub(false))
+	def16(OpVSubI16, addSub(true))
 	// V_MAD_U32_U16 / V_MAD_I32_I16: a 16x16 product plus a 32-bit addend; op_sel selects the halves
 	// of the 16-bit sources only (bits 2 and 3 address the 32-bit src2 and result: ignored).
-	reg1(OpVMadU32U16, h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
+	def16(OpVMadU32U16, h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
 		f: func(x *h16ctx, a, b, c uint32) uint32 {
 			r := int64(a)*int64(b) + int64(c)
 			if x.clamp {
@@ -665,7 +677,7 @@ func valu16Ops() {
 			}
 			return uint32(r)
 		}})
-	reg1(OpVMadI32I16, h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
+	def16(OpVMadI32I16, h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
 		f: func(x *h16ctx, a, b, c uint32) uint32 {
 			r := int64(int16(a))*int64(int16(b)) + int64(int32(c))
 			if x.clamp {
@@ -681,90 +693,12 @@ func valu16Ops() {
 	}
 	// V_PACK_B32_F16 is a floating-point operation (abs/neg, clamp, the FP16 denormal mode; LLVM
 	// uses it for build_vector only of canonicalized values).
-	reg1(OpVPackB32F16, pack(oF16, true, func(x *h16ctx, v uint32) uint32 { return x.h(v) }))
-	reg1(OpVCvtPkrtzF16F32, pack(oF32, false, func(x *h16ctx, v uint32) uint32 { return x.h(h16RTZ(float64(f32(v)))) }))
-	reg1(OpVCvtPknormI16F32, pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(float64(f32(v))) }))
-	reg1(OpVCvtPknormU16F32, pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(float64(f32(v))) }))
-	reg1(OpVCvtPknormI16F16, pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(h16f(v)) }))
-	reg1(OpVCvtPknormU16F16, pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(h16f(v)) }))
-	reg1(OpVCvtPkU16U32, pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return min(v, 0xffff) }))
-	reg1(OpVCvtPkI16I32, pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return h16SatI16(int64(int32(v))) }))
-
-	// VOP2 packed and dot-product accumulations (the destination is the addend).
-	reg1(OpVPkFmacF16, h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oPkF16}, res: rU32, acc: true,
-		f: func(x *h16ctx, a, b, c uint32) uint32 {
-			return x.h(h16Fma(a&0xffff, b&0xffff, c&0xffff)) | x.h(h16Fma(a>>16, b>>16, c>>16))<<16
-		}})
-	reg1(OpVDot2cF32F16, h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oF32}, res: rF32, acc: true, ext: xDPP,
-		f: func(_ *h16ctx, a, b, c uint32) uint32 { return h16DotF16(a&0xffff, a>>16, b&0xffff, b>>16, c) }})
-	dotc := func(f func(a, b uint32) int64) h16spec {
-		return h16spec{n: 3, src: [3]uint8{oU32, oU32, oU32}, res: rU32, acc: true, ext: xDPP,
-			f: func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(f(a, b) + int64(int32(c))) }}
-	}
-	reg1(OpVDot2cI32I16, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 16, true) }))
-	reg1(OpVDot4cI32I8, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 8, true) }))
-	reg1(OpVDot8cI32I4, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 4, true) }))
-
-	// VOP3P packed 16-bit
-	fl := func(f func(a, b, c uint32) uint32) func(a, b, c uint32, _ bool) uint32 {
-		return func(a, b, c uint32, _ bool) uint32 { return f(a, b, c) }
-	}
-	def(OpVPkFmaF16, h16pk(3, true, fl(h16Fma)))
-	def(OpVPkAddF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) + h16f(b)) })))
-	def(OpVPkMulF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) * h16f(b)) })))
-	def(OpVPkMinF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Min(a, b) })))
-	def(OpVPkMaxF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Max(a, b) })))
-	def(OpVPkAddU16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
-		if cl {
-			return h16SatU16(int64(a) + int64(b))
-		}
-		return a + b
-	}))
-	def(OpVPkSubU16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
-		if cl {
-			return h16SatU16(int64(a) - int64(b))
-		}
-		return a - b
-	}))
-	def(OpVPkAddI16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
-		if cl {
-			return h16SatI16(int64(int16(a)) + int64(int16(b)))
-		}
-		return a + b
-	}))
-	def(OpVPkSubI16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
-		if cl {
-			return h16SatI16(int64(int16(a)) - int64(int16(b)))
-		}
-		return a - b
-	}))
-	def(OpVPkMulLoU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return a * b }))
-	def(OpVPkMadU16, h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
-		if cl {
-			return h16SatU16(int64(a)*int64(b) + int64(c))
-		}
-		return a*b + c
-	}))
-	def(OpVPkMadI16, h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
-		r := int64(int16(a))*int64(int16(b)) + int64(int16(c))
-		if cl {
-			return h16SatI16(r)
-		}
-		return uint32(r)
-	}))
-	def(OpVPkLshlrevB16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b << (a & 15) }))
-	def(OpVPkLshrrevB16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b >> (a & 15) }))
-	def(OpVPkAshrrevI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(int16(b) >> (a & 15)) }))
-	def(OpVPkMaxU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return max(a, b) }))
-	def(OpVPkMinU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return min(a, b) }))
-	def(OpVPkMaxI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(max(int16(a), int16(b))) }))
-	def(OpVPkMinI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(min(int16(a), int16(b))) }))
-
-	for _, op := range []Op{OpVDot2F32F16, OpVDot2I32I16, OpVDot2U32U16, OpVDot4I32I8, OpVDot4U32U8, OpVDot8I32I4,
-		OpVDot8U32U4} {
-		def(op, h16DotExec(op))
-	}
-	def(OpVFmaMixF32, h16MixExec(0))
-	def(OpVFmaMixloF16, h16MixExec(1))
-	def(OpVFmaMixhiF16, h16MixExec(2))
+	def16(OpVPackB32F16, pack(oF16, true, func(x *h16ctx, v uint32) uint32 { return x.h(v) }))
+	def16(OpVCvtPkrtzF16F32, pack(oF32, false, func(x *h16ctx, v uint32) uint32 { return x.h(h16RTZ(float64(f32(v)))) }))
+	def16(OpVCvtPknormI16F32, pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(float64(f32(v))) }))
+	def16(OpVCvtPknormU16F32, pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(float64(f32(v))) }))
+	def16(OpVCvtPknormI16F16, pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(h16f(v)) }))
+	def16(OpVCvtPknormU16F16, pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(h16f(v)) }))
+	def16(OpVCvtPkU16U32, pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return min(v, 0xffff) }))
+	def16(OpVCvtPkI16I32, pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return h16SatI16(int64(int32(v))) }))
 }

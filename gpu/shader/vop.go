@@ -7,9 +7,9 @@ import (
 	"math/bits"
 )
 
-// valuOps registers the 32- and 64-bit VALU operations of VOP1, VOP2 and VOP3 (the 16-bit ones:
-// valu16.go; packed and dot: vop3p.go; compares: vopc.go).
-func valuOps() {
+// vopF32Ops registers the f32 VOP1/VOP2/VOP3 operations (the 16-bit ones: valu16.go; packed
+// and dot: vop3p.go; compares: vopc.go).
+func vopF32Ops() {
 	f2 := func(f func(a, b float32) float32) execFn {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
@@ -57,7 +57,10 @@ func valuOps() {
 	def(OpVFloorF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Floor(float64(f32(a))))) }))
 	def(OpVCeilF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Ceil(float64(f32(a))))) }))
 	def(OpVRndneF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.RoundToEven(float64(f32(a))))) }))
+}
 
+// vopIntOps registers the 32-bit integer VALU operations and the accumulation-register moves.
+func vopIntOps() {
 	// 32-bit integer
 	i2 := func(f func(a, b uint32) uint32) execFn {
 		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return f(a, b) })
@@ -196,7 +199,10 @@ func valuOps() {
 	def(OpVMax3U32, i3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
 	def(OpVMin3I32, i3(func(a, b, c uint32) uint32 { return uint32(min(int32(a), int32(b), int32(c))) }))
 	def(OpVMax3I32, i3(func(a, b, c uint32) uint32 { return uint32(max(int32(a), int32(b), int32(c))) }))
+}
 
+// vop64Ops registers the 64-bit VALU operations.
+func vop64Ops() {
 	// 64-bit
 	def(OpVLshlrevB64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
@@ -234,7 +240,10 @@ func valuOps() {
 	def(OpVCvtU32F64, cvtFrom64(func(a uint64) uint32 { return cvtF64ToU32(f64(a)) }))
 	def(OpVCvtI32F64, cvtFrom64(func(a uint64) uint32 { return cvtF64ToI32(f64(a)) }))
 	def(OpVPkMovB32, pkMov)
+}
 
+// vopCarryOps registers the carry arithmetic and the 64-bit multiply-adds (VOP2/VOP3b).
+func vopCarryOps() {
 	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
 	// The lane loop is inline (no call per lane): sub selects subtraction, rev swaps the sources.
 	carry := func(cin, sub, rev bool) execFn {
@@ -391,7 +400,10 @@ func valuOps() {
 		}
 		return nil
 	})
+}
 
+// vopPkF32Ops registers the packed f32 and 32-bit VOP3P operations.
+func vopPkF32Ops() {
 	// packed math (VOP3P)
 	def(OpVPkFmaF32, pk32(3, fma32))
 	def(OpVPkMulF32, pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }))

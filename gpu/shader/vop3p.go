@@ -244,3 +244,84 @@ func h16MixExec(which int) execFn {
 		return nil
 	}
 }
+
+// vop3pF16Ops registers the packed 16-bit, dot-product and mix operations (VOP3P and their VOP2 accumulating forms).
+func vop3pF16Ops() {
+	// VOP2 packed and dot-product accumulations (the destination is the addend).
+	def16(OpVPkFmacF16, h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oPkF16}, res: rU32, acc: true,
+		f: func(x *h16ctx, a, b, c uint32) uint32 {
+			return x.h(h16Fma(a&0xffff, b&0xffff, c&0xffff)) | x.h(h16Fma(a>>16, b>>16, c>>16))<<16
+		}})
+	def16(OpVDot2cF32F16, h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oF32}, res: rF32, acc: true, ext: xDPP,
+		f: func(_ *h16ctx, a, b, c uint32) uint32 { return h16DotF16(a&0xffff, a>>16, b&0xffff, b>>16, c) }})
+	dotc := func(f func(a, b uint32) int64) h16spec {
+		return h16spec{n: 3, src: [3]uint8{oU32, oU32, oU32}, res: rU32, acc: true, ext: xDPP,
+			f: func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(f(a, b) + int64(int32(c))) }}
+	}
+	def16(OpVDot2cI32I16, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 16, true) }))
+	def16(OpVDot4cI32I8, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 8, true) }))
+	def16(OpVDot8cI32I4, dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 4, true) }))
+
+	// VOP3P packed 16-bit
+	fl := func(f func(a, b, c uint32) uint32) func(a, b, c uint32, _ bool) uint32 {
+		return func(a, b, c uint32, _ bool) uint32 { return f(a, b, c) }
+	}
+	def(OpVPkFmaF16, h16pk(3, true, fl(h16Fma)))
+	def(OpVPkAddF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) + h16f(b)) })))
+	def(OpVPkMulF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) * h16f(b)) })))
+	def(OpVPkMinF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Min(a, b) })))
+	def(OpVPkMaxF16, h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Max(a, b) })))
+	def(OpVPkAddU16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
+		if cl {
+			return h16SatU16(int64(a) + int64(b))
+		}
+		return a + b
+	}))
+	def(OpVPkSubU16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
+		if cl {
+			return h16SatU16(int64(a) - int64(b))
+		}
+		return a - b
+	}))
+	def(OpVPkAddI16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
+		if cl {
+			return h16SatI16(int64(int16(a)) + int64(int16(b)))
+		}
+		return a + b
+	}))
+	def(OpVPkSubI16, h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
+		if cl {
+			return h16SatI16(int64(int16(a)) - int64(int16(b)))
+		}
+		return a - b
+	}))
+	def(OpVPkMulLoU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return a * b }))
+	def(OpVPkMadU16, h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
+		if cl {
+			return h16SatU16(int64(a)*int64(b) + int64(c))
+		}
+		return a*b + c
+	}))
+	def(OpVPkMadI16, h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
+		r := int64(int16(a))*int64(int16(b)) + int64(int16(c))
+		if cl {
+			return h16SatI16(r)
+		}
+		return uint32(r)
+	}))
+	def(OpVPkLshlrevB16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b << (a & 15) }))
+	def(OpVPkLshrrevB16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b >> (a & 15) }))
+	def(OpVPkAshrrevI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(int16(b) >> (a & 15)) }))
+	def(OpVPkMaxU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return max(a, b) }))
+	def(OpVPkMinU16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return min(a, b) }))
+	def(OpVPkMaxI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(max(int16(a), int16(b))) }))
+	def(OpVPkMinI16, h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(min(int16(a), int16(b))) }))
+
+	for _, op := range []Op{OpVDot2F32F16, OpVDot2I32I16, OpVDot2U32U16, OpVDot4I32I8, OpVDot4U32U8, OpVDot8I32I4,
+		OpVDot8U32U4} {
+		def(op, h16DotExec(op))
+	}
+	def(OpVFmaMixF32, h16MixExec(0))
+	def(OpVFmaMixloF16, h16MixExec(1))
+	def(OpVFmaMixhiF16, h16MixExec(2))
+}

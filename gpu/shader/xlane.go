@@ -10,6 +10,7 @@ import (
 // and SALU operations of GFX9 (Vega ISA, "Vector ALU Operations" and "Scalar ALU Operations"; LLVM
 // SIInstructions.td / VOP*Instructions.td for the operand forms).
 
+// xlaneOps registers the cross-lane VALU operations.
 func xlaneOps() {
 	// V_READFIRSTLANE_B32: the value of the first active lane (lane 0 when EXEC is zero) into an SGPR.
 	def(OpVReadfirstlaneB32, func(w *wave, in *Inst) error {
@@ -97,7 +98,10 @@ func xlaneOps() {
 		}
 		return nil
 	})
+}
 
+// valuBitOps registers the VALU bit, SAD, min3/max3/med3 and legacy-multiply operations.
+func valuBitOps() {
 	// 32-bit VALU
 	def(OpVXnorB32, v32(tU32, 2, func(a, b, _ uint32) uint32 { return ^(a ^ b) }))
 	def(OpVCvtF32Ubyte0, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a & 0xff)) }))
@@ -158,7 +162,10 @@ func xlaneOps() {
 	def(OpVCeilF64, v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.Ceil(f64(a))) }))
 	def(OpVTruncF64, v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.Trunc(f64(a))) }))
 	def(OpVRndneF64, v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.RoundToEven(f64(a))) }))
+}
 
+// saluBitOps registers the SALU bit and EXEC-mask operations.
+func saluBitOps() {
 	// SALU
 	def(OpSFf0I32B32, sop1u(func(_ *wave, a uint32) uint32 {
 		if a == 0xffffffff {
