@@ -67,6 +67,7 @@ type opTmpl struct {
 
 type opInfo struct {
 	Name string
+	Op   Op // the operation (the mnemonic without _e32/_e64), index of its record in opTab
 	Ops  []opTmpl
 }
 
@@ -249,7 +250,7 @@ func Decode(w []uint32) (Inst, error) {
 		}
 		in.Opnd[fDst] = uint16(w0 >> 16 & 0x7f)
 		in.Imm = int32(uint16(w0))
-		if in.Info.Name == "s_setreg_imm32_b32" {
+		if in.Info.Op == OpSSetregImm32B32 {
 			if len(w) < 2 {
 				return in, ErrTruncated
 			}
@@ -321,7 +322,7 @@ func Decode(w []uint32) (Inst, error) {
 		in.Opnd[fSrc1] = vreg(w0>>9&0xff, false)
 		in.Opnd[fSrc0] = uint16(w0 & 0x1ff)
 		err = in.vopExt(w, lit)
-		if err == nil && hasK(in.Info.Name) {
+		if err == nil && hasK(in.Info.Op) {
 			err = in.takeK(w)
 		}
 	case w0>>23 == 0x1a7: // VOP3P
@@ -471,15 +472,15 @@ func Decode(w []uint32) (Inst, error) {
 	switch {
 	case in.Fmt == FmtMUBUF:
 		in.Opnd[fDst] = in.Opnd[fData0]
-	case in.Info != nil && accumulates(baseName(in.Info.Name)):
+	case in.Info != nil && accumulates(in.Info.Op):
 		in.Opnd[fSrc2] = in.Opnd[fDst]
 	}
 	return in, nil
 }
 
-func accumulates(name string) bool {
-	switch name {
-	case "v_fmac_f32", "v_mac_f32", "v_fmac_f64":
+func accumulates(op Op) bool {
+	switch op {
+	case OpVFmacF32, OpVMacF32, OpVFmacF64:
 		return true
 	}
 	return false
@@ -494,9 +495,9 @@ func (in *Inst) tmplHas(f opField) bool {
 	return false
 }
 
-func hasK(name string) bool {
-	switch name {
-	case "v_madmk_f32", "v_madak_f32", "v_fmamk_f32", "v_fmaak_f32", "v_madmk_f16", "v_madak_f16":
+func hasK(op Op) bool {
+	switch op {
+	case OpVMadmkF32, OpVMadakF32, OpVMadmkF16, OpVMadakF16:
 		return true
 	}
 	return false

@@ -68,7 +68,7 @@ func (in *Inst) String() string {
 				b.WriteString(gprIdxText(uint32(in.Opnd[fSrc1])))
 			case in.Fmt == FmtSMEM && t.Lit == "0x44":
 				b.WriteString(in.smemOffset())
-			case hasK(in.Info.Name) && t.Lit == "0x4000":
+			case hasK(in.Info.Op) && t.Lit == "0x4000":
 				b.WriteString(fmt.Sprintf("0x%x", in.Lit))
 			case in.Fmt == FmtVOP2 && in.Ext == extSDWA && t.Lit == "vcc" && in.Info.Name != "v_cndmask_b32_e32":
 				b.WriteString(t.Lit)

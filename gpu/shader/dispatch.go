@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 )
@@ -53,7 +52,7 @@ type DispatchParams struct {
 	// and the CU it ran on (kfd counts work-groups per CU with it).
 	GroupDone func(group uint64, cu int)
 	// Interrupt, if not nil, receives each host interrupt a wave raises with s_sendmsg(MSG_INTERRUPT)
-	// (rare.go); they are counted in Stats.Interrupts either way.
+	// (legacy.go); they are counted in Stats.Interrupts either way.
 	Interrupt func(Interrupt)
 	Engine
 }
@@ -418,29 +417,9 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	w.s[opM0] = 0xffffffff
 }
 
-// resolve finds the interpreter routine of an instruction (nil: unimplemented).
-func resolve(in *Inst) execFn {
-	name := in.Info.Name
-	switch in.Fmt {
-	case FmtVOPC:
-		return vopcExec(name)
-	case FmtVOP3:
-		if strings.HasPrefix(name, "v_cmp") {
-			return vopcExec(name)
-		}
-	case FmtDS:
-		return vregChecked(dsExec(name))
-	case FmtFLAT, FmtGLOBAL, FmtSCRATCH, FmtMUBUF:
-		return vregChecked(vmemExec(name))
-	case FmtMIMG:
-		return mimgExec(name) // mimg_exec.go checks its register ranges (they depend on DMASK and the T#)
-	}
-	return withRounding(baseName(name), execTab[baseName(name)])
-}
-
 func (d *dispatch) step(w *wave, in *Inst) (err error) {
 	pc := w.pc
-	if w.mode&(modeGPRIdxEn|modeVSkip) != 0 { // VSKIP and VGPR index mode (rare.go); free when both are off
+	if w.mode&(modeGPRIdxEn|modeVSkip) != 0 { // VSKIP and VGPR index mode (legacy.go); free when both are off
 		if w.mode&modeVSkip != 0 && isVector(in.Fmt) {
 			w.pc += uint64(in.Size)
 			return nil

@@ -75,7 +75,7 @@ func TestStopConditions(t *testing.T) {
 	}{
 		{"trap2", []uint32{0xBF920002}, "s_trap 2", func(e error) bool { var x *TrapError; return errors.As(e, &x) && x.Code == 2 && x.PC == 0x1100 }},
 		{"debugtrap is a no-op", []uint32{0xBF920003, 0xBF810000}, "", nil},
-		// v_screen_partition_4se_b32_e32 v5, -1: its table is not public (rare.go)
+		// v_screen_partition_4se_b32_e32 v5, -1: its table is not public (legacy.go)
 		{"unimplemented", []uint32{0x7E0A6EC1, 0xBF810000}, "v_screen_partition_4se_b32", func(e error) bool { return errors.Is(e, ErrUnimplemented) }},
 		// global_load_dword v1, v[2:3], off with v[2:3] = 0 (unmapped)
 		{"fault", []uint32{0x7E040280, 0x7E060280, 0xDC508000, 0x017F0002, 0xBF810000}, "memory fault",

@@ -15,7 +15,7 @@
 // waves take turns of at most 256 instructions, and a turn ends early at s_barrier, s_sleep and GWS
 // waits. Memory accesses complete within their instruction (each lane's access is one load or store,
 // atomics are one read-modify-write of the Memory), so s_waitcnt needs no wait; the vector cache
-// controls (buffer_wbl2/invl2/wbinvl1) are host memory barriers (mem.go, STATUS.md). Every global/flat
+// controls (buffer_wbl2/invl2/wbinvl1) are host memory barriers (vmem.go, STATUS.md). Every global/flat
 // access goes through the Memory interface (the GPUVM; PortPool lends each running work-group its own
 // window); a failed access stops the dispatch with a *Fault carrying the address. LDS is a per-group
 // byte slice; scratch lives in Memory at DispatchParams.ScratchBase with the per-lane dword interleave
@@ -30,13 +30,20 @@
 // them when Kill closes. The opcode tables (optab_gen.go) are generated
 // from llvm-mc-14 by testdata/gen_optab.py.
 //
-// Files by unit: salu.go (SALU, SMEM, branches), valu.go and transcendental.go (32/64-bit VALU), f16.go
-// (16-bit VALU, packed, dot, mix), mfma.go (matrix cores), xlane.go (cross-lane and bit operations),
-// vopc.go (compares, class), dppsdwa.go, mem.go (vector memory, DS), round.go (MODE rounding),
-// trigpreop.go, rare.go and rare_mem.go (legacy, graphics-only and typed-buffer forms), mimg.go,
-// imagedesc.go and mimg_exec.go (image instructions, T#/S# descriptors), cu.go (compute
-// units, worker pool, GWS), workgroup.go (admission, work-group and wave scheduling). STATUS.md lists
-// what is implemented, the decisions where the ISA is silent, and the opcodes left.
+// Opcodes (optab.go): the generated tables give each opcode an Op (one per mnemonic without _e32/_e64);
+// every Op has one record (routine, rounding rule, 16-bit rule) that the units fill by Op constant, so an
+// opcode gfx90a lacks does not compile, and fetch binds the record to the decoded instruction once.
+//
+// Files by unit, in build order: decode.go, optab_gen.go, disasm.go (encodings); wave.go and optab.go
+// (registers, operands, per-opcode records); sop.go (SOP1/SOP2/SOPK/SOPC/SOPP: SALU, branches,
+// messages), smem.go and kcache.go (SMEM, scalar cache); valu.go (VALU lane loops), vop.go (32/64-bit
+// VOP1/VOP2/VOP3), transcendental.go, trigpreop.go, round.go (MODE rounding), valu16.go (16-bit VALU),
+// vop3p.go (packed, dot, mix), vopc.go (compares, class), dppsdwa.go, xlane.go (cross-lane and bit
+// operations), mfma.go (matrix cores), legacy.go (legacy and graphics-only forms); ds.go (LDS, GWS),
+// vmem.go (FLAT/GLOBAL/SCRATCH/MUBUF), mubuf_format.go (typed buffers); mimg.go,
+// imagedesc.go and mimg_exec.go (MIMG: image instructions, T#/S# descriptors); cu.go (compute units, worker
+// pool, GWS), workgroup.go (admission, work-group and wave scheduling), suspend.go, dispatch.go. STATUS.md
+// lists what is implemented, the decisions where the ISA is silent, and the opcodes left.
 //
 // Lane loops (wave.go, valu.go): an operation with few active lanes visits only those (sources read
 // lane by lane, nothing broadcast); with many, the common ones run a loop over all 64 lanes without

@@ -56,7 +56,7 @@ var encodingSamples = []string{
 	"v_cvt_f32_f64_dpp v0, v[2:3] row_newbcast:2 row_mask:0xf bank_mask:0xf",
 	"ds_mskor_rtn_b32 v4, v9, v2, v3", "ds_wrxchg2_rtn_b32 v[10:11], v9, v7, v8 offset0:2 offset1:3", "ds_nop",
 	"s_call_b64 s[30:31], 4", "s_cbranch_cdbgsys 3",
-	// rare.go / rare_mem.go
+	// legacy.go, ds.go, mubuf_format.go
 	"ds_write_addtid_b32 v5 offset:16", "ds_read_addtid_b32 v5 offset:16", "ds_append v3 offset:8", "ds_consume v3",
 	"ds_condxchg32_rtn_b64 v[2:3], v1, v[4:5] offset:8", "ds_wrap_rtn_b32 v1, v2, v3, v4 offset:4",
 	"s_set_gpr_idx_on s2, gpr_idx(SRC0,DST)", "s_set_gpr_idx_on 5, gpr_idx(SRC1,SRC2)", "s_set_gpr_idx_mode gpr_idx(SRC0,DST)",

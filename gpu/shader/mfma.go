@@ -92,7 +92,7 @@ func newMFMA(info *opInfo) (*mfmaOp, error) {
 	return op, nil
 }
 
-func init() {
+func mfmaOps() {
 	for _, info := range tabVOP3P {
 		if !mfmaName.MatchString(info.Name) {
 			continue
@@ -102,7 +102,7 @@ func init() {
 		if err != nil {
 			panic(err) // the generated table and this file disagree: a build-time bug
 		}
-		reg(info.Name, op.exec)
+		def(info.Op, op.exec)
 	}
 }
 

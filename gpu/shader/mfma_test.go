@@ -198,7 +198,7 @@ func TestMFMAShapes(t *testing.T) {
 		if len(seen) != slots*64 {
 			t.Errorf("%s: %d of %d result slots used", info.Name, len(seen), slots*64)
 		}
-		if execTab[info.Name] == nil {
+		if opTab[info.Op].exec == nil {
 			t.Errorf("%s: not registered", info.Name)
 		}
 	}

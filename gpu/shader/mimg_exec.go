@@ -7,25 +7,23 @@ import (
 	"strings"
 )
 
-// mimgExec returns the routine of a MIMG instruction (nil: unimplemented). It is the one place the
-// image instructions are registered (resolve in dispatch.go calls it for FmtMIMG).
-func mimgExec(name string) execFn {
-	switch name {
-	case "image_load", "image_load_mip":
-		return imageLoadStore(false, name == "image_load_mip")
-	case "image_store", "image_store_mip":
-		return imageLoadStore(true, name == "image_store_mip")
-	case "image_get_resinfo":
-		return imageResinfo
-	case "image_sample":
-		return imageSample
+// mimgOps binds the MIMG opcodes (optab.go). The routines check their own register ranges, which
+// depend on DMASK, D16, A16 and the T#. The _pck forms (raw texel bits without conversion) have none.
+func mimgOps() {
+	def(OpImageLoad, imageLoadStore(false, false))
+	def(OpImageLoadMip, imageLoadStore(false, true))
+	def(OpImageStore, imageLoadStore(true, false))
+	def(OpImageStoreMip, imageLoadStore(true, true))
+	def(OpImageGetResinfo, imageResinfo)
+	def(OpImageSample, imageSample)
+	for op, name := range map[Op]string{
+		OpImageAtomicSwap: "swap", OpImageAtomicCmpswap: "cmpswap", OpImageAtomicAdd: "add",
+		OpImageAtomicSub: "sub", OpImageAtomicSmin: "smin", OpImageAtomicUmin: "umin",
+		OpImageAtomicSmax: "smax", OpImageAtomicUmax: "umax", OpImageAtomicAnd: "and",
+		OpImageAtomicOr: "or", OpImageAtomicXor: "xor", OpImageAtomicInc: "inc", OpImageAtomicDec: "dec",
+	} {
+		def(op, imageAtomic(name, imageAtomicOps[name]))
 	}
-	if op, ok := strings.CutPrefix(name, "image_atomic_"); ok {
-		if f := imageAtomicOps[op]; f != nil {
-			return imageAtomic(op, f)
-		}
-	}
-	return nil // the _pck forms (raw texel bits without conversion) are not run
 }
 
 // mimgOperands reads the T# (and S#) and checks the VDATA and VADDR register ranges. naddr is the

@@ -2,1581 +2,3832 @@
 
 package shader
 
+// Op names a gfx90a operation: a mnemonic of the encoding tables below without its _e32/_e64
+// suffix. The interpreter binds its per-opcode record (optab.go) by Op.
+type Op uint16
+
+const (
+	OpInvalid Op = iota
+	OpBufferAtomicAdd
+	OpBufferAtomicAddF32
+	OpBufferAtomicAddF64
+	OpBufferAtomicAddX2
+	OpBufferAtomicAnd
+	OpBufferAtomicAndX2
+	OpBufferAtomicCmpswap
+	OpBufferAtomicCmpswapX2
+	OpBufferAtomicDec
+	OpBufferAtomicDecX2
+	OpBufferAtomicInc
+	OpBufferAtomicIncX2
+	OpBufferAtomicMaxF64
+	OpBufferAtomicMinF64
+	OpBufferAtomicOr
+	OpBufferAtomicOrX2
+	OpBufferAtomicPkAddF16
+	OpBufferAtomicSmax
+	OpBufferAtomicSmaxX2
+	OpBufferAtomicSmin
+	OpBufferAtomicSminX2
+	OpBufferAtomicSub
+	OpBufferAtomicSubX2
+	OpBufferAtomicSwap
+	OpBufferAtomicSwapX2
+	OpBufferAtomicUmax
+	OpBufferAtomicUmaxX2
+	OpBufferAtomicUmin
+	OpBufferAtomicUminX2
+	OpBufferAtomicXor
+	OpBufferAtomicXorX2
+	OpBufferInvl2
+	OpBufferLoadDword
+	OpBufferLoadDwordx2
+	OpBufferLoadDwordx3
+	OpBufferLoadDwordx4
+	OpBufferLoadFormatD16HiX
+	OpBufferLoadFormatD16X
+	OpBufferLoadFormatD16Xy
+	OpBufferLoadFormatD16Xyz
+	OpBufferLoadFormatD16Xyzw
+	OpBufferLoadFormatX
+	OpBufferLoadFormatXy
+	OpBufferLoadFormatXyz
+	OpBufferLoadFormatXyzw
+	OpBufferLoadSbyte
+	OpBufferLoadSbyteD16
+	OpBufferLoadSbyteD16Hi
+	OpBufferLoadShortD16
+	OpBufferLoadShortD16Hi
+	OpBufferLoadSshort
+	OpBufferLoadUbyte
+	OpBufferLoadUbyteD16
+	OpBufferLoadUbyteD16Hi
+	OpBufferLoadUshort
+	OpBufferStoreByte
+	OpBufferStoreByteD16Hi
+	OpBufferStoreDword
+	OpBufferStoreDwordx2
+	OpBufferStoreDwordx3
+	OpBufferStoreDwordx4
+	OpBufferStoreFormatD16HiX
+	OpBufferStoreFormatD16X
+	OpBufferStoreFormatD16Xy
+	OpBufferStoreFormatD16Xyz
+	OpBufferStoreFormatD16Xyzw
+	OpBufferStoreFormatX
+	OpBufferStoreFormatXy
+	OpBufferStoreFormatXyz
+	OpBufferStoreFormatXyzw
+	OpBufferStoreShort
+	OpBufferStoreShortD16Hi
+	OpBufferWbinvl1
+	OpBufferWbinvl1Vol
+	OpBufferWbl2
+	OpDsAddF32
+	OpDsAddF64
+	OpDsAddRtnF32
+	OpDsAddRtnF64
+	OpDsAddRtnU32
+	OpDsAddRtnU64
+	OpDsAddU32
+	OpDsAddU64
+	OpDsAndB32
+	OpDsAndB64
+	OpDsAndRtnB32
+	OpDsAndRtnB64
+	OpDsAppend
+	OpDsBpermuteB32
+	OpDsCmpstB32
+	OpDsCmpstB64
+	OpDsCmpstF32
+	OpDsCmpstF64
+	OpDsCmpstRtnB32
+	OpDsCmpstRtnB64
+	OpDsCmpstRtnF32
+	OpDsCmpstRtnF64
+	OpDsCondxchg32RtnB64
+	OpDsConsume
+	OpDsDecRtnU32
+	OpDsDecRtnU64
+	OpDsDecU32
+	OpDsDecU64
+	OpDsGwsBarrier
+	OpDsGwsInit
+	OpDsGwsSemaBr
+	OpDsGwsSemaP
+	OpDsGwsSemaReleaseAll
+	OpDsGwsSemaV
+	OpDsIncRtnU32
+	OpDsIncRtnU64
+	OpDsIncU32
+	OpDsIncU64
+	OpDsMaxF32
+	OpDsMaxF64
+	OpDsMaxI32
+	OpDsMaxI64
+	OpDsMaxRtnF32
+	OpDsMaxRtnF64
+	OpDsMaxRtnI32
+	OpDsMaxRtnI64
+	OpDsMaxRtnU32
+	OpDsMaxRtnU64
+	OpDsMaxU32
+	OpDsMaxU64
+	OpDsMinF32
+	OpDsMinF64
+	OpDsMinI32
+	OpDsMinI64
+	OpDsMinRtnF32
+	OpDsMinRtnF64
+	OpDsMinRtnI32
+	OpDsMinRtnI64
+	OpDsMinRtnU32
+	OpDsMinRtnU64
+	OpDsMinU32
+	OpDsMinU64
+	OpDsMskorB32
+	OpDsMskorB64
+	OpDsMskorRtnB32
+	OpDsMskorRtnB64
+	OpDsNop
+	OpDsOrB32
+	OpDsOrB64
+	OpDsOrRtnB32
+	OpDsOrRtnB64
+	OpDsOrderedCount
+	OpDsPermuteB32
+	OpDsRead2B32
+	OpDsRead2B64
+	OpDsRead2st64B32
+	OpDsRead2st64B64
+	OpDsReadAddtidB32
+	OpDsReadB128
+	OpDsReadB32
+	OpDsReadB64
+	OpDsReadB96
+	OpDsReadI16
+	OpDsReadI8
+	OpDsReadI8D16
+	OpDsReadI8D16Hi
+	OpDsReadU16
+	OpDsReadU16D16
+	OpDsReadU16D16Hi
+	OpDsReadU8
+	OpDsReadU8D16
+	OpDsReadU8D16Hi
+	OpDsRsubRtnU32
+	OpDsRsubRtnU64
+	OpDsRsubU32
+	OpDsRsubU64
+	OpDsSubRtnU32
+	OpDsSubRtnU64
+	OpDsSubU32
+	OpDsSubU64
+	OpDsSwizzleB32
+	OpDsWrapRtnB32
+	OpDsWrite2B32
+	OpDsWrite2B64
+	OpDsWrite2st64B32
+	OpDsWrite2st64B64
+	OpDsWriteAddtidB32
+	OpDsWriteB128
+	OpDsWriteB16
+	OpDsWriteB16D16Hi
+	OpDsWriteB32
+	OpDsWriteB64
+	OpDsWriteB8
+	OpDsWriteB8D16Hi
+	OpDsWriteB96
+	OpDsWrxchg2RtnB32
+	OpDsWrxchg2RtnB64
+	OpDsWrxchg2st64RtnB32
+	OpDsWrxchg2st64RtnB64
+	OpDsWrxchgRtnB32
+	OpDsWrxchgRtnB64
+	OpDsXorB32
+	OpDsXorB64
+	OpDsXorRtnB32
+	OpDsXorRtnB64
+	OpFlatAtomicAdd
+	OpFlatAtomicAddF64
+	OpFlatAtomicAddX2
+	OpFlatAtomicAnd
+	OpFlatAtomicAndX2
+	OpFlatAtomicCmpswap
+	OpFlatAtomicCmpswapX2
+	OpFlatAtomicDec
+	OpFlatAtomicDecX2
+	OpFlatAtomicInc
+	OpFlatAtomicIncX2
+	OpFlatAtomicMaxF64
+	OpFlatAtomicMinF64
+	OpFlatAtomicOr
+	OpFlatAtomicOrX2
+	OpFlatAtomicSmax
+	OpFlatAtomicSmaxX2
+	OpFlatAtomicSmin
+	OpFlatAtomicSminX2
+	OpFlatAtomicSub
+	OpFlatAtomicSubX2
+	OpFlatAtomicSwap
+	OpFlatAtomicSwapX2
+	OpFlatAtomicUmax
+	OpFlatAtomicUmaxX2
+	OpFlatAtomicUmin
+	OpFlatAtomicUminX2
+	OpFlatAtomicXor
+	OpFlatAtomicXorX2
+	OpFlatLoadDword
+	OpFlatLoadDwordx2
+	OpFlatLoadDwordx3
+	OpFlatLoadDwordx4
+	OpFlatLoadSbyte
+	OpFlatLoadSbyteD16
+	OpFlatLoadSbyteD16Hi
+	OpFlatLoadShortD16
+	OpFlatLoadShortD16Hi
+	OpFlatLoadSshort
+	OpFlatLoadUbyte
+	OpFlatLoadUbyteD16
+	OpFlatLoadUbyteD16Hi
+	OpFlatLoadUshort
+	OpFlatStoreByte
+	OpFlatStoreByteD16Hi
+	OpFlatStoreDword
+	OpFlatStoreDwordx2
+	OpFlatStoreDwordx3
+	OpFlatStoreDwordx4
+	OpFlatStoreShort
+	OpFlatStoreShortD16Hi
+	OpGlobalAtomicAdd
+	OpGlobalAtomicAddF32
+	OpGlobalAtomicAddF64
+	OpGlobalAtomicAddX2
+	OpGlobalAtomicAnd
+	OpGlobalAtomicAndX2
+	OpGlobalAtomicCmpswap
+	OpGlobalAtomicCmpswapX2
+	OpGlobalAtomicDec
+	OpGlobalAtomicDecX2
+	OpGlobalAtomicInc
+	OpGlobalAtomicIncX2
+	OpGlobalAtomicMaxF64
+	OpGlobalAtomicMinF64
+	OpGlobalAtomicOr
+	OpGlobalAtomicOrX2
+	OpGlobalAtomicPkAddF16
+	OpGlobalAtomicSmax
+	OpGlobalAtomicSmaxX2
+	OpGlobalAtomicSmin
+	OpGlobalAtomicSminX2
+	OpGlobalAtomicSub
+	OpGlobalAtomicSubX2
+	OpGlobalAtomicSwap
+	OpGlobalAtomicSwapX2
+	OpGlobalAtomicUmax
+	OpGlobalAtomicUmaxX2
+	OpGlobalAtomicUmin
+	OpGlobalAtomicUminX2
+	OpGlobalAtomicXor
+	OpGlobalAtomicXorX2
+	OpGlobalLoadDword
+	OpGlobalLoadDwordx2
+	OpGlobalLoadDwordx3
+	OpGlobalLoadDwordx4
+	OpGlobalLoadSbyte
+	OpGlobalLoadSbyteD16
+	OpGlobalLoadSbyteD16Hi
+	OpGlobalLoadShortD16
+	OpGlobalLoadShortD16Hi
+	OpGlobalLoadSshort
+	OpGlobalLoadUbyte
+	OpGlobalLoadUbyteD16
+	OpGlobalLoadUbyteD16Hi
+	OpGlobalLoadUshort
+	OpGlobalStoreByte
+	OpGlobalStoreByteD16Hi
+	OpGlobalStoreDword
+	OpGlobalStoreDwordx2
+	OpGlobalStoreDwordx3
+	OpGlobalStoreDwordx4
+	OpGlobalStoreShort
+	OpGlobalStoreShortD16Hi
+	OpImageAtomicAdd
+	OpImageAtomicAnd
+	OpImageAtomicCmpswap
+	OpImageAtomicDec
+	OpImageAtomicInc
+	OpImageAtomicOr
+	OpImageAtomicSmax
+	OpImageAtomicSmin
+	OpImageAtomicSub
+	OpImageAtomicSwap
+	OpImageAtomicUmax
+	OpImageAtomicUmin
+	OpImageAtomicXor
+	OpImageGetResinfo
+	OpImageLoad
+	OpImageLoadMip
+	OpImageLoadMipPck
+	OpImageLoadMipPckSgn
+	OpImageLoadPck
+	OpImageLoadPckSgn
+	OpImageSample
+	OpImageStore
+	OpImageStoreMip
+	OpImageStoreMipPck
+	OpImageStorePck
+	OpSAbsI32
+	OpSAbsdiffI32
+	OpSAddI32
+	OpSAddU32
+	OpSAddcU32
+	OpSAddkI32
+	OpSAndB32
+	OpSAndB64
+	OpSAndSaveexecB64
+	OpSAndn1SaveexecB64
+	OpSAndn1WrexecB64
+	OpSAndn2B32
+	OpSAndn2B64
+	OpSAndn2SaveexecB64
+	OpSAndn2WrexecB64
+	OpSAshrI32
+	OpSAshrI64
+	OpSAtcProbe
+	OpSAtcProbeBuffer
+	OpSAtomicAdd
+	OpSAtomicAddX2
+	OpSAtomicAnd
+	OpSAtomicAndX2
+	OpSAtomicCmpswap
+	OpSAtomicCmpswapX2
+	OpSAtomicDec
+	OpSAtomicDecX2
+	OpSAtomicInc
+	OpSAtomicIncX2
+	OpSAtomicOr
+	OpSAtomicOrX2
+	OpSAtomicSmax
+	OpSAtomicSmaxX2
+	OpSAtomicSmin
+	OpSAtomicSminX2
+	OpSAtomicSub
+	OpSAtomicSubX2
+	OpSAtomicSwap
+	OpSAtomicSwapX2
+	OpSAtomicUmax
+	OpSAtomicUmaxX2
+	OpSAtomicUmin
+	OpSAtomicUminX2
+	OpSAtomicXor
+	OpSAtomicXorX2
+	OpSBarrier
+	OpSBcnt0I32B32
+	OpSBcnt0I32B64
+	OpSBcnt1I32B32
+	OpSBcnt1I32B64
+	OpSBfeI32
+	OpSBfeI64
+	OpSBfeU32
+	OpSBfeU64
+	OpSBfmB32
+	OpSBfmB64
+	OpSBitcmp0B32
+	OpSBitcmp0B64
+	OpSBitcmp1B32
+	OpSBitcmp1B64
+	OpSBitreplicateB64B32
+	OpSBitset0B32
+	OpSBitset0B64
+	OpSBitset1B32
+	OpSBitset1B64
+	OpSBranch
+	OpSBrevB32
+	OpSBrevB64
+	OpSBufferAtomicAdd
+	OpSBufferAtomicAddX2
+	OpSBufferAtomicAnd
+	OpSBufferAtomicAndX2
+	OpSBufferAtomicCmpswap
+	OpSBufferAtomicCmpswapX2
+	OpSBufferAtomicDec
+	OpSBufferAtomicDecX2
+	OpSBufferAtomicInc
+	OpSBufferAtomicIncX2
+	OpSBufferAtomicOr
+	OpSBufferAtomicOrX2
+	OpSBufferAtomicSmax
+	OpSBufferAtomicSmaxX2
+	OpSBufferAtomicSmin
+	OpSBufferAtomicSminX2
+	OpSBufferAtomicSub
+	OpSBufferAtomicSubX2
+	OpSBufferAtomicSwap
+	OpSBufferAtomicSwapX2
+	OpSBufferAtomicUmax
+	OpSBufferAtomicUmaxX2
+	OpSBufferAtomicUmin
+	OpSBufferAtomicUminX2
+	OpSBufferAtomicXor
+	OpSBufferAtomicXorX2
+	OpSBufferLoadDword
+	OpSBufferLoadDwordx16
+	OpSBufferLoadDwordx2
+	OpSBufferLoadDwordx4
+	OpSBufferLoadDwordx8
+	OpSBufferStoreDword
+	OpSBufferStoreDwordx2
+	OpSBufferStoreDwordx4
+	OpSCallB64
+	OpSCbranchCdbgsys
+	OpSCbranchCdbgsysAndUser
+	OpSCbranchCdbgsysOrUser
+	OpSCbranchCdbguser
+	OpSCbranchExecnz
+	OpSCbranchExecz
+	OpSCbranchGFork
+	OpSCbranchIFork
+	OpSCbranchJoin
+	OpSCbranchScc0
+	OpSCbranchScc1
+	OpSCbranchVccnz
+	OpSCbranchVccz
+	OpSCmovB32
+	OpSCmovB64
+	OpSCmovkI32
+	OpSCmpEqI32
+	OpSCmpEqU32
+	OpSCmpEqU64
+	OpSCmpGeI32
+	OpSCmpGeU32
+	OpSCmpGtI32
+	OpSCmpGtU32
+	OpSCmpLeI32
+	OpSCmpLeU32
+	OpSCmpLgI32
+	OpSCmpLgU32
+	OpSCmpLgU64
+	OpSCmpLtI32
+	OpSCmpLtU32
+	OpSCmpkEqI32
+	OpSCmpkEqU32
+	OpSCmpkGeI32
+	OpSCmpkGeU32
+	OpSCmpkGtI32
+	OpSCmpkGtU32
+	OpSCmpkLeI32
+	OpSCmpkLeU32
+	OpSCmpkLgI32
+	OpSCmpkLgU32
+	OpSCmpkLtI32
+	OpSCmpkLtU32
+	OpSCselectB32
+	OpSCselectB64
+	OpSDcacheDiscard
+	OpSDcacheDiscardX2
+	OpSDcacheInv
+	OpSDcacheInvVol
+	OpSDcacheWb
+	OpSDcacheWbVol
+	OpSDecperflevel
+	OpSEndpgm
+	OpSEndpgmOrderedPsDone
+	OpSEndpgmSaved
+	OpSFf0I32B32
+	OpSFf0I32B64
+	OpSFf1I32B32
+	OpSFf1I32B64
+	OpSFlbitI32
+	OpSFlbitI32B32
+	OpSFlbitI32B64
+	OpSFlbitI32I64
+	OpSGetpcB64
+	OpSGetregB32
+	OpSIcacheInv
+	OpSIncperflevel
+	OpSLoadDword
+	OpSLoadDwordx16
+	OpSLoadDwordx2
+	OpSLoadDwordx4
+	OpSLoadDwordx8
+	OpSLshl1AddU32
+	OpSLshl2AddU32
+	OpSLshl3AddU32
+	OpSLshl4AddU32
+	OpSLshlB32
+	OpSLshlB64
+	OpSLshrB32
+	OpSLshrB64
+	OpSMaxI32
+	OpSMaxU32
+	OpSMemrealtime
+	OpSMemtime
+	OpSMinI32
+	OpSMinU32
+	OpSMovB32
+	OpSMovB64
+	OpSMovkI32
+	OpSMovreldB32
+	OpSMovreldB64
+	OpSMovrelsB32
+	OpSMovrelsB64
+	OpSMulHiI32
+	OpSMulHiU32
+	OpSMulI32
+	OpSMulkI32
+	OpSNandB32
+	OpSNandB64
+	OpSNandSaveexecB64
+	OpSNop
+	OpSNorB32
+	OpSNorB64
+	OpSNorSaveexecB64
+	OpSNotB32
+	OpSNotB64
+	OpSOrB32
+	OpSOrB64
+	OpSOrSaveexecB64
+	OpSOrn1SaveexecB64
+	OpSOrn2B32
+	OpSOrn2B64
+	OpSOrn2SaveexecB64
+	OpSPackHhB32B16
+	OpSPackLhB32B16
+	OpSPackLlB32B16
+	OpSQuadmaskB32
+	OpSQuadmaskB64
+	OpSRfeB64
+	OpSRfeRestoreB64
+	OpSScratchLoadDword
+	OpSScratchLoadDwordx2
+	OpSScratchLoadDwordx4
+	OpSScratchStoreDword
+	OpSScratchStoreDwordx2
+	OpSScratchStoreDwordx4
+	OpSSendmsg
+	OpSSendmsghalt
+	OpSSetGprIdxIdx
+	OpSSetGprIdxMode
+	OpSSetGprIdxOff
+	OpSSetGprIdxOn
+	OpSSethalt
+	OpSSetkill
+	OpSSetpcB64
+	OpSSetprio
+	OpSSetregB32
+	OpSSetregImm32B32
+	OpSSetvskip
+	OpSSextI32I16
+	OpSSextI32I8
+	OpSSleep
+	OpSStoreDword
+	OpSStoreDwordx2
+	OpSStoreDwordx4
+	OpSSubI32
+	OpSSubU32
+	OpSSubbU32
+	OpSSwappcB64
+	OpSTrap
+	OpSTtracedata
+	OpSWaitcnt
+	OpSWakeup
+	OpSWqmB32
+	OpSWqmB64
+	OpSXnorB32
+	OpSXnorB64
+	OpSXnorSaveexecB64
+	OpSXorB32
+	OpSXorB64
+	OpSXorSaveexecB64
+	OpScratchLoadDword
+	OpScratchLoadDwordx2
+	OpScratchLoadDwordx3
+	OpScratchLoadDwordx4
+	OpScratchLoadSbyte
+	OpScratchLoadSbyteD16
+	OpScratchLoadSbyteD16Hi
+	OpScratchLoadShortD16
+	OpScratchLoadShortD16Hi
+	OpScratchLoadSshort
+	OpScratchLoadUbyte
+	OpScratchLoadUbyteD16
+	OpScratchLoadUbyteD16Hi
+	OpScratchLoadUshort
+	OpScratchStoreByte
+	OpScratchStoreByteD16Hi
+	OpScratchStoreDword
+	OpScratchStoreDwordx2
+	OpScratchStoreDwordx3
+	OpScratchStoreDwordx4
+	OpScratchStoreShort
+	OpScratchStoreShortD16Hi
+	OpVAccvgprMovB32
+	OpVAccvgprReadB32
+	OpVAccvgprWriteB32
+	OpVAdd3U32
+	OpVAddCoU32
+	OpVAddF16
+	OpVAddF32
+	OpVAddF64
+	OpVAddI16
+	OpVAddI32
+	OpVAddLshlU32
+	OpVAddU16
+	OpVAddU32
+	OpVAddcCoU32
+	OpVAlignbitB32
+	OpVAlignbyteB32
+	OpVAndB32
+	OpVAndOrB32
+	OpVAshrrevI16
+	OpVAshrrevI32
+	OpVAshrrevI64
+	OpVBcntU32B32
+	OpVBfeI32
+	OpVBfeU32
+	OpVBfiB32
+	OpVBfmB32
+	OpVBfrevB32
+	OpVCeilF16
+	OpVCeilF32
+	OpVCeilF64
+	OpVClrexcp
+	OpVCmpClassF16
+	OpVCmpClassF32
+	OpVCmpClassF64
+	OpVCmpEqF16
+	OpVCmpEqF32
+	OpVCmpEqF64
+	OpVCmpEqI16
+	OpVCmpEqI32
+	OpVCmpEqI64
+	OpVCmpEqU16
+	OpVCmpEqU32
+	OpVCmpEqU64
+	OpVCmpFF16
+	OpVCmpFF32
+	OpVCmpFF64
+	OpVCmpFI16
+	OpVCmpFI32
+	OpVCmpFI64
+	OpVCmpFU16
+	OpVCmpFU32
+	OpVCmpFU64
+	OpVCmpGeF16
+	OpVCmpGeF32
+	OpVCmpGeF64
+	OpVCmpGeI16
+	OpVCmpGeI32
+	OpVCmpGeI64
+	OpVCmpGeU16
+	OpVCmpGeU32
+	OpVCmpGeU64
+	OpVCmpGtF16
+	OpVCmpGtF32
+	OpVCmpGtF64
+	OpVCmpGtI16
+	OpVCmpGtI32
+	OpVCmpGtI64
+	OpVCmpGtU16
+	OpVCmpGtU32
+	OpVCmpGtU64
+	OpVCmpLeF16
+	OpVCmpLeF32
+	OpVCmpLeF64
+	OpVCmpLeI16
+	OpVCmpLeI32
+	OpVCmpLeI64
+	OpVCmpLeU16
+	OpVCmpLeU32
+	OpVCmpLeU64
+	OpVCmpLgF16
+	OpVCmpLgF32
+	OpVCmpLgF64
+	OpVCmpLtF16
+	OpVCmpLtF32
+	OpVCmpLtF64
+	OpVCmpLtI16
+	OpVCmpLtI32
+	OpVCmpLtI64
+	OpVCmpLtU16
+	OpVCmpLtU32
+	OpVCmpLtU64
+	OpVCmpNeI16
+	OpVCmpNeI32
+	OpVCmpNeI64
+	OpVCmpNeU16
+	OpVCmpNeU32
+	OpVCmpNeU64
+	OpVCmpNeqF16
+	OpVCmpNeqF32
+	OpVCmpNeqF64
+	OpVCmpNgeF16
+	OpVCmpNgeF32
+	OpVCmpNgeF64
+	OpVCmpNgtF16
+	OpVCmpNgtF32
+	OpVCmpNgtF64
+	OpVCmpNleF16
+	OpVCmpNleF32
+	OpVCmpNleF64
+	OpVCmpNlgF16
+	OpVCmpNlgF32
+	OpVCmpNlgF64
+	OpVCmpNltF16
+	OpVCmpNltF32
+	OpVCmpNltF64
+	OpVCmpOF16
+	OpVCmpOF32
+	OpVCmpOF64
+	OpVCmpTI16
+	OpVCmpTI32
+	OpVCmpTI64
+	OpVCmpTU16
+	OpVCmpTU32
+	OpVCmpTU64
+	OpVCmpTruF16
+	OpVCmpTruF32
+	OpVCmpTruF64
+	OpVCmpUF16
+	OpVCmpUF32
+	OpVCmpUF64
+	OpVCmpxClassF16
+	OpVCmpxClassF32
+	OpVCmpxClassF64
+	OpVCmpxEqF16
+	OpVCmpxEqF32
+	OpVCmpxEqF64
+	OpVCmpxEqI16
+	OpVCmpxEqI32
+	OpVCmpxEqI64
+	OpVCmpxEqU16
+	OpVCmpxEqU32
+	OpVCmpxEqU64
+	OpVCmpxFF16
+	OpVCmpxFF32
+	OpVCmpxFF64
+	OpVCmpxFI16
+	OpVCmpxFI32
+	OpVCmpxFI64
+	OpVCmpxFU16
+	OpVCmpxFU32
+	OpVCmpxFU64
+	OpVCmpxGeF16
+	OpVCmpxGeF32
+	OpVCmpxGeF64
+	OpVCmpxGeI16
+	OpVCmpxGeI32
+	OpVCmpxGeI64
+	OpVCmpxGeU16
+	OpVCmpxGeU32
+	OpVCmpxGeU64
+	OpVCmpxGtF16
+	OpVCmpxGtF32
+	OpVCmpxGtF64
+	OpVCmpxGtI16
+	OpVCmpxGtI32
+	OpVCmpxGtI64
+	OpVCmpxGtU16
+	OpVCmpxGtU32
+	OpVCmpxGtU64
+	OpVCmpxLeF16
+	OpVCmpxLeF32
+	OpVCmpxLeF64
+	OpVCmpxLeI16
+	OpVCmpxLeI32
+	OpVCmpxLeI64
+	OpVCmpxLeU16
+	OpVCmpxLeU32
+	OpVCmpxLeU64
+	OpVCmpxLgF16
+	OpVCmpxLgF32
+	OpVCmpxLgF64
+	OpVCmpxLtF16
+	OpVCmpxLtF32
+	OpVCmpxLtF64
+	OpVCmpxLtI16
+	OpVCmpxLtI32
+	OpVCmpxLtI64
+	OpVCmpxLtU16
+	OpVCmpxLtU32
+	OpVCmpxLtU64
+	OpVCmpxNeI16
+	OpVCmpxNeI32
+	OpVCmpxNeI64
+	OpVCmpxNeU16
+	OpVCmpxNeU32
+	OpVCmpxNeU64
+	OpVCmpxNeqF16
+	OpVCmpxNeqF32
+	OpVCmpxNeqF64
+	OpVCmpxNgeF16
+	OpVCmpxNgeF32
+	OpVCmpxNgeF64
+	OpVCmpxNgtF16
+	OpVCmpxNgtF32
+	OpVCmpxNgtF64
+	OpVCmpxNleF16
+	OpVCmpxNleF32
+	OpVCmpxNleF64
+	OpVCmpxNlgF16
+	OpVCmpxNlgF32
+	OpVCmpxNlgF64
+	OpVCmpxNltF16
+	OpVCmpxNltF32
+	OpVCmpxNltF64
+	OpVCmpxOF16
+	OpVCmpxOF32
+	OpVCmpxOF64
+	OpVCmpxTI16
+	OpVCmpxTI32
+	OpVCmpxTI64
+	OpVCmpxTU16
+	OpVCmpxTU32
+	OpVCmpxTU64
+	OpVCmpxTruF16
+	OpVCmpxTruF32
+	OpVCmpxTruF64
+	OpVCmpxUF16
+	OpVCmpxUF32
+	OpVCmpxUF64
+	OpVCndmaskB32
+	OpVCosF16
+	OpVCosF32
+	OpVCubeidF32
+	OpVCubemaF32
+	OpVCubescF32
+	OpVCubetcF32
+	OpVCvtF16F32
+	OpVCvtF16I16
+	OpVCvtF16U16
+	OpVCvtF32F16
+	OpVCvtF32F64
+	OpVCvtF32I32
+	OpVCvtF32U32
+	OpVCvtF32Ubyte0
+	OpVCvtF32Ubyte1
+	OpVCvtF32Ubyte2
+	OpVCvtF32Ubyte3
+	OpVCvtF64F32
+	OpVCvtF64I32
+	OpVCvtF64U32
+	OpVCvtFlrI32F32
+	OpVCvtI16F16
+	OpVCvtI32F32
+	OpVCvtI32F64
+	OpVCvtNormI16F16
+	OpVCvtNormU16F16
+	OpVCvtOffF32I4
+	OpVCvtPkI16I32
+	OpVCvtPkU16U32
+	OpVCvtPkU8F32
+	OpVCvtPkaccumU8F32
+	OpVCvtPknormI16F16
+	OpVCvtPknormI16F32
+	OpVCvtPknormU16F16
+	OpVCvtPknormU16F32
+	OpVCvtPkrtzF16F32
+	OpVCvtRpiI32F32
+	OpVCvtU16F16
+	OpVCvtU32F32
+	OpVCvtU32F64
+	OpVDivFixupF16
+	OpVDivFixupF32
+	OpVDivFixupF64
+	OpVDivFixupLegacyF16
+	OpVDivFmasF32
+	OpVDivFmasF64
+	OpVDivScaleF32
+	OpVDivScaleF64
+	OpVDot2F32F16
+	OpVDot2I32I16
+	OpVDot2U32U16
+	OpVDot2cF32F16
+	OpVDot2cI32I16
+	OpVDot4I32I8
+	OpVDot4U32U8
+	OpVDot4cI32I8
+	OpVDot8I32I4
+	OpVDot8U32U4
+	OpVDot8cI32I4
+	OpVExpF16
+	OpVExpF32
+	OpVExpLegacyF32
+	OpVFfbhI32
+	OpVFfbhU32
+	OpVFfblB32
+	OpVFloorF16
+	OpVFloorF32
+	OpVFloorF64
+	OpVFmaF16
+	OpVFmaF32
+	OpVFmaF64
+	OpVFmaLegacyF16
+	OpVFmaMixF32
+	OpVFmaMixhiF16
+	OpVFmaMixloF16
+	OpVFmacF32
+	OpVFmacF64
+	OpVFractF16
+	OpVFractF32
+	OpVFractF64
+	OpVFrexpExpI16F16
+	OpVFrexpExpI32F32
+	OpVFrexpExpI32F64
+	OpVFrexpMantF16
+	OpVFrexpMantF32
+	OpVFrexpMantF64
+	OpVLdexpF16
+	OpVLdexpF32
+	OpVLdexpF64
+	OpVLerpU8
+	OpVLogF16
+	OpVLogF32
+	OpVLogLegacyF32
+	OpVLshlAddU32
+	OpVLshlOrB32
+	OpVLshlrevB16
+	OpVLshlrevB32
+	OpVLshlrevB64
+	OpVLshrrevB16
+	OpVLshrrevB32
+	OpVLshrrevB64
+	OpVMacF16
+	OpVMacF32
+	OpVMadF16
+	OpVMadF32
+	OpVMadI16
+	OpVMadI32I16
+	OpVMadI32I24
+	OpVMadI64I32
+	OpVMadLegacyF16
+	OpVMadLegacyF32
+	OpVMadLegacyI16
+	OpVMadLegacyU16
+	OpVMadU16
+	OpVMadU32U16
+	OpVMadU32U24
+	OpVMadU64U32
+	OpVMadakF16
+	OpVMadakF32
+	OpVMadmkF16
+	OpVMadmkF32
+	OpVMax3F16
+	OpVMax3F32
+	OpVMax3I16
+	OpVMax3I32
+	OpVMax3U16
+	OpVMax3U32
+	OpVMaxF16
+	OpVMaxF32
+	OpVMaxF64
+	OpVMaxI16
+	OpVMaxI32
+	OpVMaxU16
+	OpVMaxU32
+	OpVMbcntHiU32B32
+	OpVMbcntLoU32B32
+	OpVMed3F16
+	OpVMed3F32
+	OpVMed3I16
+	OpVMed3I32
+	OpVMed3U16
+	OpVMed3U32
+	OpVMfmaF3216x16x16bf161k
+	OpVMfmaF3216x16x16f16
+	OpVMfmaF3216x16x1f32
+	OpVMfmaF3216x16x2bf16
+	OpVMfmaF3216x16x4bf161k
+	OpVMfmaF3216x16x4f16
+	OpVMfmaF3216x16x4f32
+	OpVMfmaF3216x16x8bf16
+	OpVMfmaF3232x32x1f32
+	OpVMfmaF3232x32x2bf16
+	OpVMfmaF3232x32x2f32
+	OpVMfmaF3232x32x4bf16
+	OpVMfmaF3232x32x4bf161k
+	OpVMfmaF3232x32x4f16
+	OpVMfmaF3232x32x8bf161k
+	OpVMfmaF3232x32x8f16
+	OpVMfmaF324x4x1f32
+	OpVMfmaF324x4x2bf16
+	OpVMfmaF324x4x4bf161k
+	OpVMfmaF324x4x4f16
+	OpVMfmaF6416x16x4f64
+	OpVMfmaF644x4x4f64
+	OpVMfmaI3216x16x16i8
+	OpVMfmaI3216x16x4i8
+	OpVMfmaI3232x32x4i8
+	OpVMfmaI3232x32x8i8
+	OpVMfmaI324x4x4i8
+	OpVMin3F16
+	OpVMin3F32
+	OpVMin3I16
+	OpVMin3I32
+	OpVMin3U16
+	OpVMin3U32
+	OpVMinF16
+	OpVMinF32
+	OpVMinF64
+	OpVMinI16
+	OpVMinI32
+	OpVMinU16
+	OpVMinU32
+	OpVMovB32
+	OpVMqsadPkU16U8
+	OpVMqsadU32U8
+	OpVMsadU8
+	OpVMulF16
+	OpVMulF32
+	OpVMulF64
+	OpVMulHiI32
+	OpVMulHiI32I24
+	OpVMulHiU32
+	OpVMulHiU32U24
+	OpVMulI32I24
+	OpVMulLegacyF32
+	OpVMulLoU16
+	OpVMulLoU32
+	OpVMulU32U24
+	OpVNop
+	OpVNotB32
+	OpVOr3B32
+	OpVOrB32
+	OpVPackB32F16
+	OpVPermB32
+	OpVPkAddF16
+	OpVPkAddF32
+	OpVPkAddI16
+	OpVPkAddU16
+	OpVPkAshrrevI16
+	OpVPkFmaF16
+	OpVPkFmaF32
+	OpVPkFmacF16
+	OpVPkLshlrevB16
+	OpVPkLshrrevB16
+	OpVPkMadI16
+	OpVPkMadU16
+	OpVPkMaxF16
+	OpVPkMaxI16
+	OpVPkMaxU16
+	OpVPkMinF16
+	OpVPkMinI16
+	OpVPkMinU16
+	OpVPkMovB32
+	OpVPkMulF16
+	OpVPkMulF32
+	OpVPkMulLoU16
+	OpVPkSubI16
+	OpVPkSubU16
+	OpVQsadPkU16U8
+	OpVRcpF16
+	OpVRcpF32
+	OpVRcpF64
+	OpVRcpIflagF32
+	OpVReadfirstlaneB32
+	OpVReadlaneB32
+	OpVRndneF16
+	OpVRndneF32
+	OpVRndneF64
+	OpVRsqF16
+	OpVRsqF32
+	OpVRsqF64
+	OpVSadHiU8
+	OpVSadU16
+	OpVSadU32
+	OpVSadU8
+	OpVSatPkU8I16
+	OpVScreenPartition4seB32
+	OpVSinF16
+	OpVSinF32
+	OpVSqrtF16
+	OpVSqrtF32
+	OpVSqrtF64
+	OpVSubCoU32
+	OpVSubF16
+	OpVSubF32
+	OpVSubI16
+	OpVSubI32
+	OpVSubU16
+	OpVSubU32
+	OpVSubbCoU32
+	OpVSubbrevCoU32
+	OpVSubrevCoU32
+	OpVSubrevF16
+	OpVSubrevF32
+	OpVSubrevU16
+	OpVSubrevU32
+	OpVSwapB32
+	OpVTrigPreopF64
+	OpVTruncF16
+	OpVTruncF32
+	OpVTruncF64
+	OpVWritelaneB32
+	OpVXadU32
+	OpVXnorB32
+	OpVXorB32
+	NumOps // number of Op values, OpInvalid included
+)
+
+// opNames gives the mnemonic (without _e32/_e64) of each Op.
+var opNames = [NumOps]string{
+	OpBufferAtomicAdd:          "buffer_atomic_add",
+	OpBufferAtomicAddF32:       "buffer_atomic_add_f32",
+	OpBufferAtomicAddF64:       "buffer_atomic_add_f64",
+	OpBufferAtomicAddX2:        "buffer_atomic_add_x2",
+	OpBufferAtomicAnd:          "buffer_atomic_and",
+	OpBufferAtomicAndX2:        "buffer_atomic_and_x2",
+	OpBufferAtomicCmpswap:      "buffer_atomic_cmpswap",
+	OpBufferAtomicCmpswapX2:    "buffer_atomic_cmpswap_x2",
+	OpBufferAtomicDec:          "buffer_atomic_dec",
+	OpBufferAtomicDecX2:        "buffer_atomic_dec_x2",
+	OpBufferAtomicInc:          "buffer_atomic_inc",
+	OpBufferAtomicIncX2:        "buffer_atomic_inc_x2",
+	OpBufferAtomicMaxF64:       "buffer_atomic_max_f64",
+	OpBufferAtomicMinF64:       "buffer_atomic_min_f64",
+	OpBufferAtomicOr:           "buffer_atomic_or",
+	OpBufferAtomicOrX2:         "buffer_atomic_or_x2",
+	OpBufferAtomicPkAddF16:     "buffer_atomic_pk_add_f16",
+	OpBufferAtomicSmax:         "buffer_atomic_smax",
+	OpBufferAtomicSmaxX2:       "buffer_atomic_smax_x2",
+	OpBufferAtomicSmin:         "buffer_atomic_smin",
+	OpBufferAtomicSminX2:       "buffer_atomic_smin_x2",
+	OpBufferAtomicSub:          "buffer_atomic_sub",
+	OpBufferAtomicSubX2:        "buffer_atomic_sub_x2",
+	OpBufferAtomicSwap:         "buffer_atomic_swap",
+	OpBufferAtomicSwapX2:       "buffer_atomic_swap_x2",
+	OpBufferAtomicUmax:         "buffer_atomic_umax",
+	OpBufferAtomicUmaxX2:       "buffer_atomic_umax_x2",
+	OpBufferAtomicUmin:         "buffer_atomic_umin",
+	OpBufferAtomicUminX2:       "buffer_atomic_umin_x2",
+	OpBufferAtomicXor:          "buffer_atomic_xor",
+	OpBufferAtomicXorX2:        "buffer_atomic_xor_x2",
+	OpBufferInvl2:              "buffer_invl2",
+	OpBufferLoadDword:          "buffer_load_dword",
+	OpBufferLoadDwordx2:        "buffer_load_dwordx2",
+	OpBufferLoadDwordx3:        "buffer_load_dwordx3",
+	OpBufferLoadDwordx4:        "buffer_load_dwordx4",
+	OpBufferLoadFormatD16HiX:   "buffer_load_format_d16_hi_x",
+	OpBufferLoadFormatD16X:     "buffer_load_format_d16_x",
+	OpBufferLoadFormatD16Xy:    "buffer_load_format_d16_xy",
+	OpBufferLoadFormatD16Xyz:   "buffer_load_format_d16_xyz",
+	OpBufferLoadFormatD16Xyzw:  "buffer_load_format_d16_xyzw",
+	OpBufferLoadFormatX:        "buffer_load_format_x",
+	OpBufferLoadFormatXy:       "buffer_load_format_xy",
+	OpBufferLoadFormatXyz:      "buffer_load_format_xyz",
+	OpBufferLoadFormatXyzw:     "buffer_load_format_xyzw",
+	OpBufferLoadSbyte:          "buffer_load_sbyte",
+	OpBufferLoadSbyteD16:       "buffer_load_sbyte_d16",
+	OpBufferLoadSbyteD16Hi:     "buffer_load_sbyte_d16_hi",
+	OpBufferLoadShortD16:       "buffer_load_short_d16",
+	OpBufferLoadShortD16Hi:     "buffer_load_short_d16_hi",
+	OpBufferLoadSshort:         "buffer_load_sshort",
+	OpBufferLoadUbyte:          "buffer_load_ubyte",
+	OpBufferLoadUbyteD16:       "buffer_load_ubyte_d16",
+	OpBufferLoadUbyteD16Hi:     "buffer_load_ubyte_d16_hi",
+	OpBufferLoadUshort:         "buffer_load_ushort",
+	OpBufferStoreByte:          "buffer_store_byte",
+	OpBufferStoreByteD16Hi:     "buffer_store_byte_d16_hi",
+	OpBufferStoreDword:         "buffer_store_dword",
+	OpBufferStoreDwordx2:       "buffer_store_dwordx2",
+	OpBufferStoreDwordx3:       "buffer_store_dwordx3",
+	OpBufferStoreDwordx4:       "buffer_store_dwordx4",
+	OpBufferStoreFormatD16HiX:  "buffer_store_format_d16_hi_x",
+	OpBufferStoreFormatD16X:    "buffer_store_format_d16_x",
+	OpBufferStoreFormatD16Xy:   "buffer_store_format_d16_xy",
+	OpBufferStoreFormatD16Xyz:  "buffer_store_format_d16_xyz",
+	OpBufferStoreFormatD16Xyzw: "buffer_store_format_d16_xyzw",
+	OpBufferStoreFormatX:       "buffer_store_format_x",
+	OpBufferStoreFormatXy:      "buffer_store_format_xy",
+	OpBufferStoreFormatXyz:     "buffer_store_format_xyz",
+	OpBufferStoreFormatXyzw:    "buffer_store_format_xyzw",
+	OpBufferStoreShort:         "buffer_store_short",
+	OpBufferStoreShortD16Hi:    "buffer_store_short_d16_hi",
+	OpBufferWbinvl1:            "buffer_wbinvl1",
+	OpBufferWbinvl1Vol:         "buffer_wbinvl1_vol",
+	OpBufferWbl2:               "buffer_wbl2",
+	OpDsAddF32:                 "ds_add_f32",
+	OpDsAddF64:                 "ds_add_f64",
+	OpDsAddRtnF32:              "ds_add_rtn_f32",
+	OpDsAddRtnF64:              "ds_add_rtn_f64",
+	OpDsAddRtnU32:              "ds_add_rtn_u32",
+	OpDsAddRtnU64:              "ds_add_rtn_u64",
+	OpDsAddU32:                 "ds_add_u32",
+	OpDsAddU64:                 "ds_add_u64",
+	OpDsAndB32:                 "ds_and_b32",
+	OpDsAndB64:                 "ds_and_b64",
+	OpDsAndRtnB32:              "ds_and_rtn_b32",
+	OpDsAndRtnB64:              "ds_and_rtn_b64",
+	OpDsAppend:                 "ds_append",
+	OpDsBpermuteB32:            "ds_bpermute_b32",
+	OpDsCmpstB32:               "ds_cmpst_b32",
+	OpDsCmpstB64:               "ds_cmpst_b64",
+	OpDsCmpstF32:               "ds_cmpst_f32",
+	OpDsCmpstF64:               "ds_cmpst_f64",
+	OpDsCmpstRtnB32:            "ds_cmpst_rtn_b32",
+	OpDsCmpstRtnB64:            "ds_cmpst_rtn_b64",
+	OpDsCmpstRtnF32:            "ds_cmpst_rtn_f32",
+	OpDsCmpstRtnF64:            "ds_cmpst_rtn_f64",
+	OpDsCondxchg32RtnB64:       "ds_condxchg32_rtn_b64",
+	OpDsConsume:                "ds_consume",
+	OpDsDecRtnU32:              "ds_dec_rtn_u32",
+	OpDsDecRtnU64:              "ds_dec_rtn_u64",
+	OpDsDecU32:                 "ds_dec_u32",
+	OpDsDecU64:                 "ds_dec_u64",
+	OpDsGwsBarrier:             "ds_gws_barrier",
+	OpDsGwsInit:                "ds_gws_init",
+	OpDsGwsSemaBr:              "ds_gws_sema_br",
+	OpDsGwsSemaP:               "ds_gws_sema_p",
+	OpDsGwsSemaReleaseAll:      "ds_gws_sema_release_all",
+	OpDsGwsSemaV:               "ds_gws_sema_v",
+	OpDsIncRtnU32:              "ds_inc_rtn_u32",
+	OpDsIncRtnU64:              "ds_inc_rtn_u64",
+	OpDsIncU32:                 "ds_inc_u32",
+	OpDsIncU64:                 "ds_inc_u64",
+	OpDsMaxF32:                 "ds_max_f32",
+	OpDsMaxF64:                 "ds_max_f64",
+	OpDsMaxI32:                 "ds_max_i32",
+	OpDsMaxI64:                 "ds_max_i64",
+	OpDsMaxRtnF32:              "ds_max_rtn_f32",
+	OpDsMaxRtnF64:              "ds_max_rtn_f64",
+	OpDsMaxRtnI32:              "ds_max_rtn_i32",
+	OpDsMaxRtnI64:              "ds_max_rtn_i64",
+	OpDsMaxRtnU32:              "ds_max_rtn_u32",
+	OpDsMaxRtnU64:              "ds_max_rtn_u64",
+	OpDsMaxU32:                 "ds_max_u32",
+	OpDsMaxU64:                 "ds_max_u64",
+	OpDsMinF32:                 "ds_min_f32",
+	OpDsMinF64:                 "ds_min_f64",
+	OpDsMinI32:                 "ds_min_i32",
+	OpDsMinI64:                 "ds_min_i64",
+	OpDsMinRtnF32:              "ds_min_rtn_f32",
+	OpDsMinRtnF64:              "ds_min_rtn_f64",
+	OpDsMinRtnI32:              "ds_min_rtn_i32",
+	OpDsMinRtnI64:              "ds_min_rtn_i64",
+	OpDsMinRtnU32:              "ds_min_rtn_u32",
+	OpDsMinRtnU64:              "ds_min_rtn_u64",
+	OpDsMinU32:                 "ds_min_u32",
+	OpDsMinU64:                 "ds_min_u64",
+	OpDsMskorB32:               "ds_mskor_b32",
+	OpDsMskorB64:               "ds_mskor_b64",
+	OpDsMskorRtnB32:            "ds_mskor_rtn_b32",
+	OpDsMskorRtnB64:            "ds_mskor_rtn_b64",
+	OpDsNop:                    "ds_nop",
+	OpDsOrB32:                  "ds_or_b32",
+	OpDsOrB64:                  "ds_or_b64",
+	OpDsOrRtnB32:               "ds_or_rtn_b32",
+	OpDsOrRtnB64:               "ds_or_rtn_b64",
+	OpDsOrderedCount:           "ds_ordered_count",
+	OpDsPermuteB32:             "ds_permute_b32",
+	OpDsRead2B32:               "ds_read2_b32",
+	OpDsRead2B64:               "ds_read2_b64",
+	OpDsRead2st64B32:           "ds_read2st64_b32",
+	OpDsRead2st64B64:           "ds_read2st64_b64",
+	OpDsReadAddtidB32:          "ds_read_addtid_b32",
+	OpDsReadB128:               "ds_read_b128",
+	OpDsReadB32:                "ds_read_b32",
+	OpDsReadB64:                "ds_read_b64",
+	OpDsReadB96:                "ds_read_b96",
+	OpDsReadI16:                "ds_read_i16",
+	OpDsReadI8:                 "ds_read_i8",
+	OpDsReadI8D16:              "ds_read_i8_d16",
+	OpDsReadI8D16Hi:            "ds_read_i8_d16_hi",
+	OpDsReadU16:                "ds_read_u16",
+	OpDsReadU16D16:             "ds_read_u16_d16",
+	OpDsReadU16D16Hi:           "ds_read_u16_d16_hi",
+	OpDsReadU8:                 "ds_read_u8",
+	OpDsReadU8D16:              "ds_read_u8_d16",
+	OpDsReadU8D16Hi:            "ds_read_u8_d16_hi",
+	OpDsRsubRtnU32:             "ds_rsub_rtn_u32",
+	OpDsRsubRtnU64:             "ds_rsub_rtn_u64",
+	OpDsRsubU32:                "ds_rsub_u32",
+	OpDsRsubU64:                "ds_rsub_u64",
+	OpDsSubRtnU32:              "ds_sub_rtn_u32",
+	OpDsSubRtnU64:              "ds_sub_rtn_u64",
+	OpDsSubU32:                 "ds_sub_u32",
+	OpDsSubU64:                 "ds_sub_u64",
+	OpDsSwizzleB32:             "ds_swizzle_b32",
+	OpDsWrapRtnB32:             "ds_wrap_rtn_b32",
+	OpDsWrite2B32:              "ds_write2_b32",
+	OpDsWrite2B64:              "ds_write2_b64",
+	OpDsWrite2st64B32:          "ds_write2st64_b32",
+	OpDsWrite2st64B64:          "ds_write2st64_b64",
+	OpDsWriteAddtidB32:         "ds_write_addtid_b32",
+	OpDsWriteB128:              "ds_write_b128",
+	OpDsWriteB16:               "ds_write_b16",
+	OpDsWriteB16D16Hi:          "ds_write_b16_d16_hi",
+	OpDsWriteB32:               "ds_write_b32",
+	OpDsWriteB64:               "ds_write_b64",
+	OpDsWriteB8:                "ds_write_b8",
+	OpDsWriteB8D16Hi:           "ds_write_b8_d16_hi",
+	OpDsWriteB96:               "ds_write_b96",
+	OpDsWrxchg2RtnB32:          "ds_wrxchg2_rtn_b32",
+	OpDsWrxchg2RtnB64:          "ds_wrxchg2_rtn_b64",
+	OpDsWrxchg2st64RtnB32:      "ds_wrxchg2st64_rtn_b32",
+	OpDsWrxchg2st64RtnB64:      "ds_wrxchg2st64_rtn_b64",
+	OpDsWrxchgRtnB32:           "ds_wrxchg_rtn_b32",
+	OpDsWrxchgRtnB64:           "ds_wrxchg_rtn_b64",
+	OpDsXorB32:                 "ds_xor_b32",
+	OpDsXorB64:                 "ds_xor_b64",
+	OpDsXorRtnB32:              "ds_xor_rtn_b32",
+	OpDsXorRtnB64:              "ds_xor_rtn_b64",
+	OpFlatAtomicAdd:            "flat_atomic_add",
+	OpFlatAtomicAddF64:         "flat_atomic_add_f64",
+	OpFlatAtomicAddX2:          "flat_atomic_add_x2",
+	OpFlatAtomicAnd:            "flat_atomic_and",
+	OpFlatAtomicAndX2:          "flat_atomic_and_x2",
+	OpFlatAtomicCmpswap:        "flat_atomic_cmpswap",
+	OpFlatAtomicCmpswapX2:      "flat_atomic_cmpswap_x2",
+	OpFlatAtomicDec:            "flat_atomic_dec",
+	OpFlatAtomicDecX2:          "flat_atomic_dec_x2",
+	OpFlatAtomicInc:            "flat_atomic_inc",
+	OpFlatAtomicIncX2:          "flat_atomic_inc_x2",
+	OpFlatAtomicMaxF64:         "flat_atomic_max_f64",
+	OpFlatAtomicMinF64:         "flat_atomic_min_f64",
+	OpFlatAtomicOr:             "flat_atomic_or",
+	OpFlatAtomicOrX2:           "flat_atomic_or_x2",
+	OpFlatAtomicSmax:           "flat_atomic_smax",
+	OpFlatAtomicSmaxX2:         "flat_atomic_smax_x2",
+	OpFlatAtomicSmin:           "flat_atomic_smin",
+	OpFlatAtomicSminX2:         "flat_atomic_smin_x2",
+	OpFlatAtomicSub:            "flat_atomic_sub",
+	OpFlatAtomicSubX2:          "flat_atomic_sub_x2",
+	OpFlatAtomicSwap:           "flat_atomic_swap",
+	OpFlatAtomicSwapX2:         "flat_atomic_swap_x2",
+	OpFlatAtomicUmax:           "flat_atomic_umax",
+	OpFlatAtomicUmaxX2:         "flat_atomic_umax_x2",
+	OpFlatAtomicUmin:           "flat_atomic_umin",
+	OpFlatAtomicUminX2:         "flat_atomic_umin_x2",
+	OpFlatAtomicXor:            "flat_atomic_xor",
+	OpFlatAtomicXorX2:          "flat_atomic_xor_x2",
+	OpFlatLoadDword:            "flat_load_dword",
+	OpFlatLoadDwordx2:          "flat_load_dwordx2",
+	OpFlatLoadDwordx3:          "flat_load_dwordx3",
+	OpFlatLoadDwordx4:          "flat_load_dwordx4",
+	OpFlatLoadSbyte:            "flat_load_sbyte",
+	OpFlatLoadSbyteD16:         "flat_load_sbyte_d16",
+	OpFlatLoadSbyteD16Hi:       "flat_load_sbyte_d16_hi",
+	OpFlatLoadShortD16:         "flat_load_short_d16",
+	OpFlatLoadShortD16Hi:       "flat_load_short_d16_hi",
+	OpFlatLoadSshort:           "flat_load_sshort",
+	OpFlatLoadUbyte:            "flat_load_ubyte",
+	OpFlatLoadUbyteD16:         "flat_load_ubyte_d16",
+	OpFlatLoadUbyteD16Hi:       "flat_load_ubyte_d16_hi",
+	OpFlatLoadUshort:           "flat_load_ushort",
+	OpFlatStoreByte:            "flat_store_byte",
+	OpFlatStoreByteD16Hi:       "flat_store_byte_d16_hi",
+	OpFlatStoreDword:           "flat_store_dword",
+	OpFlatStoreDwordx2:         "flat_store_dwordx2",
+	OpFlatStoreDwordx3:         "flat_store_dwordx3",
+	OpFlatStoreDwordx4:         "flat_store_dwordx4",
+	OpFlatStoreShort:           "flat_store_short",
+	OpFlatStoreShortD16Hi:      "flat_store_short_d16_hi",
+	OpGlobalAtomicAdd:          "global_atomic_add",
+	OpGlobalAtomicAddF32:       "global_atomic_add_f32",
+	OpGlobalAtomicAddF64:       "global_atomic_add_f64",
+	OpGlobalAtomicAddX2:        "global_atomic_add_x2",
+	OpGlobalAtomicAnd:          "global_atomic_and",
+	OpGlobalAtomicAndX2:        "global_atomic_and_x2",
+	OpGlobalAtomicCmpswap:      "global_atomic_cmpswap",
+	OpGlobalAtomicCmpswapX2:    "global_atomic_cmpswap_x2",
+	OpGlobalAtomicDec:          "global_atomic_dec",
+	OpGlobalAtomicDecX2:        "global_atomic_dec_x2",
+	OpGlobalAtomicInc:          "global_atomic_inc",
+	OpGlobalAtomicIncX2:        "global_atomic_inc_x2",
+	OpGlobalAtomicMaxF64:       "global_atomic_max_f64",
+	OpGlobalAtomicMinF64:       "global_atomic_min_f64",
+	OpGlobalAtomicOr:           "global_atomic_or",
+	OpGlobalAtomicOrX2:         "global_atomic_or_x2",
+	OpGlobalAtomicPkAddF16:     "global_atomic_pk_add_f16",
+	OpGlobalAtomicSmax:         "global_atomic_smax",
+	OpGlobalAtomicSmaxX2:       "global_atomic_smax_x2",
+	OpGlobalAtomicSmin:         "global_atomic_smin",
+	OpGlobalAtomicSminX2:       "global_atomic_smin_x2",
+	OpGlobalAtomicSub:          "global_atomic_sub",
+	OpGlobalAtomicSubX2:        "global_atomic_sub_x2",
+	OpGlobalAtomicSwap:         "global_atomic_swap",
+	OpGlobalAtomicSwapX2:       "global_atomic_swap_x2",
+	OpGlobalAtomicUmax:         "global_atomic_umax",
+	OpGlobalAtomicUmaxX2:       "global_atomic_umax_x2",
+	OpGlobalAtomicUmin:         "global_atomic_umin",
+	OpGlobalAtomicUminX2:       "global_atomic_umin_x2",
+	OpGlobalAtomicXor:          "global_atomic_xor",
+	OpGlobalAtomicXorX2:        "global_atomic_xor_x2",
+	OpGlobalLoadDword:          "global_load_dword",
+	OpGlobalLoadDwordx2:        "global_load_dwordx2",
+	OpGlobalLoadDwordx3:        "global_load_dwordx3",
+	OpGlobalLoadDwordx4:        "global_load_dwordx4",
+	OpGlobalLoadSbyte:          "global_load_sbyte",
+	OpGlobalLoadSbyteD16:       "global_load_sbyte_d16",
+	OpGlobalLoadSbyteD16Hi:     "global_load_sbyte_d16_hi",
+	OpGlobalLoadShortD16:       "global_load_short_d16",
+	OpGlobalLoadShortD16Hi:     "global_load_short_d16_hi",
+	OpGlobalLoadSshort:         "global_load_sshort",
+	OpGlobalLoadUbyte:          "global_load_ubyte",
+	OpGlobalLoadUbyteD16:       "global_load_ubyte_d16",
+	OpGlobalLoadUbyteD16Hi:     "global_load_ubyte_d16_hi",
+	OpGlobalLoadUshort:         "global_load_ushort",
+	OpGlobalStoreByte:          "global_store_byte",
+	OpGlobalStoreByteD16Hi:     "global_store_byte_d16_hi",
+	OpGlobalStoreDword:         "global_store_dword",
+	OpGlobalStoreDwordx2:       "global_store_dwordx2",
+	OpGlobalStoreDwordx3:       "global_store_dwordx3",
+	OpGlobalStoreDwordx4:       "global_store_dwordx4",
+	OpGlobalStoreShort:         "global_store_short",
+	OpGlobalStoreShortD16Hi:    "global_store_short_d16_hi",
+	OpImageAtomicAdd:           "image_atomic_add",
+	OpImageAtomicAnd:           "image_atomic_and",
+	OpImageAtomicCmpswap:       "image_atomic_cmpswap",
+	OpImageAtomicDec:           "image_atomic_dec",
+	OpImageAtomicInc:           "image_atomic_inc",
+	OpImageAtomicOr:            "image_atomic_or",
+	OpImageAtomicSmax:          "image_atomic_smax",
+	OpImageAtomicSmin:          "image_atomic_smin",
+	OpImageAtomicSub:           "image_atomic_sub",
+	OpImageAtomicSwap:          "image_atomic_swap",
+	OpImageAtomicUmax:          "image_atomic_umax",
+	OpImageAtomicUmin:          "image_atomic_umin",
+	OpImageAtomicXor:           "image_atomic_xor",
+	OpImageGetResinfo:          "image_get_resinfo",
+	OpImageLoad:                "image_load",
+	OpImageLoadMip:             "image_load_mip",
+	OpImageLoadMipPck:          "image_load_mip_pck",
+	OpImageLoadMipPckSgn:       "image_load_mip_pck_sgn",
+	OpImageLoadPck:             "image_load_pck",
+	OpImageLoadPckSgn:          "image_load_pck_sgn",
+	OpImageSample:              "image_sample",
+	OpImageStore:               "image_store",
+	OpImageStoreMip:            "image_store_mip",
+	OpImageStoreMipPck:         "image_store_mip_pck",
+	OpImageStorePck:            "image_store_pck",
+	OpSAbsI32:                  "s_abs_i32",
+	OpSAbsdiffI32:              "s_absdiff_i32",
+	OpSAddI32:                  "s_add_i32",
+	OpSAddU32:                  "s_add_u32",
+	OpSAddcU32:                 "s_addc_u32",
+	OpSAddkI32:                 "s_addk_i32",
+	OpSAndB32:                  "s_and_b32",
+	OpSAndB64:                  "s_and_b64",
+	OpSAndSaveexecB64:          "s_and_saveexec_b64",
+	OpSAndn1SaveexecB64:        "s_andn1_saveexec_b64",
+	OpSAndn1WrexecB64:          "s_andn1_wrexec_b64",
+	OpSAndn2B32:                "s_andn2_b32",
+	OpSAndn2B64:                "s_andn2_b64",
+	OpSAndn2SaveexecB64:        "s_andn2_saveexec_b64",
+	OpSAndn2WrexecB64:          "s_andn2_wrexec_b64",
+	OpSAshrI32:                 "s_ashr_i32",
+	OpSAshrI64:                 "s_ashr_i64",
+	OpSAtcProbe:                "s_atc_probe",
+	OpSAtcProbeBuffer:          "s_atc_probe_buffer",
+	OpSAtomicAdd:               "s_atomic_add",
+	OpSAtomicAddX2:             "s_atomic_add_x2",
+	OpSAtomicAnd:               "s_atomic_and",
+	OpSAtomicAndX2:             "s_atomic_and_x2",
+	OpSAtomicCmpswap:           "s_atomic_cmpswap",
+	OpSAtomicCmpswapX2:         "s_atomic_cmpswap_x2",
+	OpSAtomicDec:               "s_atomic_dec",
+	OpSAtomicDecX2:             "s_atomic_dec_x2",
+	OpSAtomicInc:               "s_atomic_inc",
+	OpSAtomicIncX2:             "s_atomic_inc_x2",
+	OpSAtomicOr:                "s_atomic_or",
+	OpSAtomicOrX2:              "s_atomic_or_x2",
+	OpSAtomicSmax:              "s_atomic_smax",
+	OpSAtomicSmaxX2:            "s_atomic_smax_x2",
+	OpSAtomicSmin:              "s_atomic_smin",
+	OpSAtomicSminX2:            "s_atomic_smin_x2",
+	OpSAtomicSub:               "s_atomic_sub",
+	OpSAtomicSubX2:             "s_atomic_sub_x2",
+	OpSAtomicSwap:              "s_atomic_swap",
+	OpSAtomicSwapX2:            "s_atomic_swap_x2",
+	OpSAtomicUmax:              "s_atomic_umax",
+	OpSAtomicUmaxX2:            "s_atomic_umax_x2",
+	OpSAtomicUmin:              "s_atomic_umin",
+	OpSAtomicUminX2:            "s_atomic_umin_x2",
+	OpSAtomicXor:               "s_atomic_xor",
+	OpSAtomicXorX2:             "s_atomic_xor_x2",
+	OpSBarrier:                 "s_barrier",
+	OpSBcnt0I32B32:             "s_bcnt0_i32_b32",
+	OpSBcnt0I32B64:             "s_bcnt0_i32_b64",
+	OpSBcnt1I32B32:             "s_bcnt1_i32_b32",
+	OpSBcnt1I32B64:             "s_bcnt1_i32_b64",
+	OpSBfeI32:                  "s_bfe_i32",
+	OpSBfeI64:                  "s_bfe_i64",
+	OpSBfeU32:                  "s_bfe_u32",
+	OpSBfeU64:                  "s_bfe_u64",
+	OpSBfmB32:                  "s_bfm_b32",
+	OpSBfmB64:                  "s_bfm_b64",
+	OpSBitcmp0B32:              "s_bitcmp0_b32",
+	OpSBitcmp0B64:              "s_bitcmp0_b64",
+	OpSBitcmp1B32:              "s_bitcmp1_b32",
+	OpSBitcmp1B64:              "s_bitcmp1_b64",
+	OpSBitreplicateB64B32:      "s_bitreplicate_b64_b32",
+	OpSBitset0B32:              "s_bitset0_b32",
+	OpSBitset0B64:              "s_bitset0_b64",
+	OpSBitset1B32:              "s_bitset1_b32",
+	OpSBitset1B64:              "s_bitset1_b64",
+	OpSBranch:                  "s_branch",
+	OpSBrevB32:                 "s_brev_b32",
+	OpSBrevB64:                 "s_brev_b64",
+	OpSBufferAtomicAdd:         "s_buffer_atomic_add",
+	OpSBufferAtomicAddX2:       "s_buffer_atomic_add_x2",
+	OpSBufferAtomicAnd:         "s_buffer_atomic_and",
+	OpSBufferAtomicAndX2:       "s_buffer_atomic_and_x2",
+	OpSBufferAtomicCmpswap:     "s_buffer_atomic_cmpswap",
+	OpSBufferAtomicCmpswapX2:   "s_buffer_atomic_cmpswap_x2",
+	OpSBufferAtomicDec:         "s_buffer_atomic_dec",
+	OpSBufferAtomicDecX2:       "s_buffer_atomic_dec_x2",
+	OpSBufferAtomicInc:         "s_buffer_atomic_inc",
+	OpSBufferAtomicIncX2:       "s_buffer_atomic_inc_x2",
+	OpSBufferAtomicOr:          "s_buffer_atomic_or",
+	OpSBufferAtomicOrX2:        "s_buffer_atomic_or_x2",
+	OpSBufferAtomicSmax:        "s_buffer_atomic_smax",
+	OpSBufferAtomicSmaxX2:      "s_buffer_atomic_smax_x2",
+	OpSBufferAtomicSmin:        "s_buffer_atomic_smin",
+	OpSBufferAtomicSminX2:      "s_buffer_atomic_smin_x2",
+	OpSBufferAtomicSub:         "s_buffer_atomic_sub",
+	OpSBufferAtomicSubX2:       "s_buffer_atomic_sub_x2",
+	OpSBufferAtomicSwap:        "s_buffer_atomic_swap",
+	OpSBufferAtomicSwapX2:      "s_buffer_atomic_swap_x2",
+	OpSBufferAtomicUmax:        "s_buffer_atomic_umax",
+	OpSBufferAtomicUmaxX2:      "s_buffer_atomic_umax_x2",
+	OpSBufferAtomicUmin:        "s_buffer_atomic_umin",
+	OpSBufferAtomicUminX2:      "s_buffer_atomic_umin_x2",
+	OpSBufferAtomicXor:         "s_buffer_atomic_xor",
+	OpSBufferAtomicXorX2:       "s_buffer_atomic_xor_x2",
+	OpSBufferLoadDword:         "s_buffer_load_dword",
+	OpSBufferLoadDwordx16:      "s_buffer_load_dwordx16",
+	OpSBufferLoadDwordx2:       "s_buffer_load_dwordx2",
+	OpSBufferLoadDwordx4:       "s_buffer_load_dwordx4",
+	OpSBufferLoadDwordx8:       "s_buffer_load_dwordx8",
+	OpSBufferStoreDword:        "s_buffer_store_dword",
+	OpSBufferStoreDwordx2:      "s_buffer_store_dwordx2",
+	OpSBufferStoreDwordx4:      "s_buffer_store_dwordx4",
+	OpSCallB64:                 "s_call_b64",
+	OpSCbranchCdbgsys:          "s_cbranch_cdbgsys",
+	OpSCbranchCdbgsysAndUser:   "s_cbranch_cdbgsys_and_user",
+	OpSCbranchCdbgsysOrUser:    "s_cbranch_cdbgsys_or_user",
+	OpSCbranchCdbguser:         "s_cbranch_cdbguser",
+	OpSCbranchExecnz:           "s_cbranch_execnz",
+	OpSCbranchExecz:            "s_cbranch_execz",
+	OpSCbranchGFork:            "s_cbranch_g_fork",
+	OpSCbranchIFork:            "s_cbranch_i_fork",
+	OpSCbranchJoin:             "s_cbranch_join",
+	OpSCbranchScc0:             "s_cbranch_scc0",
+	OpSCbranchScc1:             "s_cbranch_scc1",
+	OpSCbranchVccnz:            "s_cbranch_vccnz",
+	OpSCbranchVccz:             "s_cbranch_vccz",
+	OpSCmovB32:                 "s_cmov_b32",
+	OpSCmovB64:                 "s_cmov_b64",
+	OpSCmovkI32:                "s_cmovk_i32",
+	OpSCmpEqI32:                "s_cmp_eq_i32",
+	OpSCmpEqU32:                "s_cmp_eq_u32",
+	OpSCmpEqU64:                "s_cmp_eq_u64",
+	OpSCmpGeI32:                "s_cmp_ge_i32",
+	OpSCmpGeU32:                "s_cmp_ge_u32",
+	OpSCmpGtI32:                "s_cmp_gt_i32",
+	OpSCmpGtU32:                "s_cmp_gt_u32",
+	OpSCmpLeI32:                "s_cmp_le_i32",
+	OpSCmpLeU32:                "s_cmp_le_u32",
+	OpSCmpLgI32:                "s_cmp_lg_i32",
+	OpSCmpLgU32:                "s_cmp_lg_u32",
+	OpSCmpLgU64:                "s_cmp_lg_u64",
+	OpSCmpLtI32:                "s_cmp_lt_i32",
+	OpSCmpLtU32:                "s_cmp_lt_u32",
+	OpSCmpkEqI32:               "s_cmpk_eq_i32",
+	OpSCmpkEqU32:               "s_cmpk_eq_u32",
+	OpSCmpkGeI32:               "s_cmpk_ge_i32",
+	OpSCmpkGeU32:               "s_cmpk_ge_u32",
+	OpSCmpkGtI32:               "s_cmpk_gt_i32",
+	OpSCmpkGtU32:               "s_cmpk_gt_u32",
+	OpSCmpkLeI32:               "s_cmpk_le_i32",
+	OpSCmpkLeU32:               "s_cmpk_le_u32",
+	OpSCmpkLgI32:               "s_cmpk_lg_i32",
+	OpSCmpkLgU32:               "s_cmpk_lg_u32",
+	OpSCmpkLtI32:               "s_cmpk_lt_i32",
+	OpSCmpkLtU32:               "s_cmpk_lt_u32",
+	OpSCselectB32:              "s_cselect_b32",
+	OpSCselectB64:              "s_cselect_b64",
+	OpSDcacheDiscard:           "s_dcache_discard",
+	OpSDcacheDiscardX2:         "s_dcache_discard_x2",
+	OpSDcacheInv:               "s_dcache_inv",
+	OpSDcacheInvVol:            "s_dcache_inv_vol",
+	OpSDcacheWb:                "s_dcache_wb",
+	OpSDcacheWbVol:             "s_dcache_wb_vol",
+	OpSDecperflevel:            "s_decperflevel",
+	OpSEndpgm:                  "s_endpgm",
+	OpSEndpgmOrderedPsDone:     "s_endpgm_ordered_ps_done",
+	OpSEndpgmSaved:             "s_endpgm_saved",
+	OpSFf0I32B32:               "s_ff0_i32_b32",
+	OpSFf0I32B64:               "s_ff0_i32_b64",
+	OpSFf1I32B32:               "s_ff1_i32_b32",
+	OpSFf1I32B64:               "s_ff1_i32_b64",
+	OpSFlbitI32:                "s_flbit_i32",
+	OpSFlbitI32B32:             "s_flbit_i32_b32",
+	OpSFlbitI32B64:             "s_flbit_i32_b64",
+	OpSFlbitI32I64:             "s_flbit_i32_i64",
+	OpSGetpcB64:                "s_getpc_b64",
+	OpSGetregB32:               "s_getreg_b32",
+	OpSIcacheInv:               "s_icache_inv",
+	OpSIncperflevel:            "s_incperflevel",
+	OpSLoadDword:               "s_load_dword",
+	OpSLoadDwordx16:            "s_load_dwordx16",
+	OpSLoadDwordx2:             "s_load_dwordx2",
+	OpSLoadDwordx4:             "s_load_dwordx4",
+	OpSLoadDwordx8:             "s_load_dwordx8",
+	OpSLshl1AddU32:             "s_lshl1_add_u32",
+	OpSLshl2AddU32:             "s_lshl2_add_u32",
+	OpSLshl3AddU32:             "s_lshl3_add_u32",
+	OpSLshl4AddU32:             "s_lshl4_add_u32",
+	OpSLshlB32:                 "s_lshl_b32",
+	OpSLshlB64:                 "s_lshl_b64",
+	OpSLshrB32:                 "s_lshr_b32",
+	OpSLshrB64:                 "s_lshr_b64",
+	OpSMaxI32:                  "s_max_i32",
+	OpSMaxU32:                  "s_max_u32",
+	OpSMemrealtime:             "s_memrealtime",
+	OpSMemtime:                 "s_memtime",
+	OpSMinI32:                  "s_min_i32",
+	OpSMinU32:                  "s_min_u32",
+	OpSMovB32:                  "s_mov_b32",
+	OpSMovB64:                  "s_mov_b64",
+	OpSMovkI32:                 "s_movk_i32",
+	OpSMovreldB32:              "s_movreld_b32",
+	OpSMovreldB64:              "s_movreld_b64",
+	OpSMovrelsB32:              "s_movrels_b32",
+	OpSMovrelsB64:              "s_movrels_b64",
+	OpSMulHiI32:                "s_mul_hi_i32",
+	OpSMulHiU32:                "s_mul_hi_u32",
+	OpSMulI32:                  "s_mul_i32",
+	OpSMulkI32:                 "s_mulk_i32",
+	OpSNandB32:                 "s_nand_b32",
+	OpSNandB64:                 "s_nand_b64",
+	OpSNandSaveexecB64:         "s_nand_saveexec_b64",
+	OpSNop:                     "s_nop",
+	OpSNorB32:                  "s_nor_b32",
+	OpSNorB64:                  "s_nor_b64",
+	OpSNorSaveexecB64:          "s_nor_saveexec_b64",
+	OpSNotB32:                  "s_not_b32",
+	OpSNotB64:                  "s_not_b64",
+	OpSOrB32:                   "s_or_b32",
+	OpSOrB64:                   "s_or_b64",
+	OpSOrSaveexecB64:           "s_or_saveexec_b64",
+	OpSOrn1SaveexecB64:         "s_orn1_saveexec_b64",
+	OpSOrn2B32:                 "s_orn2_b32",
+	OpSOrn2B64:                 "s_orn2_b64",
+	OpSOrn2SaveexecB64:         "s_orn2_saveexec_b64",
+	OpSPackHhB32B16:            "s_pack_hh_b32_b16",
+	OpSPackLhB32B16:            "s_pack_lh_b32_b16",
+	OpSPackLlB32B16:            "s_pack_ll_b32_b16",
+	OpSQuadmaskB32:             "s_quadmask_b32",
+	OpSQuadmaskB64:             "s_quadmask_b64",
+	OpSRfeB64:                  "s_rfe_b64",
+	OpSRfeRestoreB64:           "s_rfe_restore_b64",
+	OpSScratchLoadDword:        "s_scratch_load_dword",
+	OpSScratchLoadDwordx2:      "s_scratch_load_dwordx2",
+	OpSScratchLoadDwordx4:      "s_scratch_load_dwordx4",
+	OpSScratchStoreDword:       "s_scratch_store_dword",
+	OpSScratchStoreDwordx2:     "s_scratch_store_dwordx2",
+	OpSScratchStoreDwordx4:     "s_scratch_store_dwordx4",
+	OpSSendmsg:                 "s_sendmsg",
+	OpSSendmsghalt:             "s_sendmsghalt",
+	OpSSetGprIdxIdx:            "s_set_gpr_idx_idx",
+	OpSSetGprIdxMode:           "s_set_gpr_idx_mode",
+	OpSSetGprIdxOff:            "s_set_gpr_idx_off",
+	OpSSetGprIdxOn:             "s_set_gpr_idx_on",
+	OpSSethalt:                 "s_sethalt",
+	OpSSetkill:                 "s_setkill",
+	OpSSetpcB64:                "s_setpc_b64",
+	OpSSetprio:                 "s_setprio",
+	OpSSetregB32:               "s_setreg_b32",
+	OpSSetregImm32B32:          "s_setreg_imm32_b32",
+	OpSSetvskip:                "s_setvskip",
+	OpSSextI32I16:              "s_sext_i32_i16",
+	OpSSextI32I8:               "s_sext_i32_i8",
+	OpSSleep:                   "s_sleep",
+	OpSStoreDword:              "s_store_dword",
+	OpSStoreDwordx2:            "s_store_dwordx2",
+	OpSStoreDwordx4:            "s_store_dwordx4",
+	OpSSubI32:                  "s_sub_i32",
+	OpSSubU32:                  "s_sub_u32",
+	OpSSubbU32:                 "s_subb_u32",
+	OpSSwappcB64:               "s_swappc_b64",
+	OpSTrap:                    "s_trap",
+	OpSTtracedata:              "s_ttracedata",
+	OpSWaitcnt:                 "s_waitcnt",
+	OpSWakeup:                  "s_wakeup",
+	OpSWqmB32:                  "s_wqm_b32",
+	OpSWqmB64:                  "s_wqm_b64",
+	OpSXnorB32:                 "s_xnor_b32",
+	OpSXnorB64:                 "s_xnor_b64",
+	OpSXnorSaveexecB64:         "s_xnor_saveexec_b64",
+	OpSXorB32:                  "s_xor_b32",
+	OpSXorB64:                  "s_xor_b64",
+	OpSXorSaveexecB64:          "s_xor_saveexec_b64",
+	OpScratchLoadDword:         "scratch_load_dword",
+	OpScratchLoadDwordx2:       "scratch_load_dwordx2",
+	OpScratchLoadDwordx3:       "scratch_load_dwordx3",
+	OpScratchLoadDwordx4:       "scratch_load_dwordx4",
+	OpScratchLoadSbyte:         "scratch_load_sbyte",
+	OpScratchLoadSbyteD16:      "scratch_load_sbyte_d16",
+	OpScratchLoadSbyteD16Hi:    "scratch_load_sbyte_d16_hi",
+	OpScratchLoadShortD16:      "scratch_load_short_d16",
+	OpScratchLoadShortD16Hi:    "scratch_load_short_d16_hi",
+	OpScratchLoadSshort:        "scratch_load_sshort",
+	OpScratchLoadUbyte:         "scratch_load_ubyte",
+	OpScratchLoadUbyteD16:      "scratch_load_ubyte_d16",
+	OpScratchLoadUbyteD16Hi:    "scratch_load_ubyte_d16_hi",
+	OpScratchLoadUshort:        "scratch_load_ushort",
+	OpScratchStoreByte:         "scratch_store_byte",
+	OpScratchStoreByteD16Hi:    "scratch_store_byte_d16_hi",
+	OpScratchStoreDword:        "scratch_store_dword",
+	OpScratchStoreDwordx2:      "scratch_store_dwordx2",
+	OpScratchStoreDwordx3:      "scratch_store_dwordx3",
+	OpScratchStoreDwordx4:      "scratch_store_dwordx4",
+	OpScratchStoreShort:        "scratch_store_short",
+	OpScratchStoreShortD16Hi:   "scratch_store_short_d16_hi",
+	OpVAccvgprMovB32:           "v_accvgpr_mov_b32",
+	OpVAccvgprReadB32:          "v_accvgpr_read_b32",
+	OpVAccvgprWriteB32:         "v_accvgpr_write_b32",
+	OpVAdd3U32:                 "v_add3_u32",
+	OpVAddCoU32:                "v_add_co_u32",
+	OpVAddF16:                  "v_add_f16",
+	OpVAddF32:                  "v_add_f32",
+	OpVAddF64:                  "v_add_f64",
+	OpVAddI16:                  "v_add_i16",
+	OpVAddI32:                  "v_add_i32",
+	OpVAddLshlU32:              "v_add_lshl_u32",
+	OpVAddU16:                  "v_add_u16",
+	OpVAddU32:                  "v_add_u32",
+	OpVAddcCoU32:               "v_addc_co_u32",
+	OpVAlignbitB32:             "v_alignbit_b32",
+	OpVAlignbyteB32:            "v_alignbyte_b32",
+	OpVAndB32:                  "v_and_b32",
+	OpVAndOrB32:                "v_and_or_b32",
+	OpVAshrrevI16:              "v_ashrrev_i16",
+	OpVAshrrevI32:              "v_ashrrev_i32",
+	OpVAshrrevI64:              "v_ashrrev_i64",
+	OpVBcntU32B32:              "v_bcnt_u32_b32",
+	OpVBfeI32:                  "v_bfe_i32",
+	OpVBfeU32:                  "v_bfe_u32",
+	OpVBfiB32:                  "v_bfi_b32",
+	OpVBfmB32:                  "v_bfm_b32",
+	OpVBfrevB32:                "v_bfrev_b32",
+	OpVCeilF16:                 "v_ceil_f16",
+	OpVCeilF32:                 "v_ceil_f32",
+	OpVCeilF64:                 "v_ceil_f64",
+	OpVClrexcp:                 "v_clrexcp",
+	OpVCmpClassF16:             "v_cmp_class_f16",
+	OpVCmpClassF32:             "v_cmp_class_f32",
+	OpVCmpClassF64:             "v_cmp_class_f64",
+	OpVCmpEqF16:                "v_cmp_eq_f16",
+	OpVCmpEqF32:                "v_cmp_eq_f32",
+	OpVCmpEqF64:                "v_cmp_eq_f64",
+	OpVCmpEqI16:                "v_cmp_eq_i16",
+	OpVCmpEqI32:                "v_cmp_eq_i32",
+	OpVCmpEqI64:                "v_cmp_eq_i64",
+	OpVCmpEqU16:                "v_cmp_eq_u16",
+	OpVCmpEqU32:                "v_cmp_eq_u32",
+	OpVCmpEqU64:                "v_cmp_eq_u64",
+	OpVCmpFF16:                 "v_cmp_f_f16",
+	OpVCmpFF32:                 "v_cmp_f_f32",
+	OpVCmpFF64:                 "v_cmp_f_f64",
+	OpVCmpFI16:                 "v_cmp_f_i16",
+	OpVCmpFI32:                 "v_cmp_f_i32",
+	OpVCmpFI64:                 "v_cmp_f_i64",
+	OpVCmpFU16:                 "v_cmp_f_u16",
+	OpVCmpFU32:                 "v_cmp_f_u32",
+	OpVCmpFU64:                 "v_cmp_f_u64",
+	OpVCmpGeF16:                "v_cmp_ge_f16",
+	OpVCmpGeF32:                "v_cmp_ge_f32",
+	OpVCmpGeF64:                "v_cmp_ge_f64",
+	OpVCmpGeI16:                "v_cmp_ge_i16",
+	OpVCmpGeI32:                "v_cmp_ge_i32",
+	OpVCmpGeI64:                "v_cmp_ge_i64",
+	OpVCmpGeU16:                "v_cmp_ge_u16",
+	OpVCmpGeU32:                "v_cmp_ge_u32",
+	OpVCmpGeU64:                "v_cmp_ge_u64",
+	OpVCmpGtF16:                "v_cmp_gt_f16",
+	OpVCmpGtF32:                "v_cmp_gt_f32",
+	OpVCmpGtF64:                "v_cmp_gt_f64",
+	OpVCmpGtI16:                "v_cmp_gt_i16",
+	OpVCmpGtI32:                "v_cmp_gt_i32",
+	OpVCmpGtI64:                "v_cmp_gt_i64",
+	OpVCmpGtU16:                "v_cmp_gt_u16",
+	OpVCmpGtU32:                "v_cmp_gt_u32",
+	OpVCmpGtU64:                "v_cmp_gt_u64",
+	OpVCmpLeF16:                "v_cmp_le_f16",
+	OpVCmpLeF32:                "v_cmp_le_f32",
+	OpVCmpLeF64:                "v_cmp_le_f64",
+	OpVCmpLeI16:                "v_cmp_le_i16",
+	OpVCmpLeI32:                "v_cmp_le_i32",
+	OpVCmpLeI64:                "v_cmp_le_i64",
+	OpVCmpLeU16:                "v_cmp_le_u16",
+	OpVCmpLeU32:                "v_cmp_le_u32",
+	OpVCmpLeU64:                "v_cmp_le_u64",
+	OpVCmpLgF16:                "v_cmp_lg_f16",
+	OpVCmpLgF32:                "v_cmp_lg_f32",
+	OpVCmpLgF64:                "v_cmp_lg_f64",
+	OpVCmpLtF16:                "v_cmp_lt_f16",
+	OpVCmpLtF32:                "v_cmp_lt_f32",
+	OpVCmpLtF64:                "v_cmp_lt_f64",
+	OpVCmpLtI16:                "v_cmp_lt_i16",
+	OpVCmpLtI32:                "v_cmp_lt_i32",
+	OpVCmpLtI64:                "v_cmp_lt_i64",
+	OpVCmpLtU16:                "v_cmp_lt_u16",
+	OpVCmpLtU32:                "v_cmp_lt_u32",
+	OpVCmpLtU64:                "v_cmp_lt_u64",
+	OpVCmpNeI16:                "v_cmp_ne_i16",
+	OpVCmpNeI32:                "v_cmp_ne_i32",
+	OpVCmpNeI64:                "v_cmp_ne_i64",
+	OpVCmpNeU16:                "v_cmp_ne_u16",
+	OpVCmpNeU32:                "v_cmp_ne_u32",
+	OpVCmpNeU64:                "v_cmp_ne_u64",
+	OpVCmpNeqF16:               "v_cmp_neq_f16",
+	OpVCmpNeqF32:               "v_cmp_neq_f32",
+	OpVCmpNeqF64:               "v_cmp_neq_f64",
+	OpVCmpNgeF16:               "v_cmp_nge_f16",
+	OpVCmpNgeF32:               "v_cmp_nge_f32",
+	OpVCmpNgeF64:               "v_cmp_nge_f64",
+	OpVCmpNgtF16:               "v_cmp_ngt_f16",
+	OpVCmpNgtF32:               "v_cmp_ngt_f32",
+	OpVCmpNgtF64:               "v_cmp_ngt_f64",
+	OpVCmpNleF16:               "v_cmp_nle_f16",
+	OpVCmpNleF32:               "v_cmp_nle_f32",
+	OpVCmpNleF64:               "v_cmp_nle_f64",
+	OpVCmpNlgF16:               "v_cmp_nlg_f16",
+	OpVCmpNlgF32:               "v_cmp_nlg_f32",
+	OpVCmpNlgF64:               "v_cmp_nlg_f64",
+	OpVCmpNltF16:               "v_cmp_nlt_f16",
+	OpVCmpNltF32:               "v_cmp_nlt_f32",
+	OpVCmpNltF64:               "v_cmp_nlt_f64",
+	OpVCmpOF16:                 "v_cmp_o_f16",
+	OpVCmpOF32:                 "v_cmp_o_f32",
+	OpVCmpOF64:                 "v_cmp_o_f64",
+	OpVCmpTI16:                 "v_cmp_t_i16",
+	OpVCmpTI32:                 "v_cmp_t_i32",
+	OpVCmpTI64:                 "v_cmp_t_i64",
+	OpVCmpTU16:                 "v_cmp_t_u16",
+	OpVCmpTU32:                 "v_cmp_t_u32",
+	OpVCmpTU64:                 "v_cmp_t_u64",
+	OpVCmpTruF16:               "v_cmp_tru_f16",
+	OpVCmpTruF32:               "v_cmp_tru_f32",
+	OpVCmpTruF64:               "v_cmp_tru_f64",
+	OpVCmpUF16:                 "v_cmp_u_f16",
+	OpVCmpUF32:                 "v_cmp_u_f32",
+	OpVCmpUF64:                 "v_cmp_u_f64",
+	OpVCmpxClassF16:            "v_cmpx_class_f16",
+	OpVCmpxClassF32:            "v_cmpx_class_f32",
+	OpVCmpxClassF64:            "v_cmpx_class_f64",
+	OpVCmpxEqF16:               "v_cmpx_eq_f16",
+	OpVCmpxEqF32:               "v_cmpx_eq_f32",
+	OpVCmpxEqF64:               "v_cmpx_eq_f64",
+	OpVCmpxEqI16:               "v_cmpx_eq_i16",
+	OpVCmpxEqI32:               "v_cmpx_eq_i32",
+	OpVCmpxEqI64:               "v_cmpx_eq_i64",
+	OpVCmpxEqU16:               "v_cmpx_eq_u16",
+	OpVCmpxEqU32:               "v_cmpx_eq_u32",
+	OpVCmpxEqU64:               "v_cmpx_eq_u64",
+	OpVCmpxFF16:                "v_cmpx_f_f16",
+	OpVCmpxFF32:                "v_cmpx_f_f32",
+	OpVCmpxFF64:                "v_cmpx_f_f64",
+	OpVCmpxFI16:                "v_cmpx_f_i16",
+	OpVCmpxFI32:                "v_cmpx_f_i32",
+	OpVCmpxFI64:                "v_cmpx_f_i64",
+	OpVCmpxFU16:                "v_cmpx_f_u16",
+	OpVCmpxFU32:                "v_cmpx_f_u32",
+	OpVCmpxFU64:                "v_cmpx_f_u64",
+	OpVCmpxGeF16:               "v_cmpx_ge_f16",
+	OpVCmpxGeF32:               "v_cmpx_ge_f32",
+	OpVCmpxGeF64:               "v_cmpx_ge_f64",
+	OpVCmpxGeI16:               "v_cmpx_ge_i16",
+	OpVCmpxGeI32:               "v_cmpx_ge_i32",
+	OpVCmpxGeI64:               "v_cmpx_ge_i64",
+	OpVCmpxGeU16:               "v_cmpx_ge_u16",
+	OpVCmpxGeU32:               "v_cmpx_ge_u32",
+	OpVCmpxGeU64:               "v_cmpx_ge_u64",
+	OpVCmpxGtF16:               "v_cmpx_gt_f16",
+	OpVCmpxGtF32:               "v_cmpx_gt_f32",
+	OpVCmpxGtF64:               "v_cmpx_gt_f64",
+	OpVCmpxGtI16:               "v_cmpx_gt_i16",
+	OpVCmpxGtI32:               "v_cmpx_gt_i32",
+	OpVCmpxGtI64:               "v_cmpx_gt_i64",
+	OpVCmpxGtU16:               "v_cmpx_gt_u16",
+	OpVCmpxGtU32:               "v_cmpx_gt_u32",
+	OpVCmpxGtU64:               "v_cmpx_gt_u64",
+	OpVCmpxLeF16:               "v_cmpx_le_f16",
+	OpVCmpxLeF32:               "v_cmpx_le_f32",
+	OpVCmpxLeF64:               "v_cmpx_le_f64",
+	OpVCmpxLeI16:               "v_cmpx_le_i16",
+	OpVCmpxLeI32:               "v_cmpx_le_i32",
+	OpVCmpxLeI64:               "v_cmpx_le_i64",
+	OpVCmpxLeU16:               "v_cmpx_le_u16",
+	OpVCmpxLeU32:               "v_cmpx_le_u32",
+	OpVCmpxLeU64:               "v_cmpx_le_u64",
+	OpVCmpxLgF16:               "v_cmpx_lg_f16",
+	OpVCmpxLgF32:               "v_cmpx_lg_f32",
+	OpVCmpxLgF64:               "v_cmpx_lg_f64",
+	OpVCmpxLtF16:               "v_cmpx_lt_f16",
+	OpVCmpxLtF32:               "v_cmpx_lt_f32",
+	OpVCmpxLtF64:               "v_cmpx_lt_f64",
+	OpVCmpxLtI16:               "v_cmpx_lt_i16",
+	OpVCmpxLtI32:               "v_cmpx_lt_i32",
+	OpVCmpxLtI64:               "v_cmpx_lt_i64",
+	OpVCmpxLtU16:               "v_cmpx_lt_u16",
+	OpVCmpxLtU32:               "v_cmpx_lt_u32",
+	OpVCmpxLtU64:               "v_cmpx_lt_u64",
+	OpVCmpxNeI16:               "v_cmpx_ne_i16",
+	OpVCmpxNeI32:               "v_cmpx_ne_i32",
+	OpVCmpxNeI64:               "v_cmpx_ne_i64",
+	OpVCmpxNeU16:               "v_cmpx_ne_u16",
+	OpVCmpxNeU32:               "v_cmpx_ne_u32",
+	OpVCmpxNeU64:               "v_cmpx_ne_u64",
+	OpVCmpxNeqF16:              "v_cmpx_neq_f16",
+	OpVCmpxNeqF32:              "v_cmpx_neq_f32",
+	OpVCmpxNeqF64:              "v_cmpx_neq_f64",
+	OpVCmpxNgeF16:              "v_cmpx_nge_f16",
+	OpVCmpxNgeF32:              "v_cmpx_nge_f32",
+	OpVCmpxNgeF64:              "v_cmpx_nge_f64",
+	OpVCmpxNgtF16:              "v_cmpx_ngt_f16",
+	OpVCmpxNgtF32:              "v_cmpx_ngt_f32",
+	OpVCmpxNgtF64:              "v_cmpx_ngt_f64",
+	OpVCmpxNleF16:              "v_cmpx_nle_f16",
+	OpVCmpxNleF32:              "v_cmpx_nle_f32",
+	OpVCmpxNleF64:              "v_cmpx_nle_f64",
+	OpVCmpxNlgF16:              "v_cmpx_nlg_f16",
+	OpVCmpxNlgF32:              "v_cmpx_nlg_f32",
+	OpVCmpxNlgF64:              "v_cmpx_nlg_f64",
+	OpVCmpxNltF16:              "v_cmpx_nlt_f16",
+	OpVCmpxNltF32:              "v_cmpx_nlt_f32",
+	OpVCmpxNltF64:              "v_cmpx_nlt_f64",
+	OpVCmpxOF16:                "v_cmpx_o_f16",
+	OpVCmpxOF32:                "v_cmpx_o_f32",
+	OpVCmpxOF64:                "v_cmpx_o_f64",
+	OpVCmpxTI16:                "v_cmpx_t_i16",
+	OpVCmpxTI32:                "v_cmpx_t_i32",
+	OpVCmpxTI64:                "v_cmpx_t_i64",
+	OpVCmpxTU16:                "v_cmpx_t_u16",
+	OpVCmpxTU32:                "v_cmpx_t_u32",
+	OpVCmpxTU64:                "v_cmpx_t_u64",
+	OpVCmpxTruF16:              "v_cmpx_tru_f16",
+	OpVCmpxTruF32:              "v_cmpx_tru_f32",
+	OpVCmpxTruF64:              "v_cmpx_tru_f64",
+	OpVCmpxUF16:                "v_cmpx_u_f16",
+	OpVCmpxUF32:                "v_cmpx_u_f32",
+	OpVCmpxUF64:                "v_cmpx_u_f64",
+	OpVCndmaskB32:              "v_cndmask_b32",
+	OpVCosF16:                  "v_cos_f16",
+	OpVCosF32:                  "v_cos_f32",
+	OpVCubeidF32:               "v_cubeid_f32",
+	OpVCubemaF32:               "v_cubema_f32",
+	OpVCubescF32:               "v_cubesc_f32",
+	OpVCubetcF32:               "v_cubetc_f32",
+	OpVCvtF16F32:               "v_cvt_f16_f32",
+	OpVCvtF16I16:               "v_cvt_f16_i16",
+	OpVCvtF16U16:               "v_cvt_f16_u16",
+	OpVCvtF32F16:               "v_cvt_f32_f16",
+	OpVCvtF32F64:               "v_cvt_f32_f64",
+	OpVCvtF32I32:               "v_cvt_f32_i32",
+	OpVCvtF32U32:               "v_cvt_f32_u32",
+	OpVCvtF32Ubyte0:            "v_cvt_f32_ubyte0",
+	OpVCvtF32Ubyte1:            "v_cvt_f32_ubyte1",
+	OpVCvtF32Ubyte2:            "v_cvt_f32_ubyte2",
+	OpVCvtF32Ubyte3:            "v_cvt_f32_ubyte3",
+	OpVCvtF64F32:               "v_cvt_f64_f32",
+	OpVCvtF64I32:               "v_cvt_f64_i32",
+	OpVCvtF64U32:               "v_cvt_f64_u32",
+	OpVCvtFlrI32F32:            "v_cvt_flr_i32_f32",
+	OpVCvtI16F16:               "v_cvt_i16_f16",
+	OpVCvtI32F32:               "v_cvt_i32_f32",
+	OpVCvtI32F64:               "v_cvt_i32_f64",
+	OpVCvtNormI16F16:           "v_cvt_norm_i16_f16",
+	OpVCvtNormU16F16:           "v_cvt_norm_u16_f16",
+	OpVCvtOffF32I4:             "v_cvt_off_f32_i4",
+	OpVCvtPkI16I32:             "v_cvt_pk_i16_i32",
+	OpVCvtPkU16U32:             "v_cvt_pk_u16_u32",
+	OpVCvtPkU8F32:              "v_cvt_pk_u8_f32",
+	OpVCvtPkaccumU8F32:         "v_cvt_pkaccum_u8_f32",
+	OpVCvtPknormI16F16:         "v_cvt_pknorm_i16_f16",
+	OpVCvtPknormI16F32:         "v_cvt_pknorm_i16_f32",
+	OpVCvtPknormU16F16:         "v_cvt_pknorm_u16_f16",
+	OpVCvtPknormU16F32:         "v_cvt_pknorm_u16_f32",
+	OpVCvtPkrtzF16F32:          "v_cvt_pkrtz_f16_f32",
+	OpVCvtRpiI32F32:            "v_cvt_rpi_i32_f32",
+	OpVCvtU16F16:               "v_cvt_u16_f16",
+	OpVCvtU32F32:               "v_cvt_u32_f32",
+	OpVCvtU32F64:               "v_cvt_u32_f64",
+	OpVDivFixupF16:             "v_div_fixup_f16",
+	OpVDivFixupF32:             "v_div_fixup_f32",
+	OpVDivFixupF64:             "v_div_fixup_f64",
+	OpVDivFixupLegacyF16:       "v_div_fixup_legacy_f16",
+	OpVDivFmasF32:              "v_div_fmas_f32",
+	OpVDivFmasF64:              "v_div_fmas_f64",
+	OpVDivScaleF32:             "v_div_scale_f32",
+	OpVDivScaleF64:             "v_div_scale_f64",
+	OpVDot2F32F16:              "v_dot2_f32_f16",
+	OpVDot2I32I16:              "v_dot2_i32_i16",
+	OpVDot2U32U16:              "v_dot2_u32_u16",
+	OpVDot2cF32F16:             "v_dot2c_f32_f16",
+	OpVDot2cI32I16:             "v_dot2c_i32_i16",
+	OpVDot4I32I8:               "v_dot4_i32_i8",
+	OpVDot4U32U8:               "v_dot4_u32_u8",
+	OpVDot4cI32I8:              "v_dot4c_i32_i8",
+	OpVDot8I32I4:               "v_dot8_i32_i4",
+	OpVDot8U32U4:               "v_dot8_u32_u4",
+	OpVDot8cI32I4:              "v_dot8c_i32_i4",
+	OpVExpF16:                  "v_exp_f16",
+	OpVExpF32:                  "v_exp_f32",
+	OpVExpLegacyF32:            "v_exp_legacy_f32",
+	OpVFfbhI32:                 "v_ffbh_i32",
+	OpVFfbhU32:                 "v_ffbh_u32",
+	OpVFfblB32:                 "v_ffbl_b32",
+	OpVFloorF16:                "v_floor_f16",
+	OpVFloorF32:                "v_floor_f32",
+	OpVFloorF64:                "v_floor_f64",
+	OpVFmaF16:                  "v_fma_f16",
+	OpVFmaF32:                  "v_fma_f32",
+	OpVFmaF64:                  "v_fma_f64",
+	OpVFmaLegacyF16:            "v_fma_legacy_f16",
+	OpVFmaMixF32:               "v_fma_mix_f32",
+	OpVFmaMixhiF16:             "v_fma_mixhi_f16",
+	OpVFmaMixloF16:             "v_fma_mixlo_f16",
+	OpVFmacF32:                 "v_fmac_f32",
+	OpVFmacF64:                 "v_fmac_f64",
+	OpVFractF16:                "v_fract_f16",
+	OpVFractF32:                "v_fract_f32",
+	OpVFractF64:                "v_fract_f64",
+	OpVFrexpExpI16F16:          "v_frexp_exp_i16_f16",
+	OpVFrexpExpI32F32:          "v_frexp_exp_i32_f32",
+	OpVFrexpExpI32F64:          "v_frexp_exp_i32_f64",
+	OpVFrexpMantF16:            "v_frexp_mant_f16",
+	OpVFrexpMantF32:            "v_frexp_mant_f32",
+	OpVFrexpMantF64:            "v_frexp_mant_f64",
+	OpVLdexpF16:                "v_ldexp_f16",
+	OpVLdexpF32:                "v_ldexp_f32",
+	OpVLdexpF64:                "v_ldexp_f64",
+	OpVLerpU8:                  "v_lerp_u8",
+	OpVLogF16:                  "v_log_f16",
+	OpVLogF32:                  "v_log_f32",
+	OpVLogLegacyF32:            "v_log_legacy_f32",
+	OpVLshlAddU32:              "v_lshl_add_u32",
+	OpVLshlOrB32:               "v_lshl_or_b32",
+	OpVLshlrevB16:              "v_lshlrev_b16",
+	OpVLshlrevB32:              "v_lshlrev_b32",
+	OpVLshlrevB64:              "v_lshlrev_b64",
+	OpVLshrrevB16:              "v_lshrrev_b16",
+	OpVLshrrevB32:              "v_lshrrev_b32",
+	OpVLshrrevB64:              "v_lshrrev_b64",
+	OpVMacF16:                  "v_mac_f16",
+	OpVMacF32:                  "v_mac_f32",
+	OpVMadF16:                  "v_mad_f16",
+	OpVMadF32:                  "v_mad_f32",
+	OpVMadI16:                  "v_mad_i16",
+	OpVMadI32I16:               "v_mad_i32_i16",
+	OpVMadI32I24:               "v_mad_i32_i24",
+	OpVMadI64I32:               "v_mad_i64_i32",
+	OpVMadLegacyF16:            "v_mad_legacy_f16",
+	OpVMadLegacyF32:            "v_mad_legacy_f32",
+	OpVMadLegacyI16:            "v_mad_legacy_i16",
+	OpVMadLegacyU16:            "v_mad_legacy_u16",
+	OpVMadU16:                  "v_mad_u16",
+	OpVMadU32U16:               "v_mad_u32_u16",
+	OpVMadU32U24:               "v_mad_u32_u24",
+	OpVMadU64U32:               "v_mad_u64_u32",
+	OpVMadakF16:                "v_madak_f16",
+	OpVMadakF32:                "v_madak_f32",
+	OpVMadmkF16:                "v_madmk_f16",
+	OpVMadmkF32:                "v_madmk_f32",
+	OpVMax3F16:                 "v_max3_f16",
+	OpVMax3F32:                 "v_max3_f32",
+	OpVMax3I16:                 "v_max3_i16",
+	OpVMax3I32:                 "v_max3_i32",
+	OpVMax3U16:                 "v_max3_u16",
+	OpVMax3U32:                 "v_max3_u32",
+	OpVMaxF16:                  "v_max_f16",
+	OpVMaxF32:                  "v_max_f32",
+	OpVMaxF64:                  "v_max_f64",
+	OpVMaxI16:                  "v_max_i16",
+	OpVMaxI32:                  "v_max_i32",
+	OpVMaxU16:                  "v_max_u16",
+	OpVMaxU32:                  "v_max_u32",
+	OpVMbcntHiU32B32:           "v_mbcnt_hi_u32_b32",
+	OpVMbcntLoU32B32:           "v_mbcnt_lo_u32_b32",
+	OpVMed3F16:                 "v_med3_f16",
+	OpVMed3F32:                 "v_med3_f32",
+	OpVMed3I16:                 "v_med3_i16",
+	OpVMed3I32:                 "v_med3_i32",
+	OpVMed3U16:                 "v_med3_u16",
+	OpVMed3U32:                 "v_med3_u32",
+	OpVMfmaF3216x16x16bf161k:   "v_mfma_f32_16x16x16bf16_1k",
+	OpVMfmaF3216x16x16f16:      "v_mfma_f32_16x16x16f16",
+	OpVMfmaF3216x16x1f32:       "v_mfma_f32_16x16x1f32",
+	OpVMfmaF3216x16x2bf16:      "v_mfma_f32_16x16x2bf16",
+	OpVMfmaF3216x16x4bf161k:    "v_mfma_f32_16x16x4bf16_1k",
+	OpVMfmaF3216x16x4f16:       "v_mfma_f32_16x16x4f16",
+	OpVMfmaF3216x16x4f32:       "v_mfma_f32_16x16x4f32",
+	OpVMfmaF3216x16x8bf16:      "v_mfma_f32_16x16x8bf16",
+	OpVMfmaF3232x32x1f32:       "v_mfma_f32_32x32x1f32",
+	OpVMfmaF3232x32x2bf16:      "v_mfma_f32_32x32x2bf16",
+	OpVMfmaF3232x32x2f32:       "v_mfma_f32_32x32x2f32",
+	OpVMfmaF3232x32x4bf16:      "v_mfma_f32_32x32x4bf16",
+	OpVMfmaF3232x32x4bf161k:    "v_mfma_f32_32x32x4bf16_1k",
+	OpVMfmaF3232x32x4f16:       "v_mfma_f32_32x32x4f16",
+	OpVMfmaF3232x32x8bf161k:    "v_mfma_f32_32x32x8bf16_1k",
+	OpVMfmaF3232x32x8f16:       "v_mfma_f32_32x32x8f16",
+	OpVMfmaF324x4x1f32:         "v_mfma_f32_4x4x1f32",
+	OpVMfmaF324x4x2bf16:        "v_mfma_f32_4x4x2bf16",
+	OpVMfmaF324x4x4bf161k:      "v_mfma_f32_4x4x4bf16_1k",
+	OpVMfmaF324x4x4f16:         "v_mfma_f32_4x4x4f16",
+	OpVMfmaF6416x16x4f64:       "v_mfma_f64_16x16x4f64",
+	OpVMfmaF644x4x4f64:         "v_mfma_f64_4x4x4f64",
+	OpVMfmaI3216x16x16i8:       "v_mfma_i32_16x16x16i8",
+	OpVMfmaI3216x16x4i8:        "v_mfma_i32_16x16x4i8",
+	OpVMfmaI3232x32x4i8:        "v_mfma_i32_32x32x4i8",
+	OpVMfmaI3232x32x8i8:        "v_mfma_i32_32x32x8i8",
+	OpVMfmaI324x4x4i8:          "v_mfma_i32_4x4x4i8",
+	OpVMin3F16:                 "v_min3_f16",
+	OpVMin3F32:                 "v_min3_f32",
+	OpVMin3I16:                 "v_min3_i16",
+	OpVMin3I32:                 "v_min3_i32",
+	OpVMin3U16:                 "v_min3_u16",
+	OpVMin3U32:                 "v_min3_u32",
+	OpVMinF16:                  "v_min_f16",
+	OpVMinF32:                  "v_min_f32",
+	OpVMinF64:                  "v_min_f64",
+	OpVMinI16:                  "v_min_i16",
+	OpVMinI32:                  "v_min_i32",
+	OpVMinU16:                  "v_min_u16",
+	OpVMinU32:                  "v_min_u32",
+	OpVMovB32:                  "v_mov_b32",
+	OpVMqsadPkU16U8:            "v_mqsad_pk_u16_u8",
+	OpVMqsadU32U8:              "v_mqsad_u32_u8",
+	OpVMsadU8:                  "v_msad_u8",
+	OpVMulF16:                  "v_mul_f16",
+	OpVMulF32:                  "v_mul_f32",
+	OpVMulF64:                  "v_mul_f64",
+	OpVMulHiI32:                "v_mul_hi_i32",
+	OpVMulHiI32I24:             "v_mul_hi_i32_i24",
+	OpVMulHiU32:                "v_mul_hi_u32",
+	OpVMulHiU32U24:             "v_mul_hi_u32_u24",
+	OpVMulI32I24:               "v_mul_i32_i24",
+	OpVMulLegacyF32:            "v_mul_legacy_f32",
+	OpVMulLoU16:                "v_mul_lo_u16",
+	OpVMulLoU32:                "v_mul_lo_u32",
+	OpVMulU32U24:               "v_mul_u32_u24",
+	OpVNop:                     "v_nop",
+	OpVNotB32:                  "v_not_b32",
+	OpVOr3B32:                  "v_or3_b32",
+	OpVOrB32:                   "v_or_b32",
+	OpVPackB32F16:              "v_pack_b32_f16",
+	OpVPermB32:                 "v_perm_b32",
+	OpVPkAddF16:                "v_pk_add_f16",
+	OpVPkAddF32:                "v_pk_add_f32",
+	OpVPkAddI16:                "v_pk_add_i16",
+	OpVPkAddU16:                "v_pk_add_u16",
+	OpVPkAshrrevI16:            "v_pk_ashrrev_i16",
+	OpVPkFmaF16:                "v_pk_fma_f16",
+	OpVPkFmaF32:                "v_pk_fma_f32",
+	OpVPkFmacF16:               "v_pk_fmac_f16",
+	OpVPkLshlrevB16:            "v_pk_lshlrev_b16",
+	OpVPkLshrrevB16:            "v_pk_lshrrev_b16",
+	OpVPkMadI16:                "v_pk_mad_i16",
+	OpVPkMadU16:                "v_pk_mad_u16",
+	OpVPkMaxF16:                "v_pk_max_f16",
+	OpVPkMaxI16:                "v_pk_max_i16",
+	OpVPkMaxU16:                "v_pk_max_u16",
+	OpVPkMinF16:                "v_pk_min_f16",
+	OpVPkMinI16:                "v_pk_min_i16",
+	OpVPkMinU16:                "v_pk_min_u16",
+	OpVPkMovB32:                "v_pk_mov_b32",
+	OpVPkMulF16:                "v_pk_mul_f16",
+	OpVPkMulF32:                "v_pk_mul_f32",
+	OpVPkMulLoU16:              "v_pk_mul_lo_u16",
+	OpVPkSubI16:                "v_pk_sub_i16",
+	OpVPkSubU16:                "v_pk_sub_u16",
+	OpVQsadPkU16U8:             "v_qsad_pk_u16_u8",
+	OpVRcpF16:                  "v_rcp_f16",
+	OpVRcpF32:                  "v_rcp_f32",
+	OpVRcpF64:                  "v_rcp_f64",
+	OpVRcpIflagF32:             "v_rcp_iflag_f32",
+	OpVReadfirstlaneB32:        "v_readfirstlane_b32",
+	OpVReadlaneB32:             "v_readlane_b32",
+	OpVRndneF16:                "v_rndne_f16",
+	OpVRndneF32:                "v_rndne_f32",
+	OpVRndneF64:                "v_rndne_f64",
+	OpVRsqF16:                  "v_rsq_f16",
+	OpVRsqF32:                  "v_rsq_f32",
+	OpVRsqF64:                  "v_rsq_f64",
+	OpVSadHiU8:                 "v_sad_hi_u8",
+	OpVSadU16:                  "v_sad_u16",
+	OpVSadU32:                  "v_sad_u32",
+	OpVSadU8:                   "v_sad_u8",
+	OpVSatPkU8I16:              "v_sat_pk_u8_i16",
+	OpVScreenPartition4seB32:   "v_screen_partition_4se_b32",
+	OpVSinF16:                  "v_sin_f16",
+	OpVSinF32:                  "v_sin_f32",
+	OpVSqrtF16:                 "v_sqrt_f16",
+	OpVSqrtF32:                 "v_sqrt_f32",
+	OpVSqrtF64:                 "v_sqrt_f64",
+	OpVSubCoU32:                "v_sub_co_u32",
+	OpVSubF16:                  "v_sub_f16",
+	OpVSubF32:                  "v_sub_f32",
+	OpVSubI16:                  "v_sub_i16",
+	OpVSubI32:                  "v_sub_i32",
+	OpVSubU16:                  "v_sub_u16",
+	OpVSubU32:                  "v_sub_u32",
+	OpVSubbCoU32:               "v_subb_co_u32",
+	OpVSubbrevCoU32:            "v_subbrev_co_u32",
+	OpVSubrevCoU32:             "v_subrev_co_u32",
+	OpVSubrevF16:               "v_subrev_f16",
+	OpVSubrevF32:               "v_subrev_f32",
+	OpVSubrevU16:               "v_subrev_u16",
+	OpVSubrevU32:               "v_subrev_u32",
+	OpVSwapB32:                 "v_swap_b32",
+	OpVTrigPreopF64:            "v_trig_preop_f64",
+	OpVTruncF16:                "v_trunc_f16",
+	OpVTruncF32:                "v_trunc_f32",
+	OpVTruncF64:                "v_trunc_f64",
+	OpVWritelaneB32:            "v_writelane_b32",
+	OpVXadU32:                  "v_xad_u32",
+	OpVXnorB32:                 "v_xnor_b32",
+	OpVXorB32:                  "v_xor_b32",
+}
+
 var tabSOP2 = map[uint16]opInfo{
-	0x0:  {"s_add_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x1:  {"s_sub_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x2:  {"s_add_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x3:  {"s_sub_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x4:  {"s_addc_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x5:  {"s_subb_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x6:  {"s_min_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x7:  {"s_min_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x8:  {"s_max_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x9:  {"s_max_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xa:  {"s_cselect_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xb:  {"s_cselect_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0xc:  {"s_and_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xd:  {"s_and_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0xe:  {"s_or_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xf:  {"s_or_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x10: {"s_xor_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x11: {"s_xor_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x12: {"s_andn2_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x13: {"s_andn2_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x14: {"s_orn2_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x15: {"s_orn2_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x16: {"s_nand_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x17: {"s_nand_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x18: {"s_nor_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x19: {"s_nor_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x1a: {"s_xnor_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x1b: {"s_xnor_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x1c: {"s_lshl_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x1d: {"s_lshl_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x1e: {"s_lshr_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x1f: {"s_lshr_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x20: {"s_ashr_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x21: {"s_ashr_i64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x22: {"s_bfm_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x23: {"s_bfm_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x24: {"s_mul_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x25: {"s_bfe_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x26: {"s_bfe_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x27: {"s_bfe_u64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x28: {"s_bfe_i64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x29: {"s_cbranch_g_fork", []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x2a: {"s_absdiff_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x2b: {"s_rfe_restore_b64", []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x2c: {"s_mul_hi_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x2d: {"s_mul_hi_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x2e: {"s_lshl1_add_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x2f: {"s_lshl2_add_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x30: {"s_lshl3_add_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x31: {"s_lshl4_add_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x32: {"s_pack_ll_b32_b16", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x33: {"s_pack_lh_b32_b16", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x34: {"s_pack_hh_b32_b16", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x0:  {"s_add_u32", OpSAddU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x1:  {"s_sub_u32", OpSSubU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x2:  {"s_add_i32", OpSAddI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x3:  {"s_sub_i32", OpSSubI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x4:  {"s_addc_u32", OpSAddcU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x5:  {"s_subb_u32", OpSSubbU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x6:  {"s_min_i32", OpSMinI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x7:  {"s_min_u32", OpSMinU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x8:  {"s_max_i32", OpSMaxI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x9:  {"s_max_u32", OpSMaxU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xa:  {"s_cselect_b32", OpSCselectB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xb:  {"s_cselect_b64", OpSCselectB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0xc:  {"s_and_b32", OpSAndB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xd:  {"s_and_b64", OpSAndB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0xe:  {"s_or_b32", OpSOrB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xf:  {"s_or_b64", OpSOrB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x10: {"s_xor_b32", OpSXorB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x11: {"s_xor_b64", OpSXorB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x12: {"s_andn2_b32", OpSAndn2B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x13: {"s_andn2_b64", OpSAndn2B64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x14: {"s_orn2_b32", OpSOrn2B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x15: {"s_orn2_b64", OpSOrn2B64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x16: {"s_nand_b32", OpSNandB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x17: {"s_nand_b64", OpSNandB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x18: {"s_nor_b32", OpSNorB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x19: {"s_nor_b64", OpSNorB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x1a: {"s_xnor_b32", OpSXnorB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x1b: {"s_xnor_b64", OpSXnorB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x1c: {"s_lshl_b32", OpSLshlB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x1d: {"s_lshl_b64", OpSLshlB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x1e: {"s_lshr_b32", OpSLshrB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x1f: {"s_lshr_b64", OpSLshrB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x20: {"s_ashr_i32", OpSAshrI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x21: {"s_ashr_i64", OpSAshrI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x22: {"s_bfm_b32", OpSBfmB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x23: {"s_bfm_b64", OpSBfmB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x24: {"s_mul_i32", OpSMulI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x25: {"s_bfe_u32", OpSBfeU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x26: {"s_bfe_i32", OpSBfeI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x27: {"s_bfe_u64", OpSBfeU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x28: {"s_bfe_i64", OpSBfeI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x29: {"s_cbranch_g_fork", OpSCbranchGFork, []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x2a: {"s_absdiff_i32", OpSAbsdiffI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x2b: {"s_rfe_restore_b64", OpSRfeRestoreB64, []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x2c: {"s_mul_hi_u32", OpSMulHiU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x2d: {"s_mul_hi_i32", OpSMulHiI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x2e: {"s_lshl1_add_u32", OpSLshl1AddU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x2f: {"s_lshl2_add_u32", OpSLshl2AddU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x30: {"s_lshl3_add_u32", OpSLshl3AddU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x31: {"s_lshl4_add_u32", OpSLshl4AddU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x32: {"s_pack_ll_b32_b16", OpSPackLlB32B16, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x33: {"s_pack_lh_b32_b16", OpSPackLhB32B16, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x34: {"s_pack_hh_b32_b16", OpSPackHhB32B16, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
 }
 
 var tabSOPK = map[uint16]opInfo{
-	0x0:  {"s_movk_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x1:  {"s_cmovk_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x2:  {"s_cmpk_eq_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x3:  {"s_cmpk_lg_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x4:  {"s_cmpk_gt_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x5:  {"s_cmpk_ge_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x6:  {"s_cmpk_lt_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x7:  {"s_cmpk_le_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x8:  {"s_cmpk_eq_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x9:  {"s_cmpk_lg_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0xa:  {"s_cmpk_gt_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0xb:  {"s_cmpk_ge_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0xc:  {"s_cmpk_lt_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0xd:  {"s_cmpk_le_u32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0xe:  {"s_addk_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0xf:  {"s_mulk_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
-	0x10: {"s_cbranch_i_fork", []opTmpl{{F: fDst, W: 2, C: 's'}, {Lit: "4660"}}},
-	0x11: {"s_getreg_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "hwreg(52"}, {Lit: "8"}, {Lit: "3)"}}},
-	0x12: {"s_setreg_b32", []opTmpl{{Lit: "hwreg(52"}, {Lit: "8"}, {Lit: "3)"}, {F: fDst, W: 1, C: 's'}}},
-	0x14: {"s_setreg_imm32_b32", []opTmpl{{Lit: "hwreg(52"}, {Lit: "8"}, {Lit: "3)"}, {Lit: "0x5678"}}},
-	0x15: {"s_call_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {Lit: "4660"}}},
+	0x0:  {"s_movk_i32", OpSMovkI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x1:  {"s_cmovk_i32", OpSCmovkI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x2:  {"s_cmpk_eq_i32", OpSCmpkEqI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x3:  {"s_cmpk_lg_i32", OpSCmpkLgI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x4:  {"s_cmpk_gt_i32", OpSCmpkGtI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x5:  {"s_cmpk_ge_i32", OpSCmpkGeI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x6:  {"s_cmpk_lt_i32", OpSCmpkLtI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x7:  {"s_cmpk_le_i32", OpSCmpkLeI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x8:  {"s_cmpk_eq_u32", OpSCmpkEqU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x9:  {"s_cmpk_lg_u32", OpSCmpkLgU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0xa:  {"s_cmpk_gt_u32", OpSCmpkGtU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0xb:  {"s_cmpk_ge_u32", OpSCmpkGeU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0xc:  {"s_cmpk_lt_u32", OpSCmpkLtU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0xd:  {"s_cmpk_le_u32", OpSCmpkLeU32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0xe:  {"s_addk_i32", OpSAddkI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0xf:  {"s_mulk_i32", OpSMulkI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "0x1234"}}},
+	0x10: {"s_cbranch_i_fork", OpSCbranchIFork, []opTmpl{{F: fDst, W: 2, C: 's'}, {Lit: "4660"}}},
+	0x11: {"s_getreg_b32", OpSGetregB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {Lit: "hwreg(52"}, {Lit: "8"}, {Lit: "3)"}}},
+	0x12: {"s_setreg_b32", OpSSetregB32, []opTmpl{{Lit: "hwreg(52"}, {Lit: "8"}, {Lit: "3)"}, {F: fDst, W: 1, C: 's'}}},
+	0x14: {"s_setreg_imm32_b32", OpSSetregImm32B32, []opTmpl{{Lit: "hwreg(52"}, {Lit: "8"}, {Lit: "3)"}, {Lit: "0x5678"}}},
+	0x15: {"s_call_b64", OpSCallB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {Lit: "4660"}}},
 }
 
 var tabSOP1 = map[uint16]opInfo{
-	0x0:  {"s_mov_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x1:  {"s_mov_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x2:  {"s_cmov_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x3:  {"s_cmov_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x4:  {"s_not_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x5:  {"s_not_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x6:  {"s_wqm_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x7:  {"s_wqm_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x8:  {"s_brev_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x9:  {"s_brev_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0xa:  {"s_bcnt0_i32_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0xb:  {"s_bcnt0_i32_b64", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0xc:  {"s_bcnt1_i32_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0xd:  {"s_bcnt1_i32_b64", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0xe:  {"s_ff0_i32_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0xf:  {"s_ff0_i32_b64", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x10: {"s_ff1_i32_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x11: {"s_ff1_i32_b64", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x12: {"s_flbit_i32_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x13: {"s_flbit_i32_b64", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x14: {"s_flbit_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x15: {"s_flbit_i32_i64", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x16: {"s_sext_i32_i8", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x17: {"s_sext_i32_i16", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x18: {"s_bitset0_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x19: {"s_bitset0_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x1a: {"s_bitset1_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x1b: {"s_bitset1_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x1c: {"s_getpc_b64", []opTmpl{{F: fDst, W: 2, C: 's'}}},
-	0x1d: {"s_setpc_b64", []opTmpl{{F: fSrc0, W: 2, C: 's'}}},
-	0x1e: {"s_swappc_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x1f: {"s_rfe_b64", []opTmpl{{F: fSrc0, W: 2, C: 's'}}},
-	0x20: {"s_and_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x21: {"s_or_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x22: {"s_xor_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x23: {"s_andn2_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x24: {"s_orn2_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x25: {"s_nand_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x26: {"s_nor_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x27: {"s_xnor_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x28: {"s_quadmask_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x29: {"s_quadmask_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x2a: {"s_movrels_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x2b: {"s_movrels_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x2c: {"s_movreld_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x2d: {"s_movreld_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x2e: {"s_cbranch_join", []opTmpl{{F: fSrc0, W: 1, C: 's'}}},
-	0x30: {"s_abs_i32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
-	0x32: {"s_set_gpr_idx_idx", []opTmpl{{F: fSrc0, W: 1, C: 's'}}},
-	0x33: {"s_andn1_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x34: {"s_orn1_saveexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x35: {"s_andn1_wrexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x36: {"s_andn2_wrexec_b64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
-	0x37: {"s_bitreplicate_b64_b32", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x0:  {"s_mov_b32", OpSMovB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x1:  {"s_mov_b64", OpSMovB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x2:  {"s_cmov_b32", OpSCmovB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x3:  {"s_cmov_b64", OpSCmovB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x4:  {"s_not_b32", OpSNotB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x5:  {"s_not_b64", OpSNotB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x6:  {"s_wqm_b32", OpSWqmB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x7:  {"s_wqm_b64", OpSWqmB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x8:  {"s_brev_b32", OpSBrevB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x9:  {"s_brev_b64", OpSBrevB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0xa:  {"s_bcnt0_i32_b32", OpSBcnt0I32B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0xb:  {"s_bcnt0_i32_b64", OpSBcnt0I32B64, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0xc:  {"s_bcnt1_i32_b32", OpSBcnt1I32B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0xd:  {"s_bcnt1_i32_b64", OpSBcnt1I32B64, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0xe:  {"s_ff0_i32_b32", OpSFf0I32B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0xf:  {"s_ff0_i32_b64", OpSFf0I32B64, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x10: {"s_ff1_i32_b32", OpSFf1I32B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x11: {"s_ff1_i32_b64", OpSFf1I32B64, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x12: {"s_flbit_i32_b32", OpSFlbitI32B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x13: {"s_flbit_i32_b64", OpSFlbitI32B64, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x14: {"s_flbit_i32", OpSFlbitI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x15: {"s_flbit_i32_i64", OpSFlbitI32I64, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x16: {"s_sext_i32_i8", OpSSextI32I8, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x17: {"s_sext_i32_i16", OpSSextI32I16, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x18: {"s_bitset0_b32", OpSBitset0B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x19: {"s_bitset0_b64", OpSBitset0B64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x1a: {"s_bitset1_b32", OpSBitset1B32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x1b: {"s_bitset1_b64", OpSBitset1B64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x1c: {"s_getpc_b64", OpSGetpcB64, []opTmpl{{F: fDst, W: 2, C: 's'}}},
+	0x1d: {"s_setpc_b64", OpSSetpcB64, []opTmpl{{F: fSrc0, W: 2, C: 's'}}},
+	0x1e: {"s_swappc_b64", OpSSwappcB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x1f: {"s_rfe_b64", OpSRfeB64, []opTmpl{{F: fSrc0, W: 2, C: 's'}}},
+	0x20: {"s_and_saveexec_b64", OpSAndSaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x21: {"s_or_saveexec_b64", OpSOrSaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x22: {"s_xor_saveexec_b64", OpSXorSaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x23: {"s_andn2_saveexec_b64", OpSAndn2SaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x24: {"s_orn2_saveexec_b64", OpSOrn2SaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x25: {"s_nand_saveexec_b64", OpSNandSaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x26: {"s_nor_saveexec_b64", OpSNorSaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x27: {"s_xnor_saveexec_b64", OpSXnorSaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x28: {"s_quadmask_b32", OpSQuadmaskB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x29: {"s_quadmask_b64", OpSQuadmaskB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x2a: {"s_movrels_b32", OpSMovrelsB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x2b: {"s_movrels_b64", OpSMovrelsB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x2c: {"s_movreld_b32", OpSMovreldB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x2d: {"s_movreld_b64", OpSMovreldB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x2e: {"s_cbranch_join", OpSCbranchJoin, []opTmpl{{F: fSrc0, W: 1, C: 's'}}},
+	0x30: {"s_abs_i32", OpSAbsI32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
+	0x32: {"s_set_gpr_idx_idx", OpSSetGprIdxIdx, []opTmpl{{F: fSrc0, W: 1, C: 's'}}},
+	0x33: {"s_andn1_saveexec_b64", OpSAndn1SaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x34: {"s_orn1_saveexec_b64", OpSOrn1SaveexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x35: {"s_andn1_wrexec_b64", OpSAndn1WrexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x36: {"s_andn2_wrexec_b64", OpSAndn2WrexecB64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}}},
+	0x37: {"s_bitreplicate_b64_b32", OpSBitreplicateB64B32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 's'}}},
 }
 
 var tabSOPC = map[uint16]opInfo{
-	0x0:  {"s_cmp_eq_i32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x1:  {"s_cmp_lg_i32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x2:  {"s_cmp_gt_i32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x3:  {"s_cmp_ge_i32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x4:  {"s_cmp_lt_i32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x5:  {"s_cmp_le_i32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x6:  {"s_cmp_eq_u32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x7:  {"s_cmp_lg_u32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x8:  {"s_cmp_gt_u32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x9:  {"s_cmp_ge_u32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xa:  {"s_cmp_lt_u32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xb:  {"s_cmp_le_u32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xc:  {"s_bitcmp0_b32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xd:  {"s_bitcmp1_b32", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xe:  {"s_bitcmp0_b64", []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0xf:  {"s_bitcmp1_b64", []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x10: {"s_setvskip", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
-	0x11: {"s_set_gpr_idx_on", []opTmpl{{F: fSrc0, W: 1, C: 's'}, {Lit: "0x10"}}},
-	0x12: {"s_cmp_eq_u64", []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
-	0x13: {"s_cmp_lg_u64", []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x0:  {"s_cmp_eq_i32", OpSCmpEqI32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x1:  {"s_cmp_lg_i32", OpSCmpLgI32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x2:  {"s_cmp_gt_i32", OpSCmpGtI32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x3:  {"s_cmp_ge_i32", OpSCmpGeI32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x4:  {"s_cmp_lt_i32", OpSCmpLtI32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x5:  {"s_cmp_le_i32", OpSCmpLeI32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x6:  {"s_cmp_eq_u32", OpSCmpEqU32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x7:  {"s_cmp_lg_u32", OpSCmpLgU32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x8:  {"s_cmp_gt_u32", OpSCmpGtU32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x9:  {"s_cmp_ge_u32", OpSCmpGeU32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xa:  {"s_cmp_lt_u32", OpSCmpLtU32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xb:  {"s_cmp_le_u32", OpSCmpLeU32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xc:  {"s_bitcmp0_b32", OpSBitcmp0B32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xd:  {"s_bitcmp1_b32", OpSBitcmp1B32, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xe:  {"s_bitcmp0_b64", OpSBitcmp0B64, []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0xf:  {"s_bitcmp1_b64", OpSBitcmp1B64, []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x10: {"s_setvskip", OpSSetvskip, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {F: fSrc1, W: 1, C: 's'}}},
+	0x11: {"s_set_gpr_idx_on", OpSSetGprIdxOn, []opTmpl{{F: fSrc0, W: 1, C: 's'}, {Lit: "0x10"}}},
+	0x12: {"s_cmp_eq_u64", OpSCmpEqU64, []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
+	0x13: {"s_cmp_lg_u64", OpSCmpLgU64, []opTmpl{{F: fSrc0, W: 2, C: 's'}, {F: fSrc1, W: 2, C: 's'}}},
 }
 
 var tabSOPP = map[uint16]opInfo{
-	0x0:  {"s_nop", []opTmpl{{Lit: "0"}}},
-	0x1:  {"s_endpgm", []opTmpl{}},
-	0x2:  {"s_branch", []opTmpl{{Lit: "0"}}},
-	0x3:  {"s_wakeup", []opTmpl{}},
-	0x4:  {"s_cbranch_scc0", []opTmpl{{Lit: "0"}}},
-	0x5:  {"s_cbranch_scc1", []opTmpl{{Lit: "0"}}},
-	0x6:  {"s_cbranch_vccz", []opTmpl{{Lit: "0"}}},
-	0x7:  {"s_cbranch_vccnz", []opTmpl{{Lit: "0"}}},
-	0x8:  {"s_cbranch_execz", []opTmpl{{Lit: "0"}}},
-	0x9:  {"s_cbranch_execnz", []opTmpl{{Lit: "0"}}},
-	0xa:  {"s_barrier", []opTmpl{}},
-	0xb:  {"s_setkill", []opTmpl{{Lit: "0"}}},
-	0xc:  {"s_waitcnt", []opTmpl{{Lit: "vmcnt(0)"}, {Lit: "|expcnt(0) lgkmcnt(0)"}}},
-	0xd:  {"s_sethalt", []opTmpl{{Lit: "0"}}},
-	0xe:  {"s_sleep", []opTmpl{{Lit: "0"}}},
-	0xf:  {"s_setprio", []opTmpl{{Lit: "0"}}},
-	0x10: {"s_sendmsg", []opTmpl{{Lit: "sendmsg(0"}, {Lit: "0"}, {Lit: "0)"}}},
-	0x11: {"s_sendmsghalt", []opTmpl{{Lit: "sendmsg(0"}, {Lit: "0"}, {Lit: "0)"}}},
-	0x12: {"s_trap", []opTmpl{{Lit: "0"}}},
-	0x13: {"s_icache_inv", []opTmpl{}},
-	0x14: {"s_incperflevel", []opTmpl{{Lit: "0"}}},
-	0x15: {"s_decperflevel", []opTmpl{{Lit: "0"}}},
-	0x16: {"s_ttracedata", []opTmpl{}},
-	0x17: {"s_cbranch_cdbgsys", []opTmpl{{Lit: "0"}}},
-	0x18: {"s_cbranch_cdbguser", []opTmpl{{Lit: "0"}}},
-	0x19: {"s_cbranch_cdbgsys_or_user", []opTmpl{{Lit: "0"}}},
-	0x1a: {"s_cbranch_cdbgsys_and_user", []opTmpl{{Lit: "0"}}},
-	0x1b: {"s_endpgm_saved", []opTmpl{}},
-	0x1c: {"s_set_gpr_idx_off", []opTmpl{}},
-	0x1d: {"s_set_gpr_idx_mode", []opTmpl{{Lit: "gpr_idx()"}}},
-	0x1e: {"s_endpgm_ordered_ps_done", []opTmpl{}},
+	0x0:  {"s_nop", OpSNop, []opTmpl{{Lit: "0"}}},
+	0x1:  {"s_endpgm", OpSEndpgm, []opTmpl{}},
+	0x2:  {"s_branch", OpSBranch, []opTmpl{{Lit: "0"}}},
+	0x3:  {"s_wakeup", OpSWakeup, []opTmpl{}},
+	0x4:  {"s_cbranch_scc0", OpSCbranchScc0, []opTmpl{{Lit: "0"}}},
+	0x5:  {"s_cbranch_scc1", OpSCbranchScc1, []opTmpl{{Lit: "0"}}},
+	0x6:  {"s_cbranch_vccz", OpSCbranchVccz, []opTmpl{{Lit: "0"}}},
+	0x7:  {"s_cbranch_vccnz", OpSCbranchVccnz, []opTmpl{{Lit: "0"}}},
+	0x8:  {"s_cbranch_execz", OpSCbranchExecz, []opTmpl{{Lit: "0"}}},
+	0x9:  {"s_cbranch_execnz", OpSCbranchExecnz, []opTmpl{{Lit: "0"}}},
+	0xa:  {"s_barrier", OpSBarrier, []opTmpl{}},
+	0xb:  {"s_setkill", OpSSetkill, []opTmpl{{Lit: "0"}}},
+	0xc:  {"s_waitcnt", OpSWaitcnt, []opTmpl{{Lit: "vmcnt(0)"}, {Lit: "|expcnt(0) lgkmcnt(0)"}}},
+	0xd:  {"s_sethalt", OpSSethalt, []opTmpl{{Lit: "0"}}},
+	0xe:  {"s_sleep", OpSSleep, []opTmpl{{Lit: "0"}}},
+	0xf:  {"s_setprio", OpSSetprio, []opTmpl{{Lit: "0"}}},
+	0x10: {"s_sendmsg", OpSSendmsg, []opTmpl{{Lit: "sendmsg(0"}, {Lit: "0"}, {Lit: "0)"}}},
+	0x11: {"s_sendmsghalt", OpSSendmsghalt, []opTmpl{{Lit: "sendmsg(0"}, {Lit: "0"}, {Lit: "0)"}}},
+	0x12: {"s_trap", OpSTrap, []opTmpl{{Lit: "0"}}},
+	0x13: {"s_icache_inv", OpSIcacheInv, []opTmpl{}},
+	0x14: {"s_incperflevel", OpSIncperflevel, []opTmpl{{Lit: "0"}}},
+	0x15: {"s_decperflevel", OpSDecperflevel, []opTmpl{{Lit: "0"}}},
+	0x16: {"s_ttracedata", OpSTtracedata, []opTmpl{}},
+	0x17: {"s_cbranch_cdbgsys", OpSCbranchCdbgsys, []opTmpl{{Lit: "0"}}},
+	0x18: {"s_cbranch_cdbguser", OpSCbranchCdbguser, []opTmpl{{Lit: "0"}}},
+	0x19: {"s_cbranch_cdbgsys_or_user", OpSCbranchCdbgsysOrUser, []opTmpl{{Lit: "0"}}},
+	0x1a: {"s_cbranch_cdbgsys_and_user", OpSCbranchCdbgsysAndUser, []opTmpl{{Lit: "0"}}},
+	0x1b: {"s_endpgm_saved", OpSEndpgmSaved, []opTmpl{}},
+	0x1c: {"s_set_gpr_idx_off", OpSSetGprIdxOff, []opTmpl{}},
+	0x1d: {"s_set_gpr_idx_mode", OpSSetGprIdxMode, []opTmpl{{Lit: "gpr_idx()"}}},
+	0x1e: {"s_endpgm_ordered_ps_done", OpSEndpgmOrderedPsDone, []opTmpl{}},
 }
 
 var tabSMEM = map[uint16]opInfo{
-	0x0:  {"s_load_dword", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x1:  {"s_load_dwordx2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x2:  {"s_load_dwordx4", []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x3:  {"s_load_dwordx8", []opTmpl{{F: fDst, W: 8, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x4:  {"s_load_dwordx16", []opTmpl{{F: fDst, W: 16, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x5:  {"s_scratch_load_dword", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x6:  {"s_scratch_load_dwordx2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x7:  {"s_scratch_load_dwordx4", []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x8:  {"s_buffer_load_dword", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x9:  {"s_buffer_load_dwordx2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0xa:  {"s_buffer_load_dwordx4", []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0xb:  {"s_buffer_load_dwordx8", []opTmpl{{F: fDst, W: 8, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0xc:  {"s_buffer_load_dwordx16", []opTmpl{{F: fDst, W: 16, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x10: {"s_store_dword", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x11: {"s_store_dwordx2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x12: {"s_store_dwordx4", []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x15: {"s_scratch_store_dword", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x16: {"s_scratch_store_dwordx2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x17: {"s_scratch_store_dwordx4", []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x18: {"s_buffer_store_dword", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x19: {"s_buffer_store_dwordx2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x1a: {"s_buffer_store_dwordx4", []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x20: {"s_dcache_inv", []opTmpl{}},
-	0x21: {"s_dcache_wb", []opTmpl{}},
-	0x22: {"s_dcache_inv_vol", []opTmpl{}},
-	0x23: {"s_dcache_wb_vol", []opTmpl{}},
-	0x24: {"s_memtime", []opTmpl{{F: fDst, W: 2, C: 's'}}},
-	0x25: {"s_memrealtime", []opTmpl{{F: fDst, W: 2, C: 's'}}},
-	0x26: {"s_atc_probe", []opTmpl{{Lit: "40"}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x27: {"s_atc_probe_buffer", []opTmpl{{Lit: "40"}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x28: {"s_dcache_discard", []opTmpl{{F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x29: {"s_dcache_discard_x2", []opTmpl{{F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x40: {"s_buffer_atomic_swap", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x41: {"s_buffer_atomic_cmpswap", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x42: {"s_buffer_atomic_add", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x43: {"s_buffer_atomic_sub", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x44: {"s_buffer_atomic_smin", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x45: {"s_buffer_atomic_umin", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x46: {"s_buffer_atomic_smax", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x47: {"s_buffer_atomic_umax", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x48: {"s_buffer_atomic_and", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x49: {"s_buffer_atomic_or", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x4a: {"s_buffer_atomic_xor", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x4b: {"s_buffer_atomic_inc", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x4c: {"s_buffer_atomic_dec", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x60: {"s_buffer_atomic_swap_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x61: {"s_buffer_atomic_cmpswap_x2", []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x62: {"s_buffer_atomic_add_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x63: {"s_buffer_atomic_sub_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x64: {"s_buffer_atomic_smin_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x65: {"s_buffer_atomic_umin_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x66: {"s_buffer_atomic_smax_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x67: {"s_buffer_atomic_umax_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x68: {"s_buffer_atomic_and_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x69: {"s_buffer_atomic_or_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x6a: {"s_buffer_atomic_xor_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x6b: {"s_buffer_atomic_inc_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x6c: {"s_buffer_atomic_dec_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
-	0x80: {"s_atomic_swap", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x81: {"s_atomic_cmpswap", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x82: {"s_atomic_add", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x83: {"s_atomic_sub", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x84: {"s_atomic_smin", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x85: {"s_atomic_umin", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x86: {"s_atomic_smax", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x87: {"s_atomic_umax", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x88: {"s_atomic_and", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x89: {"s_atomic_or", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x8a: {"s_atomic_xor", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x8b: {"s_atomic_inc", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0x8c: {"s_atomic_dec", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa0: {"s_atomic_swap_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa1: {"s_atomic_cmpswap_x2", []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa2: {"s_atomic_add_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa3: {"s_atomic_sub_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa4: {"s_atomic_smin_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa5: {"s_atomic_umin_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa6: {"s_atomic_smax_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa7: {"s_atomic_umax_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa8: {"s_atomic_and_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xa9: {"s_atomic_or_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xaa: {"s_atomic_xor_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xab: {"s_atomic_inc_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
-	0xac: {"s_atomic_dec_x2", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x0:  {"s_load_dword", OpSLoadDword, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x1:  {"s_load_dwordx2", OpSLoadDwordx2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x2:  {"s_load_dwordx4", OpSLoadDwordx4, []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x3:  {"s_load_dwordx8", OpSLoadDwordx8, []opTmpl{{F: fDst, W: 8, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x4:  {"s_load_dwordx16", OpSLoadDwordx16, []opTmpl{{F: fDst, W: 16, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x5:  {"s_scratch_load_dword", OpSScratchLoadDword, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x6:  {"s_scratch_load_dwordx2", OpSScratchLoadDwordx2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x7:  {"s_scratch_load_dwordx4", OpSScratchLoadDwordx4, []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x8:  {"s_buffer_load_dword", OpSBufferLoadDword, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x9:  {"s_buffer_load_dwordx2", OpSBufferLoadDwordx2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0xa:  {"s_buffer_load_dwordx4", OpSBufferLoadDwordx4, []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0xb:  {"s_buffer_load_dwordx8", OpSBufferLoadDwordx8, []opTmpl{{F: fDst, W: 8, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0xc:  {"s_buffer_load_dwordx16", OpSBufferLoadDwordx16, []opTmpl{{F: fDst, W: 16, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x10: {"s_store_dword", OpSStoreDword, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x11: {"s_store_dwordx2", OpSStoreDwordx2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x12: {"s_store_dwordx4", OpSStoreDwordx4, []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x15: {"s_scratch_store_dword", OpSScratchStoreDword, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x16: {"s_scratch_store_dwordx2", OpSScratchStoreDwordx2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x17: {"s_scratch_store_dwordx4", OpSScratchStoreDwordx4, []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x18: {"s_buffer_store_dword", OpSBufferStoreDword, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x19: {"s_buffer_store_dwordx2", OpSBufferStoreDwordx2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x1a: {"s_buffer_store_dwordx4", OpSBufferStoreDwordx4, []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x20: {"s_dcache_inv", OpSDcacheInv, []opTmpl{}},
+	0x21: {"s_dcache_wb", OpSDcacheWb, []opTmpl{}},
+	0x22: {"s_dcache_inv_vol", OpSDcacheInvVol, []opTmpl{}},
+	0x23: {"s_dcache_wb_vol", OpSDcacheWbVol, []opTmpl{}},
+	0x24: {"s_memtime", OpSMemtime, []opTmpl{{F: fDst, W: 2, C: 's'}}},
+	0x25: {"s_memrealtime", OpSMemrealtime, []opTmpl{{F: fDst, W: 2, C: 's'}}},
+	0x26: {"s_atc_probe", OpSAtcProbe, []opTmpl{{Lit: "40"}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x27: {"s_atc_probe_buffer", OpSAtcProbeBuffer, []opTmpl{{Lit: "40"}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x28: {"s_dcache_discard", OpSDcacheDiscard, []opTmpl{{F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x29: {"s_dcache_discard_x2", OpSDcacheDiscardX2, []opTmpl{{F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x40: {"s_buffer_atomic_swap", OpSBufferAtomicSwap, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x41: {"s_buffer_atomic_cmpswap", OpSBufferAtomicCmpswap, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x42: {"s_buffer_atomic_add", OpSBufferAtomicAdd, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x43: {"s_buffer_atomic_sub", OpSBufferAtomicSub, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x44: {"s_buffer_atomic_smin", OpSBufferAtomicSmin, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x45: {"s_buffer_atomic_umin", OpSBufferAtomicUmin, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x46: {"s_buffer_atomic_smax", OpSBufferAtomicSmax, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x47: {"s_buffer_atomic_umax", OpSBufferAtomicUmax, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x48: {"s_buffer_atomic_and", OpSBufferAtomicAnd, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x49: {"s_buffer_atomic_or", OpSBufferAtomicOr, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x4a: {"s_buffer_atomic_xor", OpSBufferAtomicXor, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x4b: {"s_buffer_atomic_inc", OpSBufferAtomicInc, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x4c: {"s_buffer_atomic_dec", OpSBufferAtomicDec, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x60: {"s_buffer_atomic_swap_x2", OpSBufferAtomicSwapX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x61: {"s_buffer_atomic_cmpswap_x2", OpSBufferAtomicCmpswapX2, []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x62: {"s_buffer_atomic_add_x2", OpSBufferAtomicAddX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x63: {"s_buffer_atomic_sub_x2", OpSBufferAtomicSubX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x64: {"s_buffer_atomic_smin_x2", OpSBufferAtomicSminX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x65: {"s_buffer_atomic_umin_x2", OpSBufferAtomicUminX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x66: {"s_buffer_atomic_smax_x2", OpSBufferAtomicSmaxX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x67: {"s_buffer_atomic_umax_x2", OpSBufferAtomicUmaxX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x68: {"s_buffer_atomic_and_x2", OpSBufferAtomicAndX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x69: {"s_buffer_atomic_or_x2", OpSBufferAtomicOrX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x6a: {"s_buffer_atomic_xor_x2", OpSBufferAtomicXorX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x6b: {"s_buffer_atomic_inc_x2", OpSBufferAtomicIncX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x6c: {"s_buffer_atomic_dec_x2", OpSBufferAtomicDecX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 4, C: 's'}, {Lit: "0x44"}}},
+	0x80: {"s_atomic_swap", OpSAtomicSwap, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x81: {"s_atomic_cmpswap", OpSAtomicCmpswap, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x82: {"s_atomic_add", OpSAtomicAdd, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x83: {"s_atomic_sub", OpSAtomicSub, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x84: {"s_atomic_smin", OpSAtomicSmin, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x85: {"s_atomic_umin", OpSAtomicUmin, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x86: {"s_atomic_smax", OpSAtomicSmax, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x87: {"s_atomic_umax", OpSAtomicUmax, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x88: {"s_atomic_and", OpSAtomicAnd, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x89: {"s_atomic_or", OpSAtomicOr, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x8a: {"s_atomic_xor", OpSAtomicXor, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x8b: {"s_atomic_inc", OpSAtomicInc, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0x8c: {"s_atomic_dec", OpSAtomicDec, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa0: {"s_atomic_swap_x2", OpSAtomicSwapX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa1: {"s_atomic_cmpswap_x2", OpSAtomicCmpswapX2, []opTmpl{{F: fDst, W: 4, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa2: {"s_atomic_add_x2", OpSAtomicAddX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa3: {"s_atomic_sub_x2", OpSAtomicSubX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa4: {"s_atomic_smin_x2", OpSAtomicSminX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa5: {"s_atomic_umin_x2", OpSAtomicUminX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa6: {"s_atomic_smax_x2", OpSAtomicSmaxX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa7: {"s_atomic_umax_x2", OpSAtomicUmaxX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa8: {"s_atomic_and_x2", OpSAtomicAndX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xa9: {"s_atomic_or_x2", OpSAtomicOrX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xaa: {"s_atomic_xor_x2", OpSAtomicXorX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xab: {"s_atomic_inc_x2", OpSAtomicIncX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
+	0xac: {"s_atomic_dec_x2", OpSAtomicDecX2, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 's'}, {Lit: "0x44"}}},
 }
 
 var tabVOP2 = map[uint16]opInfo{
-	0x0:  {"v_cndmask_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "vcc"}}},
-	0x1:  {"v_add_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2:  {"v_sub_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3:  {"v_subrev_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4:  {"v_fmac_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x5:  {"v_mul_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x6:  {"v_mul_i32_i24_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x7:  {"v_mul_hi_i32_i24_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x8:  {"v_mul_u32_u24_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x9:  {"v_mul_hi_u32_u24_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa:  {"v_min_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb:  {"v_max_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc:  {"v_min_i32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd:  {"v_max_i32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xe:  {"v_min_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xf:  {"v_max_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x10: {"v_lshrrev_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x11: {"v_ashrrev_i32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12: {"v_lshlrev_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x13: {"v_and_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x14: {"v_or_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x15: {"v_xor_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x16: {"v_mac_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x17: {"v_madmk_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {Lit: "0x4000"}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x18: {"v_madak_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "0x4000"}}},
-	0x19: {"v_add_co_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x1a: {"v_sub_co_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x1b: {"v_subrev_co_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x1c: {"v_addc_co_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "vcc"}}},
-	0x1d: {"v_subb_co_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "vcc"}}},
-	0x1e: {"v_subbrev_co_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "vcc"}}},
-	0x1f: {"v_add_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x20: {"v_sub_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x21: {"v_subrev_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x22: {"v_mul_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x23: {"v_mac_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x24: {"v_madmk_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {Lit: "0x4000"}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x25: {"v_madak_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "0x4000"}}},
-	0x26: {"v_add_u16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x27: {"v_sub_u16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x28: {"v_subrev_u16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x29: {"v_mul_lo_u16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2a: {"v_lshlrev_b16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2b: {"v_lshrrev_b16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2c: {"v_ashrrev_i16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2d: {"v_max_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2e: {"v_min_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2f: {"v_max_u16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x30: {"v_max_i16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x31: {"v_min_u16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x32: {"v_min_i16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x33: {"v_ldexp_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x34: {"v_add_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x35: {"v_sub_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x36: {"v_subrev_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x37: {"v_dot2c_f32_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x38: {"v_dot2c_i32_i16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x39: {"v_dot4c_i32_i8_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3a: {"v_dot8c_i32_i4_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3b: {"v_fmac_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3c: {"v_pk_fmac_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3d: {"v_xnor_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x0:  {"v_cndmask_b32_e32", OpVCndmaskB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "vcc"}}},
+	0x1:  {"v_add_f32_e32", OpVAddF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2:  {"v_sub_f32_e32", OpVSubF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3:  {"v_subrev_f32_e32", OpVSubrevF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4:  {"v_fmac_f64_e32", OpVFmacF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x5:  {"v_mul_f32_e32", OpVMulF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x6:  {"v_mul_i32_i24_e32", OpVMulI32I24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x7:  {"v_mul_hi_i32_i24_e32", OpVMulHiI32I24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x8:  {"v_mul_u32_u24_e32", OpVMulU32U24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x9:  {"v_mul_hi_u32_u24_e32", OpVMulHiU32U24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa:  {"v_min_f32_e32", OpVMinF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb:  {"v_max_f32_e32", OpVMaxF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc:  {"v_min_i32_e32", OpVMinI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd:  {"v_max_i32_e32", OpVMaxI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xe:  {"v_min_u32_e32", OpVMinU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xf:  {"v_max_u32_e32", OpVMaxU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10: {"v_lshrrev_b32_e32", OpVLshrrevB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x11: {"v_ashrrev_i32_e32", OpVAshrrevI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12: {"v_lshlrev_b32_e32", OpVLshlrevB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x13: {"v_and_b32_e32", OpVAndB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x14: {"v_or_b32_e32", OpVOrB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x15: {"v_xor_b32_e32", OpVXorB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x16: {"v_mac_f32_e32", OpVMacF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x17: {"v_madmk_f32", OpVMadmkF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {Lit: "0x4000"}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x18: {"v_madak_f32", OpVMadakF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "0x4000"}}},
+	0x19: {"v_add_co_u32_e32", OpVAddCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x1a: {"v_sub_co_u32_e32", OpVSubCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x1b: {"v_subrev_co_u32_e32", OpVSubrevCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x1c: {"v_addc_co_u32_e32", OpVAddcCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "vcc"}}},
+	0x1d: {"v_subb_co_u32_e32", OpVSubbCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "vcc"}}},
+	0x1e: {"v_subbrev_co_u32_e32", OpVSubbrevCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "vcc"}}},
+	0x1f: {"v_add_f16_e32", OpVAddF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x20: {"v_sub_f16_e32", OpVSubF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x21: {"v_subrev_f16_e32", OpVSubrevF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x22: {"v_mul_f16_e32", OpVMulF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x23: {"v_mac_f16_e32", OpVMacF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x24: {"v_madmk_f16", OpVMadmkF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {Lit: "0x4000"}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x25: {"v_madak_f16", OpVMadakF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {Lit: "0x4000"}}},
+	0x26: {"v_add_u16_e32", OpVAddU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x27: {"v_sub_u16_e32", OpVSubU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x28: {"v_subrev_u16_e32", OpVSubrevU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x29: {"v_mul_lo_u16_e32", OpVMulLoU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2a: {"v_lshlrev_b16_e32", OpVLshlrevB16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2b: {"v_lshrrev_b16_e32", OpVLshrrevB16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2c: {"v_ashrrev_i16_e32", OpVAshrrevI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2d: {"v_max_f16_e32", OpVMaxF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2e: {"v_min_f16_e32", OpVMinF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2f: {"v_max_u16_e32", OpVMaxU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x30: {"v_max_i16_e32", OpVMaxI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x31: {"v_min_u16_e32", OpVMinU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x32: {"v_min_i16_e32", OpVMinI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x33: {"v_ldexp_f16_e32", OpVLdexpF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x34: {"v_add_u32_e32", OpVAddU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x35: {"v_sub_u32_e32", OpVSubU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x36: {"v_subrev_u32_e32", OpVSubrevU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x37: {"v_dot2c_f32_f16_e32", OpVDot2cF32F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x38: {"v_dot2c_i32_i16_e32", OpVDot2cI32I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x39: {"v_dot4c_i32_i8_e32", OpVDot4cI32I8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3a: {"v_dot8c_i32_i4_e32", OpVDot8cI32I4, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3b: {"v_fmac_f32_e32", OpVFmacF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3c: {"v_pk_fmac_f16_e32", OpVPkFmacF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3d: {"v_xnor_b32_e32", OpVXnorB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
 }
 
 var tabVOP1 = map[uint16]opInfo{
-	0x1:  {"v_mov_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x2:  {"v_readfirstlane_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x3:  {"v_cvt_i32_f64_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x4:  {"v_cvt_f64_i32_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x5:  {"v_cvt_f32_i32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x6:  {"v_cvt_f32_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x7:  {"v_cvt_u32_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x8:  {"v_cvt_i32_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0xa:  {"v_cvt_f16_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0xb:  {"v_cvt_f32_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0xc:  {"v_cvt_rpi_i32_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0xd:  {"v_cvt_flr_i32_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0xe:  {"v_cvt_off_f32_i4_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0xf:  {"v_cvt_f32_f64_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x10: {"v_cvt_f64_f32_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x11: {"v_cvt_f32_ubyte0_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x12: {"v_cvt_f32_ubyte1_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x13: {"v_cvt_f32_ubyte2_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x14: {"v_cvt_f32_ubyte3_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x15: {"v_cvt_u32_f64_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x16: {"v_cvt_f64_u32_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x17: {"v_trunc_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x18: {"v_ceil_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x19: {"v_rndne_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x1a: {"v_floor_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x1b: {"v_fract_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x1c: {"v_trunc_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x1d: {"v_ceil_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x1e: {"v_rndne_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x1f: {"v_floor_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x20: {"v_exp_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x21: {"v_log_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x22: {"v_rcp_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x23: {"v_rcp_iflag_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x24: {"v_rsq_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x25: {"v_rcp_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x26: {"v_rsq_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x27: {"v_sqrt_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x28: {"v_sqrt_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x29: {"v_sin_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x2a: {"v_cos_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x2b: {"v_not_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x2c: {"v_bfrev_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x2d: {"v_ffbh_u32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x2e: {"v_ffbl_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x2f: {"v_ffbh_i32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x30: {"v_frexp_exp_i32_f64_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x31: {"v_frexp_mant_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x32: {"v_fract_f64_e32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x33: {"v_frexp_exp_i32_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x34: {"v_frexp_mant_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x37: {"v_screen_partition_4se_b32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x39: {"v_cvt_f16_u16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x3a: {"v_cvt_f16_i16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x3b: {"v_cvt_u16_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x3c: {"v_cvt_i16_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x3d: {"v_rcp_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x3e: {"v_sqrt_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x3f: {"v_rsq_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x40: {"v_log_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x41: {"v_exp_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x42: {"v_frexp_mant_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x43: {"v_frexp_exp_i16_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x44: {"v_floor_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x45: {"v_ceil_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x46: {"v_trunc_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x47: {"v_rndne_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x48: {"v_fract_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x49: {"v_sin_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x4a: {"v_cos_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x4b: {"v_exp_legacy_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x4c: {"v_log_legacy_f32_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x4d: {"v_cvt_norm_i16_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x4e: {"v_cvt_norm_u16_f16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x4f: {"v_sat_pk_u8_i16_e32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x51: {"v_swap_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x52: {"v_accvgpr_mov_b32", []opTmpl{{F: fDst, W: 1, C: 'a'}, {F: fSrc0, W: 1, C: 'a'}}},
+	0x1:  {"v_mov_b32_e32", OpVMovB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x2:  {"v_readfirstlane_b32", OpVReadfirstlaneB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x3:  {"v_cvt_i32_f64_e32", OpVCvtI32F64, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x4:  {"v_cvt_f64_i32_e32", OpVCvtF64I32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x5:  {"v_cvt_f32_i32_e32", OpVCvtF32I32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x6:  {"v_cvt_f32_u32_e32", OpVCvtF32U32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x7:  {"v_cvt_u32_f32_e32", OpVCvtU32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x8:  {"v_cvt_i32_f32_e32", OpVCvtI32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0xa:  {"v_cvt_f16_f32_e32", OpVCvtF16F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0xb:  {"v_cvt_f32_f16_e32", OpVCvtF32F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0xc:  {"v_cvt_rpi_i32_f32_e32", OpVCvtRpiI32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0xd:  {"v_cvt_flr_i32_f32_e32", OpVCvtFlrI32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0xe:  {"v_cvt_off_f32_i4_e32", OpVCvtOffF32I4, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0xf:  {"v_cvt_f32_f64_e32", OpVCvtF32F64, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x10: {"v_cvt_f64_f32_e32", OpVCvtF64F32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x11: {"v_cvt_f32_ubyte0_e32", OpVCvtF32Ubyte0, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x12: {"v_cvt_f32_ubyte1_e32", OpVCvtF32Ubyte1, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x13: {"v_cvt_f32_ubyte2_e32", OpVCvtF32Ubyte2, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x14: {"v_cvt_f32_ubyte3_e32", OpVCvtF32Ubyte3, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x15: {"v_cvt_u32_f64_e32", OpVCvtU32F64, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x16: {"v_cvt_f64_u32_e32", OpVCvtF64U32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x17: {"v_trunc_f64_e32", OpVTruncF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x18: {"v_ceil_f64_e32", OpVCeilF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x19: {"v_rndne_f64_e32", OpVRndneF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x1a: {"v_floor_f64_e32", OpVFloorF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x1b: {"v_fract_f32_e32", OpVFractF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x1c: {"v_trunc_f32_e32", OpVTruncF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x1d: {"v_ceil_f32_e32", OpVCeilF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x1e: {"v_rndne_f32_e32", OpVRndneF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x1f: {"v_floor_f32_e32", OpVFloorF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x20: {"v_exp_f32_e32", OpVExpF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x21: {"v_log_f32_e32", OpVLogF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x22: {"v_rcp_f32_e32", OpVRcpF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x23: {"v_rcp_iflag_f32_e32", OpVRcpIflagF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x24: {"v_rsq_f32_e32", OpVRsqF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x25: {"v_rcp_f64_e32", OpVRcpF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x26: {"v_rsq_f64_e32", OpVRsqF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x27: {"v_sqrt_f32_e32", OpVSqrtF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x28: {"v_sqrt_f64_e32", OpVSqrtF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x29: {"v_sin_f32_e32", OpVSinF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x2a: {"v_cos_f32_e32", OpVCosF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x2b: {"v_not_b32_e32", OpVNotB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x2c: {"v_bfrev_b32_e32", OpVBfrevB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x2d: {"v_ffbh_u32_e32", OpVFfbhU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x2e: {"v_ffbl_b32_e32", OpVFfblB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x2f: {"v_ffbh_i32_e32", OpVFfbhI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x30: {"v_frexp_exp_i32_f64_e32", OpVFrexpExpI32F64, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x31: {"v_frexp_mant_f64_e32", OpVFrexpMantF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x32: {"v_fract_f64_e32", OpVFractF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x33: {"v_frexp_exp_i32_f32_e32", OpVFrexpExpI32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x34: {"v_frexp_mant_f32_e32", OpVFrexpMantF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x37: {"v_screen_partition_4se_b32_e32", OpVScreenPartition4seB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x39: {"v_cvt_f16_u16_e32", OpVCvtF16U16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x3a: {"v_cvt_f16_i16_e32", OpVCvtF16I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x3b: {"v_cvt_u16_f16_e32", OpVCvtU16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x3c: {"v_cvt_i16_f16_e32", OpVCvtI16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x3d: {"v_rcp_f16_e32", OpVRcpF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x3e: {"v_sqrt_f16_e32", OpVSqrtF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x3f: {"v_rsq_f16_e32", OpVRsqF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x40: {"v_log_f16_e32", OpVLogF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x41: {"v_exp_f16_e32", OpVExpF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x42: {"v_frexp_mant_f16_e32", OpVFrexpMantF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x43: {"v_frexp_exp_i16_f16_e32", OpVFrexpExpI16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x44: {"v_floor_f16_e32", OpVFloorF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x45: {"v_ceil_f16_e32", OpVCeilF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x46: {"v_trunc_f16_e32", OpVTruncF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x47: {"v_rndne_f16_e32", OpVRndneF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x48: {"v_fract_f16_e32", OpVFractF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x49: {"v_sin_f16_e32", OpVSinF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x4a: {"v_cos_f16_e32", OpVCosF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x4b: {"v_exp_legacy_f32_e32", OpVExpLegacyF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x4c: {"v_log_legacy_f32_e32", OpVLogLegacyF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x4d: {"v_cvt_norm_i16_f16_e32", OpVCvtNormI16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x4e: {"v_cvt_norm_u16_f16_e32", OpVCvtNormU16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x4f: {"v_sat_pk_u8_i16_e32", OpVSatPkU8I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x51: {"v_swap_b32", OpVSwapB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x52: {"v_accvgpr_mov_b32", OpVAccvgprMovB32, []opTmpl{{F: fDst, W: 1, C: 'a'}, {F: fSrc0, W: 1, C: 'a'}}},
 }
 
 var tabVOPC = map[uint16]opInfo{
-	0x10: {"v_cmp_class_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x11: {"v_cmpx_class_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12: {"v_cmp_class_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x13: {"v_cmpx_class_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x14: {"v_cmp_class_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x15: {"v_cmpx_class_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x20: {"v_cmp_f_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x21: {"v_cmp_lt_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x22: {"v_cmp_eq_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x23: {"v_cmp_le_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x24: {"v_cmp_gt_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x25: {"v_cmp_lg_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x26: {"v_cmp_ge_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x27: {"v_cmp_o_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x28: {"v_cmp_u_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x29: {"v_cmp_nge_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2a: {"v_cmp_nlg_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2b: {"v_cmp_ngt_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2c: {"v_cmp_nle_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2d: {"v_cmp_neq_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2e: {"v_cmp_nlt_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2f: {"v_cmp_tru_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x30: {"v_cmpx_f_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x31: {"v_cmpx_lt_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x32: {"v_cmpx_eq_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x33: {"v_cmpx_le_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x34: {"v_cmpx_gt_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x35: {"v_cmpx_lg_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x36: {"v_cmpx_ge_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x37: {"v_cmpx_o_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x38: {"v_cmpx_u_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x39: {"v_cmpx_nge_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3a: {"v_cmpx_nlg_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3b: {"v_cmpx_ngt_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3c: {"v_cmpx_nle_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3d: {"v_cmpx_neq_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3e: {"v_cmpx_nlt_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3f: {"v_cmpx_tru_f16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x40: {"v_cmp_f_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x41: {"v_cmp_lt_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x42: {"v_cmp_eq_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x43: {"v_cmp_le_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x44: {"v_cmp_gt_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x45: {"v_cmp_lg_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x46: {"v_cmp_ge_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x47: {"v_cmp_o_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x48: {"v_cmp_u_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x49: {"v_cmp_nge_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4a: {"v_cmp_nlg_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4b: {"v_cmp_ngt_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4c: {"v_cmp_nle_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4d: {"v_cmp_neq_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4e: {"v_cmp_nlt_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4f: {"v_cmp_tru_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x50: {"v_cmpx_f_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x51: {"v_cmpx_lt_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x52: {"v_cmpx_eq_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x53: {"v_cmpx_le_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x54: {"v_cmpx_gt_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x55: {"v_cmpx_lg_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x56: {"v_cmpx_ge_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x57: {"v_cmpx_o_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x58: {"v_cmpx_u_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x59: {"v_cmpx_nge_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5a: {"v_cmpx_nlg_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5b: {"v_cmpx_ngt_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5c: {"v_cmpx_nle_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5d: {"v_cmpx_neq_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5e: {"v_cmpx_nlt_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5f: {"v_cmpx_tru_f32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x60: {"v_cmp_f_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x61: {"v_cmp_lt_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x62: {"v_cmp_eq_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x63: {"v_cmp_le_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x64: {"v_cmp_gt_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x65: {"v_cmp_lg_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x66: {"v_cmp_ge_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x67: {"v_cmp_o_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x68: {"v_cmp_u_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x69: {"v_cmp_nge_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6a: {"v_cmp_nlg_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6b: {"v_cmp_ngt_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6c: {"v_cmp_nle_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6d: {"v_cmp_neq_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6e: {"v_cmp_nlt_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6f: {"v_cmp_tru_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x70: {"v_cmpx_f_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x71: {"v_cmpx_lt_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x72: {"v_cmpx_eq_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x73: {"v_cmpx_le_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x74: {"v_cmpx_gt_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x75: {"v_cmpx_lg_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x76: {"v_cmpx_ge_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x77: {"v_cmpx_o_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x78: {"v_cmpx_u_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x79: {"v_cmpx_nge_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7a: {"v_cmpx_nlg_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7b: {"v_cmpx_ngt_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7c: {"v_cmpx_nle_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7d: {"v_cmpx_neq_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7e: {"v_cmpx_nlt_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7f: {"v_cmpx_tru_f64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xa0: {"v_cmp_f_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa1: {"v_cmp_lt_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa2: {"v_cmp_eq_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa3: {"v_cmp_le_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa4: {"v_cmp_gt_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa5: {"v_cmp_ne_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa6: {"v_cmp_ge_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa7: {"v_cmp_t_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa8: {"v_cmp_f_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa9: {"v_cmp_lt_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xaa: {"v_cmp_eq_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xab: {"v_cmp_le_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xac: {"v_cmp_gt_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xad: {"v_cmp_ne_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xae: {"v_cmp_ge_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xaf: {"v_cmp_t_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb0: {"v_cmpx_f_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb1: {"v_cmpx_lt_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb2: {"v_cmpx_eq_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb3: {"v_cmpx_le_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb4: {"v_cmpx_gt_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb5: {"v_cmpx_ne_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb6: {"v_cmpx_ge_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb7: {"v_cmpx_t_i16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb8: {"v_cmpx_f_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb9: {"v_cmpx_lt_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xba: {"v_cmpx_eq_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbb: {"v_cmpx_le_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbc: {"v_cmpx_gt_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbd: {"v_cmpx_ne_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbe: {"v_cmpx_ge_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbf: {"v_cmpx_t_u16_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc0: {"v_cmp_f_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc1: {"v_cmp_lt_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc2: {"v_cmp_eq_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc3: {"v_cmp_le_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc4: {"v_cmp_gt_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc5: {"v_cmp_ne_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc6: {"v_cmp_ge_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc7: {"v_cmp_t_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc8: {"v_cmp_f_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc9: {"v_cmp_lt_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xca: {"v_cmp_eq_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xcb: {"v_cmp_le_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xcc: {"v_cmp_gt_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xcd: {"v_cmp_ne_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xce: {"v_cmp_ge_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xcf: {"v_cmp_t_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd0: {"v_cmpx_f_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd1: {"v_cmpx_lt_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd2: {"v_cmpx_eq_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd3: {"v_cmpx_le_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd4: {"v_cmpx_gt_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd5: {"v_cmpx_ne_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd6: {"v_cmpx_ge_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd7: {"v_cmpx_t_i32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd8: {"v_cmpx_f_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd9: {"v_cmpx_lt_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xda: {"v_cmpx_eq_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xdb: {"v_cmpx_le_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xdc: {"v_cmpx_gt_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xdd: {"v_cmpx_ne_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xde: {"v_cmpx_ge_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xdf: {"v_cmpx_t_u32_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xe0: {"v_cmp_f_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe1: {"v_cmp_lt_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe2: {"v_cmp_eq_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe3: {"v_cmp_le_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe4: {"v_cmp_gt_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe5: {"v_cmp_ne_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe6: {"v_cmp_ge_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe7: {"v_cmp_t_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe8: {"v_cmp_f_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe9: {"v_cmp_lt_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xea: {"v_cmp_eq_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xeb: {"v_cmp_le_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xec: {"v_cmp_gt_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xed: {"v_cmp_ne_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xee: {"v_cmp_ge_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xef: {"v_cmp_t_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf0: {"v_cmpx_f_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf1: {"v_cmpx_lt_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf2: {"v_cmpx_eq_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf3: {"v_cmpx_le_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf4: {"v_cmpx_gt_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf5: {"v_cmpx_ne_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf6: {"v_cmpx_ge_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf7: {"v_cmpx_t_i64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf8: {"v_cmpx_f_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf9: {"v_cmpx_lt_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfa: {"v_cmpx_eq_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfb: {"v_cmpx_le_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfc: {"v_cmpx_gt_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfd: {"v_cmpx_ne_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfe: {"v_cmpx_ge_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xff: {"v_cmpx_t_u64_e32", []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x10: {"v_cmp_class_f32_e32", OpVCmpClassF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x11: {"v_cmpx_class_f32_e32", OpVCmpxClassF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12: {"v_cmp_class_f64_e32", OpVCmpClassF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x13: {"v_cmpx_class_f64_e32", OpVCmpxClassF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x14: {"v_cmp_class_f16_e32", OpVCmpClassF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x15: {"v_cmpx_class_f16_e32", OpVCmpxClassF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x20: {"v_cmp_f_f16_e32", OpVCmpFF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x21: {"v_cmp_lt_f16_e32", OpVCmpLtF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x22: {"v_cmp_eq_f16_e32", OpVCmpEqF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x23: {"v_cmp_le_f16_e32", OpVCmpLeF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x24: {"v_cmp_gt_f16_e32", OpVCmpGtF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x25: {"v_cmp_lg_f16_e32", OpVCmpLgF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x26: {"v_cmp_ge_f16_e32", OpVCmpGeF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x27: {"v_cmp_o_f16_e32", OpVCmpOF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x28: {"v_cmp_u_f16_e32", OpVCmpUF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x29: {"v_cmp_nge_f16_e32", OpVCmpNgeF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2a: {"v_cmp_nlg_f16_e32", OpVCmpNlgF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2b: {"v_cmp_ngt_f16_e32", OpVCmpNgtF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2c: {"v_cmp_nle_f16_e32", OpVCmpNleF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2d: {"v_cmp_neq_f16_e32", OpVCmpNeqF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2e: {"v_cmp_nlt_f16_e32", OpVCmpNltF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2f: {"v_cmp_tru_f16_e32", OpVCmpTruF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x30: {"v_cmpx_f_f16_e32", OpVCmpxFF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x31: {"v_cmpx_lt_f16_e32", OpVCmpxLtF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x32: {"v_cmpx_eq_f16_e32", OpVCmpxEqF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x33: {"v_cmpx_le_f16_e32", OpVCmpxLeF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x34: {"v_cmpx_gt_f16_e32", OpVCmpxGtF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x35: {"v_cmpx_lg_f16_e32", OpVCmpxLgF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x36: {"v_cmpx_ge_f16_e32", OpVCmpxGeF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x37: {"v_cmpx_o_f16_e32", OpVCmpxOF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x38: {"v_cmpx_u_f16_e32", OpVCmpxUF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x39: {"v_cmpx_nge_f16_e32", OpVCmpxNgeF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3a: {"v_cmpx_nlg_f16_e32", OpVCmpxNlgF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3b: {"v_cmpx_ngt_f16_e32", OpVCmpxNgtF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3c: {"v_cmpx_nle_f16_e32", OpVCmpxNleF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3d: {"v_cmpx_neq_f16_e32", OpVCmpxNeqF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3e: {"v_cmpx_nlt_f16_e32", OpVCmpxNltF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3f: {"v_cmpx_tru_f16_e32", OpVCmpxTruF16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x40: {"v_cmp_f_f32_e32", OpVCmpFF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x41: {"v_cmp_lt_f32_e32", OpVCmpLtF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x42: {"v_cmp_eq_f32_e32", OpVCmpEqF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x43: {"v_cmp_le_f32_e32", OpVCmpLeF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x44: {"v_cmp_gt_f32_e32", OpVCmpGtF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x45: {"v_cmp_lg_f32_e32", OpVCmpLgF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x46: {"v_cmp_ge_f32_e32", OpVCmpGeF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x47: {"v_cmp_o_f32_e32", OpVCmpOF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x48: {"v_cmp_u_f32_e32", OpVCmpUF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x49: {"v_cmp_nge_f32_e32", OpVCmpNgeF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4a: {"v_cmp_nlg_f32_e32", OpVCmpNlgF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4b: {"v_cmp_ngt_f32_e32", OpVCmpNgtF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4c: {"v_cmp_nle_f32_e32", OpVCmpNleF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4d: {"v_cmp_neq_f32_e32", OpVCmpNeqF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4e: {"v_cmp_nlt_f32_e32", OpVCmpNltF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4f: {"v_cmp_tru_f32_e32", OpVCmpTruF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x50: {"v_cmpx_f_f32_e32", OpVCmpxFF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x51: {"v_cmpx_lt_f32_e32", OpVCmpxLtF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x52: {"v_cmpx_eq_f32_e32", OpVCmpxEqF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x53: {"v_cmpx_le_f32_e32", OpVCmpxLeF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x54: {"v_cmpx_gt_f32_e32", OpVCmpxGtF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x55: {"v_cmpx_lg_f32_e32", OpVCmpxLgF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x56: {"v_cmpx_ge_f32_e32", OpVCmpxGeF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x57: {"v_cmpx_o_f32_e32", OpVCmpxOF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x58: {"v_cmpx_u_f32_e32", OpVCmpxUF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x59: {"v_cmpx_nge_f32_e32", OpVCmpxNgeF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5a: {"v_cmpx_nlg_f32_e32", OpVCmpxNlgF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5b: {"v_cmpx_ngt_f32_e32", OpVCmpxNgtF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5c: {"v_cmpx_nle_f32_e32", OpVCmpxNleF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5d: {"v_cmpx_neq_f32_e32", OpVCmpxNeqF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5e: {"v_cmpx_nlt_f32_e32", OpVCmpxNltF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5f: {"v_cmpx_tru_f32_e32", OpVCmpxTruF32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x60: {"v_cmp_f_f64_e32", OpVCmpFF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x61: {"v_cmp_lt_f64_e32", OpVCmpLtF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x62: {"v_cmp_eq_f64_e32", OpVCmpEqF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x63: {"v_cmp_le_f64_e32", OpVCmpLeF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x64: {"v_cmp_gt_f64_e32", OpVCmpGtF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x65: {"v_cmp_lg_f64_e32", OpVCmpLgF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x66: {"v_cmp_ge_f64_e32", OpVCmpGeF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x67: {"v_cmp_o_f64_e32", OpVCmpOF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x68: {"v_cmp_u_f64_e32", OpVCmpUF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x69: {"v_cmp_nge_f64_e32", OpVCmpNgeF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6a: {"v_cmp_nlg_f64_e32", OpVCmpNlgF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6b: {"v_cmp_ngt_f64_e32", OpVCmpNgtF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6c: {"v_cmp_nle_f64_e32", OpVCmpNleF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6d: {"v_cmp_neq_f64_e32", OpVCmpNeqF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6e: {"v_cmp_nlt_f64_e32", OpVCmpNltF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6f: {"v_cmp_tru_f64_e32", OpVCmpTruF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x70: {"v_cmpx_f_f64_e32", OpVCmpxFF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x71: {"v_cmpx_lt_f64_e32", OpVCmpxLtF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x72: {"v_cmpx_eq_f64_e32", OpVCmpxEqF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x73: {"v_cmpx_le_f64_e32", OpVCmpxLeF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x74: {"v_cmpx_gt_f64_e32", OpVCmpxGtF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x75: {"v_cmpx_lg_f64_e32", OpVCmpxLgF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x76: {"v_cmpx_ge_f64_e32", OpVCmpxGeF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x77: {"v_cmpx_o_f64_e32", OpVCmpxOF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x78: {"v_cmpx_u_f64_e32", OpVCmpxUF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x79: {"v_cmpx_nge_f64_e32", OpVCmpxNgeF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7a: {"v_cmpx_nlg_f64_e32", OpVCmpxNlgF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7b: {"v_cmpx_ngt_f64_e32", OpVCmpxNgtF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7c: {"v_cmpx_nle_f64_e32", OpVCmpxNleF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7d: {"v_cmpx_neq_f64_e32", OpVCmpxNeqF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7e: {"v_cmpx_nlt_f64_e32", OpVCmpxNltF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7f: {"v_cmpx_tru_f64_e32", OpVCmpxTruF64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xa0: {"v_cmp_f_i16_e32", OpVCmpFI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa1: {"v_cmp_lt_i16_e32", OpVCmpLtI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa2: {"v_cmp_eq_i16_e32", OpVCmpEqI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa3: {"v_cmp_le_i16_e32", OpVCmpLeI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa4: {"v_cmp_gt_i16_e32", OpVCmpGtI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa5: {"v_cmp_ne_i16_e32", OpVCmpNeI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa6: {"v_cmp_ge_i16_e32", OpVCmpGeI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa7: {"v_cmp_t_i16_e32", OpVCmpTI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa8: {"v_cmp_f_u16_e32", OpVCmpFU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa9: {"v_cmp_lt_u16_e32", OpVCmpLtU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xaa: {"v_cmp_eq_u16_e32", OpVCmpEqU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xab: {"v_cmp_le_u16_e32", OpVCmpLeU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xac: {"v_cmp_gt_u16_e32", OpVCmpGtU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xad: {"v_cmp_ne_u16_e32", OpVCmpNeU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xae: {"v_cmp_ge_u16_e32", OpVCmpGeU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xaf: {"v_cmp_t_u16_e32", OpVCmpTU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb0: {"v_cmpx_f_i16_e32", OpVCmpxFI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb1: {"v_cmpx_lt_i16_e32", OpVCmpxLtI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb2: {"v_cmpx_eq_i16_e32", OpVCmpxEqI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb3: {"v_cmpx_le_i16_e32", OpVCmpxLeI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb4: {"v_cmpx_gt_i16_e32", OpVCmpxGtI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb5: {"v_cmpx_ne_i16_e32", OpVCmpxNeI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb6: {"v_cmpx_ge_i16_e32", OpVCmpxGeI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb7: {"v_cmpx_t_i16_e32", OpVCmpxTI16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb8: {"v_cmpx_f_u16_e32", OpVCmpxFU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb9: {"v_cmpx_lt_u16_e32", OpVCmpxLtU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xba: {"v_cmpx_eq_u16_e32", OpVCmpxEqU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbb: {"v_cmpx_le_u16_e32", OpVCmpxLeU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbc: {"v_cmpx_gt_u16_e32", OpVCmpxGtU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbd: {"v_cmpx_ne_u16_e32", OpVCmpxNeU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbe: {"v_cmpx_ge_u16_e32", OpVCmpxGeU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbf: {"v_cmpx_t_u16_e32", OpVCmpxTU16, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc0: {"v_cmp_f_i32_e32", OpVCmpFI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc1: {"v_cmp_lt_i32_e32", OpVCmpLtI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc2: {"v_cmp_eq_i32_e32", OpVCmpEqI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc3: {"v_cmp_le_i32_e32", OpVCmpLeI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc4: {"v_cmp_gt_i32_e32", OpVCmpGtI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc5: {"v_cmp_ne_i32_e32", OpVCmpNeI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc6: {"v_cmp_ge_i32_e32", OpVCmpGeI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc7: {"v_cmp_t_i32_e32", OpVCmpTI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc8: {"v_cmp_f_u32_e32", OpVCmpFU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc9: {"v_cmp_lt_u32_e32", OpVCmpLtU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xca: {"v_cmp_eq_u32_e32", OpVCmpEqU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xcb: {"v_cmp_le_u32_e32", OpVCmpLeU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xcc: {"v_cmp_gt_u32_e32", OpVCmpGtU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xcd: {"v_cmp_ne_u32_e32", OpVCmpNeU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xce: {"v_cmp_ge_u32_e32", OpVCmpGeU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xcf: {"v_cmp_t_u32_e32", OpVCmpTU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd0: {"v_cmpx_f_i32_e32", OpVCmpxFI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd1: {"v_cmpx_lt_i32_e32", OpVCmpxLtI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd2: {"v_cmpx_eq_i32_e32", OpVCmpxEqI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd3: {"v_cmpx_le_i32_e32", OpVCmpxLeI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd4: {"v_cmpx_gt_i32_e32", OpVCmpxGtI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd5: {"v_cmpx_ne_i32_e32", OpVCmpxNeI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd6: {"v_cmpx_ge_i32_e32", OpVCmpxGeI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd7: {"v_cmpx_t_i32_e32", OpVCmpxTI32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd8: {"v_cmpx_f_u32_e32", OpVCmpxFU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd9: {"v_cmpx_lt_u32_e32", OpVCmpxLtU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xda: {"v_cmpx_eq_u32_e32", OpVCmpxEqU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xdb: {"v_cmpx_le_u32_e32", OpVCmpxLeU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xdc: {"v_cmpx_gt_u32_e32", OpVCmpxGtU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xdd: {"v_cmpx_ne_u32_e32", OpVCmpxNeU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xde: {"v_cmpx_ge_u32_e32", OpVCmpxGeU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xdf: {"v_cmpx_t_u32_e32", OpVCmpxTU32, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xe0: {"v_cmp_f_i64_e32", OpVCmpFI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe1: {"v_cmp_lt_i64_e32", OpVCmpLtI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe2: {"v_cmp_eq_i64_e32", OpVCmpEqI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe3: {"v_cmp_le_i64_e32", OpVCmpLeI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe4: {"v_cmp_gt_i64_e32", OpVCmpGtI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe5: {"v_cmp_ne_i64_e32", OpVCmpNeI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe6: {"v_cmp_ge_i64_e32", OpVCmpGeI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe7: {"v_cmp_t_i64_e32", OpVCmpTI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe8: {"v_cmp_f_u64_e32", OpVCmpFU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe9: {"v_cmp_lt_u64_e32", OpVCmpLtU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xea: {"v_cmp_eq_u64_e32", OpVCmpEqU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xeb: {"v_cmp_le_u64_e32", OpVCmpLeU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xec: {"v_cmp_gt_u64_e32", OpVCmpGtU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xed: {"v_cmp_ne_u64_e32", OpVCmpNeU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xee: {"v_cmp_ge_u64_e32", OpVCmpGeU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xef: {"v_cmp_t_u64_e32", OpVCmpTU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf0: {"v_cmpx_f_i64_e32", OpVCmpxFI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf1: {"v_cmpx_lt_i64_e32", OpVCmpxLtI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf2: {"v_cmpx_eq_i64_e32", OpVCmpxEqI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf3: {"v_cmpx_le_i64_e32", OpVCmpxLeI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf4: {"v_cmpx_gt_i64_e32", OpVCmpxGtI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf5: {"v_cmpx_ne_i64_e32", OpVCmpxNeI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf6: {"v_cmpx_ge_i64_e32", OpVCmpxGeI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf7: {"v_cmpx_t_i64_e32", OpVCmpxTI64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf8: {"v_cmpx_f_u64_e32", OpVCmpxFU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf9: {"v_cmpx_lt_u64_e32", OpVCmpxLtU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfa: {"v_cmpx_eq_u64_e32", OpVCmpxEqU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfb: {"v_cmpx_le_u64_e32", OpVCmpxLeU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfc: {"v_cmpx_gt_u64_e32", OpVCmpxGtU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfd: {"v_cmpx_ne_u64_e32", OpVCmpxNeU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfe: {"v_cmpx_ge_u64_e32", OpVCmpxGeU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xff: {"v_cmpx_t_u64_e32", OpVCmpxTU64, []opTmpl{{Lit: "vcc"}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
 }
 
 var tabVOP3 = map[uint16]opInfo{
-	0x10:  {"v_cmp_class_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x11:  {"v_cmpx_class_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12:  {"v_cmp_class_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x13:  {"v_cmpx_class_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x14:  {"v_cmp_class_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x15:  {"v_cmpx_class_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x20:  {"v_cmp_f_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x21:  {"v_cmp_lt_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x22:  {"v_cmp_eq_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x23:  {"v_cmp_le_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x24:  {"v_cmp_gt_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x25:  {"v_cmp_lg_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x26:  {"v_cmp_ge_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x27:  {"v_cmp_o_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x28:  {"v_cmp_u_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x29:  {"v_cmp_nge_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2a:  {"v_cmp_nlg_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2b:  {"v_cmp_ngt_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2c:  {"v_cmp_nle_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2d:  {"v_cmp_neq_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2e:  {"v_cmp_nlt_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2f:  {"v_cmp_tru_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x30:  {"v_cmpx_f_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x31:  {"v_cmpx_lt_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x32:  {"v_cmpx_eq_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x33:  {"v_cmpx_le_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x34:  {"v_cmpx_gt_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x35:  {"v_cmpx_lg_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x36:  {"v_cmpx_ge_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x37:  {"v_cmpx_o_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x38:  {"v_cmpx_u_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x39:  {"v_cmpx_nge_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3a:  {"v_cmpx_nlg_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3b:  {"v_cmpx_ngt_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3c:  {"v_cmpx_nle_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3d:  {"v_cmpx_neq_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3e:  {"v_cmpx_nlt_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3f:  {"v_cmpx_tru_f16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x40:  {"v_cmp_f_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x41:  {"v_cmp_lt_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x42:  {"v_cmp_eq_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x43:  {"v_cmp_le_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x44:  {"v_cmp_gt_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x45:  {"v_cmp_lg_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x46:  {"v_cmp_ge_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x47:  {"v_cmp_o_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x48:  {"v_cmp_u_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x49:  {"v_cmp_nge_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4a:  {"v_cmp_nlg_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4b:  {"v_cmp_ngt_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4c:  {"v_cmp_nle_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4d:  {"v_cmp_neq_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4e:  {"v_cmp_nlt_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4f:  {"v_cmp_tru_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x50:  {"v_cmpx_f_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x51:  {"v_cmpx_lt_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x52:  {"v_cmpx_eq_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x53:  {"v_cmpx_le_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x54:  {"v_cmpx_gt_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x55:  {"v_cmpx_lg_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x56:  {"v_cmpx_ge_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x57:  {"v_cmpx_o_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x58:  {"v_cmpx_u_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x59:  {"v_cmpx_nge_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5a:  {"v_cmpx_nlg_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5b:  {"v_cmpx_ngt_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5c:  {"v_cmpx_nle_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5d:  {"v_cmpx_neq_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5e:  {"v_cmpx_nlt_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5f:  {"v_cmpx_tru_f32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x60:  {"v_cmp_f_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x61:  {"v_cmp_lt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x62:  {"v_cmp_eq_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x63:  {"v_cmp_le_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x64:  {"v_cmp_gt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x65:  {"v_cmp_lg_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x66:  {"v_cmp_ge_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x67:  {"v_cmp_o_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x68:  {"v_cmp_u_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x69:  {"v_cmp_nge_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6a:  {"v_cmp_nlg_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6b:  {"v_cmp_ngt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6c:  {"v_cmp_nle_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6d:  {"v_cmp_neq_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6e:  {"v_cmp_nlt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x6f:  {"v_cmp_tru_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x70:  {"v_cmpx_f_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x71:  {"v_cmpx_lt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x72:  {"v_cmpx_eq_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x73:  {"v_cmpx_le_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x74:  {"v_cmpx_gt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x75:  {"v_cmpx_lg_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x76:  {"v_cmpx_ge_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x77:  {"v_cmpx_o_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x78:  {"v_cmpx_u_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x79:  {"v_cmpx_nge_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7a:  {"v_cmpx_nlg_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7b:  {"v_cmpx_ngt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7c:  {"v_cmpx_nle_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7d:  {"v_cmpx_neq_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7e:  {"v_cmpx_nlt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x7f:  {"v_cmpx_tru_f64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xa0:  {"v_cmp_f_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa1:  {"v_cmp_lt_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa2:  {"v_cmp_eq_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa3:  {"v_cmp_le_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa4:  {"v_cmp_gt_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa5:  {"v_cmp_ne_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa6:  {"v_cmp_ge_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa7:  {"v_cmp_t_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa8:  {"v_cmp_f_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xa9:  {"v_cmp_lt_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xaa:  {"v_cmp_eq_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xab:  {"v_cmp_le_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xac:  {"v_cmp_gt_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xad:  {"v_cmp_ne_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xae:  {"v_cmp_ge_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xaf:  {"v_cmp_t_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb0:  {"v_cmpx_f_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb1:  {"v_cmpx_lt_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb2:  {"v_cmpx_eq_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb3:  {"v_cmpx_le_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb4:  {"v_cmpx_gt_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb5:  {"v_cmpx_ne_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb6:  {"v_cmpx_ge_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb7:  {"v_cmpx_t_i16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb8:  {"v_cmpx_f_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb9:  {"v_cmpx_lt_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xba:  {"v_cmpx_eq_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbb:  {"v_cmpx_le_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbc:  {"v_cmpx_gt_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbd:  {"v_cmpx_ne_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbe:  {"v_cmpx_ge_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xbf:  {"v_cmpx_t_u16_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc0:  {"v_cmp_f_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc1:  {"v_cmp_lt_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc2:  {"v_cmp_eq_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc3:  {"v_cmp_le_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc4:  {"v_cmp_gt_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc5:  {"v_cmp_ne_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc6:  {"v_cmp_ge_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc7:  {"v_cmp_t_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc8:  {"v_cmp_f_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc9:  {"v_cmp_lt_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xca:  {"v_cmp_eq_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xcb:  {"v_cmp_le_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xcc:  {"v_cmp_gt_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xcd:  {"v_cmp_ne_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xce:  {"v_cmp_ge_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xcf:  {"v_cmp_t_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd0:  {"v_cmpx_f_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd1:  {"v_cmpx_lt_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd2:  {"v_cmpx_eq_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd3:  {"v_cmpx_le_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd4:  {"v_cmpx_gt_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd5:  {"v_cmpx_ne_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd6:  {"v_cmpx_ge_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd7:  {"v_cmpx_t_i32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd8:  {"v_cmpx_f_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd9:  {"v_cmpx_lt_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xda:  {"v_cmpx_eq_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xdb:  {"v_cmpx_le_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xdc:  {"v_cmpx_gt_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xdd:  {"v_cmpx_ne_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xde:  {"v_cmpx_ge_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xdf:  {"v_cmpx_t_u32_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xe0:  {"v_cmp_f_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe1:  {"v_cmp_lt_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe2:  {"v_cmp_eq_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe3:  {"v_cmp_le_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe4:  {"v_cmp_gt_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe5:  {"v_cmp_ne_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe6:  {"v_cmp_ge_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe7:  {"v_cmp_t_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe8:  {"v_cmp_f_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xe9:  {"v_cmp_lt_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xea:  {"v_cmp_eq_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xeb:  {"v_cmp_le_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xec:  {"v_cmp_gt_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xed:  {"v_cmp_ne_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xee:  {"v_cmp_ge_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xef:  {"v_cmp_t_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf0:  {"v_cmpx_f_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf1:  {"v_cmpx_lt_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf2:  {"v_cmpx_eq_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf3:  {"v_cmpx_le_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf4:  {"v_cmpx_gt_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf5:  {"v_cmpx_ne_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf6:  {"v_cmpx_ge_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf7:  {"v_cmpx_t_i64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf8:  {"v_cmpx_f_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xf9:  {"v_cmpx_lt_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfa:  {"v_cmpx_eq_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfb:  {"v_cmpx_le_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfc:  {"v_cmpx_gt_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfd:  {"v_cmpx_ne_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xfe:  {"v_cmpx_ge_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0xff:  {"v_cmpx_t_u64_e64", []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x100: {"v_cndmask_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x101: {"v_add_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x102: {"v_sub_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x103: {"v_subrev_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x104: {"v_fmac_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x105: {"v_mul_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x106: {"v_mul_i32_i24_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x107: {"v_mul_hi_i32_i24_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x108: {"v_mul_u32_u24_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x109: {"v_mul_hi_u32_u24_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x10a: {"v_min_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x10b: {"v_max_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x10c: {"v_min_i32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x10d: {"v_max_i32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x10e: {"v_min_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x10f: {"v_max_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x110: {"v_lshrrev_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x111: {"v_ashrrev_i32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x112: {"v_lshlrev_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x113: {"v_and_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x114: {"v_or_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x115: {"v_xor_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x116: {"v_mac_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x119: {"v_add_co_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x11a: {"v_sub_co_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x11b: {"v_subrev_co_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x11c: {"v_addc_co_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x11d: {"v_subb_co_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x11e: {"v_subbrev_co_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x11f: {"v_add_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x120: {"v_sub_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x121: {"v_subrev_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x122: {"v_mul_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x123: {"v_mac_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x126: {"v_add_u16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x127: {"v_sub_u16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x128: {"v_subrev_u16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x129: {"v_mul_lo_u16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12a: {"v_lshlrev_b16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12b: {"v_lshrrev_b16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12c: {"v_ashrrev_i16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12d: {"v_max_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12e: {"v_min_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12f: {"v_max_u16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x130: {"v_max_i16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x131: {"v_min_u16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x132: {"v_min_i16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x133: {"v_ldexp_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x134: {"v_add_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x135: {"v_sub_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x136: {"v_subrev_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x13b: {"v_fmac_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x13d: {"v_xnor_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x140: {"v_nop", []opTmpl{}},
-	0x141: {"v_mov_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x143: {"v_cvt_i32_f64_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x144: {"v_cvt_f64_i32_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x145: {"v_cvt_f32_i32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x146: {"v_cvt_f32_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x147: {"v_cvt_u32_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x148: {"v_cvt_i32_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x14a: {"v_cvt_f16_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x14b: {"v_cvt_f32_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x14c: {"v_cvt_rpi_i32_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x14d: {"v_cvt_flr_i32_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x14e: {"v_cvt_off_f32_i4_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x14f: {"v_cvt_f32_f64_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x150: {"v_cvt_f64_f32_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x151: {"v_cvt_f32_ubyte0_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x152: {"v_cvt_f32_ubyte1_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x153: {"v_cvt_f32_ubyte2_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x154: {"v_cvt_f32_ubyte3_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x155: {"v_cvt_u32_f64_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x156: {"v_cvt_f64_u32_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x157: {"v_trunc_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x158: {"v_ceil_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x159: {"v_rndne_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x15a: {"v_floor_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x15b: {"v_fract_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x15c: {"v_trunc_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x15d: {"v_ceil_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x15e: {"v_rndne_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x15f: {"v_floor_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x160: {"v_exp_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x161: {"v_log_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x162: {"v_rcp_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x163: {"v_rcp_iflag_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x164: {"v_rsq_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x165: {"v_rcp_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x166: {"v_rsq_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x167: {"v_sqrt_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x168: {"v_sqrt_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x169: {"v_sin_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x16a: {"v_cos_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x16b: {"v_not_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x16c: {"v_bfrev_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x16d: {"v_ffbh_u32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x16e: {"v_ffbl_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x16f: {"v_ffbh_i32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x170: {"v_frexp_exp_i32_f64_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x171: {"v_frexp_mant_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x172: {"v_fract_f64_e64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
-	0x173: {"v_frexp_exp_i32_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x174: {"v_frexp_mant_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x175: {"v_clrexcp", []opTmpl{}},
-	0x177: {"v_screen_partition_4se_b32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x179: {"v_cvt_f16_u16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x17a: {"v_cvt_f16_i16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x17b: {"v_cvt_u16_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x17c: {"v_cvt_i16_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x17d: {"v_rcp_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x17e: {"v_sqrt_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x17f: {"v_rsq_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x180: {"v_log_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x181: {"v_exp_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x182: {"v_frexp_mant_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x183: {"v_frexp_exp_i16_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x184: {"v_floor_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x185: {"v_ceil_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x186: {"v_trunc_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x187: {"v_rndne_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x188: {"v_fract_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x189: {"v_sin_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x18a: {"v_cos_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x18b: {"v_exp_legacy_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x18c: {"v_log_legacy_f32_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x18d: {"v_cvt_norm_i16_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x18e: {"v_cvt_norm_u16_f16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x18f: {"v_sat_pk_u8_i16_e64", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x1c0: {"v_mad_legacy_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c1: {"v_mad_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c2: {"v_mad_i32_i24", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c3: {"v_mad_u32_u24", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c4: {"v_cubeid_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c5: {"v_cubesc_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c6: {"v_cubetc_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c7: {"v_cubema_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c8: {"v_bfe_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1c9: {"v_bfe_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1ca: {"v_bfi_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1cb: {"v_fma_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1cc: {"v_fma_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x1cd: {"v_lerp_u8", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1ce: {"v_alignbit_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1cf: {"v_alignbyte_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d0: {"v_min3_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d1: {"v_min3_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d2: {"v_min3_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d3: {"v_max3_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d4: {"v_max3_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d5: {"v_max3_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d6: {"v_med3_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d7: {"v_med3_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d8: {"v_med3_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1d9: {"v_sad_u8", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1da: {"v_sad_hi_u8", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1db: {"v_sad_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1dc: {"v_sad_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1dd: {"v_cvt_pk_u8_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1de: {"v_div_fixup_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1df: {"v_div_fixup_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x1e0: {"v_div_scale_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1e1: {"v_div_scale_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x1e2: {"v_div_fmas_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1e3: {"v_div_fmas_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x1e4: {"v_msad_u8", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1e5: {"v_qsad_pk_u16_u8", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x1e6: {"v_mqsad_pk_u16_u8", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x1e7: {"v_mqsad_u32_u8", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 4, C: 'v'}}},
-	0x1e8: {"v_mad_u64_u32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x1e9: {"v_mad_i64_i32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x1ea: {"v_mad_legacy_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1eb: {"v_mad_legacy_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1ec: {"v_mad_legacy_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1ed: {"v_perm_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1ee: {"v_fma_legacy_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1ef: {"v_div_fixup_legacy_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f0: {"v_cvt_pkaccum_u8_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x1f1: {"v_mad_u32_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f2: {"v_mad_i32_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f3: {"v_xad_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f4: {"v_min3_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f5: {"v_min3_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f6: {"v_min3_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f7: {"v_max3_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f8: {"v_max3_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1f9: {"v_max3_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1fa: {"v_med3_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1fb: {"v_med3_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1fc: {"v_med3_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1fd: {"v_lshl_add_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1fe: {"v_add_lshl_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1ff: {"v_add3_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x200: {"v_lshl_or_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x201: {"v_and_or_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x202: {"v_or3_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x203: {"v_mad_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x204: {"v_mad_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x205: {"v_mad_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x206: {"v_fma_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x207: {"v_div_fixup_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x280: {"v_add_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x281: {"v_mul_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x282: {"v_min_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x283: {"v_max_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x284: {"v_ldexp_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x285: {"v_mul_lo_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x286: {"v_mul_hi_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x287: {"v_mul_hi_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x288: {"v_ldexp_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x289: {"v_readlane_b32", []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x28a: {"v_writelane_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x28b: {"v_bcnt_u32_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x28c: {"v_mbcnt_lo_u32_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x28d: {"v_mbcnt_hi_u32_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x28f: {"v_lshlrev_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x290: {"v_lshrrev_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x291: {"v_ashrrev_i64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x292: {"v_trig_preop_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x293: {"v_bfm_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x294: {"v_cvt_pknorm_i16_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x295: {"v_cvt_pknorm_u16_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x296: {"v_cvt_pkrtz_f16_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x297: {"v_cvt_pk_u16_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x298: {"v_cvt_pk_i16_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x299: {"v_cvt_pknorm_i16_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x29a: {"v_cvt_pknorm_u16_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x29c: {"v_add_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x29d: {"v_sub_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x29e: {"v_add_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x29f: {"v_sub_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2a0: {"v_pack_b32_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2a1: {"v_mul_legacy_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10:  {"v_cmp_class_f32_e64", OpVCmpClassF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x11:  {"v_cmpx_class_f32_e64", OpVCmpxClassF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12:  {"v_cmp_class_f64_e64", OpVCmpClassF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x13:  {"v_cmpx_class_f64_e64", OpVCmpxClassF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x14:  {"v_cmp_class_f16_e64", OpVCmpClassF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x15:  {"v_cmpx_class_f16_e64", OpVCmpxClassF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x20:  {"v_cmp_f_f16_e64", OpVCmpFF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x21:  {"v_cmp_lt_f16_e64", OpVCmpLtF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x22:  {"v_cmp_eq_f16_e64", OpVCmpEqF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x23:  {"v_cmp_le_f16_e64", OpVCmpLeF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x24:  {"v_cmp_gt_f16_e64", OpVCmpGtF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x25:  {"v_cmp_lg_f16_e64", OpVCmpLgF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x26:  {"v_cmp_ge_f16_e64", OpVCmpGeF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x27:  {"v_cmp_o_f16_e64", OpVCmpOF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x28:  {"v_cmp_u_f16_e64", OpVCmpUF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x29:  {"v_cmp_nge_f16_e64", OpVCmpNgeF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2a:  {"v_cmp_nlg_f16_e64", OpVCmpNlgF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2b:  {"v_cmp_ngt_f16_e64", OpVCmpNgtF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2c:  {"v_cmp_nle_f16_e64", OpVCmpNleF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2d:  {"v_cmp_neq_f16_e64", OpVCmpNeqF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2e:  {"v_cmp_nlt_f16_e64", OpVCmpNltF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2f:  {"v_cmp_tru_f16_e64", OpVCmpTruF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x30:  {"v_cmpx_f_f16_e64", OpVCmpxFF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x31:  {"v_cmpx_lt_f16_e64", OpVCmpxLtF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x32:  {"v_cmpx_eq_f16_e64", OpVCmpxEqF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x33:  {"v_cmpx_le_f16_e64", OpVCmpxLeF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x34:  {"v_cmpx_gt_f16_e64", OpVCmpxGtF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x35:  {"v_cmpx_lg_f16_e64", OpVCmpxLgF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x36:  {"v_cmpx_ge_f16_e64", OpVCmpxGeF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x37:  {"v_cmpx_o_f16_e64", OpVCmpxOF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x38:  {"v_cmpx_u_f16_e64", OpVCmpxUF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x39:  {"v_cmpx_nge_f16_e64", OpVCmpxNgeF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3a:  {"v_cmpx_nlg_f16_e64", OpVCmpxNlgF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3b:  {"v_cmpx_ngt_f16_e64", OpVCmpxNgtF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3c:  {"v_cmpx_nle_f16_e64", OpVCmpxNleF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3d:  {"v_cmpx_neq_f16_e64", OpVCmpxNeqF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3e:  {"v_cmpx_nlt_f16_e64", OpVCmpxNltF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3f:  {"v_cmpx_tru_f16_e64", OpVCmpxTruF16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x40:  {"v_cmp_f_f32_e64", OpVCmpFF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x41:  {"v_cmp_lt_f32_e64", OpVCmpLtF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x42:  {"v_cmp_eq_f32_e64", OpVCmpEqF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x43:  {"v_cmp_le_f32_e64", OpVCmpLeF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x44:  {"v_cmp_gt_f32_e64", OpVCmpGtF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x45:  {"v_cmp_lg_f32_e64", OpVCmpLgF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x46:  {"v_cmp_ge_f32_e64", OpVCmpGeF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x47:  {"v_cmp_o_f32_e64", OpVCmpOF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x48:  {"v_cmp_u_f32_e64", OpVCmpUF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x49:  {"v_cmp_nge_f32_e64", OpVCmpNgeF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4a:  {"v_cmp_nlg_f32_e64", OpVCmpNlgF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4b:  {"v_cmp_ngt_f32_e64", OpVCmpNgtF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4c:  {"v_cmp_nle_f32_e64", OpVCmpNleF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4d:  {"v_cmp_neq_f32_e64", OpVCmpNeqF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4e:  {"v_cmp_nlt_f32_e64", OpVCmpNltF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4f:  {"v_cmp_tru_f32_e64", OpVCmpTruF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x50:  {"v_cmpx_f_f32_e64", OpVCmpxFF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x51:  {"v_cmpx_lt_f32_e64", OpVCmpxLtF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x52:  {"v_cmpx_eq_f32_e64", OpVCmpxEqF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x53:  {"v_cmpx_le_f32_e64", OpVCmpxLeF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x54:  {"v_cmpx_gt_f32_e64", OpVCmpxGtF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x55:  {"v_cmpx_lg_f32_e64", OpVCmpxLgF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x56:  {"v_cmpx_ge_f32_e64", OpVCmpxGeF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x57:  {"v_cmpx_o_f32_e64", OpVCmpxOF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x58:  {"v_cmpx_u_f32_e64", OpVCmpxUF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x59:  {"v_cmpx_nge_f32_e64", OpVCmpxNgeF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5a:  {"v_cmpx_nlg_f32_e64", OpVCmpxNlgF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5b:  {"v_cmpx_ngt_f32_e64", OpVCmpxNgtF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5c:  {"v_cmpx_nle_f32_e64", OpVCmpxNleF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5d:  {"v_cmpx_neq_f32_e64", OpVCmpxNeqF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5e:  {"v_cmpx_nlt_f32_e64", OpVCmpxNltF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5f:  {"v_cmpx_tru_f32_e64", OpVCmpxTruF32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x60:  {"v_cmp_f_f64_e64", OpVCmpFF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x61:  {"v_cmp_lt_f64_e64", OpVCmpLtF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x62:  {"v_cmp_eq_f64_e64", OpVCmpEqF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x63:  {"v_cmp_le_f64_e64", OpVCmpLeF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x64:  {"v_cmp_gt_f64_e64", OpVCmpGtF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x65:  {"v_cmp_lg_f64_e64", OpVCmpLgF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x66:  {"v_cmp_ge_f64_e64", OpVCmpGeF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x67:  {"v_cmp_o_f64_e64", OpVCmpOF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x68:  {"v_cmp_u_f64_e64", OpVCmpUF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x69:  {"v_cmp_nge_f64_e64", OpVCmpNgeF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6a:  {"v_cmp_nlg_f64_e64", OpVCmpNlgF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6b:  {"v_cmp_ngt_f64_e64", OpVCmpNgtF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6c:  {"v_cmp_nle_f64_e64", OpVCmpNleF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6d:  {"v_cmp_neq_f64_e64", OpVCmpNeqF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6e:  {"v_cmp_nlt_f64_e64", OpVCmpNltF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x6f:  {"v_cmp_tru_f64_e64", OpVCmpTruF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x70:  {"v_cmpx_f_f64_e64", OpVCmpxFF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x71:  {"v_cmpx_lt_f64_e64", OpVCmpxLtF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x72:  {"v_cmpx_eq_f64_e64", OpVCmpxEqF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x73:  {"v_cmpx_le_f64_e64", OpVCmpxLeF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x74:  {"v_cmpx_gt_f64_e64", OpVCmpxGtF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x75:  {"v_cmpx_lg_f64_e64", OpVCmpxLgF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x76:  {"v_cmpx_ge_f64_e64", OpVCmpxGeF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x77:  {"v_cmpx_o_f64_e64", OpVCmpxOF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x78:  {"v_cmpx_u_f64_e64", OpVCmpxUF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x79:  {"v_cmpx_nge_f64_e64", OpVCmpxNgeF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7a:  {"v_cmpx_nlg_f64_e64", OpVCmpxNlgF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7b:  {"v_cmpx_ngt_f64_e64", OpVCmpxNgtF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7c:  {"v_cmpx_nle_f64_e64", OpVCmpxNleF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7d:  {"v_cmpx_neq_f64_e64", OpVCmpxNeqF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7e:  {"v_cmpx_nlt_f64_e64", OpVCmpxNltF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x7f:  {"v_cmpx_tru_f64_e64", OpVCmpxTruF64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xa0:  {"v_cmp_f_i16_e64", OpVCmpFI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa1:  {"v_cmp_lt_i16_e64", OpVCmpLtI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa2:  {"v_cmp_eq_i16_e64", OpVCmpEqI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa3:  {"v_cmp_le_i16_e64", OpVCmpLeI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa4:  {"v_cmp_gt_i16_e64", OpVCmpGtI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa5:  {"v_cmp_ne_i16_e64", OpVCmpNeI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa6:  {"v_cmp_ge_i16_e64", OpVCmpGeI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa7:  {"v_cmp_t_i16_e64", OpVCmpTI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa8:  {"v_cmp_f_u16_e64", OpVCmpFU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xa9:  {"v_cmp_lt_u16_e64", OpVCmpLtU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xaa:  {"v_cmp_eq_u16_e64", OpVCmpEqU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xab:  {"v_cmp_le_u16_e64", OpVCmpLeU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xac:  {"v_cmp_gt_u16_e64", OpVCmpGtU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xad:  {"v_cmp_ne_u16_e64", OpVCmpNeU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xae:  {"v_cmp_ge_u16_e64", OpVCmpGeU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xaf:  {"v_cmp_t_u16_e64", OpVCmpTU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb0:  {"v_cmpx_f_i16_e64", OpVCmpxFI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb1:  {"v_cmpx_lt_i16_e64", OpVCmpxLtI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb2:  {"v_cmpx_eq_i16_e64", OpVCmpxEqI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb3:  {"v_cmpx_le_i16_e64", OpVCmpxLeI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb4:  {"v_cmpx_gt_i16_e64", OpVCmpxGtI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb5:  {"v_cmpx_ne_i16_e64", OpVCmpxNeI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb6:  {"v_cmpx_ge_i16_e64", OpVCmpxGeI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb7:  {"v_cmpx_t_i16_e64", OpVCmpxTI16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb8:  {"v_cmpx_f_u16_e64", OpVCmpxFU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb9:  {"v_cmpx_lt_u16_e64", OpVCmpxLtU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xba:  {"v_cmpx_eq_u16_e64", OpVCmpxEqU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbb:  {"v_cmpx_le_u16_e64", OpVCmpxLeU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbc:  {"v_cmpx_gt_u16_e64", OpVCmpxGtU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbd:  {"v_cmpx_ne_u16_e64", OpVCmpxNeU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbe:  {"v_cmpx_ge_u16_e64", OpVCmpxGeU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xbf:  {"v_cmpx_t_u16_e64", OpVCmpxTU16, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc0:  {"v_cmp_f_i32_e64", OpVCmpFI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc1:  {"v_cmp_lt_i32_e64", OpVCmpLtI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc2:  {"v_cmp_eq_i32_e64", OpVCmpEqI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc3:  {"v_cmp_le_i32_e64", OpVCmpLeI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc4:  {"v_cmp_gt_i32_e64", OpVCmpGtI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc5:  {"v_cmp_ne_i32_e64", OpVCmpNeI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc6:  {"v_cmp_ge_i32_e64", OpVCmpGeI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc7:  {"v_cmp_t_i32_e64", OpVCmpTI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc8:  {"v_cmp_f_u32_e64", OpVCmpFU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc9:  {"v_cmp_lt_u32_e64", OpVCmpLtU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xca:  {"v_cmp_eq_u32_e64", OpVCmpEqU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xcb:  {"v_cmp_le_u32_e64", OpVCmpLeU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xcc:  {"v_cmp_gt_u32_e64", OpVCmpGtU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xcd:  {"v_cmp_ne_u32_e64", OpVCmpNeU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xce:  {"v_cmp_ge_u32_e64", OpVCmpGeU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xcf:  {"v_cmp_t_u32_e64", OpVCmpTU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd0:  {"v_cmpx_f_i32_e64", OpVCmpxFI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd1:  {"v_cmpx_lt_i32_e64", OpVCmpxLtI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd2:  {"v_cmpx_eq_i32_e64", OpVCmpxEqI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd3:  {"v_cmpx_le_i32_e64", OpVCmpxLeI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd4:  {"v_cmpx_gt_i32_e64", OpVCmpxGtI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd5:  {"v_cmpx_ne_i32_e64", OpVCmpxNeI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd6:  {"v_cmpx_ge_i32_e64", OpVCmpxGeI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd7:  {"v_cmpx_t_i32_e64", OpVCmpxTI32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd8:  {"v_cmpx_f_u32_e64", OpVCmpxFU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd9:  {"v_cmpx_lt_u32_e64", OpVCmpxLtU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xda:  {"v_cmpx_eq_u32_e64", OpVCmpxEqU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xdb:  {"v_cmpx_le_u32_e64", OpVCmpxLeU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xdc:  {"v_cmpx_gt_u32_e64", OpVCmpxGtU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xdd:  {"v_cmpx_ne_u32_e64", OpVCmpxNeU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xde:  {"v_cmpx_ge_u32_e64", OpVCmpxGeU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xdf:  {"v_cmpx_t_u32_e64", OpVCmpxTU32, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xe0:  {"v_cmp_f_i64_e64", OpVCmpFI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe1:  {"v_cmp_lt_i64_e64", OpVCmpLtI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe2:  {"v_cmp_eq_i64_e64", OpVCmpEqI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe3:  {"v_cmp_le_i64_e64", OpVCmpLeI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe4:  {"v_cmp_gt_i64_e64", OpVCmpGtI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe5:  {"v_cmp_ne_i64_e64", OpVCmpNeI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe6:  {"v_cmp_ge_i64_e64", OpVCmpGeI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe7:  {"v_cmp_t_i64_e64", OpVCmpTI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe8:  {"v_cmp_f_u64_e64", OpVCmpFU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xe9:  {"v_cmp_lt_u64_e64", OpVCmpLtU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xea:  {"v_cmp_eq_u64_e64", OpVCmpEqU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xeb:  {"v_cmp_le_u64_e64", OpVCmpLeU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xec:  {"v_cmp_gt_u64_e64", OpVCmpGtU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xed:  {"v_cmp_ne_u64_e64", OpVCmpNeU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xee:  {"v_cmp_ge_u64_e64", OpVCmpGeU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xef:  {"v_cmp_t_u64_e64", OpVCmpTU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf0:  {"v_cmpx_f_i64_e64", OpVCmpxFI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf1:  {"v_cmpx_lt_i64_e64", OpVCmpxLtI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf2:  {"v_cmpx_eq_i64_e64", OpVCmpxEqI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf3:  {"v_cmpx_le_i64_e64", OpVCmpxLeI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf4:  {"v_cmpx_gt_i64_e64", OpVCmpxGtI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf5:  {"v_cmpx_ne_i64_e64", OpVCmpxNeI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf6:  {"v_cmpx_ge_i64_e64", OpVCmpxGeI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf7:  {"v_cmpx_t_i64_e64", OpVCmpxTI64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf8:  {"v_cmpx_f_u64_e64", OpVCmpxFU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xf9:  {"v_cmpx_lt_u64_e64", OpVCmpxLtU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfa:  {"v_cmpx_eq_u64_e64", OpVCmpxEqU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfb:  {"v_cmpx_le_u64_e64", OpVCmpxLeU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfc:  {"v_cmpx_gt_u64_e64", OpVCmpxGtU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfd:  {"v_cmpx_ne_u64_e64", OpVCmpxNeU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xfe:  {"v_cmpx_ge_u64_e64", OpVCmpxGeU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0xff:  {"v_cmpx_t_u64_e64", OpVCmpxTU64, []opTmpl{{F: fDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x100: {"v_cndmask_b32_e64", OpVCndmaskB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x101: {"v_add_f32_e64", OpVAddF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x102: {"v_sub_f32_e64", OpVSubF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x103: {"v_subrev_f32_e64", OpVSubrevF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x104: {"v_fmac_f64_e64", OpVFmacF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x105: {"v_mul_f32_e64", OpVMulF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x106: {"v_mul_i32_i24_e64", OpVMulI32I24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x107: {"v_mul_hi_i32_i24_e64", OpVMulHiI32I24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x108: {"v_mul_u32_u24_e64", OpVMulU32U24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x109: {"v_mul_hi_u32_u24_e64", OpVMulHiU32U24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10a: {"v_min_f32_e64", OpVMinF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10b: {"v_max_f32_e64", OpVMaxF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10c: {"v_min_i32_e64", OpVMinI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10d: {"v_max_i32_e64", OpVMaxI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10e: {"v_min_u32_e64", OpVMinU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10f: {"v_max_u32_e64", OpVMaxU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x110: {"v_lshrrev_b32_e64", OpVLshrrevB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x111: {"v_ashrrev_i32_e64", OpVAshrrevI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x112: {"v_lshlrev_b32_e64", OpVLshlrevB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x113: {"v_and_b32_e64", OpVAndB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x114: {"v_or_b32_e64", OpVOrB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x115: {"v_xor_b32_e64", OpVXorB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x116: {"v_mac_f32_e64", OpVMacF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x119: {"v_add_co_u32_e64", OpVAddCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x11a: {"v_sub_co_u32_e64", OpVSubCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x11b: {"v_subrev_co_u32_e64", OpVSubrevCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x11c: {"v_addc_co_u32_e64", OpVAddcCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x11d: {"v_subb_co_u32_e64", OpVSubbCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x11e: {"v_subbrev_co_u32_e64", OpVSubbrevCoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x11f: {"v_add_f16_e64", OpVAddF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x120: {"v_sub_f16_e64", OpVSubF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x121: {"v_subrev_f16_e64", OpVSubrevF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x122: {"v_mul_f16_e64", OpVMulF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x123: {"v_mac_f16_e64", OpVMacF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x126: {"v_add_u16_e64", OpVAddU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x127: {"v_sub_u16_e64", OpVSubU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x128: {"v_subrev_u16_e64", OpVSubrevU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x129: {"v_mul_lo_u16_e64", OpVMulLoU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12a: {"v_lshlrev_b16_e64", OpVLshlrevB16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12b: {"v_lshrrev_b16_e64", OpVLshrrevB16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12c: {"v_ashrrev_i16_e64", OpVAshrrevI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12d: {"v_max_f16_e64", OpVMaxF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12e: {"v_min_f16_e64", OpVMinF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12f: {"v_max_u16_e64", OpVMaxU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x130: {"v_max_i16_e64", OpVMaxI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x131: {"v_min_u16_e64", OpVMinU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x132: {"v_min_i16_e64", OpVMinI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x133: {"v_ldexp_f16_e64", OpVLdexpF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x134: {"v_add_u32_e64", OpVAddU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x135: {"v_sub_u32_e64", OpVSubU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x136: {"v_subrev_u32_e64", OpVSubrevU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x13b: {"v_fmac_f32_e64", OpVFmacF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x13d: {"v_xnor_b32_e64", OpVXnorB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x140: {"v_nop", OpVNop, []opTmpl{}},
+	0x141: {"v_mov_b32_e64", OpVMovB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x143: {"v_cvt_i32_f64_e64", OpVCvtI32F64, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x144: {"v_cvt_f64_i32_e64", OpVCvtF64I32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x145: {"v_cvt_f32_i32_e64", OpVCvtF32I32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x146: {"v_cvt_f32_u32_e64", OpVCvtF32U32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x147: {"v_cvt_u32_f32_e64", OpVCvtU32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x148: {"v_cvt_i32_f32_e64", OpVCvtI32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x14a: {"v_cvt_f16_f32_e64", OpVCvtF16F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x14b: {"v_cvt_f32_f16_e64", OpVCvtF32F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x14c: {"v_cvt_rpi_i32_f32_e64", OpVCvtRpiI32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x14d: {"v_cvt_flr_i32_f32_e64", OpVCvtFlrI32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x14e: {"v_cvt_off_f32_i4_e64", OpVCvtOffF32I4, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x14f: {"v_cvt_f32_f64_e64", OpVCvtF32F64, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x150: {"v_cvt_f64_f32_e64", OpVCvtF64F32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x151: {"v_cvt_f32_ubyte0_e64", OpVCvtF32Ubyte0, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x152: {"v_cvt_f32_ubyte1_e64", OpVCvtF32Ubyte1, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x153: {"v_cvt_f32_ubyte2_e64", OpVCvtF32Ubyte2, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x154: {"v_cvt_f32_ubyte3_e64", OpVCvtF32Ubyte3, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x155: {"v_cvt_u32_f64_e64", OpVCvtU32F64, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x156: {"v_cvt_f64_u32_e64", OpVCvtF64U32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x157: {"v_trunc_f64_e64", OpVTruncF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x158: {"v_ceil_f64_e64", OpVCeilF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x159: {"v_rndne_f64_e64", OpVRndneF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x15a: {"v_floor_f64_e64", OpVFloorF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x15b: {"v_fract_f32_e64", OpVFractF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x15c: {"v_trunc_f32_e64", OpVTruncF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x15d: {"v_ceil_f32_e64", OpVCeilF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x15e: {"v_rndne_f32_e64", OpVRndneF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x15f: {"v_floor_f32_e64", OpVFloorF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x160: {"v_exp_f32_e64", OpVExpF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x161: {"v_log_f32_e64", OpVLogF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x162: {"v_rcp_f32_e64", OpVRcpF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x163: {"v_rcp_iflag_f32_e64", OpVRcpIflagF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x164: {"v_rsq_f32_e64", OpVRsqF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x165: {"v_rcp_f64_e64", OpVRcpF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x166: {"v_rsq_f64_e64", OpVRsqF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x167: {"v_sqrt_f32_e64", OpVSqrtF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x168: {"v_sqrt_f64_e64", OpVSqrtF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x169: {"v_sin_f32_e64", OpVSinF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x16a: {"v_cos_f32_e64", OpVCosF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x16b: {"v_not_b32_e64", OpVNotB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x16c: {"v_bfrev_b32_e64", OpVBfrevB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x16d: {"v_ffbh_u32_e64", OpVFfbhU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x16e: {"v_ffbl_b32_e64", OpVFfblB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x16f: {"v_ffbh_i32_e64", OpVFfbhI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x170: {"v_frexp_exp_i32_f64_e64", OpVFrexpExpI32F64, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x171: {"v_frexp_mant_f64_e64", OpVFrexpMantF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x172: {"v_fract_f64_e64", OpVFractF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}}},
+	0x173: {"v_frexp_exp_i32_f32_e64", OpVFrexpExpI32F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x174: {"v_frexp_mant_f32_e64", OpVFrexpMantF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x175: {"v_clrexcp", OpVClrexcp, []opTmpl{}},
+	0x177: {"v_screen_partition_4se_b32_e64", OpVScreenPartition4seB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x179: {"v_cvt_f16_u16_e64", OpVCvtF16U16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x17a: {"v_cvt_f16_i16_e64", OpVCvtF16I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x17b: {"v_cvt_u16_f16_e64", OpVCvtU16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x17c: {"v_cvt_i16_f16_e64", OpVCvtI16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x17d: {"v_rcp_f16_e64", OpVRcpF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x17e: {"v_sqrt_f16_e64", OpVSqrtF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x17f: {"v_rsq_f16_e64", OpVRsqF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x180: {"v_log_f16_e64", OpVLogF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x181: {"v_exp_f16_e64", OpVExpF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x182: {"v_frexp_mant_f16_e64", OpVFrexpMantF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x183: {"v_frexp_exp_i16_f16_e64", OpVFrexpExpI16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x184: {"v_floor_f16_e64", OpVFloorF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x185: {"v_ceil_f16_e64", OpVCeilF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x186: {"v_trunc_f16_e64", OpVTruncF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x187: {"v_rndne_f16_e64", OpVRndneF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x188: {"v_fract_f16_e64", OpVFractF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x189: {"v_sin_f16_e64", OpVSinF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x18a: {"v_cos_f16_e64", OpVCosF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x18b: {"v_exp_legacy_f32_e64", OpVExpLegacyF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x18c: {"v_log_legacy_f32_e64", OpVLogLegacyF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x18d: {"v_cvt_norm_i16_f16_e64", OpVCvtNormI16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x18e: {"v_cvt_norm_u16_f16_e64", OpVCvtNormU16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x18f: {"v_sat_pk_u8_i16_e64", OpVSatPkU8I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x1c0: {"v_mad_legacy_f32", OpVMadLegacyF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c1: {"v_mad_f32", OpVMadF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c2: {"v_mad_i32_i24", OpVMadI32I24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c3: {"v_mad_u32_u24", OpVMadU32U24, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c4: {"v_cubeid_f32", OpVCubeidF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c5: {"v_cubesc_f32", OpVCubescF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c6: {"v_cubetc_f32", OpVCubetcF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c7: {"v_cubema_f32", OpVCubemaF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c8: {"v_bfe_u32", OpVBfeU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1c9: {"v_bfe_i32", OpVBfeI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1ca: {"v_bfi_b32", OpVBfiB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1cb: {"v_fma_f32", OpVFmaF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1cc: {"v_fma_f64", OpVFmaF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x1cd: {"v_lerp_u8", OpVLerpU8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1ce: {"v_alignbit_b32", OpVAlignbitB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1cf: {"v_alignbyte_b32", OpVAlignbyteB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d0: {"v_min3_f32", OpVMin3F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d1: {"v_min3_i32", OpVMin3I32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d2: {"v_min3_u32", OpVMin3U32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d3: {"v_max3_f32", OpVMax3F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d4: {"v_max3_i32", OpVMax3I32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d5: {"v_max3_u32", OpVMax3U32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d6: {"v_med3_f32", OpVMed3F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d7: {"v_med3_i32", OpVMed3I32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d8: {"v_med3_u32", OpVMed3U32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1d9: {"v_sad_u8", OpVSadU8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1da: {"v_sad_hi_u8", OpVSadHiU8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1db: {"v_sad_u16", OpVSadU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1dc: {"v_sad_u32", OpVSadU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1dd: {"v_cvt_pk_u8_f32", OpVCvtPkU8F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1de: {"v_div_fixup_f32", OpVDivFixupF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1df: {"v_div_fixup_f64", OpVDivFixupF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x1e0: {"v_div_scale_f32", OpVDivScaleF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1e1: {"v_div_scale_f64", OpVDivScaleF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x1e2: {"v_div_fmas_f32", OpVDivFmasF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1e3: {"v_div_fmas_f64", OpVDivFmasF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x1e4: {"v_msad_u8", OpVMsadU8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1e5: {"v_qsad_pk_u16_u8", OpVQsadPkU16U8, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x1e6: {"v_mqsad_pk_u16_u8", OpVMqsadPkU16U8, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x1e7: {"v_mqsad_u32_u8", OpVMqsadU32U8, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 4, C: 'v'}}},
+	0x1e8: {"v_mad_u64_u32", OpVMadU64U32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x1e9: {"v_mad_i64_i32", OpVMadI64I32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSDst, W: 2, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x1ea: {"v_mad_legacy_f16", OpVMadLegacyF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1eb: {"v_mad_legacy_u16", OpVMadLegacyU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1ec: {"v_mad_legacy_i16", OpVMadLegacyI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1ed: {"v_perm_b32", OpVPermB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1ee: {"v_fma_legacy_f16", OpVFmaLegacyF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1ef: {"v_div_fixup_legacy_f16", OpVDivFixupLegacyF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f0: {"v_cvt_pkaccum_u8_f32", OpVCvtPkaccumU8F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x1f1: {"v_mad_u32_u16", OpVMadU32U16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f2: {"v_mad_i32_i16", OpVMadI32I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f3: {"v_xad_u32", OpVXadU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f4: {"v_min3_f16", OpVMin3F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f5: {"v_min3_i16", OpVMin3I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f6: {"v_min3_u16", OpVMin3U16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f7: {"v_max3_f16", OpVMax3F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f8: {"v_max3_i16", OpVMax3I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1f9: {"v_max3_u16", OpVMax3U16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1fa: {"v_med3_f16", OpVMed3F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1fb: {"v_med3_i16", OpVMed3I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1fc: {"v_med3_u16", OpVMed3U16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1fd: {"v_lshl_add_u32", OpVLshlAddU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1fe: {"v_add_lshl_u32", OpVAddLshlU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1ff: {"v_add3_u32", OpVAdd3U32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x200: {"v_lshl_or_b32", OpVLshlOrB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x201: {"v_and_or_b32", OpVAndOrB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x202: {"v_or3_b32", OpVOr3B32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x203: {"v_mad_f16", OpVMadF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x204: {"v_mad_u16", OpVMadU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x205: {"v_mad_i16", OpVMadI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x206: {"v_fma_f16", OpVFmaF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x207: {"v_div_fixup_f16", OpVDivFixupF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x280: {"v_add_f64", OpVAddF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x281: {"v_mul_f64", OpVMulF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x282: {"v_min_f64", OpVMinF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x283: {"v_max_f64", OpVMaxF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x284: {"v_ldexp_f64", OpVLdexpF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x285: {"v_mul_lo_u32", OpVMulLoU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x286: {"v_mul_hi_u32", OpVMulHiU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x287: {"v_mul_hi_i32", OpVMulHiI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x288: {"v_ldexp_f32", OpVLdexpF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x289: {"v_readlane_b32", OpVReadlaneB32, []opTmpl{{F: fDst, W: 1, C: 's'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x28a: {"v_writelane_b32", OpVWritelaneB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x28b: {"v_bcnt_u32_b32", OpVBcntU32B32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x28c: {"v_mbcnt_lo_u32_b32", OpVMbcntLoU32B32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x28d: {"v_mbcnt_hi_u32_b32", OpVMbcntHiU32B32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x28f: {"v_lshlrev_b64", OpVLshlrevB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x290: {"v_lshrrev_b64", OpVLshrrevB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x291: {"v_ashrrev_i64", OpVAshrrevI64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x292: {"v_trig_preop_f64", OpVTrigPreopF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x293: {"v_bfm_b32", OpVBfmB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x294: {"v_cvt_pknorm_i16_f32", OpVCvtPknormI16F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x295: {"v_cvt_pknorm_u16_f32", OpVCvtPknormU16F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x296: {"v_cvt_pkrtz_f16_f32", OpVCvtPkrtzF16F32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x297: {"v_cvt_pk_u16_u32", OpVCvtPkU16U32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x298: {"v_cvt_pk_i16_i32", OpVCvtPkI16I32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x299: {"v_cvt_pknorm_i16_f16", OpVCvtPknormI16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x29a: {"v_cvt_pknorm_u16_f16", OpVCvtPknormU16F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x29c: {"v_add_i32", OpVAddI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x29d: {"v_sub_i32", OpVSubI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x29e: {"v_add_i16", OpVAddI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x29f: {"v_sub_i16", OpVSubI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2a0: {"v_pack_b32_f16", OpVPackB32F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2a1: {"v_mul_legacy_f32", OpVMulLegacyF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
 }
 
 var tabVOP3P = map[uint16]opInfo{
-	0x0:  {"v_pk_mad_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x1:  {"v_pk_mul_lo_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x2:  {"v_pk_add_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x3:  {"v_pk_sub_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x4:  {"v_pk_lshlrev_b16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x5:  {"v_pk_lshrrev_b16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x6:  {"v_pk_ashrrev_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x7:  {"v_pk_max_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x8:  {"v_pk_min_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x9:  {"v_pk_mad_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0xa:  {"v_pk_add_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xb:  {"v_pk_sub_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xc:  {"v_pk_max_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xd:  {"v_pk_min_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0xe:  {"v_pk_fma_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0xf:  {"v_pk_add_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x10: {"v_pk_mul_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x11: {"v_pk_min_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x12: {"v_pk_max_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
-	0x20: {"v_fma_mix_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}, {Lit: "|op_sel_hi:[1,1,1]"}}},
-	0x21: {"v_fma_mixlo_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}, {Lit: "|op_sel_hi:[1,1,1]"}}},
-	0x22: {"v_fma_mixhi_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}, {Lit: "|op_sel_hi:[1,1,1]"}}},
-	0x23: {"v_dot2_f32_f16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x26: {"v_dot2_i32_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x27: {"v_dot2_u32_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x28: {"v_dot4_i32_i8", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x29: {"v_dot4_u32_u8", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x2a: {"v_dot8_i32_i4", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x2b: {"v_dot8_u32_u4", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
-	0x30: {"v_pk_fma_f32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
-	0x31: {"v_pk_mul_f32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x32: {"v_pk_add_f32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x33: {"v_pk_mov_b32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
-	0x40: {"v_mfma_f32_32x32x1f32", []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
-	0x41: {"v_mfma_f32_16x16x1f32", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x42: {"v_mfma_f32_4x4x1f32", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x44: {"v_mfma_f32_32x32x2f32", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x45: {"v_mfma_f32_16x16x4f32", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x48: {"v_mfma_f32_32x32x4f16", []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
-	0x49: {"v_mfma_f32_16x16x4f16", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x4a: {"v_mfma_f32_4x4x4f16", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x4c: {"v_mfma_f32_32x32x8f16", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x4d: {"v_mfma_f32_16x16x16f16", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x50: {"v_mfma_i32_32x32x4i8", []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
-	0x51: {"v_mfma_i32_16x16x4i8", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x52: {"v_mfma_i32_4x4x4i8", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x54: {"v_mfma_i32_32x32x8i8", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x55: {"v_mfma_i32_16x16x16i8", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x58: {"v_accvgpr_read_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}}},
-	0x59: {"v_accvgpr_write_b32", []opTmpl{{F: fDst, W: 1, C: 'a'}, {F: fSrc0, W: 1, C: 'v'}}},
-	0x63: {"v_mfma_f32_32x32x4bf16_1k", []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
-	0x64: {"v_mfma_f32_16x16x4bf16_1k", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x65: {"v_mfma_f32_4x4x4bf16_1k", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x66: {"v_mfma_f32_32x32x8bf16_1k", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x67: {"v_mfma_f32_16x16x16bf16_1k", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x68: {"v_mfma_f32_32x32x2bf16", []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
-	0x69: {"v_mfma_f32_16x16x2bf16", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x6b: {"v_mfma_f32_4x4x2bf16", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x6c: {"v_mfma_f32_32x32x4bf16", []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
-	0x6d: {"v_mfma_f32_16x16x8bf16", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
-	0x6e: {"v_mfma_f64_16x16x4f64", []opTmpl{{F: fDst, W: 8, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 8, C: 'v'}, {Lit: "|abid:8"}}},
-	0x6f: {"v_mfma_f64_4x4x4f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 2, C: 'v'}, {Lit: "|abid:8"}}},
+	0x0:  {"v_pk_mad_i16", OpVPkMadI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x1:  {"v_pk_mul_lo_u16", OpVPkMulLoU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x2:  {"v_pk_add_i16", OpVPkAddI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x3:  {"v_pk_sub_i16", OpVPkSubI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x4:  {"v_pk_lshlrev_b16", OpVPkLshlrevB16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x5:  {"v_pk_lshrrev_b16", OpVPkLshrrevB16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x6:  {"v_pk_ashrrev_i16", OpVPkAshrrevI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x7:  {"v_pk_max_i16", OpVPkMaxI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x8:  {"v_pk_min_i16", OpVPkMinI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x9:  {"v_pk_mad_u16", OpVPkMadU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0xa:  {"v_pk_add_u16", OpVPkAddU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xb:  {"v_pk_sub_u16", OpVPkSubU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xc:  {"v_pk_max_u16", OpVPkMaxU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xd:  {"v_pk_min_u16", OpVPkMinU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0xe:  {"v_pk_fma_f16", OpVPkFmaF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0xf:  {"v_pk_add_f16", OpVPkAddF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x10: {"v_pk_mul_f16", OpVPkMulF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x11: {"v_pk_min_f16", OpVPkMinF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x12: {"v_pk_max_f16", OpVPkMaxF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}}},
+	0x20: {"v_fma_mix_f32", OpVFmaMixF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}, {Lit: "|op_sel_hi:[1,1,1]"}}},
+	0x21: {"v_fma_mixlo_f16", OpVFmaMixloF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}, {Lit: "|op_sel_hi:[1,1,1]"}}},
+	0x22: {"v_fma_mixhi_f16", OpVFmaMixhiF16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}, {Lit: "|op_sel_hi:[1,1,1]"}}},
+	0x23: {"v_dot2_f32_f16", OpVDot2F32F16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x26: {"v_dot2_i32_i16", OpVDot2I32I16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x27: {"v_dot2_u32_u16", OpVDot2U32U16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x28: {"v_dot4_i32_i8", OpVDot4I32I8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x29: {"v_dot4_u32_u8", OpVDot4U32U8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x2a: {"v_dot8_i32_i4", OpVDot8I32I4, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x2b: {"v_dot8_u32_u4", OpVDot8U32U4, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'v'}, {F: fSrc1, W: 1, C: 'v'}, {F: fSrc2, W: 1, C: 'v'}}},
+	0x30: {"v_pk_fma_f32", OpVPkFmaF32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}, {F: fSrc2, W: 2, C: 'v'}}},
+	0x31: {"v_pk_mul_f32", OpVPkMulF32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x32: {"v_pk_add_f32", OpVPkAddF32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x33: {"v_pk_mov_b32", OpVPkMovB32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'v'}, {F: fSrc1, W: 2, C: 'v'}}},
+	0x40: {"v_mfma_f32_32x32x1f32", OpVMfmaF3232x32x1f32, []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
+	0x41: {"v_mfma_f32_16x16x1f32", OpVMfmaF3216x16x1f32, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x42: {"v_mfma_f32_4x4x1f32", OpVMfmaF324x4x1f32, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x44: {"v_mfma_f32_32x32x2f32", OpVMfmaF3232x32x2f32, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x45: {"v_mfma_f32_16x16x4f32", OpVMfmaF3216x16x4f32, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x48: {"v_mfma_f32_32x32x4f16", OpVMfmaF3232x32x4f16, []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
+	0x49: {"v_mfma_f32_16x16x4f16", OpVMfmaF3216x16x4f16, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x4a: {"v_mfma_f32_4x4x4f16", OpVMfmaF324x4x4f16, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x4c: {"v_mfma_f32_32x32x8f16", OpVMfmaF3232x32x8f16, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x4d: {"v_mfma_f32_16x16x16f16", OpVMfmaF3216x16x16f16, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x50: {"v_mfma_i32_32x32x4i8", OpVMfmaI3232x32x4i8, []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
+	0x51: {"v_mfma_i32_16x16x4i8", OpVMfmaI3216x16x4i8, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x52: {"v_mfma_i32_4x4x4i8", OpVMfmaI324x4x4i8, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x54: {"v_mfma_i32_32x32x8i8", OpVMfmaI3232x32x8i8, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x55: {"v_mfma_i32_16x16x16i8", OpVMfmaI3216x16x16i8, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x58: {"v_accvgpr_read_b32", OpVAccvgprReadB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}}},
+	0x59: {"v_accvgpr_write_b32", OpVAccvgprWriteB32, []opTmpl{{F: fDst, W: 1, C: 'a'}, {F: fSrc0, W: 1, C: 'v'}}},
+	0x63: {"v_mfma_f32_32x32x4bf16_1k", OpVMfmaF3232x32x4bf161k, []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
+	0x64: {"v_mfma_f32_16x16x4bf16_1k", OpVMfmaF3216x16x4bf161k, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x65: {"v_mfma_f32_4x4x4bf16_1k", OpVMfmaF324x4x4bf161k, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x66: {"v_mfma_f32_32x32x8bf16_1k", OpVMfmaF3232x32x8bf161k, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x67: {"v_mfma_f32_16x16x16bf16_1k", OpVMfmaF3216x16x16bf161k, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x68: {"v_mfma_f32_32x32x2bf16", OpVMfmaF3232x32x2bf16, []opTmpl{{F: fDst, W: 32, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 32, C: 'v'}, {Lit: "|abid:8"}}},
+	0x69: {"v_mfma_f32_16x16x2bf16", OpVMfmaF3216x16x2bf16, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x6b: {"v_mfma_f32_4x4x2bf16", OpVMfmaF324x4x2bf16, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x6c: {"v_mfma_f32_32x32x4bf16", OpVMfmaF3232x32x4bf16, []opTmpl{{F: fDst, W: 16, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 16, C: 'v'}, {Lit: "|abid:8"}}},
+	0x6d: {"v_mfma_f32_16x16x8bf16", OpVMfmaF3216x16x8bf16, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fSrc0, W: 1, C: 'a'}, {F: fSrc1, W: 1, C: 'a'}, {F: fSrc2, W: 4, C: 'v'}, {Lit: "|abid:8"}}},
+	0x6e: {"v_mfma_f64_16x16x4f64", OpVMfmaF6416x16x4f64, []opTmpl{{F: fDst, W: 8, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 8, C: 'v'}, {Lit: "|abid:8"}}},
+	0x6f: {"v_mfma_f64_4x4x4f64", OpVMfmaF644x4x4f64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fSrc0, W: 2, C: 'a'}, {F: fSrc1, W: 2, C: 'a'}, {F: fSrc2, W: 2, C: 'v'}, {Lit: "|abid:8"}}},
 }
 
 var tabDS = map[uint16]opInfo{
-	0x0:  {"ds_add_u32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x1:  {"ds_sub_u32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x2:  {"ds_rsub_u32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x3:  {"ds_inc_u32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x4:  {"ds_dec_u32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x5:  {"ds_min_i32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x6:  {"ds_max_i32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x7:  {"ds_min_u32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x8:  {"ds_max_u32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x9:  {"ds_and_b32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0xa:  {"ds_or_b32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0xb:  {"ds_xor_b32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0xc:  {"ds_mskor_b32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
-	0xd:  {"ds_write_b32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0xe:  {"ds_write2_b32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
-	0xf:  {"ds_write2st64_b32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
-	0x10: {"ds_cmpst_b32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
-	0x11: {"ds_cmpst_f32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
-	0x12: {"ds_min_f32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x13: {"ds_max_f32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x14: {"ds_nop", []opTmpl{}},
-	0x15: {"ds_add_f32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x1d: {"ds_write_addtid_b32", []opTmpl{{F: fData0, W: 1, C: 'v'}}},
-	0x1e: {"ds_write_b8", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x1f: {"ds_write_b16", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x20: {"ds_add_rtn_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x21: {"ds_sub_rtn_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x22: {"ds_rsub_rtn_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x23: {"ds_inc_rtn_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x24: {"ds_dec_rtn_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x25: {"ds_min_rtn_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x26: {"ds_max_rtn_i32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x27: {"ds_min_rtn_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x28: {"ds_max_rtn_u32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x29: {"ds_and_rtn_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x2a: {"ds_or_rtn_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x2b: {"ds_xor_rtn_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x2c: {"ds_mskor_rtn_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
-	0x2d: {"ds_wrxchg_rtn_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x2e: {"ds_wrxchg2_rtn_b32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
-	0x2f: {"ds_wrxchg2st64_rtn_b32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
-	0x30: {"ds_cmpst_rtn_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
-	0x31: {"ds_cmpst_rtn_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
-	0x32: {"ds_min_rtn_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x33: {"ds_max_rtn_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x34: {"ds_wrap_rtn_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
-	0x35: {"ds_add_rtn_f32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x36: {"ds_read_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x37: {"ds_read2_b32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x38: {"ds_read2st64_b32", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x39: {"ds_read_i8", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x3a: {"ds_read_u8", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x3b: {"ds_read_i16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x3c: {"ds_read_u16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x3d: {"ds_swizzle_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x3e: {"ds_permute_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x3f: {"ds_bpermute_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x40: {"ds_add_u64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x41: {"ds_sub_u64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x42: {"ds_rsub_u64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x43: {"ds_inc_u64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x44: {"ds_dec_u64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x45: {"ds_min_i64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x46: {"ds_max_i64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x47: {"ds_min_u64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x48: {"ds_max_u64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x49: {"ds_and_b64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x4a: {"ds_or_b64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x4b: {"ds_xor_b64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x4c: {"ds_mskor_b64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
-	0x4d: {"ds_write_b64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x4e: {"ds_write2_b64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
-	0x4f: {"ds_write2st64_b64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
-	0x50: {"ds_cmpst_b64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
-	0x51: {"ds_cmpst_f64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
-	0x52: {"ds_min_f64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x53: {"ds_max_f64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x54: {"ds_write_b8_d16_hi", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x55: {"ds_write_b16_d16_hi", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x56: {"ds_read_u8_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x57: {"ds_read_u8_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x58: {"ds_read_i8_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x59: {"ds_read_i8_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x5a: {"ds_read_u16_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x5b: {"ds_read_u16_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x5c: {"ds_add_f64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x60: {"ds_add_rtn_u64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x61: {"ds_sub_rtn_u64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x62: {"ds_rsub_rtn_u64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x63: {"ds_inc_rtn_u64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x64: {"ds_dec_rtn_u64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x65: {"ds_min_rtn_i64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x66: {"ds_max_rtn_i64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x67: {"ds_min_rtn_u64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x68: {"ds_max_rtn_u64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x69: {"ds_and_rtn_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x6a: {"ds_or_rtn_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x6b: {"ds_xor_rtn_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x6c: {"ds_mskor_rtn_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
-	0x6d: {"ds_wrxchg_rtn_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x6e: {"ds_wrxchg2_rtn_b64", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
-	0x6f: {"ds_wrxchg2st64_rtn_b64", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
-	0x70: {"ds_cmpst_rtn_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
-	0x71: {"ds_cmpst_rtn_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
-	0x72: {"ds_min_rtn_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x73: {"ds_max_rtn_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x76: {"ds_read_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x77: {"ds_read2_b64", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x78: {"ds_read2st64_b64", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0x7c: {"ds_add_rtn_f64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x7e: {"ds_condxchg32_rtn_b64", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x98: {"ds_gws_sema_release_all", []opTmpl{{Lit: "gds"}}},
-	0x99: {"ds_gws_init", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {Lit: "|gds"}}},
-	0x9a: {"ds_gws_sema_v", []opTmpl{{Lit: "gds"}}},
-	0x9b: {"ds_gws_sema_br", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {Lit: "|gds"}}},
-	0x9c: {"ds_gws_sema_p", []opTmpl{{Lit: "gds"}}},
-	0x9d: {"ds_gws_barrier", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {Lit: "|gds"}}},
-	0xb6: {"ds_read_addtid_b32", []opTmpl{{F: fDst, W: 1, C: 'v'}}},
-	0xbd: {"ds_consume", []opTmpl{{F: fDst, W: 1, C: 'v'}}},
-	0xbe: {"ds_append", []opTmpl{{F: fDst, W: 1, C: 'v'}}},
-	0xbf: {"ds_ordered_count", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "|gds"}}},
-	0xde: {"ds_write_b96", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 3, C: 'v'}}},
-	0xdf: {"ds_write_b128", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 4, C: 'v'}}},
-	0xfe: {"ds_read_b96", []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
-	0xff: {"ds_read_b128", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x0:  {"ds_add_u32", OpDsAddU32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x1:  {"ds_sub_u32", OpDsSubU32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x2:  {"ds_rsub_u32", OpDsRsubU32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x3:  {"ds_inc_u32", OpDsIncU32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x4:  {"ds_dec_u32", OpDsDecU32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x5:  {"ds_min_i32", OpDsMinI32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x6:  {"ds_max_i32", OpDsMaxI32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x7:  {"ds_min_u32", OpDsMinU32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x8:  {"ds_max_u32", OpDsMaxU32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x9:  {"ds_and_b32", OpDsAndB32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0xa:  {"ds_or_b32", OpDsOrB32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0xb:  {"ds_xor_b32", OpDsXorB32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0xc:  {"ds_mskor_b32", OpDsMskorB32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
+	0xd:  {"ds_write_b32", OpDsWriteB32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0xe:  {"ds_write2_b32", OpDsWrite2B32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
+	0xf:  {"ds_write2st64_b32", OpDsWrite2st64B32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
+	0x10: {"ds_cmpst_b32", OpDsCmpstB32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
+	0x11: {"ds_cmpst_f32", OpDsCmpstF32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "v0"}}},
+	0x12: {"ds_min_f32", OpDsMinF32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x13: {"ds_max_f32", OpDsMaxF32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x14: {"ds_nop", OpDsNop, []opTmpl{}},
+	0x15: {"ds_add_f32", OpDsAddF32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x1d: {"ds_write_addtid_b32", OpDsWriteAddtidB32, []opTmpl{{F: fData0, W: 1, C: 'v'}}},
+	0x1e: {"ds_write_b8", OpDsWriteB8, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x1f: {"ds_write_b16", OpDsWriteB16, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x20: {"ds_add_rtn_u32", OpDsAddRtnU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x21: {"ds_sub_rtn_u32", OpDsSubRtnU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x22: {"ds_rsub_rtn_u32", OpDsRsubRtnU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x23: {"ds_inc_rtn_u32", OpDsIncRtnU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x24: {"ds_dec_rtn_u32", OpDsDecRtnU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x25: {"ds_min_rtn_i32", OpDsMinRtnI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x26: {"ds_max_rtn_i32", OpDsMaxRtnI32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x27: {"ds_min_rtn_u32", OpDsMinRtnU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x28: {"ds_max_rtn_u32", OpDsMaxRtnU32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x29: {"ds_and_rtn_b32", OpDsAndRtnB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x2a: {"ds_or_rtn_b32", OpDsOrRtnB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x2b: {"ds_xor_rtn_b32", OpDsXorRtnB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x2c: {"ds_mskor_rtn_b32", OpDsMskorRtnB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
+	0x2d: {"ds_wrxchg_rtn_b32", OpDsWrxchgRtnB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x2e: {"ds_wrxchg2_rtn_b32", OpDsWrxchg2RtnB32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
+	0x2f: {"ds_wrxchg2st64_rtn_b32", OpDsWrxchg2st64RtnB32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
+	0x30: {"ds_cmpst_rtn_b32", OpDsCmpstRtnB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
+	0x31: {"ds_cmpst_rtn_f32", OpDsCmpstRtnF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
+	0x32: {"ds_min_rtn_f32", OpDsMinRtnF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x33: {"ds_max_rtn_f32", OpDsMaxRtnF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x34: {"ds_wrap_rtn_b32", OpDsWrapRtnB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fData1, W: 1, C: 'v'}}},
+	0x35: {"ds_add_rtn_f32", OpDsAddRtnF32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x36: {"ds_read_b32", OpDsReadB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x37: {"ds_read2_b32", OpDsRead2B32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x38: {"ds_read2st64_b32", OpDsRead2st64B32, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x39: {"ds_read_i8", OpDsReadI8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x3a: {"ds_read_u8", OpDsReadU8, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x3b: {"ds_read_i16", OpDsReadI16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x3c: {"ds_read_u16", OpDsReadU16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x3d: {"ds_swizzle_b32", OpDsSwizzleB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x3e: {"ds_permute_b32", OpDsPermuteB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x3f: {"ds_bpermute_b32", OpDsBpermuteB32, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x40: {"ds_add_u64", OpDsAddU64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x41: {"ds_sub_u64", OpDsSubU64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x42: {"ds_rsub_u64", OpDsRsubU64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x43: {"ds_inc_u64", OpDsIncU64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x44: {"ds_dec_u64", OpDsDecU64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x45: {"ds_min_i64", OpDsMinI64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x46: {"ds_max_i64", OpDsMaxI64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x47: {"ds_min_u64", OpDsMinU64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x48: {"ds_max_u64", OpDsMaxU64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x49: {"ds_and_b64", OpDsAndB64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x4a: {"ds_or_b64", OpDsOrB64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x4b: {"ds_xor_b64", OpDsXorB64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x4c: {"ds_mskor_b64", OpDsMskorB64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
+	0x4d: {"ds_write_b64", OpDsWriteB64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x4e: {"ds_write2_b64", OpDsWrite2B64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
+	0x4f: {"ds_write2st64_b64", OpDsWrite2st64B64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
+	0x50: {"ds_cmpst_b64", OpDsCmpstB64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
+	0x51: {"ds_cmpst_f64", OpDsCmpstF64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "v[0:1]"}}},
+	0x52: {"ds_min_f64", OpDsMinF64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x53: {"ds_max_f64", OpDsMaxF64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x54: {"ds_write_b8_d16_hi", OpDsWriteB8D16Hi, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x55: {"ds_write_b16_d16_hi", OpDsWriteB16D16Hi, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x56: {"ds_read_u8_d16", OpDsReadU8D16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x57: {"ds_read_u8_d16_hi", OpDsReadU8D16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x58: {"ds_read_i8_d16", OpDsReadI8D16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x59: {"ds_read_i8_d16_hi", OpDsReadI8D16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x5a: {"ds_read_u16_d16", OpDsReadU16D16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x5b: {"ds_read_u16_d16_hi", OpDsReadU16D16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x5c: {"ds_add_f64", OpDsAddF64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x60: {"ds_add_rtn_u64", OpDsAddRtnU64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x61: {"ds_sub_rtn_u64", OpDsSubRtnU64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x62: {"ds_rsub_rtn_u64", OpDsRsubRtnU64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x63: {"ds_inc_rtn_u64", OpDsIncRtnU64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x64: {"ds_dec_rtn_u64", OpDsDecRtnU64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x65: {"ds_min_rtn_i64", OpDsMinRtnI64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x66: {"ds_max_rtn_i64", OpDsMaxRtnI64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x67: {"ds_min_rtn_u64", OpDsMinRtnU64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x68: {"ds_max_rtn_u64", OpDsMaxRtnU64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x69: {"ds_and_rtn_b64", OpDsAndRtnB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x6a: {"ds_or_rtn_b64", OpDsOrRtnB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x6b: {"ds_xor_rtn_b64", OpDsXorRtnB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x6c: {"ds_mskor_rtn_b64", OpDsMskorRtnB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
+	0x6d: {"ds_wrxchg_rtn_b64", OpDsWrxchgRtnB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x6e: {"ds_wrxchg2_rtn_b64", OpDsWrxchg2RtnB64, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
+	0x6f: {"ds_wrxchg2st64_rtn_b64", OpDsWrxchg2st64RtnB64, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
+	0x70: {"ds_cmpst_rtn_b64", OpDsCmpstRtnB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
+	0x71: {"ds_cmpst_rtn_f64", OpDsCmpstRtnF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fData1, W: 2, C: 'v'}}},
+	0x72: {"ds_min_rtn_f64", OpDsMinRtnF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x73: {"ds_max_rtn_f64", OpDsMaxRtnF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x76: {"ds_read_b64", OpDsReadB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x77: {"ds_read2_b64", OpDsRead2B64, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x78: {"ds_read2st64_b64", OpDsRead2st64B64, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0x7c: {"ds_add_rtn_f64", OpDsAddRtnF64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x7e: {"ds_condxchg32_rtn_b64", OpDsCondxchg32RtnB64, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x98: {"ds_gws_sema_release_all", OpDsGwsSemaReleaseAll, []opTmpl{{Lit: "gds"}}},
+	0x99: {"ds_gws_init", OpDsGwsInit, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {Lit: "|gds"}}},
+	0x9a: {"ds_gws_sema_v", OpDsGwsSemaV, []opTmpl{{Lit: "gds"}}},
+	0x9b: {"ds_gws_sema_br", OpDsGwsSemaBr, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {Lit: "|gds"}}},
+	0x9c: {"ds_gws_sema_p", OpDsGwsSemaP, []opTmpl{{Lit: "gds"}}},
+	0x9d: {"ds_gws_barrier", OpDsGwsBarrier, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {Lit: "|gds"}}},
+	0xb6: {"ds_read_addtid_b32", OpDsReadAddtidB32, []opTmpl{{F: fDst, W: 1, C: 'v'}}},
+	0xbd: {"ds_consume", OpDsConsume, []opTmpl{{F: fDst, W: 1, C: 'v'}}},
+	0xbe: {"ds_append", OpDsAppend, []opTmpl{{F: fDst, W: 1, C: 'v'}}},
+	0xbf: {"ds_ordered_count", OpDsOrderedCount, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "|gds"}}},
+	0xde: {"ds_write_b96", OpDsWriteB96, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 3, C: 'v'}}},
+	0xdf: {"ds_write_b128", OpDsWriteB128, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 4, C: 'v'}}},
+	0xfe: {"ds_read_b96", OpDsReadB96, []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
+	0xff: {"ds_read_b128", OpDsReadB128, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}}},
 }
 
 var tabFLAT = map[uint16]opInfo{
-	0x10: {"flat_load_ubyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x11: {"flat_load_sbyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x12: {"flat_load_ushort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x13: {"flat_load_sshort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x14: {"flat_load_dword", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x15: {"flat_load_dwordx2", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x16: {"flat_load_dwordx3", []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x17: {"flat_load_dwordx4", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x18: {"flat_store_byte", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x19: {"flat_store_byte_d16_hi", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x1a: {"flat_store_short", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x1b: {"flat_store_short_d16_hi", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x1c: {"flat_store_dword", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x1d: {"flat_store_dwordx2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x1e: {"flat_store_dwordx3", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 3, C: 'v'}}},
-	0x1f: {"flat_store_dwordx4", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 4, C: 'v'}}},
-	0x20: {"flat_load_ubyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x21: {"flat_load_ubyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x22: {"flat_load_sbyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x23: {"flat_load_sbyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x24: {"flat_load_short_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x25: {"flat_load_short_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
-	0x40: {"flat_atomic_swap", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x41: {"flat_atomic_cmpswap", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x42: {"flat_atomic_add", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x43: {"flat_atomic_sub", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x44: {"flat_atomic_smin", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x45: {"flat_atomic_umin", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x46: {"flat_atomic_smax", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x47: {"flat_atomic_umax", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x48: {"flat_atomic_and", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x49: {"flat_atomic_or", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x4a: {"flat_atomic_xor", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x4b: {"flat_atomic_inc", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x4c: {"flat_atomic_dec", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
-	0x4f: {"flat_atomic_add_f64", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x50: {"flat_atomic_min_f64", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x51: {"flat_atomic_max_f64", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x60: {"flat_atomic_swap_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x61: {"flat_atomic_cmpswap_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 4, C: 'v'}}},
-	0x62: {"flat_atomic_add_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x63: {"flat_atomic_sub_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x64: {"flat_atomic_smin_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x65: {"flat_atomic_umin_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x66: {"flat_atomic_smax_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x67: {"flat_atomic_umax_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x68: {"flat_atomic_and_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x69: {"flat_atomic_or_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x6a: {"flat_atomic_xor_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x6b: {"flat_atomic_inc_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
-	0x6c: {"flat_atomic_dec_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x10: {"flat_load_ubyte", OpFlatLoadUbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x11: {"flat_load_sbyte", OpFlatLoadSbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x12: {"flat_load_ushort", OpFlatLoadUshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x13: {"flat_load_sshort", OpFlatLoadSshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x14: {"flat_load_dword", OpFlatLoadDword, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x15: {"flat_load_dwordx2", OpFlatLoadDwordx2, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x16: {"flat_load_dwordx3", OpFlatLoadDwordx3, []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x17: {"flat_load_dwordx4", OpFlatLoadDwordx4, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x18: {"flat_store_byte", OpFlatStoreByte, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x19: {"flat_store_byte_d16_hi", OpFlatStoreByteD16Hi, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x1a: {"flat_store_short", OpFlatStoreShort, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x1b: {"flat_store_short_d16_hi", OpFlatStoreShortD16Hi, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x1c: {"flat_store_dword", OpFlatStoreDword, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x1d: {"flat_store_dwordx2", OpFlatStoreDwordx2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x1e: {"flat_store_dwordx3", OpFlatStoreDwordx3, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 3, C: 'v'}}},
+	0x1f: {"flat_store_dwordx4", OpFlatStoreDwordx4, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 4, C: 'v'}}},
+	0x20: {"flat_load_ubyte_d16", OpFlatLoadUbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x21: {"flat_load_ubyte_d16_hi", OpFlatLoadUbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x22: {"flat_load_sbyte_d16", OpFlatLoadSbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x23: {"flat_load_sbyte_d16_hi", OpFlatLoadSbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x24: {"flat_load_short_d16", OpFlatLoadShortD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x25: {"flat_load_short_d16_hi", OpFlatLoadShortD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}}},
+	0x40: {"flat_atomic_swap", OpFlatAtomicSwap, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x41: {"flat_atomic_cmpswap", OpFlatAtomicCmpswap, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x42: {"flat_atomic_add", OpFlatAtomicAdd, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x43: {"flat_atomic_sub", OpFlatAtomicSub, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x44: {"flat_atomic_smin", OpFlatAtomicSmin, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x45: {"flat_atomic_umin", OpFlatAtomicUmin, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x46: {"flat_atomic_smax", OpFlatAtomicSmax, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x47: {"flat_atomic_umax", OpFlatAtomicUmax, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x48: {"flat_atomic_and", OpFlatAtomicAnd, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x49: {"flat_atomic_or", OpFlatAtomicOr, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x4a: {"flat_atomic_xor", OpFlatAtomicXor, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x4b: {"flat_atomic_inc", OpFlatAtomicInc, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x4c: {"flat_atomic_dec", OpFlatAtomicDec, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}}},
+	0x4f: {"flat_atomic_add_f64", OpFlatAtomicAddF64, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x50: {"flat_atomic_min_f64", OpFlatAtomicMinF64, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x51: {"flat_atomic_max_f64", OpFlatAtomicMaxF64, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x60: {"flat_atomic_swap_x2", OpFlatAtomicSwapX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x61: {"flat_atomic_cmpswap_x2", OpFlatAtomicCmpswapX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 4, C: 'v'}}},
+	0x62: {"flat_atomic_add_x2", OpFlatAtomicAddX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x63: {"flat_atomic_sub_x2", OpFlatAtomicSubX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x64: {"flat_atomic_smin_x2", OpFlatAtomicSminX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x65: {"flat_atomic_umin_x2", OpFlatAtomicUminX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x66: {"flat_atomic_smax_x2", OpFlatAtomicSmaxX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x67: {"flat_atomic_umax_x2", OpFlatAtomicUmaxX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x68: {"flat_atomic_and_x2", OpFlatAtomicAndX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x69: {"flat_atomic_or_x2", OpFlatAtomicOrX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x6a: {"flat_atomic_xor_x2", OpFlatAtomicXorX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x6b: {"flat_atomic_inc_x2", OpFlatAtomicIncX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
+	0x6c: {"flat_atomic_dec_x2", OpFlatAtomicDecX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}}},
 }
 
 var tabSCRATCH = map[uint16]opInfo{
-	0x10: {"scratch_load_ubyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x11: {"scratch_load_sbyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x12: {"scratch_load_ushort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x13: {"scratch_load_sshort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x14: {"scratch_load_dword", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x15: {"scratch_load_dwordx2", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x16: {"scratch_load_dwordx3", []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x17: {"scratch_load_dwordx4", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x18: {"scratch_store_byte", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x19: {"scratch_store_byte_d16_hi", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x1a: {"scratch_store_short", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x1b: {"scratch_store_short_d16_hi", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x1c: {"scratch_store_dword", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x1d: {"scratch_store_dwordx2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x1e: {"scratch_store_dwordx3", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 3, C: 'v'}, {Lit: "off"}}},
-	0x1f: {"scratch_store_dwordx4", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {Lit: "off"}}},
-	0x20: {"scratch_load_ubyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x21: {"scratch_load_ubyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x22: {"scratch_load_sbyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x23: {"scratch_load_sbyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x24: {"scratch_load_short_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x25: {"scratch_load_short_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x10: {"scratch_load_ubyte", OpScratchLoadUbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x11: {"scratch_load_sbyte", OpScratchLoadSbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x12: {"scratch_load_ushort", OpScratchLoadUshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x13: {"scratch_load_sshort", OpScratchLoadSshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x14: {"scratch_load_dword", OpScratchLoadDword, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x15: {"scratch_load_dwordx2", OpScratchLoadDwordx2, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x16: {"scratch_load_dwordx3", OpScratchLoadDwordx3, []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x17: {"scratch_load_dwordx4", OpScratchLoadDwordx4, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x18: {"scratch_store_byte", OpScratchStoreByte, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x19: {"scratch_store_byte_d16_hi", OpScratchStoreByteD16Hi, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x1a: {"scratch_store_short", OpScratchStoreShort, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x1b: {"scratch_store_short_d16_hi", OpScratchStoreShortD16Hi, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x1c: {"scratch_store_dword", OpScratchStoreDword, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x1d: {"scratch_store_dwordx2", OpScratchStoreDwordx2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x1e: {"scratch_store_dwordx3", OpScratchStoreDwordx3, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 3, C: 'v'}, {Lit: "off"}}},
+	0x1f: {"scratch_store_dwordx4", OpScratchStoreDwordx4, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {Lit: "off"}}},
+	0x20: {"scratch_load_ubyte_d16", OpScratchLoadUbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x21: {"scratch_load_ubyte_d16_hi", OpScratchLoadUbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x22: {"scratch_load_sbyte_d16", OpScratchLoadSbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x23: {"scratch_load_sbyte_d16_hi", OpScratchLoadSbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x24: {"scratch_load_short_d16", OpScratchLoadShortD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x25: {"scratch_load_short_d16_hi", OpScratchLoadShortD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {Lit: "off"}}},
 }
 
 var tabSCRATCHS = map[uint16]opInfo{
-	0x10: {"scratch_load_ubyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x11: {"scratch_load_sbyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x12: {"scratch_load_ushort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x13: {"scratch_load_sshort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x14: {"scratch_load_dword", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x15: {"scratch_load_dwordx2", []opTmpl{{F: fDst, W: 2, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x16: {"scratch_load_dwordx3", []opTmpl{{F: fDst, W: 3, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x17: {"scratch_load_dwordx4", []opTmpl{{F: fDst, W: 4, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x18: {"scratch_store_byte", []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
-	0x19: {"scratch_store_byte_d16_hi", []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
-	0x1a: {"scratch_store_short", []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
-	0x1b: {"scratch_store_short_d16_hi", []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
-	0x1c: {"scratch_store_dword", []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
-	0x1d: {"scratch_store_dwordx2", []opTmpl{{Lit: "off"}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
-	0x1e: {"scratch_store_dwordx3", []opTmpl{{Lit: "off"}, {F: fData0, W: 3, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
-	0x1f: {"scratch_store_dwordx4", []opTmpl{{Lit: "off"}, {F: fData0, W: 4, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
-	0x20: {"scratch_load_ubyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x21: {"scratch_load_ubyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x22: {"scratch_load_sbyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x23: {"scratch_load_sbyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x24: {"scratch_load_short_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
-	0x25: {"scratch_load_short_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x10: {"scratch_load_ubyte", OpScratchLoadUbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x11: {"scratch_load_sbyte", OpScratchLoadSbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x12: {"scratch_load_ushort", OpScratchLoadUshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x13: {"scratch_load_sshort", OpScratchLoadSshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x14: {"scratch_load_dword", OpScratchLoadDword, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x15: {"scratch_load_dwordx2", OpScratchLoadDwordx2, []opTmpl{{F: fDst, W: 2, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x16: {"scratch_load_dwordx3", OpScratchLoadDwordx3, []opTmpl{{F: fDst, W: 3, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x17: {"scratch_load_dwordx4", OpScratchLoadDwordx4, []opTmpl{{F: fDst, W: 4, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x18: {"scratch_store_byte", OpScratchStoreByte, []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
+	0x19: {"scratch_store_byte_d16_hi", OpScratchStoreByteD16Hi, []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
+	0x1a: {"scratch_store_short", OpScratchStoreShort, []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
+	0x1b: {"scratch_store_short_d16_hi", OpScratchStoreShortD16Hi, []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
+	0x1c: {"scratch_store_dword", OpScratchStoreDword, []opTmpl{{Lit: "off"}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
+	0x1d: {"scratch_store_dwordx2", OpScratchStoreDwordx2, []opTmpl{{Lit: "off"}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
+	0x1e: {"scratch_store_dwordx3", OpScratchStoreDwordx3, []opTmpl{{Lit: "off"}, {F: fData0, W: 3, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
+	0x1f: {"scratch_store_dwordx4", OpScratchStoreDwordx4, []opTmpl{{Lit: "off"}, {F: fData0, W: 4, C: 'v'}, {F: fSAddr, W: 1, C: 's'}}},
+	0x20: {"scratch_load_ubyte_d16", OpScratchLoadUbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x21: {"scratch_load_ubyte_d16_hi", OpScratchLoadUbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x22: {"scratch_load_sbyte_d16", OpScratchLoadSbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x23: {"scratch_load_sbyte_d16_hi", OpScratchLoadSbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x24: {"scratch_load_short_d16", OpScratchLoadShortD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
+	0x25: {"scratch_load_short_d16_hi", OpScratchLoadShortD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {Lit: "off"}, {F: fSAddr, W: 1, C: 's'}}},
 }
 
 var tabGLOBAL = map[uint16]opInfo{
-	0x10: {"global_load_ubyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x11: {"global_load_sbyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x12: {"global_load_ushort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x13: {"global_load_sshort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x14: {"global_load_dword", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x15: {"global_load_dwordx2", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x16: {"global_load_dwordx3", []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x17: {"global_load_dwordx4", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x18: {"global_store_byte", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x19: {"global_store_byte_d16_hi", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x1a: {"global_store_short", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x1b: {"global_store_short_d16_hi", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x1c: {"global_store_dword", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x1d: {"global_store_dwordx2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x1e: {"global_store_dwordx3", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 3, C: 'v'}, {Lit: "off"}}},
-	0x1f: {"global_store_dwordx4", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {Lit: "off"}}},
-	0x20: {"global_load_ubyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x21: {"global_load_ubyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x22: {"global_load_sbyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x23: {"global_load_sbyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x24: {"global_load_short_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x25: {"global_load_short_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x40: {"global_atomic_swap", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x41: {"global_atomic_cmpswap", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x42: {"global_atomic_add", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x43: {"global_atomic_sub", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x44: {"global_atomic_smin", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x45: {"global_atomic_umin", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x46: {"global_atomic_smax", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x47: {"global_atomic_umax", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x48: {"global_atomic_and", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x49: {"global_atomic_or", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x4a: {"global_atomic_xor", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x4b: {"global_atomic_inc", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x4c: {"global_atomic_dec", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x4d: {"global_atomic_add_f32", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x4e: {"global_atomic_pk_add_f16", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
-	0x4f: {"global_atomic_add_f64", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x50: {"global_atomic_min_f64", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x51: {"global_atomic_max_f64", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x60: {"global_atomic_swap_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x61: {"global_atomic_cmpswap_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {Lit: "off"}}},
-	0x62: {"global_atomic_add_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x63: {"global_atomic_sub_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x64: {"global_atomic_smin_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x65: {"global_atomic_umin_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x66: {"global_atomic_smax_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x67: {"global_atomic_umax_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x68: {"global_atomic_and_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x69: {"global_atomic_or_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x6a: {"global_atomic_xor_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x6b: {"global_atomic_inc_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
-	0x6c: {"global_atomic_dec_x2", []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x10: {"global_load_ubyte", OpGlobalLoadUbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x11: {"global_load_sbyte", OpGlobalLoadSbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x12: {"global_load_ushort", OpGlobalLoadUshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x13: {"global_load_sshort", OpGlobalLoadSshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x14: {"global_load_dword", OpGlobalLoadDword, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x15: {"global_load_dwordx2", OpGlobalLoadDwordx2, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x16: {"global_load_dwordx3", OpGlobalLoadDwordx3, []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x17: {"global_load_dwordx4", OpGlobalLoadDwordx4, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x18: {"global_store_byte", OpGlobalStoreByte, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x19: {"global_store_byte_d16_hi", OpGlobalStoreByteD16Hi, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x1a: {"global_store_short", OpGlobalStoreShort, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x1b: {"global_store_short_d16_hi", OpGlobalStoreShortD16Hi, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x1c: {"global_store_dword", OpGlobalStoreDword, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x1d: {"global_store_dwordx2", OpGlobalStoreDwordx2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x1e: {"global_store_dwordx3", OpGlobalStoreDwordx3, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 3, C: 'v'}, {Lit: "off"}}},
+	0x1f: {"global_store_dwordx4", OpGlobalStoreDwordx4, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {Lit: "off"}}},
+	0x20: {"global_load_ubyte_d16", OpGlobalLoadUbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x21: {"global_load_ubyte_d16_hi", OpGlobalLoadUbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x22: {"global_load_sbyte_d16", OpGlobalLoadSbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x23: {"global_load_sbyte_d16_hi", OpGlobalLoadSbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x24: {"global_load_short_d16", OpGlobalLoadShortD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x25: {"global_load_short_d16_hi", OpGlobalLoadShortD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x40: {"global_atomic_swap", OpGlobalAtomicSwap, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x41: {"global_atomic_cmpswap", OpGlobalAtomicCmpswap, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x42: {"global_atomic_add", OpGlobalAtomicAdd, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x43: {"global_atomic_sub", OpGlobalAtomicSub, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x44: {"global_atomic_smin", OpGlobalAtomicSmin, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x45: {"global_atomic_umin", OpGlobalAtomicUmin, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x46: {"global_atomic_smax", OpGlobalAtomicSmax, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x47: {"global_atomic_umax", OpGlobalAtomicUmax, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x48: {"global_atomic_and", OpGlobalAtomicAnd, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x49: {"global_atomic_or", OpGlobalAtomicOr, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x4a: {"global_atomic_xor", OpGlobalAtomicXor, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x4b: {"global_atomic_inc", OpGlobalAtomicInc, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x4c: {"global_atomic_dec", OpGlobalAtomicDec, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x4d: {"global_atomic_add_f32", OpGlobalAtomicAddF32, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x4e: {"global_atomic_pk_add_f16", OpGlobalAtomicPkAddF16, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {Lit: "off"}}},
+	0x4f: {"global_atomic_add_f64", OpGlobalAtomicAddF64, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x50: {"global_atomic_min_f64", OpGlobalAtomicMinF64, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x51: {"global_atomic_max_f64", OpGlobalAtomicMaxF64, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x60: {"global_atomic_swap_x2", OpGlobalAtomicSwapX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x61: {"global_atomic_cmpswap_x2", OpGlobalAtomicCmpswapX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {Lit: "off"}}},
+	0x62: {"global_atomic_add_x2", OpGlobalAtomicAddX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x63: {"global_atomic_sub_x2", OpGlobalAtomicSubX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x64: {"global_atomic_smin_x2", OpGlobalAtomicSminX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x65: {"global_atomic_umin_x2", OpGlobalAtomicUminX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x66: {"global_atomic_smax_x2", OpGlobalAtomicSmaxX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x67: {"global_atomic_umax_x2", OpGlobalAtomicUmaxX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x68: {"global_atomic_and_x2", OpGlobalAtomicAndX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x69: {"global_atomic_or_x2", OpGlobalAtomicOrX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x6a: {"global_atomic_xor_x2", OpGlobalAtomicXorX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x6b: {"global_atomic_inc_x2", OpGlobalAtomicIncX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
+	0x6c: {"global_atomic_dec_x2", OpGlobalAtomicDecX2, []opTmpl{{F: fAddr, W: 2, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {Lit: "off"}}},
 }
 
 var tabGLOBALS = map[uint16]opInfo{
-	0x10: {"global_load_ubyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x11: {"global_load_sbyte", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x12: {"global_load_ushort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x13: {"global_load_sshort", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x14: {"global_load_dword", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x15: {"global_load_dwordx2", []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x16: {"global_load_dwordx3", []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x17: {"global_load_dwordx4", []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x18: {"global_store_byte", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x19: {"global_store_byte_d16_hi", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x1a: {"global_store_short", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x1b: {"global_store_short_d16_hi", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x1c: {"global_store_dword", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x1d: {"global_store_dwordx2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x1e: {"global_store_dwordx3", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 3, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x1f: {"global_store_dwordx4", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x20: {"global_load_ubyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x21: {"global_load_ubyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x22: {"global_load_sbyte_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x23: {"global_load_sbyte_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x24: {"global_load_short_d16", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x25: {"global_load_short_d16_hi", []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x40: {"global_atomic_swap", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x41: {"global_atomic_cmpswap", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x42: {"global_atomic_add", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x43: {"global_atomic_sub", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x44: {"global_atomic_smin", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x45: {"global_atomic_umin", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x46: {"global_atomic_smax", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x47: {"global_atomic_umax", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x48: {"global_atomic_and", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x49: {"global_atomic_or", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x4a: {"global_atomic_xor", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x4b: {"global_atomic_inc", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x4c: {"global_atomic_dec", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x4d: {"global_atomic_add_f32", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x4e: {"global_atomic_pk_add_f16", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x4f: {"global_atomic_add_f64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x50: {"global_atomic_min_f64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x51: {"global_atomic_max_f64", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x60: {"global_atomic_swap_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x61: {"global_atomic_cmpswap_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x62: {"global_atomic_add_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x63: {"global_atomic_sub_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x64: {"global_atomic_smin_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x65: {"global_atomic_umin_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x66: {"global_atomic_smax_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x67: {"global_atomic_umax_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x68: {"global_atomic_and_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x69: {"global_atomic_or_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x6a: {"global_atomic_xor_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x6b: {"global_atomic_inc_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
-	0x6c: {"global_atomic_dec_x2", []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x10: {"global_load_ubyte", OpGlobalLoadUbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x11: {"global_load_sbyte", OpGlobalLoadSbyte, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x12: {"global_load_ushort", OpGlobalLoadUshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x13: {"global_load_sshort", OpGlobalLoadSshort, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x14: {"global_load_dword", OpGlobalLoadDword, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x15: {"global_load_dwordx2", OpGlobalLoadDwordx2, []opTmpl{{F: fDst, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x16: {"global_load_dwordx3", OpGlobalLoadDwordx3, []opTmpl{{F: fDst, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x17: {"global_load_dwordx4", OpGlobalLoadDwordx4, []opTmpl{{F: fDst, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x18: {"global_store_byte", OpGlobalStoreByte, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x19: {"global_store_byte_d16_hi", OpGlobalStoreByteD16Hi, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x1a: {"global_store_short", OpGlobalStoreShort, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x1b: {"global_store_short_d16_hi", OpGlobalStoreShortD16Hi, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x1c: {"global_store_dword", OpGlobalStoreDword, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x1d: {"global_store_dwordx2", OpGlobalStoreDwordx2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x1e: {"global_store_dwordx3", OpGlobalStoreDwordx3, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 3, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x1f: {"global_store_dwordx4", OpGlobalStoreDwordx4, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x20: {"global_load_ubyte_d16", OpGlobalLoadUbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x21: {"global_load_ubyte_d16_hi", OpGlobalLoadUbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x22: {"global_load_sbyte_d16", OpGlobalLoadSbyteD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x23: {"global_load_sbyte_d16_hi", OpGlobalLoadSbyteD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x24: {"global_load_short_d16", OpGlobalLoadShortD16, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x25: {"global_load_short_d16_hi", OpGlobalLoadShortD16Hi, []opTmpl{{F: fDst, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x40: {"global_atomic_swap", OpGlobalAtomicSwap, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x41: {"global_atomic_cmpswap", OpGlobalAtomicCmpswap, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x42: {"global_atomic_add", OpGlobalAtomicAdd, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x43: {"global_atomic_sub", OpGlobalAtomicSub, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x44: {"global_atomic_smin", OpGlobalAtomicSmin, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x45: {"global_atomic_umin", OpGlobalAtomicUmin, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x46: {"global_atomic_smax", OpGlobalAtomicSmax, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x47: {"global_atomic_umax", OpGlobalAtomicUmax, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x48: {"global_atomic_and", OpGlobalAtomicAnd, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x49: {"global_atomic_or", OpGlobalAtomicOr, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x4a: {"global_atomic_xor", OpGlobalAtomicXor, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x4b: {"global_atomic_inc", OpGlobalAtomicInc, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x4c: {"global_atomic_dec", OpGlobalAtomicDec, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x4d: {"global_atomic_add_f32", OpGlobalAtomicAddF32, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x4e: {"global_atomic_pk_add_f16", OpGlobalAtomicPkAddF16, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 1, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x4f: {"global_atomic_add_f64", OpGlobalAtomicAddF64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x50: {"global_atomic_min_f64", OpGlobalAtomicMinF64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x51: {"global_atomic_max_f64", OpGlobalAtomicMaxF64, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x60: {"global_atomic_swap_x2", OpGlobalAtomicSwapX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x61: {"global_atomic_cmpswap_x2", OpGlobalAtomicCmpswapX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 4, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x62: {"global_atomic_add_x2", OpGlobalAtomicAddX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x63: {"global_atomic_sub_x2", OpGlobalAtomicSubX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x64: {"global_atomic_smin_x2", OpGlobalAtomicSminX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x65: {"global_atomic_umin_x2", OpGlobalAtomicUminX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x66: {"global_atomic_smax_x2", OpGlobalAtomicSmaxX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x67: {"global_atomic_umax_x2", OpGlobalAtomicUmaxX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x68: {"global_atomic_and_x2", OpGlobalAtomicAndX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x69: {"global_atomic_or_x2", OpGlobalAtomicOrX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x6a: {"global_atomic_xor_x2", OpGlobalAtomicXorX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x6b: {"global_atomic_inc_x2", OpGlobalAtomicIncX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
+	0x6c: {"global_atomic_dec_x2", OpGlobalAtomicDecX2, []opTmpl{{F: fAddr, W: 1, C: 'v'}, {F: fData0, W: 2, C: 'v'}, {F: fSAddr, W: 2, C: 's'}}},
 }
 
 var tabMUBUF = map[uint16]opInfo{
-	0x0:  {"buffer_load_format_x", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x1:  {"buffer_load_format_xy", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x2:  {"buffer_load_format_xyz", []opTmpl{{F: fData0, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x3:  {"buffer_load_format_xyzw", []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x4:  {"buffer_store_format_x", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x5:  {"buffer_store_format_xy", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x6:  {"buffer_store_format_xyz", []opTmpl{{F: fData0, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x7:  {"buffer_store_format_xyzw", []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x8:  {"buffer_load_format_d16_x", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x9:  {"buffer_load_format_d16_xy", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0xa:  {"buffer_load_format_d16_xyz", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0xb:  {"buffer_load_format_d16_xyzw", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0xc:  {"buffer_store_format_d16_x", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0xd:  {"buffer_store_format_d16_xy", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0xe:  {"buffer_store_format_d16_xyz", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0xf:  {"buffer_store_format_d16_xyzw", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x10: {"buffer_load_ubyte", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x11: {"buffer_load_sbyte", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x12: {"buffer_load_ushort", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x13: {"buffer_load_sshort", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x14: {"buffer_load_dword", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x15: {"buffer_load_dwordx2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x16: {"buffer_load_dwordx3", []opTmpl{{F: fData0, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x17: {"buffer_load_dwordx4", []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x18: {"buffer_store_byte", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x19: {"buffer_store_byte_d16_hi", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x1a: {"buffer_store_short", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x1b: {"buffer_store_short_d16_hi", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x1c: {"buffer_store_dword", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x1d: {"buffer_store_dwordx2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x1e: {"buffer_store_dwordx3", []opTmpl{{F: fData0, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x1f: {"buffer_store_dwordx4", []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x20: {"buffer_load_ubyte_d16", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x21: {"buffer_load_ubyte_d16_hi", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x22: {"buffer_load_sbyte_d16", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x23: {"buffer_load_sbyte_d16_hi", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x24: {"buffer_load_short_d16", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x25: {"buffer_load_short_d16_hi", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x26: {"buffer_load_format_d16_hi_x", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x27: {"buffer_store_format_d16_hi_x", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x28: {"buffer_wbl2", []opTmpl{}},
-	0x29: {"buffer_invl2", []opTmpl{}},
-	0x3e: {"buffer_wbinvl1", []opTmpl{}},
-	0x3f: {"buffer_wbinvl1_vol", []opTmpl{}},
-	0x40: {"buffer_atomic_swap", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x41: {"buffer_atomic_cmpswap", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x42: {"buffer_atomic_add", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x43: {"buffer_atomic_sub", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x44: {"buffer_atomic_smin", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x45: {"buffer_atomic_umin", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x46: {"buffer_atomic_smax", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x47: {"buffer_atomic_umax", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x48: {"buffer_atomic_and", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x49: {"buffer_atomic_or", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x4a: {"buffer_atomic_xor", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x4b: {"buffer_atomic_inc", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x4c: {"buffer_atomic_dec", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x4d: {"buffer_atomic_add_f32", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x4e: {"buffer_atomic_pk_add_f16", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x4f: {"buffer_atomic_add_f64", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x50: {"buffer_atomic_min_f64", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x51: {"buffer_atomic_max_f64", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x60: {"buffer_atomic_swap_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x61: {"buffer_atomic_cmpswap_x2", []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x62: {"buffer_atomic_add_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x63: {"buffer_atomic_sub_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x64: {"buffer_atomic_smin_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x65: {"buffer_atomic_umin_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x66: {"buffer_atomic_smax_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x67: {"buffer_atomic_umax_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x68: {"buffer_atomic_and_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x69: {"buffer_atomic_or_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x6a: {"buffer_atomic_xor_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x6b: {"buffer_atomic_inc_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x6c: {"buffer_atomic_dec_x2", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
-	0x71: {"buffer_wbinvl1", []opTmpl{}},
+	0x0:  {"buffer_load_format_x", OpBufferLoadFormatX, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x1:  {"buffer_load_format_xy", OpBufferLoadFormatXy, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x2:  {"buffer_load_format_xyz", OpBufferLoadFormatXyz, []opTmpl{{F: fData0, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x3:  {"buffer_load_format_xyzw", OpBufferLoadFormatXyzw, []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x4:  {"buffer_store_format_x", OpBufferStoreFormatX, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x5:  {"buffer_store_format_xy", OpBufferStoreFormatXy, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x6:  {"buffer_store_format_xyz", OpBufferStoreFormatXyz, []opTmpl{{F: fData0, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x7:  {"buffer_store_format_xyzw", OpBufferStoreFormatXyzw, []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x8:  {"buffer_load_format_d16_x", OpBufferLoadFormatD16X, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x9:  {"buffer_load_format_d16_xy", OpBufferLoadFormatD16Xy, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0xa:  {"buffer_load_format_d16_xyz", OpBufferLoadFormatD16Xyz, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0xb:  {"buffer_load_format_d16_xyzw", OpBufferLoadFormatD16Xyzw, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0xc:  {"buffer_store_format_d16_x", OpBufferStoreFormatD16X, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0xd:  {"buffer_store_format_d16_xy", OpBufferStoreFormatD16Xy, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0xe:  {"buffer_store_format_d16_xyz", OpBufferStoreFormatD16Xyz, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0xf:  {"buffer_store_format_d16_xyzw", OpBufferStoreFormatD16Xyzw, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x10: {"buffer_load_ubyte", OpBufferLoadUbyte, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x11: {"buffer_load_sbyte", OpBufferLoadSbyte, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x12: {"buffer_load_ushort", OpBufferLoadUshort, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x13: {"buffer_load_sshort", OpBufferLoadSshort, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x14: {"buffer_load_dword", OpBufferLoadDword, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x15: {"buffer_load_dwordx2", OpBufferLoadDwordx2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x16: {"buffer_load_dwordx3", OpBufferLoadDwordx3, []opTmpl{{F: fData0, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x17: {"buffer_load_dwordx4", OpBufferLoadDwordx4, []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x18: {"buffer_store_byte", OpBufferStoreByte, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x19: {"buffer_store_byte_d16_hi", OpBufferStoreByteD16Hi, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x1a: {"buffer_store_short", OpBufferStoreShort, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x1b: {"buffer_store_short_d16_hi", OpBufferStoreShortD16Hi, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x1c: {"buffer_store_dword", OpBufferStoreDword, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x1d: {"buffer_store_dwordx2", OpBufferStoreDwordx2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x1e: {"buffer_store_dwordx3", OpBufferStoreDwordx3, []opTmpl{{F: fData0, W: 3, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x1f: {"buffer_store_dwordx4", OpBufferStoreDwordx4, []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x20: {"buffer_load_ubyte_d16", OpBufferLoadUbyteD16, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x21: {"buffer_load_ubyte_d16_hi", OpBufferLoadUbyteD16Hi, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x22: {"buffer_load_sbyte_d16", OpBufferLoadSbyteD16, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x23: {"buffer_load_sbyte_d16_hi", OpBufferLoadSbyteD16Hi, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x24: {"buffer_load_short_d16", OpBufferLoadShortD16, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x25: {"buffer_load_short_d16_hi", OpBufferLoadShortD16Hi, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x26: {"buffer_load_format_d16_hi_x", OpBufferLoadFormatD16HiX, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x27: {"buffer_store_format_d16_hi_x", OpBufferStoreFormatD16HiX, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x28: {"buffer_wbl2", OpBufferWbl2, []opTmpl{}},
+	0x29: {"buffer_invl2", OpBufferInvl2, []opTmpl{}},
+	0x3e: {"buffer_wbinvl1", OpBufferWbinvl1, []opTmpl{}},
+	0x3f: {"buffer_wbinvl1_vol", OpBufferWbinvl1Vol, []opTmpl{}},
+	0x40: {"buffer_atomic_swap", OpBufferAtomicSwap, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x41: {"buffer_atomic_cmpswap", OpBufferAtomicCmpswap, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x42: {"buffer_atomic_add", OpBufferAtomicAdd, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x43: {"buffer_atomic_sub", OpBufferAtomicSub, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x44: {"buffer_atomic_smin", OpBufferAtomicSmin, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x45: {"buffer_atomic_umin", OpBufferAtomicUmin, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x46: {"buffer_atomic_smax", OpBufferAtomicSmax, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x47: {"buffer_atomic_umax", OpBufferAtomicUmax, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x48: {"buffer_atomic_and", OpBufferAtomicAnd, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x49: {"buffer_atomic_or", OpBufferAtomicOr, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x4a: {"buffer_atomic_xor", OpBufferAtomicXor, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x4b: {"buffer_atomic_inc", OpBufferAtomicInc, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x4c: {"buffer_atomic_dec", OpBufferAtomicDec, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x4d: {"buffer_atomic_add_f32", OpBufferAtomicAddF32, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x4e: {"buffer_atomic_pk_add_f16", OpBufferAtomicPkAddF16, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x4f: {"buffer_atomic_add_f64", OpBufferAtomicAddF64, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x50: {"buffer_atomic_min_f64", OpBufferAtomicMinF64, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x51: {"buffer_atomic_max_f64", OpBufferAtomicMaxF64, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x60: {"buffer_atomic_swap_x2", OpBufferAtomicSwapX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x61: {"buffer_atomic_cmpswap_x2", OpBufferAtomicCmpswapX2, []opTmpl{{F: fData0, W: 4, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x62: {"buffer_atomic_add_x2", OpBufferAtomicAddX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x63: {"buffer_atomic_sub_x2", OpBufferAtomicSubX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x64: {"buffer_atomic_smin_x2", OpBufferAtomicSminX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x65: {"buffer_atomic_umin_x2", OpBufferAtomicUminX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x66: {"buffer_atomic_smax_x2", OpBufferAtomicSmaxX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x67: {"buffer_atomic_umax_x2", OpBufferAtomicUmaxX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x68: {"buffer_atomic_and_x2", OpBufferAtomicAndX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x69: {"buffer_atomic_or_x2", OpBufferAtomicOrX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x6a: {"buffer_atomic_xor_x2", OpBufferAtomicXorX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x6b: {"buffer_atomic_inc_x2", OpBufferAtomicIncX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x6c: {"buffer_atomic_dec_x2", OpBufferAtomicDecX2, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 4, C: 's'}, {F: fSrc0, W: 1, C: 's'}, {Lit: "|offen"}}},
+	0x71: {"buffer_wbinvl1", OpBufferWbinvl1, []opTmpl{}},
 }
 
 var tabMIMG = map[uint16]opInfo{
-	0x0:  {"image_load", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x1:  {"image_load_mip", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x2:  {"image_load_pck", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x3:  {"image_load_pck_sgn", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x4:  {"image_load_mip_pck", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x5:  {"image_load_mip_pck_sgn", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x8:  {"image_store", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x9:  {"image_store_mip", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0xa:  {"image_store_pck", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0xb:  {"image_store_mip_pck", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0xe:  {"image_get_resinfo", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x10: {"image_atomic_swap", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x11: {"image_atomic_cmpswap", []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x12: {"image_atomic_add", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x13: {"image_atomic_sub", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x14: {"image_atomic_smin", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x15: {"image_atomic_umin", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x16: {"image_atomic_smax", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x17: {"image_atomic_umax", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x18: {"image_atomic_and", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x19: {"image_atomic_or", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x1a: {"image_atomic_xor", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x1b: {"image_atomic_inc", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x1c: {"image_atomic_dec", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
-	0x20: {"image_sample", []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {F: fSrc1, W: 4, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x0:  {"image_load", OpImageLoad, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x1:  {"image_load_mip", OpImageLoadMip, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x2:  {"image_load_pck", OpImageLoadPck, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x3:  {"image_load_pck_sgn", OpImageLoadPckSgn, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x4:  {"image_load_mip_pck", OpImageLoadMipPck, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x5:  {"image_load_mip_pck_sgn", OpImageLoadMipPckSgn, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x8:  {"image_store", OpImageStore, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x9:  {"image_store_mip", OpImageStoreMip, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0xa:  {"image_store_pck", OpImageStorePck, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0xb:  {"image_store_mip_pck", OpImageStoreMipPck, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0xe:  {"image_get_resinfo", OpImageGetResinfo, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x10: {"image_atomic_swap", OpImageAtomicSwap, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x11: {"image_atomic_cmpswap", OpImageAtomicCmpswap, []opTmpl{{F: fData0, W: 2, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x12: {"image_atomic_add", OpImageAtomicAdd, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x13: {"image_atomic_sub", OpImageAtomicSub, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x14: {"image_atomic_smin", OpImageAtomicSmin, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x15: {"image_atomic_umin", OpImageAtomicUmin, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x16: {"image_atomic_smax", OpImageAtomicSmax, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x17: {"image_atomic_umax", OpImageAtomicUmax, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x18: {"image_atomic_and", OpImageAtomicAnd, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x19: {"image_atomic_or", OpImageAtomicOr, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x1a: {"image_atomic_xor", OpImageAtomicXor, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x1b: {"image_atomic_inc", OpImageAtomicInc, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x1c: {"image_atomic_dec", OpImageAtomicDec, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {Lit: "|dmask:0x1"}}},
+	0x20: {"image_sample", OpImageSample, []opTmpl{{F: fData0, W: 1, C: 'v'}, {F: fAddr, W: 1, C: 'v'}, {F: fSAddr, W: 8, C: 's'}, {F: fSrc1, W: 4, C: 's'}, {Lit: "|dmask:0x1"}}},
 }
 
 var mimgVData = map[uint16][2][16]uint8{

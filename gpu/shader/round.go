@@ -141,38 +141,42 @@ func bigFMA(a, b, c *big.Float) *big.Float {
 	return bigAdd(bigMul(a, b), c)
 }
 
-// roundField gives, for each mode-dependent operation, the FP_ROUND field it obeys (0: bits 1:0,
-// 2: bits 3:2).
-var roundField = map[string]uint{}
+// roundRule is the FP_ROUND field a mode-dependent operation obeys (opRec.round).
+type roundRule uint8
 
-// directedTab builds the directed-rounding routine of an operation for a mode.
-var directedTab = map[string]func(m big.RoundingMode) execFn{}
+const (
+	roundNone   roundRule = iota // not mode-dependent
+	roundSingle                  // FP_ROUND bits 1:0 (f32)
+	roundDouble                  // FP_ROUND bits 3:2 (f64 and f16)
+)
 
-func init() {
-	single := func(names ...string) {
-		for _, n := range names {
-			roundField[n] = 0
+// roundOps sets the rounding rules and the directed-rounding routines (opRec.round, .directed) of the
+// 32- and 64-bit operations.
+func roundOps() {
+	single := func(ops ...Op) {
+		for _, op := range ops {
+			opTab[op].round = roundSingle
 		}
 	}
-	double := func(names ...string) {
-		for _, n := range names {
-			roundField[n] = 2
+	double := func(ops ...Op) {
+		for _, op := range ops {
+			opTab[op].round = roundDouble
 		}
 	}
 	// Every mode-dependent operation, with or without a directed routine below.
-	single("v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_fma_f32", "v_fmac_f32", "v_mad_f32", "v_mac_f32",
-		"v_madak_f32", "v_madmk_f32", "v_fmaak_f32", "v_fmamk_f32", "v_cvt_f32_i32", "v_cvt_f32_u32", "v_cvt_f32_f64",
-		"v_ldexp_f32", "v_div_fmas_f32", "v_pk_add_f32", "v_pk_mul_f32", "v_pk_fma_f32", "v_mul_legacy_f32",
-		"v_mad_legacy_f32", "v_dot2_f32_f16", "v_dot2c_f32_f16", "v_fma_mix_f32")
-	double("v_add_f64", "v_mul_f64", "v_fma_f64", "v_fmac_f64", "v_ldexp_f64", "v_div_fmas_f64",
-		"v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_fma_f16", "v_mad_f16", "v_mac_f16", "v_fmac_f16",
-		"v_madak_f16", "v_madmk_f16", "v_ldexp_f16", "v_cvt_f16_f32", "v_cvt_f16_u16", "v_cvt_f16_i16",
-		"v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16", "v_pk_fmac_f16", "v_fma_mixlo_f16", "v_fma_mixhi_f16",
-		"v_mad_legacy_f16", "v_fma_legacy_f16")
+	single(OpVAddF32, OpVSubF32, OpVSubrevF32, OpVMulF32, OpVFmaF32, OpVFmacF32, OpVMadF32, OpVMacF32,
+		OpVMadakF32, OpVMadmkF32, OpVCvtF32I32, OpVCvtF32U32, OpVCvtF32F64,
+		OpVLdexpF32, OpVDivFmasF32, OpVPkAddF32, OpVPkMulF32, OpVPkFmaF32, OpVMulLegacyF32,
+		OpVMadLegacyF32, OpVDot2F32F16, OpVDot2cF32F16, OpVFmaMixF32)
+	double(OpVAddF64, OpVMulF64, OpVFmaF64, OpVFmacF64, OpVLdexpF64, OpVDivFmasF64,
+		OpVAddF16, OpVSubF16, OpVSubrevF16, OpVMulF16, OpVFmaF16, OpVMadF16, OpVMacF16,
+		OpVMadakF16, OpVMadmkF16, OpVLdexpF16, OpVCvtF16F32, OpVCvtF16U16, OpVCvtF16I16,
+		OpVPkAddF16, OpVPkMulF16, OpVPkFmaF16, OpVPkFmacF16, OpVFmaMixloF16, OpVFmaMixhiF16,
+		OpVMadLegacyF16, OpVFmaLegacyF16)
 
 	// f32
-	b32 := func(name string, n int, g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) {
-		directedTab[name] = func(m big.RoundingMode) execFn {
+	b32 := func(name Op, n int, g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) {
+		opTab[name].directed = func(m big.RoundingMode) execFn {
 			h := directed(fpF32, m, near, g)
 			return v32(tF32, n, func(a, b, c uint32) uint32 {
 				return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c))))
@@ -189,13 +193,13 @@ func init() {
 	nSubrev := func(a, b, _ float64) float64 { return b - a }
 	nMul := func(a, b, _ float64) float64 { return a * b }
 	nFMA := func(a, b, c float64) float64 { return a*b + c } // only reached with an infinite or NaN input
-	b32("v_add_f32", 2, add, nAdd)
-	b32("v_sub_f32", 2, sub, nSub)
-	b32("v_subrev_f32", 2, subrev, nSubrev)
-	b32("v_mul_f32", 2, mul, nMul)
-	b32("v_fma_f32", 3, fma, nFMA)
+	b32(OpVAddF32, 2, add, nAdd)
+	b32(OpVSubF32, 2, sub, nSub)
+	b32(OpVSubrevF32, 2, subrev, nSubrev)
+	b32(OpVMulF32, 2, mul, nMul)
+	b32(OpVFmaF32, 3, fma, nFMA)
 	// v_fmac: the destination is the addend.
-	directedTab["v_fmac_f32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVFmacF32].directed = func(m big.RoundingMode) execFn {
 		h := directed(fpF32, m, nFMA, fma)
 		return func(w *wave, in *Inst) error {
 			in2 := *in
@@ -205,36 +209,17 @@ func init() {
 			})(w, &in2)
 		}
 	}
-	// v_fmaak/fmamk: the literal K is the addend or the multiplier.
-	for _, k := range []struct {
-		name string
-		mk   bool
-	}{{"v_fmaak_f32", false}, {"v_fmamk_f32", true}} {
-		k := k
-		directedTab[k.name] = func(m big.RoundingMode) execFn {
-			h := directed(fpF32, m, nFMA, fma)
-			return func(w *wave, in *Inst) error {
-				kv := float64(f32(in.Lit))
-				return v32(tF32, 2, func(a, b, _ uint32) uint32 {
-					if k.mk {
-						return uint32(h(float64(f32(a)), kv, float64(f32(b))))
-					}
-					return uint32(h(float64(f32(a)), float64(f32(b)), kv))
-				})(w, in)
-			}
-		}
-	}
-	directedTab["v_cvt_f32_i32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVCvtF32I32].directed = func(m big.RoundingMode) execFn {
 		return v32(tU32, 1, func(a, _, _ uint32) uint32 {
 			return uint32(toFormat(fpF32, roundTo(exact(float64(int32(a))), fpF32, m)))
 		})
 	}
-	directedTab["v_cvt_f32_u32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVCvtF32U32].directed = func(m big.RoundingMode) execFn {
 		return v32(tU32, 1, func(a, _, _ uint32) uint32 {
 			return uint32(toFormat(fpF32, roundTo(exact(float64(a)), fpF32, m)))
 		})
 	}
-	directedTab["v_cvt_f32_f64"] = func(m big.RoundingMode) execFn {
+	opTab[OpVCvtF32F64].directed = func(m big.RoundingMode) execFn {
 		return cvtFrom64(func(a uint64) uint32 {
 			x := f64(a)
 			if math.IsInf(x, 0) || math.IsNaN(x) {
@@ -243,7 +228,7 @@ func init() {
 			return uint32(toFormat(fpF32, roundTo(exact(x), fpF32, m)))
 		})
 	}
-	directedTab["v_ldexp_f32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVLdexpF32].directed = func(m big.RoundingMode) execFn {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 {
 			x := float64(f32(a))
 			if math.IsInf(x, 0) || math.IsNaN(x) || x == 0 {
@@ -267,11 +252,11 @@ func init() {
 			return toFormat(fpF32, roundTo(bigAdd(exact(p), exact(c)), fpF32, m))
 		}
 	}
-	directedTab["v_mad_f32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVMadF32].directed = func(m big.RoundingMode) execFn {
 		h := mad(m)
 		return v32(tF32, 3, func(a, b, c uint32) uint32 { return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c)))) })
 	}
-	directedTab["v_mac_f32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVMacF32].directed = func(m big.RoundingMode) execFn {
 		h := mad(m)
 		return func(w *wave, in *Inst) error {
 			in2 := *in
@@ -280,11 +265,11 @@ func init() {
 		}
 	}
 	for _, k := range []struct {
-		name string
+		name Op
 		mk   bool
-	}{{"v_madak_f32", false}, {"v_madmk_f32", true}} {
+	}{{OpVMadakF32, false}, {OpVMadmkF32, true}} {
 		k := k
-		directedTab[k.name] = func(m big.RoundingMode) execFn {
+		opTab[k.name].directed = func(m big.RoundingMode) execFn {
 			h := mad(m)
 			return func(w *wave, in *Inst) error {
 				kv := float64(f32(in.Lit))
@@ -308,10 +293,10 @@ func init() {
 		}
 		return roundTo(bigMul(exact(x), exact(y)), fpF32, m)
 	}
-	directedTab["v_mul_legacy_f32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVMulLegacyF32].directed = func(m big.RoundingMode) execFn {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(legacy(m, a, b))) })
 	}
-	directedTab["v_mad_legacy_f32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVMadLegacyF32].directed = func(m big.RoundingMode) execFn {
 		return v32(tF32, 3, func(a, b, c uint32) uint32 {
 			p, z := legacy(m, a, b), float64(f32(c))
 			if math.IsInf(p, 0) || math.IsNaN(p) || math.IsInf(z, 0) || math.IsNaN(z) {
@@ -322,20 +307,20 @@ func init() {
 	}
 	// packed f32 (VOP3P): the same rounding on both halves.
 	for _, p := range []struct {
-		name string
+		name Op
 		n    int
 		g    func(a, b, c *big.Float) *big.Float
 		near func(a, b, c float64) float64
-	}{{"v_pk_add_f32", 2, add, nAdd}, {"v_pk_mul_f32", 2, mul, nMul}, {"v_pk_fma_f32", 3, fma, nFMA}} {
+	}{{OpVPkAddF32, 2, add, nAdd}, {OpVPkMulF32, 2, mul, nMul}, {OpVPkFmaF32, 3, fma, nFMA}} {
 		p := p
-		directedTab[p.name] = func(m big.RoundingMode) execFn {
+		opTab[p.name].directed = func(m big.RoundingMode) execFn {
 			h := directed(fpF32, m, p.near, p.g)
 			return pk32(p.n, func(a, b, c uint32) uint32 { return uint32(h(float64(f32(a)), float64(f32(b)), float64(f32(c)))) })
 		}
 	}
 	// v_div_fmas: the fma rounded in the mode; where VCC is set, the fma scaled by 2^±64 (2^±128 for
 	// f64) and rounded once (divFmasScaled, shared with the nearest-even routine).
-	directedTab["v_div_fmas_f32"] = func(m big.RoundingMode) execFn {
+	opTab[OpVDivFmasF32].directed = func(m big.RoundingMode) execFn {
 		h := directed(fpF32, m, nFMA, fma)
 		return func(w *wave, in *Inst) error {
 			vcc := w.vcc()
@@ -347,7 +332,7 @@ func init() {
 			})(w, in)
 		}
 	}
-	directedTab["v_div_fmas_f64"] = func(m big.RoundingMode) execFn {
+	opTab[OpVDivFmasF64].directed = func(m big.RoundingMode) execFn {
 		h := directed(fpF64, m, nFMA, fma)
 		return func(w *wave, in *Inst) error {
 			vcc := w.vcc()
@@ -361,16 +346,16 @@ func init() {
 	}
 
 	// f64
-	b64 := func(name string, n int, g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) {
-		directedTab[name] = func(m big.RoundingMode) execFn {
+	b64 := func(name Op, n int, g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) {
+		opTab[name].directed = func(m big.RoundingMode) execFn {
 			h := directed(fpF64, m, near, g)
 			return v64(tF64, tF64, n, func(a, b, c uint64) uint64 { return h(f64(a), f64(b), f64(c)) })
 		}
 	}
-	b64("v_add_f64", 2, add, nAdd)
-	b64("v_mul_f64", 2, mul, nMul)
-	b64("v_fma_f64", 3, fma, nFMA)
-	directedTab["v_fmac_f64"] = func(m big.RoundingMode) execFn {
+	b64(OpVAddF64, 2, add, nAdd)
+	b64(OpVMulF64, 2, mul, nMul)
+	b64(OpVFmaF64, 3, fma, nFMA)
+	opTab[OpVFmacF64].directed = func(m big.RoundingMode) execFn {
 		h := directed(fpF64, m, nFMA, fma)
 		return func(w *wave, in *Inst) error {
 			in2 := *in
@@ -378,7 +363,7 @@ func init() {
 			return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return h(f64(a), f64(b), f64(c)) })(w, &in2)
 		}
 	}
-	directedTab["v_ldexp_f64"] = func(m big.RoundingMode) execFn {
+	opTab[OpVLdexpF64].directed = func(m big.RoundingMode) execFn {
 		return v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 {
 			x := f64(a)
 			if math.IsInf(x, 0) || math.IsNaN(x) || x == 0 {
@@ -390,24 +375,23 @@ func init() {
 	}
 }
 
-// f16Directed gives the directed-rounding function of a binary16 operation of f16.go, called with its
-// spec's operands (madmk's third operand is the literal factor, as there).
-var f16Directed = map[string]func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32{}
-
-func init() {
+// roundOps16 sets the directed-rounding functions of the binary16 operations of valu16.go (opRec.h16dir),
+// called with their spec's operands (madmk's third operand is the literal factor, as there), and the
+// routines of the packed f16 ones.
+func roundOps16() {
 	bin := func(g func(a, b, c *big.Float) *big.Float, near func(a, b, c float64) float64) func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
 		return func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
 			h := directed(fpF16, m, near, g)
 			return func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(h(h16f(a), h16f(b), h16f(c))) }
 		}
 	}
-	f16Directed["v_add_f16"] = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(a, b) }, func(a, b, _ float64) float64 { return a + b })
-	f16Directed["v_sub_f16"] = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(a, new(big.Float).Neg(b)) }, func(a, b, _ float64) float64 { return a - b })
-	f16Directed["v_subrev_f16"] = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(b, new(big.Float).Neg(a)) }, func(a, b, _ float64) float64 { return b - a })
-	f16Directed["v_mul_f16"] = bin(func(a, b, _ *big.Float) *big.Float { return bigMul(a, b) }, func(a, b, _ float64) float64 { return a * b })
+	opTab[OpVAddF16].h16dir = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(a, b) }, func(a, b, _ float64) float64 { return a + b })
+	opTab[OpVSubF16].h16dir = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(a, new(big.Float).Neg(b)) }, func(a, b, _ float64) float64 { return a - b })
+	opTab[OpVSubrevF16].h16dir = bin(func(a, b, _ *big.Float) *big.Float { return bigAdd(b, new(big.Float).Neg(a)) }, func(a, b, _ float64) float64 { return b - a })
+	opTab[OpVMulF16].h16dir = bin(func(a, b, _ *big.Float) *big.Float { return bigMul(a, b) }, func(a, b, _ float64) float64 { return a * b })
 	fma := bin(bigFMA, func(a, b, c float64) float64 { return a*b + c })
-	f16Directed["v_fma_f16"] = fma
-	f16Directed["v_fma_legacy_f16"] = fma
+	opTab[OpVFmaF16].h16dir = fma
+	opTab[OpVFmaLegacyF16].h16dir = fma
 	// unfused: the product rounded in the mode, then the sum
 	mad := func(m big.RoundingMode, a, b, c uint32) uint32 {
 		x, y, z := h16f(a), h16f(b), h16f(c)
@@ -420,15 +404,15 @@ func init() {
 		}
 		return uint32(toFormat(fpF16, roundTo(bigAdd(exact(p), exact(z)), fpF16, m)))
 	}
-	for _, n := range []string{"v_mad_f16", "v_mad_legacy_f16", "v_mac_f16", "v_madak_f16"} {
-		f16Directed[n] = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+	for _, n := range []Op{OpVMadF16, OpVMadLegacyF16, OpVMacF16, OpVMadakF16} {
+		opTab[n].h16dir = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
 			return func(_ *h16ctx, a, b, c uint32) uint32 { return mad(m, a, b, c) }
 		}
 	}
-	f16Directed["v_madmk_f16"] = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+	opTab[OpVMadmkF16].h16dir = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
 		return func(_ *h16ctx, a, b, k uint32) uint32 { return mad(m, a, k, b) }
 	}
-	f16Directed["v_ldexp_f16"] = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
+	opTab[OpVLdexpF16].h16dir = func(m big.RoundingMode) func(x *h16ctx, a, b, c uint32) uint32 {
 		return func(_ *h16ctx, a, b, _ uint32) uint32 {
 			x := h16f(a)
 			if math.IsInf(x, 0) || math.IsNaN(x) || x == 0 {
@@ -450,43 +434,46 @@ func init() {
 	}
 	// packed binary16 (VOP3P): the same rounding on both halves.
 	for _, p := range []struct {
-		name string
+		name Op
 		n    int
 		g    func(a, b, c *big.Float) *big.Float
 		near func(a, b, c float64) float64
 	}{
-		{"v_pk_add_f16", 2, func(a, b, _ *big.Float) *big.Float { return bigAdd(a, b) }, func(a, b, _ float64) float64 { return a + b }},
-		{"v_pk_mul_f16", 2, func(a, b, _ *big.Float) *big.Float { return bigMul(a, b) }, func(a, b, _ float64) float64 { return a * b }},
-		{"v_pk_fma_f16", 3, bigFMA, func(a, b, c float64) float64 { return a*b + c }},
+		{OpVPkAddF16, 2, func(a, b, _ *big.Float) *big.Float { return bigAdd(a, b) }, func(a, b, _ float64) float64 { return a + b }},
+		{OpVPkMulF16, 2, func(a, b, _ *big.Float) *big.Float { return bigMul(a, b) }, func(a, b, _ float64) float64 { return a * b }},
+		{OpVPkFmaF16, 3, bigFMA, func(a, b, c float64) float64 { return a*b + c }},
 	} {
 		p := p
-		directedTab[p.name] = func(m big.RoundingMode) execFn {
+		opTab[p.name].directed = func(m big.RoundingMode) execFn {
 			h := directed(fpF16, m, p.near, p.g)
 			return h16pk(p.n, true, func(a, b, c uint32, _ bool) uint32 { return uint32(h(h16f(a), h16f(b), h16f(c))) })
 		}
 	}
-	f16Directed["v_cvt_f16_u16"] = conv(func(a uint32) float64 { return float64(uint16(a)) })
-	f16Directed["v_cvt_f16_i16"] = conv(func(a uint32) float64 { return float64(int16(a)) })
-	f16Directed["v_cvt_f16_f32"] = conv(func(a uint32) float64 { return float64(f32(a)) })
+	opTab[OpVCvtF16U16].h16dir = conv(func(a uint32) float64 { return float64(uint16(a)) })
+	opTab[OpVCvtF16I16].h16dir = conv(func(a uint32) float64 { return float64(int16(a)) })
+	opTab[OpVCvtF16F32].h16dir = conv(func(a uint32) float64 { return float64(f32(a)) })
 }
 
 // withRounding wraps a mode-dependent operation: under a directed FP_ROUND mode it runs the directed
 // routine, or stops the wave when there is none.
-func withRounding(name string, fn execFn) execFn {
-	field, ok := roundField[name]
-	if !ok || fn == nil {
+func withRounding(op Op, fn execFn) execFn {
+	r := &opTab[op]
+	if r.round == roundNone || fn == nil {
 		return fn
 	}
-	alt := directedTab[name]
-	if g := f16Directed[name]; alt == nil && g != nil {
-		if sp, ok := h16specs[name]; ok {
-			alt = func(m big.RoundingMode) execFn {
-				sp2 := sp
-				sp2.f = g(m)
-				return h16op(sp2)
-			}
+	field := uint32(0)
+	if r.round == roundDouble {
+		field = 2
+	}
+	alt := r.directed
+	if g, sp := r.h16dir, r.h16; alt == nil && g != nil && sp != nil {
+		alt = func(m big.RoundingMode) execFn {
+			sp2 := *sp
+			sp2.f = g(m)
+			return h16op(sp2)
 		}
 	}
+	name := opNames[op]
 	return func(w *wave, in *Inst) error {
 		m := w.mode >> field & 3
 		if m == 0 {

@@ -173,37 +173,37 @@ func frexpExp(x float64) uint32 {
 	return uint32(int32(e))
 }
 
-func init() {
+func transOps() {
 	un := func(f func(x float64) float64) execFn {
 		return v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(f(float64(f32(a))))) })
 	}
-	reg("v_exp_f32", un(math.Exp2))
-	reg("v_log_f32", un(math.Log2))
+	def(OpVExpF32, un(math.Exp2))
+	def(OpVLogF32, un(math.Log2))
 	// V_SIN/V_COS take the angle in revolutions (x * 2pi radians).
-	reg("v_sin_f32", un(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
-	reg("v_cos_f32", un(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
+	def(OpVSinF32, un(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
+	def(OpVCosF32, un(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
 	// V_FRACT: x - floor(x), limited to the largest value below 1 (a tiny negative x would round to 1;
-	// LLVM's amdgcn_fract folding, as f16.go's h16Fract).
-	reg("v_fract_f32", un(func(x float64) float64 { return math.Min(x-math.Floor(x), float64(math.Float32frombits(0x3f7fffff))) }))
-	reg("v_frexp_mant_f32", un(frexpMant))
-	reg("v_frexp_exp_i32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return frexpExp(float64(f32(a))) }))
-	reg("v_ldexp_f32", v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(math.Ldexp(float64(f32(a)), int(int32(b))))) }))
-	reg("v_div_fixup_f32", v32(tF32, 3, divFixup32))
+	// LLVM's amdgcn_fract folding, as valu16.go's h16Fract).
+	def(OpVFractF32, un(func(x float64) float64 { return math.Min(x-math.Floor(x), float64(math.Float32frombits(0x3f7fffff))) }))
+	def(OpVFrexpMantF32, un(frexpMant))
+	def(OpVFrexpExpI32F32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return frexpExp(float64(f32(a))) }))
+	def(OpVLdexpF32, v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(math.Ldexp(float64(f32(a)), int(int32(b))))) }))
+	def(OpVDivFixupF32, v32(tF32, 3, divFixup32))
 
 	un64 := func(f func(x float64) float64) execFn {
 		return v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(f(f64(a))) })
 	}
-	reg("v_rcp_f64", un64(func(x float64) float64 { return 1 / x }))
-	reg("v_rsq_f64", un64(func(x float64) float64 { return 1 / math.Sqrt(x) }))
-	reg("v_sqrt_f64", un64(math.Sqrt))
-	reg("v_fract_f64", un64(func(x float64) float64 { return math.Min(x-math.Floor(x), math.Float64frombits(0x3fefffffffffffff)) }))
-	reg("v_frexp_mant_f64", un64(frexpMant))
-	reg("v_frexp_exp_i32_f64", cvtFrom64(func(a uint64) uint32 { return frexpExp(f64(a)) }))
-	reg("v_ldexp_f64", v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 { return u64(math.Ldexp(f64(a), int(int32(uint32(b))))) }))
-	reg("v_div_fixup_f64", v64(tF64, tF64, 3, divFixup64))
+	def(OpVRcpF64, un64(func(x float64) float64 { return 1 / x }))
+	def(OpVRsqF64, un64(func(x float64) float64 { return 1 / math.Sqrt(x) }))
+	def(OpVSqrtF64, un64(math.Sqrt))
+	def(OpVFractF64, un64(func(x float64) float64 { return math.Min(x-math.Floor(x), math.Float64frombits(0x3fefffffffffffff)) }))
+	def(OpVFrexpMantF64, un64(frexpMant))
+	def(OpVFrexpExpI32F64, cvtFrom64(func(a uint64) uint32 { return frexpExp(f64(a)) }))
+	def(OpVLdexpF64, v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 { return u64(math.Ldexp(f64(a), int(int32(uint32(b))))) }))
+	def(OpVDivFixupF64, v64(tF64, tF64, 3, divFixup64))
 
 	// V_DIV_SCALE (VOP3B): a per-lane flag goes to the sdst SGPR pair.
-	reg("v_div_scale_f32", func(w *wave, in *Inst) error {
+	def(OpVDivScaleF32, func(w *wave, in *Inst) error {
 		var flags uint64
 		err := v32(tF32, 3, func(a, b, c uint32) uint32 {
 			d, f := divScale32(a, b, c)
@@ -217,7 +217,7 @@ func init() {
 		}
 		return err
 	})
-	reg("v_div_scale_f64", func(w *wave, in *Inst) error {
+	def(OpVDivScaleF64, func(w *wave, in *Inst) error {
 		var flags uint64
 		err := v64(tF64, tF64, 3, func(a, b, c uint64) uint64 {
 			d, f := divScale64(a, b, c)
@@ -233,7 +233,7 @@ func init() {
 	})
 	// V_DIV_FMAS: fma, scaled by 2^±64 (f32) or 2^±128 (f64) where VCC is set, in the direction the
 	// numerator's exponent says.
-	reg("v_div_fmas_f32", func(w *wave, in *Inst) error {
+	def(OpVDivFmasF32, func(w *wave, in *Inst) error {
 		vcc := w.vcc()
 		return v32(tF32, 3, func(a, b, c uint32) uint32 {
 			if vcc>>w.lane&1 != 0 {
@@ -242,7 +242,7 @@ func init() {
 			return fma32(a, b, c)
 		})(w, in)
 	})
-	reg("v_div_fmas_f64", func(w *wave, in *Inst) error {
+	def(OpVDivFmasF64, func(w *wave, in *Inst) error {
 		vcc := w.vcc()
 		return v64(tF64, tF64, 3, func(a, b, c uint64) uint64 {
 			if vcc>>w.lane&1 != 0 {
@@ -272,4 +272,4 @@ func divFmasScaled(f fpFormat, a, b, c float64, large bool, m big.RoundingMode) 
 	return toFormat(f, roundTo(x, f, m))
 }
 
-// The 16-bit integer VOP2/VOP3 operations are in f16.go.
+// The 16-bit integer VOP2/VOP3 operations are in valu16.go.

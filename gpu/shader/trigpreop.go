@@ -70,7 +70,7 @@ func trigPreop(a uint64, seg uint32) uint64 {
 	return u64(math.Ldexp(float64(r.Uint64()), scale))
 }
 
-func init() {
+func trigPreopOps() {
 	// S0 an f64 (abs/neg apply; only its exponent matters), S1 the segment in a 32-bit operand.
-	reg("v_trig_preop_f64", v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 { return trigPreop(a, uint32(b)) }))
+	def(OpVTrigPreopF64, v64(tF64, tU32, 2, func(a, b, _ uint64) uint64 { return trigPreop(a, uint32(b)) }))
 }

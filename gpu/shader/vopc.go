@@ -270,3 +270,14 @@ func classMods(v uint64, in *Inst, sign uint) uint64 {
 	}
 	return v
 }
+
+// vopcOps binds the compares (VOPC and their VOP3 forms) from their mnemonics' grammar.
+func vopcOps() {
+	for op := Op(1); op < NumOps; op++ {
+		if n := opNames[op]; strings.HasPrefix(n, "v_cmp") {
+			if f := vopcExec(n); f != nil {
+				def(op, f)
+			}
+		}
+	}
+}

@@ -404,3 +404,7 @@ func (w *wave) merge(dst, r *[lanes]uint32, m uint64) {
 		}
 	}
 }
+
+func (w *wave) fault(in *Inst, addr uint64, write bool, err error) error {
+	return &Fault{Addr: addr, Write: write, PC: w.pc, Inst: in.String(), Err: err}
+}

@@ -103,7 +103,7 @@ type Stats struct {
 	WaveInstructions uint64
 	Waves            uint64
 	Groups           uint64
-	Interrupts       uint64 // s_sendmsg(MSG_INTERRUPT) host interrupts raised (rare.go)
+	Interrupts       uint64 // s_sendmsg(MSG_INTERRUPT) host interrupts raised (legacy.go)
 }
 
 type group struct {
@@ -668,7 +668,8 @@ func (d *dispatch) decodeAt(g *group, pc uint64) (*cinst, error) {
 	if err != nil {
 		return nil, &WaveError{PC: pc, Inst: fmt.Sprintf(".long %#010x", w[0]), Err: fmt.Errorf("%w: %v", ErrIllegal, err)}
 	}
-	in.exec, in.notF32 = resolve(&in), !floatResult(in.Info.Name)
+	r := &opTab[in.Info.Op] // the opcode's record, bound once per decoded instruction
+	in.exec, in.notF32 = r.exec, r.notF32
 	c := &cinst{Inst: in, pc: pc}
 	v, _ := d.code.m.LoadOrStore(pc, c)
 	return v.(*cinst), nil

@@ -10,9 +10,10 @@ import (
 // and SALU operations of GFX9 (Vega ISA, "Vector ALU Operations" and "Scalar ALU Operations"; LLVM
 // SIInstructions.td / VOP*Instructions.td for the operand forms).
 
-func init() {
+// xlaneOps registers the cross-lane VALU operations.
+func xlaneOps() {
 	// V_READFIRSTLANE_B32: the value of the first active lane (lane 0 when EXEC is zero) into an SGPR.
-	reg("v_readfirstlane_b32", func(w *wave, in *Inst) error {
+	def(OpVReadfirstlaneB32, func(w *wave, in *Inst) error {
 		if err := w.checkExt(in); err != nil {
 			return err
 		}
@@ -28,7 +29,7 @@ func init() {
 		return nil
 	})
 	// V_READLANE_B32: SGPR = S0 of lane S1[5:0], whatever EXEC holds.
-	reg("v_readlane_b32", func(w *wave, in *Inst) error {
+	def(OpVReadlaneB32, func(w *wave, in *Inst) error {
 		if err := w.checkExt(in); err != nil {
 			return err
 		}
@@ -44,7 +45,7 @@ func init() {
 		return nil
 	})
 	// V_WRITELANE_B32: VGPR lane S1[5:0] = S0 (a scalar), whatever EXEC holds.
-	reg("v_writelane_b32", func(w *wave, in *Inst) error {
+	def(OpVWritelaneB32, func(w *wave, in *Inst) error {
 		if err := w.checkExt(in); err != nil {
 			return err
 		}
@@ -76,10 +77,10 @@ func init() {
 			})(w, in)
 		}
 	}
-	reg("v_mbcnt_lo_u32_b32", mbcnt(false))
-	reg("v_mbcnt_hi_u32_b32", mbcnt(true))
+	def(OpVMbcntLoU32B32, mbcnt(false))
+	def(OpVMbcntHiU32B32, mbcnt(true))
 	// V_SWAP_B32: exchange the two VGPRs in active lanes.
-	reg("v_swap_b32", func(w *wave, in *Inst) error {
+	def(OpVSwapB32, func(w *wave, in *Inst) error {
 		if err := w.checkExt(in); err != nil {
 			return err
 		}
@@ -97,43 +98,46 @@ func init() {
 		}
 		return nil
 	})
+}
 
+// valuBitOps registers the VALU bit, SAD, min3/max3/med3 and legacy-multiply operations.
+func valuBitOps() {
 	// 32-bit VALU
-	reg("v_xnor_b32", v32(tU32, 2, func(a, b, _ uint32) uint32 { return ^(a ^ b) }))
-	reg("v_cvt_f32_ubyte0", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a & 0xff)) }))
-	reg("v_cvt_f32_ubyte1", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a >> 8 & 0xff)) }))
-	reg("v_cvt_f32_ubyte2", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a >> 16 & 0xff)) }))
-	reg("v_cvt_f32_ubyte3", v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a >> 24)) }))
+	def(OpVXnorB32, v32(tU32, 2, func(a, b, _ uint32) uint32 { return ^(a ^ b) }))
+	def(OpVCvtF32Ubyte0, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a & 0xff)) }))
+	def(OpVCvtF32Ubyte1, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a >> 8 & 0xff)) }))
+	def(OpVCvtF32Ubyte2, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a >> 16 & 0xff)) }))
+	def(OpVCvtF32Ubyte3, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a >> 24)) }))
 	// V_CVT_FLR_I32_F32 = (int)floor(S0), V_CVT_RPI_I32_F32 = (int)floor(S0 + 0.5), saturating, NaN -> 0.
-	reg("v_cvt_flr_i32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return satI32(math.Floor(float64(f32(a)))) }))
-	reg("v_cvt_rpi_i32_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return satI32(math.Floor(float64(f32(a)) + 0.5)) }))
+	def(OpVCvtFlrI32F32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return satI32(math.Floor(float64(f32(a)))) }))
+	def(OpVCvtRpiI32F32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return satI32(math.Floor(float64(f32(a)) + 0.5)) }))
 	// V_FFBH_I32: the position, counted from the MSB, of the first bit that differs from the sign bit;
 	// -1 for 0 and -1.
-	reg("v_ffbh_i32", v32(tU32, 1, func(a, _, _ uint32) uint32 { return flbitI32(a) }))
+	def(OpVFfbhI32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return flbitI32(a) }))
 	// V_ADD_I32/V_SUB_I32 (VOP3, GFX9): signed, saturating when clamp is set.
-	reg("v_add_i32", addSubI32(false))
-	reg("v_sub_i32", addSubI32(true))
+	def(OpVAddI32, addSubI32(false))
+	def(OpVSubI32, addSubI32(true))
 	// three-operand min/max/median
-	reg("v_min3_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return minF32(minF32(a, b), c) }))
-	reg("v_max3_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return maxF32(maxF32(a, b), c) }))
-	reg("v_med3_f32", v32(tF32, 3, med3F32))
-	reg("v_med3_i32", v32(tU32, 3, func(a, b, c uint32) uint32 {
+	def(OpVMin3F32, v32(tF32, 3, func(a, b, c uint32) uint32 { return minF32(minF32(a, b), c) }))
+	def(OpVMax3F32, v32(tF32, 3, func(a, b, c uint32) uint32 { return maxF32(maxF32(a, b), c) }))
+	def(OpVMed3F32, v32(tF32, 3, med3F32))
+	def(OpVMed3I32, v32(tU32, 3, func(a, b, c uint32) uint32 {
 		x, y, z := int32(a), int32(b), int32(c)
 		return uint32(max(min(x, y), min(max(x, y), z)))
 	}))
-	reg("v_med3_u32", v32(tU32, 3, func(a, b, c uint32) uint32 { return max(min(a, b), min(max(a, b), c)) }))
+	def(OpVMed3U32, v32(tU32, 3, func(a, b, c uint32) uint32 { return max(min(a, b), min(max(a, b), c)) }))
 	// DX9 "legacy" multiply: 0 times anything (infinity, NaN) is 0.
-	reg("v_mul_legacy_f32", v32(tF32, 2, func(a, b, _ uint32) uint32 { return mulLegacy(a, b) }))
-	reg("v_mad_legacy_f32", v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(f32(mulLegacy(a, b)) + f32(c)) }))
+	def(OpVMulLegacyF32, v32(tF32, 2, func(a, b, _ uint32) uint32 { return mulLegacy(a, b) }))
+	def(OpVMadLegacyF32, v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(f32(mulLegacy(a, b)) + f32(c)) }))
 	// sums of absolute differences
-	reg("v_sad_u8", v32(tU32, 3, func(a, b, c uint32) uint32 { return sadU8(a, b) + c }))
-	reg("v_sad_hi_u8", v32(tU32, 3, func(a, b, c uint32) uint32 { return sadU8(a, b)<<16 + c }))
-	reg("v_sad_u16", v32(tU32, 3, func(a, b, c uint32) uint32 {
+	def(OpVSadU8, v32(tU32, 3, func(a, b, c uint32) uint32 { return sadU8(a, b) + c }))
+	def(OpVSadHiU8, v32(tU32, 3, func(a, b, c uint32) uint32 { return sadU8(a, b)<<16 + c }))
+	def(OpVSadU16, v32(tU32, 3, func(a, b, c uint32) uint32 {
 		return absDiff(a&0xffff, b&0xffff) + absDiff(a>>16, b>>16) + c
 	}))
-	reg("v_sad_u32", v32(tU32, 3, func(a, b, c uint32) uint32 { return absDiff(a, b) + c }))
+	def(OpVSadU32, v32(tU32, 3, func(a, b, c uint32) uint32 { return absDiff(a, b) + c }))
 	// V_MSAD_U8: as SAD_U8, bytes where the reference (S1) is 0 are skipped.
-	reg("v_msad_u8", v32(tU32, 3, func(a, b, c uint32) uint32 {
+	def(OpVMsadU8, v32(tU32, 3, func(a, b, c uint32) uint32 {
 		s := c
 		for i := 0; i < 32; i += 8 {
 			if b>>i&0xff != 0 {
@@ -143,30 +147,33 @@ func init() {
 		return s
 	}))
 	// V_LERP_U8: per byte, (S0 + S1 + S2[0]) >> 1 (rounding as S2's byte LSB says).
-	reg("v_lerp_u8", v32(tU32, 3, func(a, b, c uint32) uint32 {
+	def(OpVLerpU8, v32(tU32, 3, func(a, b, c uint32) uint32 {
 		var d uint32
 		for i := 0; i < 32; i += 8 {
 			d |= ((a>>i&0xff + b>>i&0xff + c>>i&1) >> 1) << i
 		}
 		return d
 	}))
-	// V_CVT_PK_U8_F32: rare.go (cvtPkU8).
-	reg("v_nop v_clrexcp", func(*wave, *Inst) error { return nil })
+	// V_CVT_PK_U8_F32: legacy.go (cvtPkU8).
+	defs([]Op{OpVNop, OpVClrexcp}, func(*wave, *Inst) error { return nil })
 
 	// 64-bit rounding
-	reg("v_floor_f64", v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.Floor(f64(a))) }))
-	reg("v_ceil_f64", v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.Ceil(f64(a))) }))
-	reg("v_trunc_f64", v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.Trunc(f64(a))) }))
-	reg("v_rndne_f64", v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.RoundToEven(f64(a))) }))
+	def(OpVFloorF64, v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.Floor(f64(a))) }))
+	def(OpVCeilF64, v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.Ceil(f64(a))) }))
+	def(OpVTruncF64, v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.Trunc(f64(a))) }))
+	def(OpVRndneF64, v64(tF64, tF64, 1, func(a, _, _ uint64) uint64 { return u64(math.RoundToEven(f64(a))) }))
+}
 
+// saluBitOps registers the SALU bit and EXEC-mask operations.
+func saluBitOps() {
 	// SALU
-	reg("s_ff0_i32_b32", sop1u(func(_ *wave, a uint32) uint32 {
+	def(OpSFf0I32B32, sop1u(func(_ *wave, a uint32) uint32 {
 		if a == 0xffffffff {
 			return 0xffffffff
 		}
 		return uint32(bits.TrailingZeros32(^a))
 	}, false))
-	reg("s_ff0_i32_b64", func(w *wave, in *Inst) error {
+	def(OpSFf0I32B64, func(w *wave, in *Inst) error {
 		a, r := w.s64(in, fSrc0), uint32(0xffffffff)
 		if a != math.MaxUint64 {
 			r = uint32(bits.TrailingZeros64(^a))
@@ -174,7 +181,7 @@ func init() {
 		w.sset(in.Opnd[fDst], r)
 		return nil
 	})
-	reg("s_flbit_i32_b64", func(w *wave, in *Inst) error {
+	def(OpSFlbitI32B64, func(w *wave, in *Inst) error {
 		a, r := w.s64(in, fSrc0), uint32(0xffffffff)
 		if a != 0 {
 			r = uint32(bits.LeadingZeros64(a))
@@ -183,8 +190,8 @@ func init() {
 		return nil
 	})
 	// S_FLBIT_I32(_I64): as V_FFBH_I32.
-	reg("s_flbit_i32", sop1u(func(_ *wave, a uint32) uint32 { return flbitI32(a) }, false))
-	reg("s_flbit_i32_i64", func(w *wave, in *Inst) error {
+	def(OpSFlbitI32, sop1u(func(_ *wave, a uint32) uint32 { return flbitI32(a) }, false))
+	def(OpSFlbitI32I64, func(w *wave, in *Inst) error {
 		a, r := w.s64(in, fSrc0), uint32(0xffffffff)
 		if x := a ^ uint64(int64(a)>>63); x != 0 {
 			r = uint32(bits.LeadingZeros64(x))
@@ -192,7 +199,7 @@ func init() {
 		w.sset(in.Opnd[fDst], r)
 		return nil
 	})
-	reg("s_bcnt0_i32_b64", func(w *wave, in *Inst) error {
+	def(OpSBcnt0I32B64, func(w *wave, in *Inst) error {
 		r := uint32(64 - bits.OnesCount64(w.s64(in, fSrc0)))
 		w.sset(in.Opnd[fDst], r)
 		w.scc = r != 0
@@ -222,35 +229,35 @@ func init() {
 			return nil
 		}
 	}
-	reg("s_bitset0_b32", bitset(false, false))
-	reg("s_bitset1_b32", bitset(true, false))
-	reg("s_bitset0_b64", bitset(false, true))
-	reg("s_bitset1_b64", bitset(true, true))
+	def(OpSBitset0B32, bitset(false, false))
+	def(OpSBitset1B32, bitset(true, false))
+	def(OpSBitset0B64, bitset(false, true))
+	def(OpSBitset1B64, bitset(true, true))
 	// S_WQM: each quad (4 bits) becomes all ones if any of its bits is set; S_QUADMASK: one bit per quad.
-	reg("s_wqm_b32", sop1u(func(_ *wave, a uint32) uint32 { return uint32(wqm(uint64(a))) }, true))
-	reg("s_wqm_b64", sop1u64(wqm, true))
-	reg("s_quadmask_b32", sop1u(func(_ *wave, a uint32) uint32 { return uint32(quadmask(uint64(a))) }, true))
-	reg("s_quadmask_b64", sop1u64(quadmask, true))
-	reg("s_bitcmp0_b64", func(w *wave, in *Inst) error {
+	def(OpSWqmB32, sop1u(func(_ *wave, a uint32) uint32 { return uint32(wqm(uint64(a))) }, true))
+	def(OpSWqmB64, sop1u64(wqm, true))
+	def(OpSQuadmaskB32, sop1u(func(_ *wave, a uint32) uint32 { return uint32(quadmask(uint64(a))) }, true))
+	def(OpSQuadmaskB64, sop1u64(quadmask, true))
+	def(OpSBitcmp0B64, func(w *wave, in *Inst) error {
 		w.scc = w.s64(in, fSrc0)>>(w.s32(in, fSrc1)&63)&1 == 0
 		return nil
 	})
-	reg("s_bitcmp1_b64", func(w *wave, in *Inst) error {
+	def(OpSBitcmp1B64, func(w *wave, in *Inst) error {
 		w.scc = w.s64(in, fSrc0)>>(w.s32(in, fSrc1)&63)&1 == 1
 		return nil
 	})
-	reg("s_bfm_b64", func(w *wave, in *Inst) error {
+	def(OpSBfmB64, func(w *wave, in *Inst) error {
 		a, b := w.s32(in, fSrc0), w.s32(in, fSrc1)
 		w.sset64(in.Opnd[fDst], (uint64(1)<<(a&63)-1)<<(b&63))
 		return nil
 	})
 	// S_ANDN1/ORN1_SAVEEXEC_B64: D = EXEC; EXEC = ~S0 op EXEC.
-	reg("s_andn1_saveexec_b64", saveexec(func(s, e uint64) uint64 { return ^s & e }))
-	reg("s_orn1_saveexec_b64", saveexec(func(s, e uint64) uint64 { return ^s | e }))
-	reg("s_andn1_wrexec_b64", wrexec(func(s, e uint64) uint64 { return ^s & e }))
-	reg("s_andn2_wrexec_b64", wrexec(func(s, e uint64) uint64 { return s &^ e }))
+	def(OpSAndn1SaveexecB64, saveexec(func(s, e uint64) uint64 { return ^s & e }))
+	def(OpSOrn1SaveexecB64, saveexec(func(s, e uint64) uint64 { return ^s | e }))
+	def(OpSAndn1WrexecB64, wrexec(func(s, e uint64) uint64 { return ^s & e }))
+	def(OpSAndn2WrexecB64, wrexec(func(s, e uint64) uint64 { return s &^ e }))
 	// S_BITREPLICATE_B64_B32: each bit of S0[31:0] twice.
-	reg("s_bitreplicate_b64_b32", func(w *wave, in *Inst) error {
+	def(OpSBitreplicateB64B32, func(w *wave, in *Inst) error {
 		a, d := w.s32(in, fSrc0), uint64(0)
 		for i := 0; i < 32; i++ {
 			d |= uint64(a>>i&1) * 3 << (2 * i)
@@ -281,13 +288,13 @@ func init() {
 			return nil
 		}
 	}
-	reg("s_movrels_b32", movrel(true, false))
-	reg("s_movrels_b64", movrel(true, true))
-	reg("s_movreld_b32", movrel(false, false))
-	reg("s_movreld_b64", movrel(false, true))
+	def(OpSMovrelsB32, movrel(true, false))
+	def(OpSMovrelsB64, movrel(true, true))
+	def(OpSMovreldB32, movrel(false, false))
+	def(OpSMovreldB64, movrel(false, true))
 	// Wave priority, halt, kill and wake-up hints have no effect on a model that runs waves one at a
 	// time (the ISA lists them as hints to the sequencer).
-	reg("s_wakeup s_setkill", func(*wave, *Inst) error { return nil })
+	defs([]Op{OpSWakeup, OpSSetkill}, func(*wave, *Inst) error { return nil })
 }
 
 // flbitI32 is the ISA's loop "for i in 1..31: if S0[31-i] != S0[31] return i", -1 when none differs.

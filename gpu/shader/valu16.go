@@ -87,10 +87,6 @@ type h16spec struct {
 	f     func(x *h16ctx, a, b, c uint32) uint32
 }
 
-// h16specs keeps each 16-bit operation's spec, so that round.go can build the same operation with a
-// directed-rounding function.
-var h16specs = map[string]h16spec{}
-
 // h16op builds a 16-bit VOP1/VOP2/VOP3 operation.
 func h16op(sp h16spec) execFn {
 	return func(w *wave, in *Inst) error {
@@ -483,132 +479,144 @@ func h16DotF16(a0, a1, b0, b1, c uint32) uint32 {
 // exact): the product is exact, the sum rounded to odd, the caller rounds once more.
 func h16MixFma(a, b, c float64) float64 { return sumOdd(a*b, c) }
 
-func init() {
-	// shorthand builders
-	f1 := func(f func(x float64) float64) h16spec {
-		return h16spec{n: 1, src: [3]uint8{oF16}, res: rF16, ext: xDPP | xSDWA,
-			f: func(_ *h16ctx, a, _, _ uint32) uint32 { return h16r(f(h16f(a))) }}
-	}
-	f2 := func(f func(a, b uint32) uint32) h16spec {
-		return h16spec{n: 2, src: [3]uint8{oF16, oF16}, res: rF16, ext: xDPP | xSDWA,
-			f: func(_ *h16ctx, a, b, _ uint32) uint32 { return f(a, b) }}
-	}
-	i2 := func(f func(x *h16ctx, a, b uint32) uint32) h16spec {
-		return h16spec{n: 2, src: [3]uint8{oI16, oI16}, res: rI16, ext: xDPP | xSDWA,
-			f: func(x *h16ctx, a, b, _ uint32) uint32 { return f(x, a, b) }}
-	}
-	reg1 := func(name string, sp h16spec) {
-		h16specs[name] = sp
-		reg(name, h16op(sp))
-	}
+// Shorthand builders of the 16-bit operation specs: unary and binary binary16, binary 16-bit integer.
+func h16f1(f func(x float64) float64) h16spec {
+	return h16spec{n: 1, src: [3]uint8{oF16}, res: rF16, ext: xDPP | xSDWA,
+		f: func(_ *h16ctx, a, _, _ uint32) uint32 { return h16r(f(h16f(a))) }}
+}
 
+func h16f2(f func(a, b uint32) uint32) h16spec {
+	return h16spec{n: 2, src: [3]uint8{oF16, oF16}, res: rF16, ext: xDPP | xSDWA,
+		f: func(_ *h16ctx, a, b, _ uint32) uint32 { return f(a, b) }}
+}
+
+func h16i2(f func(x *h16ctx, a, b uint32) uint32) h16spec {
+	return h16spec{n: 2, src: [3]uint8{oI16, oI16}, res: rI16, ext: xDPP | xSDWA,
+		f: func(x *h16ctx, a, b, _ uint32) uint32 { return f(x, a, b) }}
+}
+
+// def16 sets a 16-bit operation's spec (its high-half and op_sel rule, which round.go reuses) and its
+// routine.
+func def16(op Op, sp h16spec) {
+	opTab[op].h16 = &sp
+	def(op, h16op(sp))
+}
+
+// vop2F16Ops registers the binary16 and 16-bit integer VOP2 operations.
+func vop2F16Ops() {
 	// VOP2 binary16
-	reg1("v_add_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(a) + h16f(b)) }))
-	reg1("v_sub_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(a) - h16f(b)) }))
-	reg1("v_subrev_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(b) - h16f(a)) }))
-	reg1("v_mul_f16", f2(func(a, b uint32) uint32 { return h16r(h16f(a) * h16f(b)) }))
-	reg1("v_max_f16", f2(h16Max))
-	reg1("v_min_f16", f2(h16Min))
+	def16(OpVAddF16, h16f2(func(a, b uint32) uint32 { return h16r(h16f(a) + h16f(b)) }))
+	def16(OpVSubF16, h16f2(func(a, b uint32) uint32 { return h16r(h16f(a) - h16f(b)) }))
+	def16(OpVSubrevF16, h16f2(func(a, b uint32) uint32 { return h16r(h16f(b) - h16f(a)) }))
+	def16(OpVMulF16, h16f2(func(a, b uint32) uint32 { return h16r(h16f(a) * h16f(b)) }))
+	def16(OpVMaxF16, h16f2(h16Max))
+	def16(OpVMinF16, h16f2(h16Min))
 	// V_LDEXP_F16: D.f16 = S0.f16 * 2**S1.i16 (the exponent is the signed low half of S1; LLVM
 	// clamps an i32 exponent to the i16 range before using it). The scaling is exact in float64
 	// and the result is rounded once (overflow to inf, underflow through denormals to 0).
-	ldexp := f2(func(a, b uint32) uint32 { return h16r(math.Ldexp(h16f(a), int(int16(b)))) })
+	ldexp := h16f2(func(a, b uint32) uint32 { return h16r(math.Ldexp(h16f(a), int(int16(b)))) })
 	ldexp.src[1] = oI16
-	reg1("v_ldexp_f16", ldexp)
+	def16(OpVLdexpF16, ldexp)
 	// V_MAC_F16: D = S0*S1 + D; V_MADMK_F16: D = S0*K + S1; V_MADAK_F16: D = S0*S1 + K (K the low
 	// half of the literal dword). On GFX9 the three keep bits 31:16 of the destination.
 	mad := func(_ *h16ctx, a, b, c uint32) uint32 { return h16Mad(a, b, c) }
-	reg1("v_mac_f16", h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, acc: true, ext: xDPP, f: mad})
-	reg1("v_madak_f16", h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true, f: mad})
-	reg1("v_madmk_f16", h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true,
+	def16(OpVMacF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, acc: true, ext: xDPP, f: mad})
+	def16(OpVMadakF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true, f: mad})
+	def16(OpVMadmkF16, h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hiKeep, lit: true,
 		f: func(_ *h16ctx, a, b, k uint32) uint32 { return h16Mad(a, k, b) }})
 
 	// VOP2 16-bit integer; clamp saturates the additions and subtractions.
-	reg1("v_add_u16", i2(func(x *h16ctx, a, b uint32) uint32 {
+	def16(OpVAddU16, h16i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(a) + int64(b))
 		}
 		return a + b
 	}))
-	reg1("v_sub_u16", i2(func(x *h16ctx, a, b uint32) uint32 {
+	def16(OpVSubU16, h16i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(a) - int64(b))
 		}
 		return a - b
 	}))
-	reg1("v_subrev_u16", i2(func(x *h16ctx, a, b uint32) uint32 {
+	def16(OpVSubrevU16, h16i2(func(x *h16ctx, a, b uint32) uint32 {
 		if x.clamp {
 			return h16SatU16(int64(b) - int64(a))
 		}
 		return b - a
 	}))
-	reg1("v_mul_lo_u16", i2(func(_ *h16ctx, a, b uint32) uint32 { return a * b }))
-	reg1("v_lshlrev_b16", i2(func(_ *h16ctx, a, b uint32) uint32 { return b << (a & 15) }))
-	reg1("v_lshrrev_b16", i2(func(_ *h16ctx, a, b uint32) uint32 { return b >> (a & 15) }))
-	reg1("v_ashrrev_i16", i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(int16(b) >> (a & 15)) }))
-	reg1("v_max_u16", i2(func(_ *h16ctx, a, b uint32) uint32 { return max(a, b) }))
-	reg1("v_min_u16", i2(func(_ *h16ctx, a, b uint32) uint32 { return min(a, b) }))
-	reg1("v_max_i16", i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(max(int16(a), int16(b))) }))
-	reg1("v_min_i16", i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(min(int16(a), int16(b))) }))
+	def16(OpVMulLoU16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return a * b }))
+	def16(OpVLshlrevB16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return b << (a & 15) }))
+	def16(OpVLshrrevB16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return b >> (a & 15) }))
+	def16(OpVAshrrevI16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(int16(b) >> (a & 15)) }))
+	def16(OpVMaxU16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return max(a, b) }))
+	def16(OpVMinU16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return min(a, b) }))
+	def16(OpVMaxI16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(max(int16(a), int16(b))) }))
+	def16(OpVMinI16, h16i2(func(_ *h16ctx, a, b uint32) uint32 { return uint32(min(int16(a), int16(b))) }))
+}
 
+// vop1F16Ops registers the binary16 VOP1 operations and conversions.
+func vop1F16Ops() {
 	// VOP1 binary16. The transcendentals are computed in float64 and rounded once to binary16 (the
 	// hardware's are approximations within about 1 ULP); sin/cos take the angle in revolutions, as
 	// v_sin_f32/v_cos_f32 do.
-	reg1("v_rcp_f16", f1(func(x float64) float64 { return 1 / x }))
-	reg1("v_sqrt_f16", f1(math.Sqrt))
-	reg1("v_rsq_f16", f1(func(x float64) float64 { return 1 / math.Sqrt(x) }))
-	reg1("v_log_f16", f1(math.Log2))
-	reg1("v_exp_f16", f1(math.Exp2))
-	reg1("v_sin_f16", f1(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
-	reg1("v_cos_f16", f1(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
-	reg1("v_frexp_mant_f16", f1(frexpMant))
-	reg1("v_floor_f16", f1(math.Floor))
-	reg1("v_ceil_f16", f1(math.Ceil))
-	reg1("v_trunc_f16", f1(math.Trunc))
-	reg1("v_rndne_f16", f1(math.RoundToEven))
-	fract := f1(nil)
+	def16(OpVRcpF16, h16f1(func(x float64) float64 { return 1 / x }))
+	def16(OpVSqrtF16, h16f1(math.Sqrt))
+	def16(OpVRsqF16, h16f1(func(x float64) float64 { return 1 / math.Sqrt(x) }))
+	def16(OpVLogF16, h16f1(math.Log2))
+	def16(OpVExpF16, h16f1(math.Exp2))
+	def16(OpVSinF16, h16f1(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
+	def16(OpVCosF16, h16f1(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))
+	def16(OpVFrexpMantF16, h16f1(frexpMant))
+	def16(OpVFloorF16, h16f1(math.Floor))
+	def16(OpVCeilF16, h16f1(math.Ceil))
+	def16(OpVTruncF16, h16f1(math.Trunc))
+	def16(OpVRndneF16, h16f1(math.RoundToEven))
+	fract := h16f1(nil)
 	fract.f = func(_ *h16ctx, a, _, _ uint32) uint32 { return h16Fract(a) }
-	reg1("v_fract_f16", fract)
+	def16(OpVFractF16, fract)
 	toInt := func(f func(a uint32) uint32) h16spec {
 		return h16spec{n: 1, src: [3]uint8{oF16}, res: rI16, ext: xDPP | xSDWA,
 			f: func(_ *h16ctx, a, _, _ uint32) uint32 { return f(a) }}
 	}
-	reg1("v_frexp_exp_i16_f16", toInt(func(a uint32) uint32 { return frexpExp(h16f(a)) & 0xffff }))
-	reg1("v_cvt_u16_f16", toInt(h16ToU16))
-	reg1("v_cvt_i16_f16", toInt(h16ToI16))
-	reg1("v_cvt_norm_i16_f16", toInt(func(a uint32) uint32 { return h16Snorm(h16f(a)) }))
-	reg1("v_cvt_norm_u16_f16", toInt(func(a uint32) uint32 { return h16Unorm(h16f(a)) }))
+	def16(OpVFrexpExpI16F16, toInt(func(a uint32) uint32 { return frexpExp(h16f(a)) & 0xffff }))
+	def16(OpVCvtU16F16, toInt(h16ToU16))
+	def16(OpVCvtI16F16, toInt(h16ToI16))
+	def16(OpVCvtNormI16F16, toInt(func(a uint32) uint32 { return h16Snorm(h16f(a)) }))
+	def16(OpVCvtNormU16F16, toInt(func(a uint32) uint32 { return h16Unorm(h16f(a)) }))
 	fromInt := func(f func(a uint32) float64) h16spec {
 		return h16spec{n: 1, src: [3]uint8{oI16}, res: rF16, ext: xDPP | xSDWA,
 			f: func(_ *h16ctx, a, _, _ uint32) uint32 { return h16r(f(a)) }}
 	}
-	reg1("v_cvt_f16_u16", fromInt(func(a uint32) float64 { return float64(uint16(a)) }))
-	reg1("v_cvt_f16_i16", fromInt(func(a uint32) float64 { return float64(int16(a)) }))
+	def16(OpVCvtF16U16, fromInt(func(a uint32) float64 { return float64(uint16(a)) }))
+	def16(OpVCvtF16I16, fromInt(func(a uint32) float64 { return float64(int16(a)) }))
 	// V_SAT_PK_U8_I16: D = {16'b0, sat_u8(S0.i16[1]), sat_u8(S0.i16[0])}.
-	reg1("v_sat_pk_u8_i16", h16spec{n: 1, src: [3]uint8{oU32}, res: rI16, ext: xDPP | xSDWA,
+	def16(OpVSatPkU8I16, h16spec{n: 1, src: [3]uint8{oU32}, res: rI16, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 {
 			s := func(v uint32) uint32 { return uint32(max(0, min(255, int32(int16(v))))) }
 			return s(a) | s(a>>16)<<8
 		}})
-	reg1("v_cvt_f16_f32", h16spec{n: 1, src: [3]uint8{oF32}, res: rF16, ext: xDPP | xSDWA,
+	def16(OpVCvtF16F32, h16spec{n: 1, src: [3]uint8{oF32}, res: rF16, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 { return uint32(f32to16(f32(a))) }})
-	reg1("v_cvt_f32_f16", h16spec{n: 1, src: [3]uint8{oF16}, res: rF32, ext: xDPP | xSDWA,
+	def16(OpVCvtF32F16, h16spec{n: 1, src: [3]uint8{oF16}, res: rF32, ext: xDPP | xSDWA,
 		f: func(_ *h16ctx, a, _, _ uint32) uint32 { return u32(f16to32(uint16(a))) }})
+}
 
+// vop3F16Ops registers the VOP3-only 16-bit operations (op_sel and _legacy forms) and the packing conversions.
+func vop3F16Ops() {
 	// VOP3-only binary16 with op_sel (GFX9 opcodes) and their _legacy (GFX8) forms.
 	f3 := func(hi uint8, f func(a, b, c uint32) uint32) h16spec {
 		return h16spec{n: 3, src: [3]uint8{oF16, oF16, oF16}, res: rF16, hi: hi, opsel: hi == hiSel,
 			f: func(_ *h16ctx, a, b, c uint32) uint32 { return f(a, b, c) }}
 	}
-	reg1("v_mad_f16", f3(hiSel, h16Mad))
-	reg1("v_mad_legacy_f16", f3(hiZero, h16Mad))
-	reg1("v_fma_f16", f3(hiSel, h16Fma))
-	reg1("v_fma_legacy_f16", f3(hiZero, h16Fma))
-	reg1("v_div_fixup_f16", f3(hiSel, h16DivFixup))
-	reg1("v_div_fixup_legacy_f16", f3(hiZero, h16DivFixup))
-	reg1("v_min3_f16", f3(hiSel, func(a, b, c uint32) uint32 { return h16Min(h16Min(a, b), c) }))
-	reg1("v_max3_f16", f3(hiSel, func(a, b, c uint32) uint32 { return h16Max(h16Max(a, b), c) }))
-	reg1("v_med3_f16", f3(hiSel, h16Med3))
+	def16(OpVMadF16, f3(hiSel, h16Mad))
+	def16(OpVMadLegacyF16, f3(hiZero, h16Mad))
+	def16(OpVFmaF16, f3(hiSel, h16Fma))
+	def16(OpVFmaLegacyF16, f3(hiZero, h16Fma))
+	def16(OpVDivFixupF16, f3(hiSel, h16DivFixup))
+	def16(OpVDivFixupLegacyF16, f3(hiZero, h16DivFixup))
+	def16(OpVMin3F16, f3(hiSel, func(a, b, c uint32) uint32 { return h16Min(h16Min(a, b), c) }))
+	def16(OpVMax3F16, f3(hiSel, func(a, b, c uint32) uint32 { return h16Max(h16Max(a, b), c) }))
+	def16(OpVMed3F16, f3(hiSel, h16Med3))
 
 	// VOP3-only 16-bit integer
 	i3 := func(hi uint8, f func(x *h16ctx, a, b, c uint32) uint32) h16spec {
@@ -627,22 +635,22 @@ func init() {
 		}
 		return uint32(r)
 	}
-	reg1("v_mad_u16", i3(hiSel, madU))
-	reg1("v_mad_legacy_u16", i3(hiZero, madU))
-	reg1("v_mad_i16", i3(hiSel, madI))
-	reg1("v_mad_legacy_i16", i3(hiZero, madI))
+	def16(OpVMadU16, i3(hiSel, madU))
+	def16(OpVMadLegacyU16, i3(hiZero, madU))
+	def16(OpVMadI16, i3(hiSel, madI))
+	def16(OpVMadLegacyI16, i3(hiZero, madI))
 	u3 := func(f func(a, b, c uint32) uint32) h16spec {
 		return i3(hiSel, func(_ *h16ctx, a, b, c uint32) uint32 { return f(a, b, c) })
 	}
 	s3 := func(f func(a, b, c int16) int16) h16spec {
 		return i3(hiSel, func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(uint16(f(int16(a), int16(b), int16(c)))) })
 	}
-	reg1("v_min3_u16", u3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
-	reg1("v_max3_u16", u3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
-	reg1("v_med3_u16", u3(func(a, b, c uint32) uint32 { return max(min(a, b), min(max(a, b), c)) }))
-	reg1("v_min3_i16", s3(func(a, b, c int16) int16 { return min(a, b, c) }))
-	reg1("v_max3_i16", s3(func(a, b, c int16) int16 { return max(a, b, c) }))
-	reg1("v_med3_i16", s3(func(a, b, c int16) int16 { return max(min(a, b), min(max(a, b), c)) }))
+	def16(OpVMin3U16, u3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
+	def16(OpVMax3U16, u3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
+	def16(OpVMed3U16, u3(func(a, b, c uint32) uint32 { return max(min(a, b), min(max(a, b), c)) }))
+	def16(OpVMin3I16, s3(func(a, b, c int16) int16 { return min(a, b, c) }))
+	def16(OpVMax3I16, s3(func(a, b, c int16) int16 { return max(a, b, c) }))
+	def16(OpVMed3I16, s3(func(a, b, c int16) int16 { return max(min(a, b), min(max(a, b), c)) }))
 	addSub := func(sub bool) h16spec {
 		sp := i3(hiSel, func(x *h16ctx, a, b, _ uint32) uint32 {
 			r := int64(int16(a)) + int64(int16(b))
@@ -657,11 +665,11 @@ func init() {
 		sp.n = 2
 		return sp
 	}
-	reg1("v_add_i16", addSub(false))
-	reg1("v_sub_i16", addSub(true))
+	def16(OpVAddI16, addSub(false))
+	def16(OpVSubI16, addSub(true))
 	// V_MAD_U32_U16 / V_MAD_I32_I16: a 16x16 product plus a 32-bit addend; op_sel selects the halves
 	// of the 16-bit sources only (bits 2 and 3 address the 32-bit src2 and result: ignored).
-	reg1("v_mad_u32_u16", h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
+	def16(OpVMadU32U16, h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
 		f: func(x *h16ctx, a, b, c uint32) uint32 {
 			r := int64(a)*int64(b) + int64(c)
 			if x.clamp {
@@ -669,7 +677,7 @@ func init() {
 			}
 			return uint32(r)
 		}})
-	reg1("v_mad_i32_i16", h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
+	def16(OpVMadI32I16, h16spec{n: 3, src: [3]uint8{oI16, oI16, oU32}, res: rU32, opsel: true,
 		f: func(x *h16ctx, a, b, c uint32) uint32 {
 			r := int64(int16(a))*int64(int16(b)) + int64(int32(c))
 			if x.clamp {
@@ -685,329 +693,12 @@ func init() {
 	}
 	// V_PACK_B32_F16 is a floating-point operation (abs/neg, clamp, the FP16 denormal mode; LLVM
 	// uses it for build_vector only of canonicalized values).
-	reg1("v_pack_b32_f16", pack(oF16, true, func(x *h16ctx, v uint32) uint32 { return x.h(v) }))
-	reg1("v_cvt_pkrtz_f16_f32", pack(oF32, false, func(x *h16ctx, v uint32) uint32 { return x.h(h16RTZ(float64(f32(v)))) }))
-	reg1("v_cvt_pknorm_i16_f32", pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(float64(f32(v))) }))
-	reg1("v_cvt_pknorm_u16_f32", pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(float64(f32(v))) }))
-	reg1("v_cvt_pknorm_i16_f16", pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(h16f(v)) }))
-	reg1("v_cvt_pknorm_u16_f16", pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(h16f(v)) }))
-	reg1("v_cvt_pk_u16_u32", pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return min(v, 0xffff) }))
-	reg1("v_cvt_pk_i16_i32", pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return h16SatI16(int64(int32(v))) }))
-
-	// VOP2 packed and dot-product accumulations (the destination is the addend).
-	reg1("v_pk_fmac_f16", h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oPkF16}, res: rU32, acc: true,
-		f: func(x *h16ctx, a, b, c uint32) uint32 {
-			return x.h(h16Fma(a&0xffff, b&0xffff, c&0xffff)) | x.h(h16Fma(a>>16, b>>16, c>>16))<<16
-		}})
-	reg1("v_dot2c_f32_f16", h16spec{n: 3, src: [3]uint8{oPkF16, oPkF16, oF32}, res: rF32, acc: true, ext: xDPP,
-		f: func(_ *h16ctx, a, b, c uint32) uint32 { return h16DotF16(a&0xffff, a>>16, b&0xffff, b>>16, c) }})
-	dotc := func(f func(a, b uint32) int64) h16spec {
-		return h16spec{n: 3, src: [3]uint8{oU32, oU32, oU32}, res: rU32, acc: true, ext: xDPP,
-			f: func(_ *h16ctx, a, b, c uint32) uint32 { return uint32(f(a, b) + int64(int32(c))) }}
-	}
-	reg1("v_dot2c_i32_i16", dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 16, true) }))
-	reg1("v_dot4c_i32_i8", dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 8, true) }))
-	reg1("v_dot8c_i32_i4", dotc(func(a, b uint32) int64 { return h16DotInt(a, b, 4, true) }))
-
-	// VOP3P packed 16-bit
-	fl := func(f func(a, b, c uint32) uint32) func(a, b, c uint32, _ bool) uint32 {
-		return func(a, b, c uint32, _ bool) uint32 { return f(a, b, c) }
-	}
-	reg("v_pk_fma_f16", h16pk(3, true, fl(h16Fma)))
-	reg("v_pk_add_f16", h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) + h16f(b)) })))
-	reg("v_pk_mul_f16", h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16r(h16f(a) * h16f(b)) })))
-	reg("v_pk_min_f16", h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Min(a, b) })))
-	reg("v_pk_max_f16", h16pk(2, true, fl(func(a, b, _ uint32) uint32 { return h16Max(a, b) })))
-	reg("v_pk_add_u16", h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
-		if cl {
-			return h16SatU16(int64(a) + int64(b))
-		}
-		return a + b
-	}))
-	reg("v_pk_sub_u16", h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
-		if cl {
-			return h16SatU16(int64(a) - int64(b))
-		}
-		return a - b
-	}))
-	reg("v_pk_add_i16", h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
-		if cl {
-			return h16SatI16(int64(int16(a)) + int64(int16(b)))
-		}
-		return a + b
-	}))
-	reg("v_pk_sub_i16", h16pk(2, false, func(a, b, _ uint32, cl bool) uint32 {
-		if cl {
-			return h16SatI16(int64(int16(a)) - int64(int16(b)))
-		}
-		return a - b
-	}))
-	reg("v_pk_mul_lo_u16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return a * b }))
-	reg("v_pk_mad_u16", h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
-		if cl {
-			return h16SatU16(int64(a)*int64(b) + int64(c))
-		}
-		return a*b + c
-	}))
-	reg("v_pk_mad_i16", h16pk(3, false, func(a, b, c uint32, cl bool) uint32 {
-		r := int64(int16(a))*int64(int16(b)) + int64(int16(c))
-		if cl {
-			return h16SatI16(r)
-		}
-		return uint32(r)
-	}))
-	reg("v_pk_lshlrev_b16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b << (a & 15) }))
-	reg("v_pk_lshrrev_b16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return b >> (a & 15) }))
-	reg("v_pk_ashrrev_i16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(int16(b) >> (a & 15)) }))
-	reg("v_pk_max_u16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return max(a, b) }))
-	reg("v_pk_min_u16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return min(a, b) }))
-	reg("v_pk_max_i16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(max(int16(a), int16(b))) }))
-	reg("v_pk_min_i16", h16pk(2, false, func(a, b, _ uint32, _ bool) uint32 { return uint32(min(int16(a), int16(b))) }))
-
-	for _, name := range []string{"v_dot2_f32_f16", "v_dot2_i32_i16", "v_dot2_u32_u16", "v_dot4_i32_i8",
-		"v_dot4_u32_u8", "v_dot8_i32_i4", "v_dot8_u32_u4"} {
-		reg(name, h16DotExec(name))
-	}
-	reg("v_fma_mix_f32", h16MixExec(0))
-	reg("v_fma_mixlo_f16", h16MixExec(1))
-	reg("v_fma_mixhi_f16", h16MixExec(2))
-}
-
-// h16pk is a packed 16-bit VOP3P operation: for the low result op_sel picks each source's half, for
-// the high result op_sel_hi. Float forms: neg_lo/neg_hi negate, the FP16 denormal modes apply,
-// clamp limits to [0, 1]; integer forms get clamp (saturation) as cl.
-func h16pk(n int, float bool, f func(a, b, c uint32, cl bool) uint32) execFn {
-	return func(w *wave, in *Inst) error {
-		var src [3]*[lanes]uint32
-		kind := k32
-		if float {
-			kind = k16f
-		}
-		for i := 0; i < n; i++ {
-			s, err := w.vsrc(in, in.Opnd[[3]opField{fSrc0, fSrc1, fSrc2}[i]], kind, i)
-			if err != nil {
-				return err
-			}
-			src[i] = s
-		}
-		dst, err := w.vdst(in.Opnd[fDst], 1)
-		if err != nil {
-			return err
-		}
-		in16 := float && w.mode&0x40 == 0
-		x := h16ctx{clamp: float && in.Clamp, out16: float && w.mode&0x80 == 0}
-		for m := w.exec(); m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			var lo, hi [3]uint32
-			for i := 0; i < n; i++ {
-				v := src[i][l]
-				lo[i] = v >> (16 * uint(in.OpSel>>i&1)) & 0xffff
-				hi[i] = v >> (16 * uint(in.OpSelHi>>i&1)) & 0xffff
-				if float {
-					lo[i] ^= uint32(in.Neg>>i&1) << 15
-					hi[i] ^= uint32(in.NegHi>>i&1) << 15
-					if in16 {
-						lo[i], hi[i] = h16Flush(lo[i]), h16Flush(hi[i])
-					}
-				}
-			}
-			rl, rh := f(lo[0], lo[1], lo[2], in.Clamp), f(hi[0], hi[1], hi[2], in.Clamp)
-			if float {
-				rl, rh = x.h(rl), x.h(rh)
-			}
-			dst[l] = rl&0xffff | rh<<16
-		}
-		return nil
-	}
-}
-
-// h16DotInt is the sum of the products of the n-bit fields of a and b (signed or unsigned).
-func h16DotInt(a, b uint32, n uint, signed bool) int64 {
-	var s int64
-	for i := uint(0); i < 32; i += n {
-		x, y := int64(a>>i&(1<<n-1)), int64(b>>i&(1<<n-1))
-		if signed {
-			x, y = x<<(64-n)>>(64-n), y<<(64-n)>>(64-n)
-		}
-		s += x * y
-	}
-	return s
-}
-
-// h16DotExec is a VOP3P dot product: D = sum of S0[i]*S1[i] + S2 (S2 32-bit). For the 2-element forms
-// op_sel/op_sel_hi pick the half that is element 0/1 of S0 and S1 (and for f16 neg_lo/neg_hi negate
-// them, neg_lo[2] negates S2); the 4- and 8-element forms take the dwords as they are. Clamp
-// saturates the integer sums to the 32-bit range and limits the f32 result to [0, 1]. The f32 sum
-// is rounded once (h16DotF16). Modifiers whose meaning the ISA does not give stop the wave.
-func h16DotExec(name string) execFn {
-	var n uint
-	var signed, float bool
-	switch name {
-	case "v_dot2_f32_f16":
-		n, float = 16, true
-	case "v_dot2_i32_i16":
-		n, signed = 16, true
-	case "v_dot2_u32_u16":
-		n = 16
-	case "v_dot4_i32_i8":
-		n, signed = 8, true
-	case "v_dot4_u32_u8":
-		n = 8
-	case "v_dot8_i32_i4":
-		n, signed = 4, true
-	case "v_dot8_u32_u4":
-		n = 4
-	}
-	return func(w *wave, in *Inst) error {
-		switch {
-		case in.OpSel&4 != 0 || in.OpSelHi&4 == 0:
-			return fmt.Errorf("%w: op_sel on the 32-bit addend of %s", ErrUnimplemented, name)
-		case n != 16 && (in.OpSel != 0 || in.OpSelHi != 7):
-			return fmt.Errorf("%w: op_sel on %s", ErrUnimplemented, name)
-		case !float && (in.Neg != 0 || in.NegHi != 0), float && in.NegHi&4 != 0:
-			return fmt.Errorf("%w: neg_lo/neg_hi on %s", ErrUnimplemented, name)
-		}
-		var src [3]*[lanes]uint32
-		for i := 0; i < 3; i++ {
-			kind := k32
-			if float && i < 2 {
-				kind = k16f
-			}
-			s, err := w.vsrc(in, in.Opnd[[3]opField{fSrc0, fSrc1, fSrc2}[i]], kind, i)
-			if err != nil {
-				return err
-			}
-			src[i] = s
-		}
-		dst, err := w.vdst(in.Opnd[fDst], 1)
-		if err != nil {
-			return err
-		}
-		in16, in32, out32 := w.mode&0x40 == 0, w.mode&0x10 == 0, w.mode&0x20 == 0
-		for m := w.exec(); m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			a, b, c := src[0][l], src[1][l], src[2][l]
-			if n == 16 { // element 0 from the op_sel half, element 1 from the op_sel_hi half
-				sel := func(v uint32, i int) uint32 {
-					lo := v >> (16 * uint(in.OpSel>>i&1)) & 0xffff
-					hi := v >> (16 * uint(in.OpSelHi>>i&1)) & 0xffff
-					if float {
-						lo ^= uint32(in.Neg>>i&1) << 15
-						hi ^= uint32(in.NegHi>>i&1) << 15
-						if in16 {
-							lo, hi = h16Flush(lo), h16Flush(hi)
-						}
-					}
-					return lo | hi<<16
-				}
-				a, b = sel(a, 0), sel(b, 1)
-			}
-			var r uint32
-			if float {
-				c ^= uint32(in.Neg>>2&1) << 31
-				if in32 {
-					c = flush32(c)
-				}
-				r = h16DotF16(a&0xffff, a>>16, b&0xffff, b>>16, c)
-				if in.Clamp {
-					r = outMod32(r, 0, true)
-				}
-				if out32 {
-					r = flush32(r)
-				}
-			} else {
-				s := h16DotInt(a, b, n, signed)
-				if signed {
-					s += int64(int32(c))
-					if in.Clamp {
-						r = h16SatI32(s)
-					} else {
-						r = uint32(s)
-					}
-				} else {
-					s += int64(c)
-					if in.Clamp {
-						r = h16SatU32(s)
-					} else {
-						r = uint32(s)
-					}
-				}
-			}
-			dst[l] = r
-		}
-		return nil
-	}
-}
-
-// h16MixExec is V_FMA_MIX_F32 (which 0), V_FMA_MIXLO_F16 (1) and V_FMA_MIXHI_F16 (2): D = S0*S1 + S2
-// fused, each source an f32 (op_sel_hi[i] = 0) or the binary16 half op_sel[i] selects (op_sel_hi[i]
-// = 1), converted exactly; neg_lo negates and neg_hi takes the absolute value (LLVM prints them as
-// -|x|). The f32 result, or the binary16 result written to the low (mixlo) or high (mixhi) half with
-// the other half preserved, is rounded once (sumOdd); clamp limits it to [0, 1]. Inline constants
-// are read in the source's format.
-func h16MixExec(which int) execFn {
-	return func(w *wave, in *Inst) error {
-		var src [3]*[lanes]uint32
-		for i := 0; i < 3; i++ {
-			kind := k32
-			if in.OpSelHi>>i&1 != 0 {
-				kind = k16f
-			}
-			s, err := w.vsrc(in, in.Opnd[[3]opField{fSrc0, fSrc1, fSrc2}[i]], kind, i)
-			if err != nil {
-				return err
-			}
-			src[i] = s
-		}
-		dst, err := w.vdst(in.Opnd[fDst], 1)
-		if err != nil {
-			return err
-		}
-		in16, in32 := w.mode&0x40 == 0, w.mode&0x10 == 0
-		x := h16ctx{clamp: in.Clamp, out16: w.mode&0x80 == 0}
-		for m := w.exec(); m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			var v [3]float64
-			for i := 0; i < 3; i++ {
-				s := src[i][l]
-				if in.OpSelHi>>i&1 != 0 {
-					h := s >> (16 * uint(in.OpSel>>i&1)) & 0xffff
-					if in.NegHi>>i&1 != 0 {
-						h &^= 0x8000
-					}
-					h ^= uint32(in.Neg>>i&1) << 15
-					if in16 {
-						h = h16Flush(h)
-					}
-					v[i] = h16f(h)
-				} else {
-					if in.NegHi>>i&1 != 0 {
-						s &^= 1 << 31
-					}
-					s ^= uint32(in.Neg>>i&1) << 31
-					if in32 {
-						s = flush32(s)
-					}
-					v[i] = float64(f32(s))
-				}
-			}
-			r := h16MixFma(v[0], v[1], v[2])
-			switch which {
-			case 0:
-				o := u32(float32(r))
-				if in.Clamp {
-					o = outMod32(o, 0, true)
-				}
-				if w.mode&0x20 == 0 {
-					o = flush32(o)
-				}
-				dst[l] = o
-			case 1:
-				dst[l] = dst[l]&0xffff0000 | x.h(h16r(r))
-			default:
-				dst[l] = dst[l]&0xffff | x.h(h16r(r))<<16
-			}
-		}
-		return nil
-	}
+	def16(OpVPackB32F16, pack(oF16, true, func(x *h16ctx, v uint32) uint32 { return x.h(v) }))
+	def16(OpVCvtPkrtzF16F32, pack(oF32, false, func(x *h16ctx, v uint32) uint32 { return x.h(h16RTZ(float64(f32(v)))) }))
+	def16(OpVCvtPknormI16F32, pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(float64(f32(v))) }))
+	def16(OpVCvtPknormU16F32, pack(oF32, false, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(float64(f32(v))) }))
+	def16(OpVCvtPknormI16F16, pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Snorm(h16f(v)) }))
+	def16(OpVCvtPknormU16F16, pack(oF16, true, func(_ *h16ctx, v uint32) uint32 { return h16Unorm(h16f(v)) }))
+	def16(OpVCvtPkU16U32, pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return min(v, 0xffff) }))
+	def16(OpVCvtPkI16I32, pack(oU32, false, func(_ *h16ctx, v uint32) uint32 { return h16SatI16(int64(int32(v))) }))
 }

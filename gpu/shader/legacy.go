@@ -83,11 +83,12 @@ func f32ToU8(a uint32) uint32 {
 	return 0
 }
 
-func init() {
+// legacyValuOps registers the cube-map, legacy transcendental, pack-accumulate and quad SAD VALU operations.
+func legacyValuOps() {
 	// V_CUBEID/SC/TC/MA_F32 (VOP3), coordinate (S0, S1, S2) = (x, y, z); Vega ISA pseudo-code:
 	// ID: face 4/5 (+z/-z), 2/3 (y), 0/1 (x); SC: z-major: S2<0 ? -x : x, y-major: x, x-major: S0<0 ? z : -z;
 	// TC: z-major: -y, y-major: S1<0 ? -z : z, x-major: -y; MA: 2 * the major coordinate.
-	reg("v_cubeid_f32", v32(tF32, 3, func(a, b, c uint32) uint32 {
+	def(OpVCubeidF32, v32(tF32, 3, func(a, b, c uint32) uint32 {
 		x, y, z := f32(a), f32(b), f32(c)
 		var id float32
 		switch cubeAxis(x, y, z) {
@@ -109,7 +110,7 @@ func init() {
 		}
 		return u32(id)
 	}))
-	reg("v_cubesc_f32", v32(tF32, 3, func(a, b, c uint32) uint32 {
+	def(OpVCubescF32, v32(tF32, 3, func(a, b, c uint32) uint32 {
 		x, y, z := f32(a), f32(b), f32(c)
 		switch cubeAxis(x, y, z) {
 		case 2:
@@ -125,7 +126,7 @@ func init() {
 		}
 		return neg32(c)
 	}))
-	reg("v_cubetc_f32", v32(tF32, 3, func(a, b, c uint32) uint32 {
+	def(OpVCubetcF32, v32(tF32, 3, func(a, b, c uint32) uint32 {
 		x, y, z := f32(a), f32(b), f32(c)
 		if cubeAxis(x, y, z) == 1 {
 			if y < 0 {
@@ -135,58 +136,61 @@ func init() {
 		}
 		return neg32(b)
 	}))
-	reg("v_cubema_f32", v32(tF32, 3, func(a, b, c uint32) uint32 {
+	def(OpVCubemaF32, v32(tF32, 3, func(a, b, c uint32) uint32 {
 		x, y, z := f32(a), f32(b), f32(c)
 		return u32(2 * [3]float32{x, y, z}[cubeAxis(x, y, z)])
 	}))
 
 	// V_CVT_OFF_F32_I4: an integer source (no denormal flush of it), an f32 result that VOP3 clamp/omod apply to.
-	reg("v_cvt_off_f32_i4", func(w *wave, in *Inst) error {
+	def(OpVCvtOffF32I4, func(w *wave, in *Inst) error {
 		return v32(tU32, 1, func(a, _, _ uint32) uint32 { return outMod32(cvtOffF32I4(a), in.Omod, in.Clamp) })(w, in)
 	})
 	// V_EXP_LEGACY_F32 / V_LOG_LEGACY_F32: "D.f = pow(2.0, S0.f) / log2(S0.f) with legacy semantics". The
 	// ISA does not define the legacy semantics; gem5 computes std::pow(2.0, x) and std::log2(x), which is
 	// mirrored here (the same correctly rounded results as v_exp_f32/v_log_f32 in transcendental.go).
-	reg("v_exp_legacy_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Exp2(float64(f32(a))))) }))
-	reg("v_log_legacy_f32", v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Log2(float64(f32(a))))) }))
+	def(OpVExpLegacyF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Exp2(float64(f32(a))))) }))
+	def(OpVLogLegacyF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Log2(float64(f32(a))))) }))
 	// V_CVT_PKACCUM_U8_F32 (VOP3): byte S1[1:0] of D = flt32_to_uint8(S0.f), the other bytes of D kept
 	// ("uses src_c to pass the destination in"). V_CVT_PK_U8_F32 is the same with S2 as the other bytes.
-	reg("v_cvt_pkaccum_u8_f32", cvtPkU8(true))
-	reg("v_cvt_pk_u8_f32", cvtPkU8(false))
+	def(OpVCvtPkaccumU8F32, cvtPkU8(true))
+	def(OpVCvtPkU8F32, cvtPkU8(false))
 	// v_cubema_f32's 2*S overflows to infinity, which a directed FP_ROUND mode would round differently:
 	// listed as mode-dependent without a directed routine, it stops the wave under those modes
 	// (round.go withRounding). The other new float operations do not round.
-	roundField["v_cubema_f32"] = 0
+	opTab[OpVCubemaF32].round = roundSingle
 	// The quad SADs (VOP3): four SAD_U8 (or MSAD_U8) of the byte windows S0[8k+31:8k] of the 64-bit S0
 	// against S1, each plus its accumulator from S2, truncated to 16 bits (QSAD_PK_U16_U8,
 	// MQSAD_PK_U16_U8: 4x16-bit D and S2) or to 32 bits (MQSAD_U32_U8: 4x32-bit D and S2).
-	reg("v_qsad_pk_u16_u8", quadSAD(sadU8, 16))
-	reg("v_mqsad_pk_u16_u8", quadSAD(msadU8, 16))
-	reg("v_mqsad_u32_u8", quadSAD(msadU8, 32))
+	def(OpVQsadPkU16U8, quadSAD(sadU8, 16))
+	def(OpVMqsadPkU16U8, quadSAD(msadU8, 16))
+	def(OpVMqsadU32U8, quadSAD(msadU8, 32))
+}
 
-	// --- scalar control ---
+// legacySaluOps registers the GPR index mode, VSKIP, fork/join, exception-return, halt and end-of-program forms.
+func legacySaluOps() {
+	// Scalar control.
 
 	// S_SET_GPR_IDX_ON (SOPC): MODE.GPR_IDX_EN = 1; M0[7:0] = S0[7:0]; M0[15:12] = the raw 4-bit S1 field
 	// (VSRC0_REL, VSRC1_REL, VSRC2_REL, VDST_REL); the other M0 bits kept. The index is applied in step
 	// (gprIndexed).
-	reg("s_set_gpr_idx_on", func(w *wave, in *Inst) error {
+	def(OpSSetGprIdxOn, func(w *wave, in *Inst) error {
 		idx := w.s32(in, fSrc0)
 		w.s[opM0] = w.s[opM0]&^0xf0ff | idx&0xff | uint32(in.Opnd[fSrc1]&0xf)<<12
 		w.mode |= modeGPRIdxEn
 		return nil
 	})
-	reg("s_set_gpr_idx_off", func(w *wave, in *Inst) error { w.mode &^= modeGPRIdxEn; return nil })
+	def(OpSSetGprIdxOff, func(w *wave, in *Inst) error { w.mode &^= modeGPRIdxEn; return nil })
 	// S_SET_GPR_IDX_IDX (SOP1): M0[7:0] = S0[7:0]. S_SET_GPR_IDX_MODE (SOPP): M0[15:12] = SIMM16[3:0].
-	reg("s_set_gpr_idx_idx", func(w *wave, in *Inst) error {
+	def(OpSSetGprIdxIdx, func(w *wave, in *Inst) error {
 		w.s[opM0] = w.s[opM0]&^0xff | w.s32(in, fSrc0)&0xff
 		return nil
 	})
-	reg("s_set_gpr_idx_mode", func(w *wave, in *Inst) error {
+	def(OpSSetGprIdxMode, func(w *wave, in *Inst) error {
 		w.s[opM0] = w.s[opM0]&^0xf000 | uint32(in.Imm&0xf)<<12
 		return nil
 	})
 	// S_SETVSKIP (SOPC): MODE.VSKIP = S0[S1[4:0]]; while set, vector instructions are not issued (step).
-	reg("s_setvskip", func(w *wave, in *Inst) error {
+	def(OpSSetvskip, func(w *wave, in *Inst) error {
 		if w.s32(in, fSrc0)>>(w.s32(in, fSrc1)&31)&1 != 0 {
 			w.mode |= modeVSkip
 		} else {
@@ -198,10 +202,10 @@ func init() {
 	// gem5): a fork runs the half with fewer lanes first and pushes {target PC, the other lanes' mask} to
 	// SGPR[CSP*4] (128 bits: EXEC mask in the low 64, PC in the high 64), CSP++; a join with CSP != S0
 	// pops it and jumps there, else continues.
-	reg("s_cbranch_g_fork", func(w *wave, in *Inst) error {
+	def(OpSCbranchGFork, func(w *wave, in *Inst) error {
 		return w.fork(in, w.s64(in, fSrc0), w.s64(in, fSrc1))
 	})
-	reg("s_cbranch_i_fork", func(w *wave, in *Inst) error {
+	def(OpSCbranchIFork, func(w *wave, in *Inst) error {
 		// SOPK: the mask SGPR pair is in the sdst field; target = PC + 4 + SIMM16*4.
 		mask, err := w.scalar(in, in.Opnd[fDst], k64i)
 		if err != nil {
@@ -209,7 +213,7 @@ func init() {
 		}
 		return w.fork(in, mask, uint64(int64(w.pc)+4+4*int64(int16(in.Imm))))
 	})
-	reg("s_cbranch_join", func(w *wave, in *Inst) error {
+	def(OpSCbranchJoin, func(w *wave, in *Inst) error {
 		saved := w.s32(in, fSrc0)
 		csp := w.mode >> modeCSPShift
 		if csp == saved {
@@ -227,17 +231,17 @@ func init() {
 	// trap handler in this model (s_trap ends the dispatch, TrapError), so a wave is never inside one; the
 	// instruction is executed as its pseudo-code says, a jump to S0.
 	rfe := func(w *wave, in *Inst) error { w.pc = w.s64(in, fSrc0) - uint64(in.Size); return nil }
-	reg("s_rfe_b64", rfe)
-	reg("s_rfe_restore_b64", rfe)
+	def(OpSRfeB64, rfe)
+	def(OpSRfeRestoreB64, rfe)
 	// S_SETHALT: HALT = SIMM16[0]. 0 is a no-op; 1 would stop the wave until a debugger resumed it.
-	reg("s_sethalt", func(w *wave, in *Inst) error {
+	def(OpSSethalt, func(w *wave, in *Inst) error {
 		if in.Imm&1 != 0 {
 			return ErrHalted
 		}
 		return nil
 	})
-	reg("s_sendmsg", func(w *wave, in *Inst) error { return w.sendmsg(in) })
-	reg("s_sendmsghalt", func(w *wave, in *Inst) error {
+	def(OpSSendmsg, func(w *wave, in *Inst) error { return w.sendmsg(in) })
+	def(OpSSendmsghalt, func(w *wave, in *Inst) error {
 		if err := w.sendmsg(in); err != nil {
 			return err
 		}
@@ -246,7 +250,7 @@ func init() {
 	// S_ENDPGM_SAVED (end of a wave the context-switch handler saved) and S_ENDPGM_ORDERED_PS_DONE (end
 	// of a pixel shader's POPS section) end the wave as s_endpgm; their extra signals go to the SPI's
 	// context-save and POPS logic, which compute dispatch here does not have.
-	reg("s_endpgm_saved s_endpgm_ordered_ps_done", func(w *wave, in *Inst) error { w.done = true; return nil })
+	defs([]Op{OpSEndpgmSaved, OpSEndpgmOrderedPsDone}, func(w *wave, in *Inst) error { w.done = true; return nil })
 }
 
 // cvtPkU8 builds V_CVT_PK_U8_F32 (accumulator S2) and V_CVT_PKACCUM_U8_F32 (accumulator D). Only S0 is a

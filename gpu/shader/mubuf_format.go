@@ -1,112 +1,13 @@
 package shader
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
 	"strings"
 )
 
-// The rare DS operations and the typed MUBUF loads and stores (buffer_load/store_format_*).
-
-// dsRare implements DS_APPEND, DS_CONSUME, DS_READ_ADDTID_B32, DS_WRITE_ADDTID_B32, DS_CONDXCHG32_RTN_B64
-// and DS_WRAP_RTN_B32 on LDS (GDS is not modelled).
-func dsRare(name string) execFn {
-	return func(w *wave, in *Inst) error {
-		if in.Gds {
-			return fmt.Errorf("%w: GDS", ErrUnimplemented)
-		}
-		off := uint64(uint16(in.Imm)) // {offset1, offset0}
-		exec := w.exec()
-		m0base := uint64(w.s[opM0] & 0xffff)
-		switch name {
-		case "ds_append", "ds_consume":
-			// MI200/MI300 ISA: add (append) or subtract (consume) the number of active lanes to/from the
-			// dword at the DS address, returning the value before the operation to every active lane. The
-			// address is M0.base + offset as for GDS: LLVM (AMDGPUDAGToDAGISel::SelectDSAppendConsume)
-			// places the LDS pointer in M0 for both; the CDNA3 ISA text says "instr_offset if LDS". With
-			// M0 = 0 both agree.
-			d, err := w.vdst(in.Opnd[fDst], 1)
-			if err != nil {
-				return err
-			}
-			n := uint64(bits.OnesCount64(exec))
-			old, _ := w.atomicAt(spLDS, m0base+off, 4, func(o uint64) uint64 {
-				if name == "ds_consume" {
-					return (o - n) & math.MaxUint32
-				}
-				return (o + n) & math.MaxUint32
-			})
-			forLanes(exec, func(l int) { d[l] = uint32(old) })
-		case "ds_read_addtid_b32", "ds_write_addtid_b32":
-			// RETURN_DATA = MEM[{offset1, offset0} + M0[15:0] + laneID*4] (and the store, DATA0 per lane).
-			var buf [4]byte
-			store := name == "ds_write_addtid_b32"
-			reg := in.Opnd[fDst]
-			if store {
-				reg = in.Opnd[fData0]
-			}
-			v, err := w.vdst(reg, 1)
-			if err != nil {
-				return err
-			}
-			forLanes(exec, func(l int) {
-				a := off + m0base + 4*uint64(l)
-				if store {
-					binary.LittleEndian.PutUint32(buf[:], v[l])
-					w.access(spLDS, a, buf[:], true)
-					return
-				}
-				w.access(spLDS, a, buf[:], false)
-				v[l] = binary.LittleEndian.Uint32(buf[:])
-			})
-		case "ds_condxchg32_rtn_b64":
-			// ADDR0 = (ADDR + offset) & 0xfff8, ADDR1 = ADDR0 + 4; each returns the old dword, and is
-			// replaced by DATA[30:0] (bit 31 cleared) when the dword's bit 31 (DATA[31], DATA[63]) is set.
-			if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
-				return err
-			}
-			if _, err := w.vdst(in.Opnd[fData0], 2); err != nil {
-				return err
-			}
-			a, d0, d := in.Opnd[fAddr]-opVGPR0, in.Opnd[fData0]-opVGPR0, in.Opnd[fDst]-opVGPR0
-			forLanes(exec, func(l int) {
-				a0 := (uint64(w.v[a][l]) + off) & 0xfff8
-				var ret [2]uint32
-				for k := 0; k < 2; k++ {
-					data := w.v[d0+uint16(k)][l]
-					o, _ := w.atomicAt(spLDS, a0+4*uint64(k), 4, func(o uint64) uint64 {
-						if data>>31 != 0 {
-							return uint64(data &^ (1 << 31))
-						}
-						return o
-					})
-					ret[k] = uint32(o)
-				}
-				w.v[d][l], w.v[d+1][l] = ret[0], ret[1]
-			})
-		case "ds_wrap_rtn_b32":
-			// tmp = MEM[ADDR]; MEM[ADDR] = (tmp >= DATA) ? tmp - DATA : tmp + DATA2; RETURN_DATA = tmp.
-			dst, err := w.vdst(in.Opnd[fDst], 1)
-			if err != nil {
-				return err
-			}
-			a, d0, d1 := in.Opnd[fAddr]-opVGPR0, in.Opnd[fData0]-opVGPR0, in.Opnd[fData1]-opVGPR0
-			forLanes(exec, func(l int) {
-				data, data2 := uint64(w.v[d0][l]), uint64(w.v[d1][l])
-				o, _ := w.atomicAt(spLDS, uint64(w.v[a][l])+off, 4, func(o uint64) uint64 {
-					if o >= data {
-						return o - data
-					}
-					return (o + data2) & math.MaxUint32
-				})
-				dst[l] = uint32(o)
-			})
-		}
-		return nil
-	}
-}
+// Typed MUBUF loads and stores (buffer_load/store_format_*).
 
 // Buffer formats (GFX9 V# word 3: DST_SEL_X/Y/Z/W[11:0], NUM_FORMAT[14:12], DATA_FORMAT[18:15]).
 type bufField struct{ off, width uint }
@@ -314,11 +215,11 @@ func bufStoreComp(v uint32, c bufField, nf uint32) (uint64, error) {
 
 // bufFormatExec implements BUFFER_LOAD_FORMAT_{X,XY,XYZ,XYZW} and BUFFER_STORE_FORMAT_* with their D16
 // forms (GFX9 packed D16: two components per VGPR, low half first; _d16_x and _d16_hi_x write one half and
-// keep the other, as the d16 loads in mem.go; the unused high half of the last VGPR of _d16_xyz is kept).
+// keep the other, as the d16 loads in vmem.go; the unused high half of the last VGPR of _d16_xyz is kept).
 // Loads convert the element's components, fill the missing ones with (0, 0, 0, 1) (1.0 for the float
 // number formats) and apply DST_SEL (0, 1, or X/Y/Z/W); stores write only the components the instruction
 // supplies (the bytes of byte-aligned components; the packed 10/11/2-bit formats need all of them) and
-// ignore DST_SEL. Addressing is the raw MUBUF path's (mem.go): a swizzled (ADD_TID_ENABLE) V# is refused;
+// ignore DST_SEL. Addressing is the raw MUBUF path's (vmem.go): a swizzled (ADD_TID_ENABLE) V# is refused;
 // out of range (stride 0: offset + element size > NUM_RECORDS; else index >= NUM_RECORDS) loads return 0
 // in every component and stores are dropped.
 func bufFormatExec(name string) execFn {

@@ -1,0 +1,412 @@
+package shader
+
+// The 32- and 64-bit VOP1/VOP2/VOP3 operations (the lane loops they run on: valu.go).
+
+import (
+	"math"
+	"math/bits"
+)
+
+// vopF32Ops registers the f32 VOP1/VOP2/VOP3 operations (the 16-bit ones: valu16.go; packed
+// and dot: vop3p.go; compares: vopc.go).
+func vopF32Ops() {
+	f2 := func(f func(a, b float32) float32) execFn {
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
+	}
+	def(OpVAddF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) + f32(b[l]))
+		}
+	}))
+	def(OpVSubF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) - f32(b[l]))
+		}
+	}))
+	def(OpVSubrevF32, f2(func(a, b float32) float32 { return b - a }))
+	def(OpVMulF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = u32(f32(a[l]) * f32(b[l]))
+		}
+	}))
+	def(OpVMinF32, f2(fmin32))
+	def(OpVMaxF32, f2(fmax32))
+	def(OpVFmaF32, v32k(tF32, 3, fma32, fmaKern))
+	def(OpVMadF32, v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
+	def(OpVMadakF32, func(w *wave, in *Inst) error {
+		k := in.Lit
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(k)) })(w, in)
+	})
+	def(OpVMadmkF32, func(w *wave, in *Inst) error {
+		k := in.Lit
+		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(float32(f32(a)*f32(k)) + f32(b)) })(w, in)
+	})
+	// v_fmac/v_mac: the destination is the addend (Decode puts it in src2).
+	def(OpVFmacF32, v32k(tF32, 3, fma32, fmaKern))
+	def(OpVMacF32, v32(tF32, 3, func(a, b, c uint32) uint32 { return u32(float32(f32(a)*f32(b)) + f32(c)) }))
+	def(OpVFmacF64, v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
+	def(OpVCvtF32U32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(a)) }))
+	def(OpVCvtF32I32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return u32(float32(int32(a))) }))
+	def(OpVCvtU32F32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToU32(f32(a)) }))
+	def(OpVCvtI32F32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return cvtF32ToI32(f32(a)) }))
+	// v_rcp_f32 / v_rcp_iflag_f32 are approximations on hardware (1 ULP); the exact quotient is within it.
+	defs([]Op{OpVRcpF32, OpVRcpIflagF32}, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(1 / f32(a)) }))
+	def(OpVSqrtF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Sqrt(float64(f32(a))))) }))
+	def(OpVRsqF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(1 / math.Sqrt(float64(f32(a))))) }))
+	def(OpVTruncF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Trunc(float64(f32(a))))) }))
+	def(OpVFloorF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Floor(float64(f32(a))))) }))
+	def(OpVCeilF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.Ceil(float64(f32(a))))) }))
+	def(OpVRndneF32, v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(math.RoundToEven(float64(f32(a))))) }))
+}
+
+// vopIntOps registers the 32-bit integer VALU operations and the accumulation-register moves.
+func vopIntOps() {
+	// 32-bit integer
+	i2 := func(f func(a, b uint32) uint32) execFn {
+		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return f(a, b) })
+	}
+	i3 := func(f func(a, b, c uint32) uint32) execFn { return v32(tU32, 3, f) }
+	def(OpVMovB32, v32k(tU32, 1, func(a, _, _ uint32) uint32 { return a }, func(d, a, _, _ *[lanes]uint32) { *d = *a }))
+	// gfx90a accumulation registers (the unified file: a[n] is register 256+n)
+	def(OpVAccvgprReadB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	def(OpVAccvgprWriteB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	def(OpVAccvgprMovB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return a }))
+	def(OpVNotB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return ^a }))
+	def(OpVBfrevB32, v32(tU32, 1, func(a, _, _ uint32) uint32 { return bits.Reverse32(a) }))
+	def(OpVFfbhU32, v32(tU32, 1, func(a, _, _ uint32) uint32 {
+		if a == 0 {
+			return 0xffffffff
+		}
+		return uint32(bits.LeadingZeros32(a))
+	}))
+	def(OpVFfblB32, v32(tU32, 1, func(a, _, _ uint32) uint32 {
+		if a == 0 {
+			return 0xffffffff
+		}
+		return uint32(bits.TrailingZeros32(a))
+	}))
+	def(OpVAddU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] + b[l]
+		}
+	}))
+	def(OpVSubU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] - b[l]
+		}
+	}))
+	def(OpVSubrevU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] - a[l]
+		}
+	}))
+	def(OpVMulLoU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] * b[l]
+		}
+	}))
+	def(OpVMulHiU32, i2(func(a, b uint32) uint32 { h, _ := bits.Mul32(a, b); return h }))
+	def(OpVMulHiI32, i2(func(a, b uint32) uint32 { return uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32) }))
+	def(OpVMulU32U24, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l] & 0xffffff) * (b[l] & 0xffffff)
+		}
+	}))
+	def(OpVMulHiU32U24, i2(func(a, b uint32) uint32 { return uint32(uint64(a&0xffffff) * uint64(b&0xffffff) >> 32) }))
+	s24 := func(a uint32) int64 { return int64(int32(a<<8) >> 8) }
+	def(OpVMulI32I24, i2(func(a, b uint32) uint32 { return uint32(s24(a) * s24(b)) }))
+	def(OpVMulHiI32I24, i2(func(a, b uint32) uint32 { return uint32(uint64(s24(a)*s24(b)) >> 32) }))
+	def(OpVMadU32U24, v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l]&0xffffff)*(b[l]&0xffffff) + c[l]
+		}
+	}))
+	def(OpVMadI32I24, i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
+	def(OpVLshlrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b << (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] << (a[l] & 31)
+		}
+	}))
+	def(OpVLshrrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b >> (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = b[l] >> (a[l] & 31)
+		}
+	}))
+	def(OpVAshrrevI32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(int32(b) >> (a & 31)) }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = uint32(int32(b[l]) >> (a[l] & 31))
+		}
+	}))
+	def(OpVAndB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a & b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] & b[l]
+		}
+	}))
+	def(OpVOrB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a | b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] | b[l]
+		}
+	}))
+	def(OpVXorB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a ^ b }, func(d, a, b, _ *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] ^ b[l]
+		}
+	}))
+	def(OpVMinU32, i2(func(a, b uint32) uint32 { return min(a, b) }))
+	def(OpVMaxU32, i2(func(a, b uint32) uint32 { return max(a, b) }))
+	def(OpVMinI32, i2(func(a, b uint32) uint32 { return uint32(min(int32(a), int32(b))) }))
+	def(OpVMaxI32, i2(func(a, b uint32) uint32 { return uint32(max(int32(a), int32(b))) }))
+	def(OpVBcntU32B32, i2(func(a, b uint32) uint32 { return uint32(bits.OnesCount32(a)) + b }))
+	def(OpVBfmB32, i2(func(a, b uint32) uint32 { return (uint32(1)<<(a&31) - 1) << (b & 31) }))
+	def(OpVLshlAddU32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]<<(b[l]&31) + c[l]
+		}
+	}))
+	def(OpVAddLshlU32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = (a[l] + b[l]) << (c[l] & 31)
+		}
+	}))
+	def(OpVLshlOrB32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]<<(b[l]&31) | c[l]
+		}
+	}))
+	def(OpVAndOrB32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a&b | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l]&b[l] | c[l]
+		}
+	}))
+	def(OpVOr3B32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a | b | c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] | b[l] | c[l]
+		}
+	}))
+	def(OpVXadU32, i3(func(a, b, c uint32) uint32 { return (a ^ b) + c }))
+	def(OpVAdd3U32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a + b + c }, func(d, a, b, c *[lanes]uint32) {
+		for l := range d {
+			d[l] = a[l] + b[l] + c[l]
+		}
+	}))
+	def(OpVAlignbitB32, i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (c & 31)) }))
+	def(OpVAlignbyteB32, i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (8 * (c & 3))) }))
+	def(OpVBfeU32, i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, false) }))
+	def(OpVBfeI32, i3(func(a, b, c uint32) uint32 { return bfe32(a, b&31|(c&31)<<16, true) }))
+	def(OpVPermB32, i3(permB32))
+	def(OpVBfiB32, i3(func(a, b, c uint32) uint32 { return a&b | ^a&c }))
+	def(OpVMin3U32, i3(func(a, b, c uint32) uint32 { return min(a, b, c) }))
+	def(OpVMax3U32, i3(func(a, b, c uint32) uint32 { return max(a, b, c) }))
+	def(OpVMin3I32, i3(func(a, b, c uint32) uint32 { return uint32(min(int32(a), int32(b), int32(c))) }))
+	def(OpVMax3I32, i3(func(a, b, c uint32) uint32 { return uint32(max(int32(a), int32(b), int32(c))) }))
+}
+
+// vop64Ops registers the 64-bit VALU operations.
+func vop64Ops() {
+	// 64-bit
+	def(OpVLshlrevB64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = b[l] << (a[l] & 63)
+		}
+	}))
+	def(OpVLshrrevB64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = b[l] >> (a[l] & 63)
+		}
+	}))
+	def(OpVAshrrevI64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = uint64(int64(b[l]) >> (a[l] & 63))
+		}
+	}))
+	def(OpVAddF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = u64(f64(a[l]) + f64(b[l]))
+		}
+	}))
+	def(OpVMulF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
+		for l := range d {
+			d[l] = u64(f64(a[l]) * f64(b[l]))
+		}
+	}))
+	def(OpVFmaF64, v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
+	// IEEE mode, as v_min/max_f32: a NaN operand yields the other operand; -0 < +0.
+	def(OpVMinF64, v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, true) }))
+	def(OpVMaxF64, v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, false) }))
+	def(OpVCvtF64F32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(f32(uint32(a)))) }))
+	def(OpVCvtF64U32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(uint32(a))) }))
+	def(OpVCvtF64I32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(int32(uint32(a)))) }))
+	def(OpVCvtF32F64, cvtFrom64(func(a uint64) uint32 { return u32(float32(f64(a))) }))
+	def(OpVCvtU32F64, cvtFrom64(func(a uint64) uint32 { return cvtF64ToU32(f64(a)) }))
+	def(OpVCvtI32F64, cvtFrom64(func(a uint64) uint32 { return cvtF64ToI32(f64(a)) }))
+	def(OpVPkMovB32, pkMov)
+}
+
+// vopCarryOps registers the carry arithmetic and the 64-bit multiply-adds (VOP2/VOP3b).
+func vopCarryOps() {
+	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
+	// The lane loop is inline (no call per lane): sub selects subtraction, rev swaps the sources.
+	carry := func(cin, sub, rev bool) execFn {
+		return func(w *wave, in *Inst) error {
+			if err := w.checkExt(in); err != nil {
+				return err
+			}
+			var a, b lane32
+			var err error
+			if a.r = w.vreg(in.Opnd[fSrc0]); a.r == nil {
+				if a, err = w.src32(in, in.Opnd[fSrc0], k32); err != nil {
+					return err
+				}
+			}
+			if b.r = w.vreg(in.Opnd[fSrc1]); b.r == nil {
+				if b, err = w.src32(in, in.Opnd[fSrc1], k32); err != nil {
+					return err
+				}
+			}
+			if rev {
+				a, b = b, a
+			}
+			dst := w.vreg(in.Opnd[fDst])
+			if dst == nil {
+				if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+					return err
+				}
+			}
+			sd := uint16(opVCCLo)
+			var ci uint64
+			if in.Fmt == FmtVOP3 {
+				sd = in.Opnd[fSDst]
+				if cin {
+					ci, err = w.scalar(in, in.Opnd[fSrc2], k64i)
+					if err != nil {
+						return err
+					}
+				}
+			} else if cin {
+				ci = w.vcc()
+			}
+			var co uint64
+			m := w.exec()
+			if bits.OnesCount64(m) < denseLanes {
+				for ; m != 0; m &= m - 1 {
+					l := bits.TrailingZeros64(m)
+					var r, c uint32
+					if sub {
+						r, c = bits.Sub32(a.at(l), b.at(l), uint32(ci>>l&1))
+					} else {
+						r, c = bits.Add32(a.at(l), b.at(l), uint32(ci>>l&1))
+					}
+					dst[l] = r
+					co |= uint64(c) << l
+				}
+				w.sset64(sd, co)
+				return nil
+			}
+			ar, br, t := w.row(a, 0), w.row(b, 1), &w.tmp[7]
+			if sub {
+				for l := range t {
+					r, c := bits.Sub32(ar[l], br[l], uint32(ci>>l&1))
+					t[l], co = r, co|uint64(c)<<l
+				}
+			} else {
+				for l := range t {
+					r, c := bits.Add32(ar[l], br[l], uint32(ci>>l&1))
+					t[l], co = r, co|uint64(c)<<l
+				}
+			}
+			w.merge(dst, t, m)
+			w.sset64(sd, co&m)
+			return nil
+		}
+	}
+	def(OpVAddCoU32, carry(false, false, false))
+	def(OpVSubCoU32, carry(false, true, false))
+	def(OpVSubrevCoU32, carry(false, true, true))
+	def(OpVAddcCoU32, carry(true, false, false))
+	def(OpVSubbCoU32, carry(true, true, false))
+	def(OpVSubbrevCoU32, carry(true, true, true))
+
+	// v_mad_u64_u32 / v_mad_i64_i32 (VOP3b): D.u64 = S0.u32*S1.u32 + S2.u64, carry-out to sdst.
+	mad64 := func(signed bool) execFn {
+		return func(w *wave, in *Inst) error {
+			a, err := w.vsrc(in, in.Opnd[fSrc0], k32, 0)
+			if err != nil {
+				return err
+			}
+			b, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
+			if err != nil {
+				return err
+			}
+			c, err := w.vsrc64(in, in.Opnd[fSrc2], k64i, 2)
+			if err != nil {
+				return err
+			}
+			if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
+				return err
+			}
+			var co uint64
+			for m := w.exec(); m != 0; m &= m - 1 {
+				l := bits.TrailingZeros64(m)
+				var r, cy uint64
+				if signed {
+					p := int64(int32(a[l])) * int64(int32(b[l]))
+					r = uint64(p) + c[l]
+					s := int64(r)
+					if (p < 0) == (int64(c[l]) < 0) && (s < 0) != (p < 0) {
+						cy = 1
+					}
+				} else {
+					r, cy = bits.Add64(uint64(a[l])*uint64(b[l]), c[l], 0)
+				}
+				w.setV64(in.Opnd[fDst], l, r)
+				co |= cy << l
+			}
+			w.sset64(in.Opnd[fSDst], co)
+			return nil
+		}
+	}
+	def(OpVMadU64U32, mad64(false))
+	def(OpVMadI64I32, mad64(true))
+
+	def(OpVCndmaskB32, func(w *wave, in *Inst) error {
+		if err := w.checkExt(in); err != nil {
+			return err
+		}
+		a, err := w.vsrc(in, in.Opnd[fSrc0], k32, 0)
+		if err != nil {
+			return err
+		}
+		b, err := w.vsrc(in, in.Opnd[fSrc1], k32, 1)
+		if err != nil {
+			return err
+		}
+		mask := w.vcc()
+		if in.Fmt == FmtVOP3 {
+			if mask, err = w.scalar(in, in.Opnd[fSrc2], k64i); err != nil {
+				return err
+			}
+		}
+		dst, err := w.vdst(in.Opnd[fDst], 1)
+		if err != nil {
+			return err
+		}
+		for m := w.exec(); m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			v := a[l]
+			if mask>>l&1 != 0 {
+				v = b[l]
+			}
+			dst[l] = modBits(v, &Inst{}, 0, 0)
+		}
+		return nil
+	})
+}
+
+// vopPkF32Ops registers the packed f32 and 32-bit VOP3P operations.
+func vopPkF32Ops() {
+	// packed math (VOP3P)
+	def(OpVPkFmaF32, pk32(3, fma32))
+	def(OpVPkMulF32, pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }))
+	def(OpVPkAddF32, pk32(2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }))
+	// The 16-bit packed (VOP3P) and binary16 operations are in valu16.go.
+}
