@@ -15,7 +15,8 @@
 # Environment: HIP_BUILD_DIR (default .hip-build; binaries are rebuilt only when a source is newer),
 # HIP_TIMEOUT (seconds per program, default 120), HIP_JOBS (parallel hipcc runs, default 2), KFDEMU
 # (a kfdemu binary; default: built here). A program's first line may be "// hipcc-flags: ...", one of its
-# first three "// kfdemu-profile: P" (the emulated machine, default mi210);
+# first three "// kfdemu-profile: P" (the emulated machine, default mi210) and "// hip-env: VAR=VALUE ..."
+# (the program's environment, as a user would set it);
 # NAME.genco.hip is built with --genco into NAME.co (a code object file for hipModuleLoad).
 set -eu
 cd "$(dirname "$0")/.."
@@ -105,9 +106,10 @@ for n in $only; do
 	else
 		st=0
 		prof=$(sed -n '1,3s|^// kfdemu-profile: *||p' "tests/hip/$n.hip")
+		penv=$(sed -n '1,3s|^// hip-env: *||p' "tests/hip/$n.hip")
 		# shellcheck disable=SC2086
 		(cd "$build" && if [ -n "$rocr" ]; then export LD_LIBRARY_PATH="$rocr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi &&
-			timeout -k 5 "$limit" "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
+			timeout -k 5 "$limit" env $penv "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
 	fi
 	rmdir "$mnt" 2>/dev/null || true
 	secs=$(($(date +%s) - start))

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -130,36 +129,6 @@ func startDaemon(mnt, profile string, gpuThreads int) (stop func(), err error) {
 	return stop, nil
 }
 
-// clientDefaults are environment settings of the ROCm userspace that exec gives COMMAND unless
-// its environment sets them itself (README, deviations).
-//
-// HSA_USERPTR_FOR_PAGED_MEM=0: libhsakmt allocates paged host memory (ROCr's system pools:
-// hipHostMalloc, hipMallocManaged's host side, signals) as a GTT BO mapped through the render
-// node (fmm_allocate_host_gpu's NonPaged branch) instead of a userptr BO over the client's own
-// anonymous pages. The daemon shares a GTT BO's memory, so a GPU atomic on it is one locked
-// read-modify-write against the CPU's atomics; the pages of a userptr BO it can only copy with
-// process_vm_readv/writev, which loses concurrent CPU updates (docs/memory.md). Memory a client
-// registers itself (hsaKmtRegisterMemory, hipHostRegister) stays userptr.
-var clientDefaults = []string{"HSA_USERPTR_FOR_PAGED_MEM=0"}
-
-// withClientDefaults appends each of clientDefaults whose variable env does not set.
-func withClientDefaults(env []string) []string {
-	for _, kv := range clientDefaults {
-		name := kv[:strings.IndexByte(kv, '=')+1]
-		set := false
-		for _, e := range env {
-			if strings.HasPrefix(e, name) {
-				set = true
-				break
-			}
-		}
-		if !set {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // execIn runs argv in the emulator's namespace for mnt with the given stdio, forwards signals to
 // it while it runs and returns its exit status in the shell's convention.
 func execIn(mnt string, argv []string, stdin, stdout, stderr *os.File) int {
@@ -168,7 +137,6 @@ func execIn(mnt string, argv []string, stdin, stdout, stderr *os.File) int {
 		fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
 		return 2
 	}
-	cmd.Env = withClientDefaults(cmd.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	// Registered before the start so that no signal falls between start and forwarding.
 	sig := make(chan os.Signal, 8)

@@ -168,8 +168,6 @@ func TestExecSeesEmulator(t *testing.T) {
 		{"host /dev", "test -c /dev/null && test -d /dev/pts && echo ok", "ok\n"},
 		{"host sysfs", "test -e /sys/devices/virtual/mem || test -e /sys/class/mem && echo ok", "ok\n"},
 		{"/proc/self", "readlink /proc/self/exe", "/usr/bin/readlink\n"},
-		// exec's default for libhsakmt (clientDefaults); TestExecKeepsClientSetting: a set one stays.
-		{"paged host memory as GTT", "echo $HSA_USERPTR_FOR_PAGED_MEM", "0\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, status := inNamespace(t, mnt, "sh", "-c", tc.script)
@@ -193,16 +191,6 @@ func TestExecSeesEmulator(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(scratch, "kfdemu-ns-*")); len(left) != 0 {
 		t.Errorf("scratch directories left on the host: %q", left)
-	}
-}
-
-// TestExecKeepsClientSetting: a variable of clientDefaults the caller set reaches COMMAND as set.
-func TestExecKeepsClientSetting(t *testing.T) {
-	needNamespaces(t)
-	mnt := fakeMount(t)
-	t.Setenv("HSA_USERPTR_FOR_PAGED_MEM", "1")
-	if out, status := inNamespace(t, mnt, "sh", "-c", "echo $HSA_USERPTR_FOR_PAGED_MEM"); status != 0 || out != "1\n" {
-		t.Errorf("HSA_USERPTR_FOR_PAGED_MEM in COMMAND: %q (status %d), want the caller's 1", out, status)
 	}
 }
 

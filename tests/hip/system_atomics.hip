@@ -1,7 +1,11 @@
+// hip-env: HSA_USERPTR_FOR_PAGED_MEM=0
 // System-scope atomics against a CPU thread: a kernel and a host thread add to one counter in
 // hipHostMalloc memory at the same time (atomicAdd_system / __atomic_fetch_add); the total is
 // exact. Then a flag handshake: the kernel waits for a value the CPU stores while it runs, and
-// the CPU waits for the kernel's reply (__threadfence_system + system-scope store).
+// the CPU waits for the kernel's reply (__threadfence_system + system-scope store). It needs
+// HSA_USERPTR_FOR_PAGED_MEM=0 (the hip-env line): hipHostMalloc memory is then a GTT BO the daemon
+// shares; as userptr memory (libhsakmt's default) the daemon can only copy it and the CPU's
+// increments are lost (README, deviations).
 #include "common.h"
 #include <atomic>
 #include <thread>
