@@ -26,13 +26,17 @@ func mimgOps() {
 	}
 }
 
-// mimgOperands reads the T# (and S#) and checks the VDATA and VADDR register ranges. naddr is the
-// number of address components; with A16 two share a VGPR.
-func mimgOperands(w *wave, in *Inst, naddr int) (r imageRsrc, ndata int, err error) {
+// imageRsrcOf reads and decodes the instruction's T# (SRSRC, eight SGPRs).
+func imageRsrcOf(w *wave, in *Inst) imageRsrc {
 	s := in.Opnd[fSAddr]
 	var d [8]uint32
 	copy(d[:], w.s[s:s+8])
-	r = decodeImageRsrc(d)
+	return decodeImageRsrc(d)
+}
+
+// mimgOperands checks the VDATA and VADDR register ranges for the instruction's T# r and returns
+// it. naddr is the number of address components; with A16 two share a VGPR.
+func mimgOperands(w *wave, in *Inst, r imageRsrc, naddr int) (_ imageRsrc, ndata int, err error) {
 	m := &in.MIMG
 	ndata = bits.OnesCount8(m.DMask)
 	if m.D16 {
@@ -116,10 +120,7 @@ func texelCoords(w *wave, in *Inst, r *imageRsrc, l int, mip bool) (x, y, z uint
 func imageLoadStore(store, mip bool) execFn {
 	return func(w *wave, in *Inst) error {
 		m := &in.MIMG
-		s := in.Opnd[fSAddr]
-		var d [8]uint32
-		copy(d[:], w.s[s:s+8])
-		rr := decodeImageRsrc(d)
+		rr := imageRsrcOf(w, in)
 		if err := rr.check(store, m.D16); err != nil {
 			return err
 		}
@@ -127,7 +128,7 @@ func imageLoadStore(store, mip bool) execFn {
 		if mip {
 			n++
 		}
-		r, _, err := mimgOperands(w, in, n)
+		r, _, err := mimgOperands(w, in, rr, n)
 		if err != nil {
 			return err
 		}
@@ -233,7 +234,7 @@ func storeComp(v uint32, c bufField, nf uint32, d16 bool) (uint64, error) {
 // count (LAST_LEVEL - BASE_LEVEL + 1), each minified to the level (at least 1), as integers. DMASK selects
 // the channels written.
 func imageResinfo(w *wave, in *Inst) error {
-	r, _, err := mimgOperands(w, in, 1)
+	r, _, err := mimgOperands(w, in, imageRsrcOf(w, in), 1)
 	if err != nil {
 		return err
 	}
@@ -314,10 +315,7 @@ var imageAtomicOps = map[string]func(old, src, cmp uint32) uint32{
 // register. A texel outside the resource is not changed and returns 0.
 func imageAtomic(op string, f func(old, src, cmp uint32) uint32) execFn {
 	return func(w *wave, in *Inst) error {
-		s := in.Opnd[fSAddr]
-		var d [8]uint32
-		copy(d[:], w.s[s:s+8])
-		rr := decodeImageRsrc(d)
+		rr := imageRsrcOf(w, in)
 		if err := rr.check(true, false); err != nil {
 			return err
 		}
@@ -328,7 +326,7 @@ func imageAtomic(op string, f func(old, src, cmp uint32) uint32) execFn {
 			return fmt.Errorf("%w: image atomic with d16/a16", ErrUnimplemented)
 		}
 		n, _ := rr.dims()
-		r, _, err := mimgOperands(w, in, n)
+		r, _, err := mimgOperands(w, in, rr, n)
 		if err != nil {
 			return err
 		}
@@ -369,10 +367,7 @@ func imageAtomic(op string, f func(old, src, cmp uint32) uint32) execFn {
 // only. Border texels are the S# BORDER_COLOR_TYPE constant (before DST_SEL).
 func imageSample(w *wave, in *Inst) error {
 	m := &in.MIMG
-	s := in.Opnd[fSAddr]
-	var d [8]uint32
-	copy(d[:], w.s[s:s+8])
-	rr := decodeImageRsrc(d)
+	rr := imageRsrcOf(w, in)
 	if err := rr.check(false, m.D16); err != nil {
 		return err
 	}
@@ -388,7 +383,7 @@ func imageSample(w *wave, in *Inst) error {
 	if array && rr.slices() == 0 {
 		return fmt.Errorf("%w: image_sample with BASE_ARRAY %d beyond the last slice %d", ErrUnimplemented, rr.baseArray, rr.depth)
 	}
-	r, _, err := mimgOperands(w, in, n)
+	r, _, err := mimgOperands(w, in, rr, n)
 	if err != nil {
 		return err
 	}
