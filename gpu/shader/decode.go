@@ -584,20 +584,3 @@ func validDPP(c uint16) bool {
 	}
 	return false
 }
-
-// The opcode generator could not tell a DS instruction's data1 field from a constant when its
-// sample encoding had data1 = v0: those entries print data1 from the encoding.
-func init() {
-	for op, info := range tabDS {
-		ops := info.Ops
-		switch {
-		case len(ops) == 3 && ops[1].F == fData0 && (ops[2].Lit == "v0" || ops[2].Lit == "v[0:1]"):
-			ops[2] = opTmpl{F: fData1, W: ops[1].W, C: 'v'}
-		case len(ops) == 1 && ops[0].Lit == "v0": // ds_write_addtid_b32 data0
-			ops[0] = opTmpl{F: fData0, W: 1, C: 'v'}
-		default:
-			continue
-		}
-		tabDS[op] = info
-	}
-}

@@ -87,9 +87,10 @@ def emit(tab, entries):
         print('\t0x%x: {%s, %s, []opTmpl{%s}},' % (op, '"' + name + '"', i, ', '.join(parts)))
     print('}\n')
 
-def gen(tab, n, enc, fieldmap, variants=None):
+def gen(tab, n, enc, fieldmap, variants=None, fix=None):
     """variants: functions mapping the canonical words to alternative encodings with unused fields
-    cleared (LLVM rejects encodings whose unused operand fields are non-zero)."""
+    cleared (LLVM rejects encodings whose unused operand fields are non-zero). fix: applied to the
+    entries before they are written."""
     ws = [enc(op) for op in range(n)]
     outs = run(ws)
     for var in variants or []:
@@ -102,6 +103,8 @@ def gen(tab, n, enc, fieldmap, variants=None):
         tt = template(t, fieldmap)
         if tt:
             entries[op] = tt
+    if fix:
+        fix(entries)
     emit(tab, entries)
     return entries
 
@@ -136,13 +139,21 @@ gen('tabVOP3', 0x380, lambda op: [(0x34 << 26) | (op << 16) | 40, ((256 + 24) <<
 gen('tabVOP3P', 0x80, lambda op: [(0x1a7 << 23) | (op << 16) | (1 << 14) | 40, (3 << 27) | ((256 + 24) << 18) | ((256 + 16) << 9) | (256 + 8)], V,
     [lambda w: [w[0] & ~(1 << 14), w[1] & ~(0x1ff << 18)], lambda w: [w[0], w[1] & (0x1ff | (3 << 27))]])
 D = {('r', 40): 'fDst', ('r', 8): 'fAddr', ('r', 16): 'fData0', ('r', 24): 'fData1'}
+def ds_fields(entries):
+    """The variants that clear DATA1 print it as v0, which the template cannot tell from a constant: the
+    operand after data0 is data1 (data0's width); ds_write_addtid_b32's lone v0 is data0."""
+    for name, ops in entries.values():
+        if len(ops) == 3 and isinstance(ops[1], tuple) and ops[1][0] == 'fData0' and ops[2] in ('v0', 'v[0:1]'):
+            ops[2] = ('fData1', ops[1][1], 'v')
+        elif len(ops) == 1 and ops[0] == 'v0':
+            ops[0] = ('fData0', 1, 'v')
 # DS: 110110 acc[25] op[24:17] gds[16] offset1 offset0 ; vdst[31:24] data1[23:16] data0[15:8] addr[7:0]
 gen('tabDS', 0x100, lambda op: [(0x36 << 26) | (op << 17), (40 << 24) | (24 << 16) | (16 << 8) | 8], D,
     [lambda w: [w[0], w[1] & ~(0xff << 16)], lambda w: [w[0], w[1] & 0xff00ffff & ~(0xff << 24)], lambda w: [w[0], w[1] & 0xffff], lambda w: [w[0], w[1] & 0xff0000ff], lambda w: [w[0], w[1] & 0xff], lambda w: [w[0], w[1] & 0xff00], lambda w: [w[0], w[1] & 0xff000000], lambda w: [w[0], 0],
      # GDS-only operations: ds_gws_init/barrier/sema_br (their data0 is encoded in the ADDR field),
      # ds_gws_sema_v/p/release_all, ds_ordered_count
      lambda w: [w[0] | (1 << 16), w[1] & 0xff], lambda w: [w[0] | (1 << 16), 0],
-     lambda w: [w[0] | (1 << 16), w[1] & 0xff0000ff]])
+     lambda w: [w[0] | (1 << 16), w[1] & 0xff0000ff]], ds_fields)
 F = {('r', 40): 'fDst', ('r', 8): 'fAddr', ('r', 16): 'fData0', ('r', 20): 'fSAddr'}
 # FLAT: 110111 op[24:18] slc[17] glc[16] seg[15:14] lds[13] offset[12:0]; vdst[31:24] nv[23] saddr[22:16] data[15:8] addr[7:0]
 fl = lambda seg, saddr: (lambda op: [(0x37 << 26) | (op << 18) | (seg << 14), (40 << 24) | (saddr << 16) | (16 << 8) | 8])
