@@ -9,7 +9,8 @@ import (
 
 // TestCachedDirListing: a static sysfs directory lists the same entries every time, in creation
 // order, and after the first listing the kernel serves it from its cache (no entry is asked of
-// the daemon again), through new opens and through a rewind of one open.
+// the daemon again), through new opens and through a rewind of one open; the connection's first
+// OPENDIR is answered ENOSYS and the kernel sends no other (noopendir.go).
 func TestCachedDirListing(t *testing.T) {
 	mnt, _ := mountDriver(t, "mi210")
 	dir := filepath.Join(mnt, "sys/devices/virtual/kfd/kfd/topology/nodes/1")
@@ -32,7 +33,11 @@ func TestCachedDirListing(t *testing.T) {
 		}
 		return a
 	}
+	refused := opendirsRefused.Load()
 	first := names()
+	if n := opendirsRefused.Load() - refused; n != 1 {
+		t.Errorf("first listing on the sys connection: %d OPENDIRs refused, want 1", n)
+	}
 	want := []string{"caches", "gpu_id", "io_links", "mem_banks", "name", "p2p_links", "perf", "properties"}
 	got := slices.Clone(first)
 	slices.Sort(got)
@@ -47,5 +52,8 @@ func TestCachedDirListing(t *testing.T) {
 	}
 	if n := dirEntriesServed.Load() - served; n != 0 {
 		t.Errorf("%d entries served again for a cached listing", n)
+	}
+	if n := opendirsRefused.Load() - refused; n != 1 {
+		t.Errorf("%d OPENDIRs reached the daemon, want only the first", n)
 	}
 }

@@ -221,9 +221,10 @@ func waitStats(t *testing.T, d *kfd.Driver, procs int) {
 	}
 }
 
-// TestKillTeardown: a client killed with SIGKILL while holding memory leaves nothing behind.
-func TestKillTeardown(t *testing.T) {
-	mnt, d := mountDriver(t, "mi210")
+// startHold starts a client process that opens mnt's devices, allocates 1 MiB of VRAM and waits to
+// be killed (TestMain's "hold"); it returns once the allocation is done.
+func startHold(t *testing.T, mnt string) *exec.Cmd {
+	t.Helper()
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), "FS_TEST_CHILD=hold", "FS_TEST_MNT="+mnt)
 	out, _ := child.StdoutPipe()
@@ -239,6 +240,13 @@ func TestKillTeardown(t *testing.T) {
 		err := child.Wait()
 		t.Fatalf("child: %q (%v), stderr:\n%s", buf[:n], err, stderr.Bytes())
 	}
+	return child
+}
+
+// TestKillTeardown: a client killed with SIGKILL while holding memory leaves nothing behind.
+func TestKillTeardown(t *testing.T) {
+	mnt, d := mountDriver(t, "mi210")
+	child := startHold(t, mnt)
 	if st := d.Stats(); st["processes"] != 1 || st["bos"] != 1 {
 		t.Errorf("while the child runs: %v", st)
 	}

@@ -1,13 +1,14 @@
 // Package fs is the FUSE edge of kfdemu: it maps files, ioctls and mmap of the mount onto the
 // driver (package kfd) and the rendered topology (package topology). It holds no policy.
 //
-// Connections: MNT (dev/), MNT/sys (read-only, page-cached), MNT/sys/kernel/debug, and one per PCI
-// root bus of the GPUs:
+// Connections: MNT (dev/), MNT/sys (read-only; file contents and directory listings kernel-cached:
+// OPEN and OPENDIR answered ENOSYS, noopendir.go), MNT/sys/kernel/debug, and one per PCI root bus of
+// the GPUs:
 //
 //	MNT/dev/kfd, MNT/dev/dri/renderD<minor>     device files (per-process inodes, see dev.go)
 //	MNT/sys/devices/virtual/kfd/kfd/topology    the topology tree, static files kernel-cached
 //	MNT/sys/class/kfd/kfd -> ../../devices/virtual/kfd/kfd
-//	MNT/sys/devices/virtual/kfd/kfd/proc       KFD's per-process sysfs, a snapshot per lookup (procfs.go)
+//	MNT/sys/devices/virtual/kfd/kfd/proc       KFD's per-process sysfs, new inodes per lookup (procfs.go)
 //	MNT/sys/class/drm, MNT/sys/class/hwmon     links into the amdgpu device directories (drm.go)
 //	MNT/sys/module/amdgpu/{initstate,version,parameters/}
 //	MNT/sys/kernel/debug/kfd/...                the driver's debugfs view, rendered per read

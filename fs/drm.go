@@ -89,6 +89,7 @@ func (s *Server) refreshDRM() {
 		s.sysClass.AddChild(t.Name, s.newSysInode(ctx, s.sysClass, t), true)
 		s.sysClass.NotifyEntry(t.Name)
 	}
+	s.sysClass.NotifyContent(0, 0) // cached listings name the old inodes (noopendir.go)
 	want := map[string]*topology.Tree{}
 	for _, r := range nl.Roots {
 		want[r.Name] = r
@@ -111,6 +112,7 @@ func (s *Server) refreshDRM() {
 		}
 		mkPath(ctx, s.sysDevices, name)
 		s.sysDevices.NotifyEntry(name)
+		s.sysDevices.NotifyContent(0, 0)
 		dir := filepath.Join(s.dir, "sys/devices", name)
 		// pciRoot.OnAdd registers the root under Server.mu, held here by ReloadTopology.
 		s.mu.Unlock()
@@ -142,4 +144,5 @@ func (s *Server) unmountRoot(name string) {
 	delete(s.pciRoots, name)
 	s.sysDevices.RmChild(name)
 	s.sysDevices.NotifyEntry(name)
+	s.sysDevices.NotifyContent(0, 0)
 }

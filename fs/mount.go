@@ -96,8 +96,10 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 }
 
 // sysRoot is MNT/sys, its own read-only FUSE connection whose files answer OPEN with ENOSYS: the
-// kernel then never sends OPEN/FLUSH/RELEASE again and serves repeated reads from its page cache,
-// which is what makes topology enumeration as cheap as sysfs (see BenchmarkTopologyRead).
+// kernel then never sends OPEN/FLUSH/RELEASE again and serves repeated reads from its page cache;
+// its directories answer OPENDIR with ENOSYS too (noopendir.go), so listings come from the kernel's
+// readdir cache. That is what makes topology enumeration as cheap as sysfs (BenchmarkTopologyRead,
+// `kfdemu bench`).
 type sysRoot struct {
 	roDir
 	s *Server
@@ -105,17 +107,18 @@ type sysRoot struct {
 
 func (r *sysRoot) OnAdd(ctx context.Context) {
 	s := r.s
-	s.kfdDir = mkPath(ctx, &r.Inode, "devices/virtual/kfd/kfd")
+	kd := &kfdDevDir{roDir: roDir{mode: 0755}}
+	if pt, ok := s.opts.Device.(interface{ ProcTree() *topology.Tree }); ok && s.opts.Device != nil {
+		kd.proc = pt.ProcTree // proc/: KFD's per-process sysfs (procfs.go)
+	}
+	virt := mkPath(ctx, &r.Inode, "devices/virtual/kfd")
+	s.kfdDir = virt.NewPersistentInode(ctx, kd, fs.StableAttr{Mode: syscall.S_IFDIR})
+	virt.AddChild("kfd", s.kfdDir, true)
 	s.kfdDir.AddChild("topology", s.newSysInode(ctx, s.kfdDir, s.topologyTree()), true)
 	// kfd's device attributes (/sys/devices/virtual/kfd/kfd/dev and uevent): major 511 is what
 	// amdkfd usually gets from register_chrdev(0, ...) on current kernels; informational only.
 	for _, c := range staticDir("", map[string]string{"dev": "511:0\n", "uevent": "MAJOR=511\nMINOR=0\nDEVNAME=kfd\n"}).Children {
 		s.kfdDir.AddChild(c.Name, s.newSysInode(ctx, s.kfdDir, c), true)
-	}
-	// proc/: KFD's per-process sysfs, when the driver renders it (procfs.go).
-	if pt, ok := s.opts.Device.(interface{ ProcTree() *topology.Tree }); ok && s.opts.Device != nil {
-		s.kfdDir.AddChild("proc", s.kfdDir.NewPersistentInode(ctx, &procDir{roDir: roDir{mode: 0555}, tree: pt.ProcTree},
-			fs.StableAttr{Mode: syscall.S_IFDIR}), true)
 	}
 	class := mkPath(ctx, &r.Inode, "class/kfd")
 	class.AddChild("kfd", class.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte("../../devices/virtual/kfd/kfd")},
@@ -277,7 +280,7 @@ func Mount(dir string, opts Options) (*Server, error) {
 func (s *Server) mountOne(dir string, root fs.InodeEmbedder, opts []string, name string) (*fuse.Server, error) {
 	long := time.Hour
 	zero := time.Duration(0)
-	return fs.Mount(dir, root, &fs.Options{
+	fo := &fs.Options{
 		EntryTimeout: &long, AttrTimeout: &long, NegativeTimeout: &zero,
 		MountOptions: fuse.MountOptions{
 			FsName: name, Name: "kfdemu", DirectMount: true, AllowOther: os.Geteuid() == 0,
@@ -286,7 +289,21 @@ func (s *Server) mountOne(dir string, root fs.InodeEmbedder, opts []string, name
 			// request on its own goroutine, so a blocked wait holds no other request.
 			MaxReadAhead: 128 << 10,
 		},
-	})
+	}
+	var raw fuse.RawFileSystem = fs.NewNodeFS(root, fo)
+	if _, ok := root.(*sysRoot); ok {
+		raw = &noOpendirFS{raw} // listings cached by the kernel (noopendir.go)
+	}
+	// fs.Mount, with the raw file system in between.
+	srv, err := fuse.NewServer(raw, dir, &fo.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		return nil, err
+	}
+	return srv, nil
 }
 
 // prepareMountpoint creates dir, refuses live mounts and non-empty dirs, and detaches a dead FUSE
@@ -430,6 +447,7 @@ func (s *Server) ReloadTopology() {
 	s.dynMu.Unlock()
 	s.kfdDir.AddChild("topology", s.newSysInode(ctx, s.kfdDir, s.topologyTree()), true)
 	s.kfdDir.NotifyEntry("topology")
+	s.kfdDir.NotifyContent(0, 0) // its cached listing names the old inode (noopendir.go)
 	if s.opts.Device != nil {
 		s.dev.syncRenderNodes(s.opts.Device.RenderMinors())
 	}

@@ -1,8 +1,11 @@
 package fs
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -11,8 +14,9 @@ import (
 
 // procDir is MNT/sys/devices/virtual/kfd/kfd/proc, KFD's per-process sysfs. Its entries come and
 // go with processes, so it is served from a fresh snapshot (kfd.Driver.ProcTree) at every lookup
-// and listing, with zero entry and attribute timeouts; every lookup of a process or queue makes a
-// new inode whose files (constant for that process or queue) the sys connection may cache.
+// and listing, with zero entry and attribute timeouts (volatileTimeout, made zero by noOpendirFS):
+// every lookup of proc/, a process or a queue makes a new inode, whose listing and files the sys
+// connection's kernel caches (noopendir.go) belong to that lookup only.
 type procDir struct {
 	roDir
 	tree func() *topology.Tree
@@ -60,8 +64,7 @@ func (d *procDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if c == nil {
 		return nil, syscall.ENOENT
 	}
-	out.SetEntryTimeout(0)
-	out.SetAttrTimeout(0)
+	setVolatile(out)
 	if c.Kind == topology.Dir {
 		out.Mode = syscall.S_IFDIR | c.Mode
 		sub := &procDir{roDir: roDir{mode: c.Mode}, tree: d.tree, path: append(append([]string(nil), d.path...), name)}
@@ -71,4 +74,60 @@ func (d *procDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	out.Mode = syscall.S_IFREG | c.Mode
 	out.Size = uint64(len(c.Content()))
 	return d.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG}), 0
+}
+
+// volatileTimeout marks the entries of the proc/ tree, whose timeouts noOpendirFS.Lookup makes zero
+// (go-fuse would replace a zero set here by the mount's default), so the kernel looks every path up
+// again.
+const volatileTimeout = time.Nanosecond
+
+func setVolatile(out *fuse.EntryOut) {
+	out.SetEntryTimeout(volatileTimeout)
+	out.SetAttrTimeout(volatileTimeout)
+}
+
+// kfdDevDir is MNT/sys/devices/virtual/kfd/kfd: its children are persistent but proc/, which is a
+// new procDir at every lookup.
+type kfdDevDir struct {
+	roDir
+	proc func() *topology.Tree // nil: the device renders no per-process tree
+}
+
+var (
+	_ fs.NodeLookuper  = (*kfdDevDir)(nil)
+	_ fs.NodeReaddirer = (*kfdDevDir)(nil)
+)
+
+func (d *kfdDevDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if name == "proc" && d.proc != nil {
+		setVolatile(out)
+		out.Mode = syscall.S_IFDIR | 0555
+		return d.NewInode(ctx, &procDir{roDir: roDir{mode: 0555}, tree: d.proc}, fs.StableAttr{Mode: syscall.S_IFDIR}), 0
+	}
+	c := d.GetChild(name)
+	if c == nil {
+		return nil, syscall.ENOENT
+	}
+	if ga, ok := c.Operations().(fs.NodeGetattrer); ok {
+		var a fuse.AttrOut
+		if ga.Getattr(ctx, nil, &a) == 0 {
+			out.Attr = a.Attr
+		}
+	}
+	return c, 0
+}
+
+func (d *kfdDevDir) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	kids := d.Children()
+	es := make([]fuse.DirEntry, 0, len(kids)+1)
+	for name, in := range kids {
+		if name != "proc" { // the last lookup's procDir, which go-fuse keeps as a child
+			es = append(es, fuse.DirEntry{Name: name, Mode: in.Mode(), Ino: in.StableAttr().Ino})
+		}
+	}
+	slices.SortFunc(es, func(a, b fuse.DirEntry) int { return cmp.Compare(a.Ino, b.Ino) }) // creation order
+	if d.proc != nil {
+		es = append(es, fuse.DirEntry{Name: "proc", Mode: syscall.S_IFDIR})
+	}
+	return fs.NewListDirStream(es), 0
 }

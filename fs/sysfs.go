@@ -120,7 +120,8 @@ func (d *roDir) Rmdir(ctx context.Context, name string) syscall.Errno  { return 
 // cachedDir is a directory of a rendered tree on the sys connection whose children never change
 // (a changed tree is replaced by new inodes). Its listing is cached by the kernel (FOPEN_CACHE_DIR),
 // so repeated enumerations (libhsakmt's topology snapshot) cost no request after the first, as
-// sysfs's cost no syscall beyond getdents. OPENDIR and RELEASEDIR still reach the daemon.
+// sysfs's cost no syscall beyond getdents. The connection sends no OPENDIR or RELEASEDIR either
+// (noopendir.go): the handle is opened for the one READDIR that fills the cache.
 type cachedDir struct{ roDir }
 
 var _ fs.NodeOpendirHandler = (*cachedDir)(nil)

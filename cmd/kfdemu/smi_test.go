@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -344,8 +345,27 @@ func TestDRMHotplug(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(card0, "power_dpm_force_performance_level"), []byte("high\n"), 0); err != nil {
 		t.Fatal(err)
 	}
+	// The sys connection's listings are cached by the kernel (fs/noopendir.go): sys/devices, listed
+	// before the hot-plug, must list the new root bus after it and not after the unplug.
+	devices := func() []string {
+		es, err := os.ReadDir(filepath.Join(mnt, "sys/devices"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	if slices.Contains(devices(), "pci0000:80") {
+		t.Fatalf("sys/devices before the hot-plug: %v", devices())
+	}
 	if out, err := exec.Command(bin, "gpu", "--mount", mnt, "add", "mi100").CombinedOutput(); err != nil {
 		t.Fatalf("gpu add: %v %s", err, out)
+	}
+	if !slices.Contains(devices(), "pci0000:80") {
+		t.Errorf("sys/devices after the hot-plug: %v", devices())
 	}
 	dev := filepath.Join(mnt, "sys/class/drm/card1/device")
 	if b, err := os.ReadFile(filepath.Join(dev, "device")); err != nil || string(b) != "0x738c\n" {
@@ -375,6 +395,9 @@ func TestDRMHotplug(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(mnt, "sys/devices/pci0000:80")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("root bus pci0000:80 after unplug: %v", err)
+	}
+	if slices.Contains(devices(), "pci0000:80") {
+		t.Errorf("sys/devices after the unplug: %v", devices())
 	}
 	if b, _ := os.ReadFile(filepath.Join(card0, "vendor")); string(b) != "0x1002\n" {
 		t.Errorf("card0 after unplugging card1: vendor %q", b)
