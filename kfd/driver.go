@@ -55,7 +55,8 @@ type Driver struct {
 	// cuDevs are the GPUs' compute units (gpu/shader), created on first use; under mu.
 	cuDevs map[uint32]*shader.Device
 	// mm reports clients' munmaps (nil: not available, SVM not advertised); set before serving.
-	mm *mmnotify.Notifier
+	mm    *mmnotify.Notifier
+	noSVM bool // GET_VERSION reports MinorGPUVM although mm is set (AdvertiseSVM)
 }
 
 // SetMMNotifier gives the driver the clients' munmap notices (package mmnotify), the stand-in for
@@ -71,9 +72,14 @@ func (d *Driver) SetDoorbellTuning(t doorbell.Tuning) {
 	d.bells.SetArm(d.armDoorbells)
 }
 
+// AdvertiseSVM(false) makes GET_VERSION report MinorGPUVM even with an MMU notifier, so that
+// libhsakmt keeps SVM off (kfdemu's --no-svm: a client's non-SVM paths on a machine that could run
+// SVM). The notifier still serves the doorbells' touch notices. Call before serving.
+func (d *Driver) AdvertiseSVM(on bool) { d.noSVM = !on }
+
 // InterfaceMinor is the GET_VERSION minor this driver reports.
 func (d *Driver) InterfaceMinor() uint32 {
-	if d.mm != nil {
+	if d.mm != nil && !d.noSVM {
 		return MinorSVM
 	}
 	return MinorGPUVM

@@ -22,7 +22,7 @@ func TestDoorbellTouch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newDevice(sys, newLogger("warn")).(*kfd.Driver)
+	d := newDevice(sys, newLogger("warn"), true).(*kfd.Driver)
 	if d.InterfaceMinor() != kfd.MinorSVM {
 		t.Fatal("no eBPF mm notices as root: the touch notice cannot work")
 	}

@@ -35,8 +35,9 @@ func runExec(args []string) int {
 	mount := fl.String("mount", DefaultMount, "kfdemu mount to use; a daemon is started for COMMAND's lifetime if none serves it")
 	profile := fl.String("profile", "", "profile of a daemon started by exec (as for serve; default: serve's default)")
 	gpuThreads := fl.Int("gpu-threads", 0, "--gpu-threads of a daemon started by exec (as for serve)")
+	noSVM := fl.Bool("no-svm", false, "--no-svm of a daemon started by exec (as for serve: KFD interface 1.2, SVM off)")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: kfdemu exec [--mount DIR] [--profile NAME|FILE] [--gpu-threads N] -- COMMAND...\n\n"+
+		fmt.Fprintln(fl.Output(), "usage: kfdemu exec [--mount DIR] [--profile NAME|FILE] [--gpu-threads N] [--no-svm] -- COMMAND...\n\n"+
 			"Runs COMMAND in a private mount namespace where /dev/kfd, /dev/dri/renderD*, /sys/devices/virtual/kfd,\n"+
 			"/sys/class/kfd, /sys/module/amdgpu and /proc/modules are the emulator's; everything else is the host's,\n"+
 			"and the host's namespace is not changed. The exit status is COMMAND's (128+N if signal N killed it;\n"+
@@ -57,7 +58,7 @@ func runExec(args []string) int {
 		return 2
 	}
 	if !served(mnt) {
-		stop, err := startDaemon(mnt, *profile, *gpuThreads)
+		stop, err := startDaemon(mnt, *profile, *gpuThreads, *noSVM)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
 			return 1
@@ -86,7 +87,7 @@ func served(mnt string) bool {
 
 // startDaemon runs `kfdemu serve --mount mnt [--profile p]` as a child, waits (bounded) until it
 // serves, and returns the function that stops it with SIGTERM (SIGKILL after daemonStopTimeout).
-func startDaemon(mnt, profile string, gpuThreads int) (stop func(), err error) {
+func startDaemon(mnt, profile string, gpuThreads int, noSVM bool) (stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		self = os.Args[0]
@@ -97,6 +98,9 @@ func startDaemon(mnt, profile string, gpuThreads int) (stop func(), err error) {
 	}
 	if gpuThreads != 0 {
 		args = append(args, "--gpu-threads", fmt.Sprint(gpuThreads))
+	}
+	if noSVM {
+		args = append(args, "--no-svm")
 	}
 	d := exec.Command(self, args...)
 	d.Stdout, d.Stderr = os.Stderr, os.Stderr

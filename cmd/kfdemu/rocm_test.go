@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/kfdemu/kfdemu/kfd"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,12 +39,12 @@ func (l *lockedBuffer) String() string {
 // daemon runs `kfdemu serve` on a temporary mount for one test and stops it at cleanup. The
 // daemon logs at debug level into a buffer; when the test fails, the log's warnings and failed
 // ioctls are printed, so a failing library call is shown with the ioctl and errno behind it.
-func daemon(t *testing.T, profile string) string {
+func daemon(t *testing.T, profile string, serveArgs ...string) string {
 	t.Helper()
 	testenv.NeedMount(t)
 	bin := testenv.Kfdemu(t)
 	mnt := filepath.Join(t.TempDir(), "mnt")
-	cmd := exec.Command(bin, "serve", "--mount", mnt, "--profile", profile, "--log-level", "debug")
+	cmd := exec.Command(bin, append([]string{"serve", "--mount", mnt, "--profile", profile, "--log-level", "debug"}, serveArgs...)...)
 	var log lockedBuffer
 	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {
@@ -151,12 +152,21 @@ func runExecCmd(t *testing.T, mnt string, args ...string) (string, error) {
 // TestLibhsakmt runs Debian's libhsakmt 5.2.3 through a C program: every property the thunk reports
 // must match the profile, and alloc/map/CPU access/queue/event calls must succeed; on every GPU an
 // SDMA queue copies CPU-written system memory into VRAM and fences back (GPU and CPU see each
-// other's bytes).
+// other's bytes). With --no-svm the daemon reports interface 1.2 (as without eBPF, which CI has) and
+// the same calls work with SVM off.
 func TestLibhsakmt(t *testing.T) {
 	bin := buildC(t, "testdata/rocm/hsakmt_test.c", "hsakmt", "/usr/include/hsakmt.h")
-	for _, profile := range []string{"mi210", "mi210x8"} {
-		t.Run(profile, func(t *testing.T) {
-			mnt := daemon(t, profile)
+	for _, tc := range []struct {
+		name, profile, version string
+		serveArgs              []string
+	}{
+		{"mi210", "mi210", interfaceVersion(), nil},
+		{"mi210x8", "mi210x8", interfaceVersion(), nil},
+		{"mi210-no-svm", "mi210", fmt.Sprintf("1.%d", kfd.MinorGPUVM), []string{"--no-svm"}},
+	} {
+		profile := tc.profile
+		t.Run(tc.name, func(t *testing.T) {
+			mnt := daemon(t, profile, tc.serveArgs...)
 			sys, _ := topology.Profile(profile)
 			out, err := runExecCmd(t, mnt, bin, "queues")
 			if err != nil {
@@ -169,7 +179,7 @@ func TestLibhsakmt(t *testing.T) {
 					lines[f[0]+" "+f[1]] = l
 				}
 			}
-			if lines["version "+interfaceVersion()] == "" || !strings.Contains(out, "\ndone\n") {
+			if lines["version "+tc.version] == "" || !strings.Contains(out, "\ndone\n") {
 				t.Fatalf("unexpected output:\n%s", out)
 			}
 			if !strings.Contains(out, fmt.Sprintf("nodes %d\n", len(sys.Nodes))) {

@@ -25,7 +25,7 @@ const shutdownTimeout = 10 * time.Second
 
 type serveFlags struct {
 	mount, profile, topologyFrom, logLevel string
-	debugFUSE, profileMemory               bool
+	debugFUSE, profileMemory, noSVM        bool
 	gpuThreads                             int
 }
 
@@ -38,6 +38,8 @@ func (f *serveFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debugFUSE, "debug-fuse", false, "log every FUSE request")
 	fl.IntVar(&f.gpuThreads, "gpu-threads", 0, "host threads that run the emulated GPUs' work-groups (0: one per CPU)")
+	fl.BoolVar(&f.noSVM, "no-svm", false,
+		"report KFD interface 1.2 (SVM off), as a daemon that cannot observe its clients' munmaps does, to run clients' non-SVM paths")
 	fl.BoolVar(&f.profileMemory, "profile-memory", false,
 		"CPU nodes report the profile's system memory instead of this host's (amdkfd reports the host's)")
 }
@@ -99,7 +101,7 @@ func mountEmulator(f *serveFlags, log *slog.Logger) (*fs.Server, int, error) {
 	shader.SetWorkers(f.gpuThreads)
 	opts := fs.Options{System: sys, Capture: capture, Log: log, Debug: f.debugFUSE}
 	if capture == nil { // a captured tree is served as topology only
-		opts.Device = newDevice(sys, log)
+		opts.Device = newDevice(sys, log, !f.noSVM)
 	}
 	srv, err := fs.Mount(f.mount, opts)
 	if err != nil {
