@@ -239,6 +239,8 @@ func (p *Process) acquireBuffers(pd *pdd, a *abi.CreateQueueArgs) (bufs []*bo, s
 	}
 	if !get(a.WritePointerAddress, pageSize) || !get(a.ReadPointerAddress, pageSize) ||
 		!get(a.RingBaseAddress, uint64(a.RingSize)) {
+		p.d.log.Debug("create queue: ring or ring pointers not in mapped BOs", "tgid", p.tgid,
+			"ring", hexVA(a.RingBaseAddress), "size", a.RingSize, "rptr", hexVA(a.ReadPointerAddress), "wptr", hexVA(a.WritePointerAddress))
 		return nil, false, syscall.EINVAL
 	}
 	if a.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE && a.QueueType != abi.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL {
@@ -247,10 +249,16 @@ func (p *Process) acquireBuffers(pd *pdd, a *abi.CreateQueueArgs) (bufs []*bo, s
 	sz := pd.sizes
 	if a.EOPBufferAddress != 0 {
 		if a.EOPBufferSize != uint64(sz.eop) || !get(a.EOPBufferAddress, a.EOPBufferSize) {
+			p.d.log.Debug("create queue: EOP buffer size differs from the node's or not in a mapped BO", "tgid", p.tgid,
+				"size", a.EOPBufferSize, "node", sz.eop)
 			return nil, false, syscall.EINVAL
 		}
 	}
+	// kfd_queue_acquire_buffers: "queue cwsr size ... not equal to node cwsr size", likewise the
+	// control stack.
 	if a.CtlStackSize != sz.ctlStack || a.CtxSaveRestoreSize != sz.cwsr {
+		p.d.log.Debug("create queue: context-save sizes differ from the node's", "tgid", p.tgid,
+			"ctl_stack", a.CtlStackSize, "node_ctl_stack", sz.ctlStack, "cwsr", a.CtxSaveRestoreSize, "node_cwsr", sz.cwsr)
 		return nil, false, syscall.EINVAL
 	}
 	_, _, _, total, _ := p.d.QueueBufferSizes(pd.gpuID)
@@ -259,6 +267,8 @@ func (p *Process) acquireBuffers(pd *pdd, a *abi.CreateQueueArgs) (bufs []*bo, s
 	}
 	// kfd_queue_buffer_svm_get: libhsakmt 6.x registers the area as an SVM range (1.11+).
 	if p.svm == nil || !p.svm.QueueBufferGet(pd.gpuID, a.CtxSaveRestoreAddress, total) {
+		p.d.log.Debug("create queue: context-save area not in a mapped BO or SVM range", "tgid", p.tgid,
+			"va", hexVA(a.CtxSaveRestoreAddress), "size", total)
 		return nil, false, syscall.EINVAL
 	}
 	return bufs, true, 0
