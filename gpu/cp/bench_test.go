@@ -2,13 +2,13 @@ package cp
 
 import (
 	"fmt"
-	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 )
 
 // BenchmarkBarrierPackets measures barrier-AND packets (no dependencies, a completion signal, a
