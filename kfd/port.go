@@ -83,5 +83,6 @@ func (d *Driver) shaderDevice(gpuID uint32) *shader.Device {
 // engine is where the queue's dispatches run: its GPU's CUs, the CUs its mask allows, its ports
 // and, while it holds them, its process's GWS on that GPU.
 func (q *queue) engine() shader.Engine {
-	return shader.Engine{Device: q.p.d.shaderDevice(q.pd.gpuID), CUs: *q.cus.Load(), Ports: q.ports, GWS: q.gws.Load()}
+	return shader.Engine{Device: q.p.d.shaderDevice(q.pd.gpuID), CUs: *q.cus.Load(), Ports: q.ports, GWS: q.gws.Load(),
+		Owner: q.p.pasid}
 }

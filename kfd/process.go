@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"sync"
+	"time"
 
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/cp"
@@ -36,6 +37,8 @@ type Process struct {
 	runtimeEnabled bool
 	xnack          bool
 	evicted        bool                     // queues evicted (EvictQueues) until RestoreQueues
+	evictedAt      time.Time                // when they were
+	evictedFor     time.Duration            // evict_duration_counter: summed at each restore
 	svm            *svm.Manager             // the SVM range list (svms); its callbacks run under Process.mu
 	svmPDDs        []*pdd                   // the devices in svm gpu-index order (topology order)
 	mm             *mmnotify.Watch          // the client's munmaps (nil without a notifier); see cpuUnmapped
@@ -62,6 +65,7 @@ type pdd struct {
 	slice       *doorbell.Slice // doorbell ids in the slice
 	layout      doorbell.Layout
 	sizes       ctxSaveSizes // queue buffer sizes of the node (kfd_queue_ctx_save_restore_size)
+	sdmaPast    uint64       // sdma_past_activity_counter: activity of its destroyed SDMA queues
 	group       cp.Group     // the process's AQL queues on this GPU wake each other's barriers
 }
 

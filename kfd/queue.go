@@ -467,6 +467,9 @@ func (q *queue) release() {
 		delete(q.p.d.sdmaUsed[q.pd.gpuID], [2]uint32{q.args.SDMAEngineID, q.sdmaQueue})
 		q.p.d.mu.Unlock()
 	}
+	if countsSDMAActivity(q.args.QueueType) { // destroy_queue_cpsch keeps the queue's SDMA activity
+		q.pd.sdmaPast += q.sdmaActivity()
+	}
 	if q.mem != nil {
 		q.mem.Close()
 	}

@@ -81,6 +81,12 @@ func (d *Driver) setEvicted(tgid int, ev bool) error {
 		return fmt.Errorf("kfd: no process %d", tgid)
 	}
 	p.mu.Lock()
+	switch now := time.Now(); {
+	case ev && !p.evicted:
+		p.evictedAt = now
+	case !ev && p.evicted: // restore: evict_duration_counter += now - last_evict_timestamp
+		p.evictedFor += now.Sub(p.evictedAt)
+	}
 	p.evicted = ev
 	var qs []*queue
 	for _, q := range p.queues {

@@ -53,6 +53,7 @@ type Device struct {
 	rr      int
 	changed chan struct{} // closed (and replaced) when a CU frees resources and waiting is set
 	waiting bool
+	owners  map[uint32]int // resident waves by Engine.Owner
 }
 
 type cuUse struct{ waves, vgprs, lds, groups int }
@@ -72,11 +73,14 @@ func NewDevice(cfg DeviceConfig) *Device {
 	if cfg.LDSPerCU <= 0 {
 		cfg.LDSPerCU = def.LDSPerCU
 	}
-	return &Device{cfg: cfg, cus: make([]cuUse, cfg.CUs), changed: make(chan struct{})}
+	return &Device{cfg: cfg, cus: make([]cuUse, cfg.CUs), changed: make(chan struct{}), owners: map[uint32]int{}}
 }
 
-// groupNeed is what one work-group takes on its CU.
-type groupNeed struct{ waves, vgprs, lds int }
+// groupNeed is what one work-group takes on its CU, and whose it is (Engine.Owner).
+type groupNeed struct {
+	waves, vgprs, lds int
+	owner             uint32
+}
 
 // fits reports whether a work-group can ever run on a CU of d.
 func (d *Device) fits(n groupNeed) error {
@@ -115,6 +119,7 @@ func (d *Device) reserve(allowed []int, n groupNeed) (int, <-chan struct{}) {
 			u.vgprs += n.waves * n.vgprs
 			u.lds += n.lds
 			u.groups++
+			d.owners[n.owner] += n.waves
 			d.rr = k + 1
 			return cu, nil
 		}
@@ -131,6 +136,9 @@ func (d *Device) release(cu int, n groupNeed) {
 	u.vgprs -= n.waves * n.vgprs
 	u.lds -= n.lds
 	u.groups--
+	if d.owners[n.owner] -= n.waves; d.owners[n.owner] == 0 {
+		delete(d.owners, n.owner)
+	}
 	if d.waiting {
 		close(d.changed)
 		d.changed = make(chan struct{})
@@ -138,6 +146,17 @@ func (d *Device) release(cu int, n groupNeed) {
 	}
 	d.mu.Unlock()
 }
+
+// ResidentWaves reports the waves of owner's dispatches resident on the device's CUs now (what
+// amdgpu's get_cu_occupancy counts from the SQ's wave status for a PASID).
+func (d *Device) ResidentWaves(owner uint32) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.owners[owner]
+}
+
+// WavesPerCU is a CU's wave slots (simd_per_cu x max_waves_per_simd).
+func (d *Device) WavesPerCU() int { return d.cfg.WavesPerCU }
 
 // Resident reports the work-groups and waves resident on the device's CUs now.
 func (d *Device) Resident() (groups, waves int) {

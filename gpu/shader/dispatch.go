@@ -70,6 +70,9 @@ type Engine struct {
 	// GWS is the device's global wave sync if the queue holds it (ALLOC_QUEUE_GWS), else nil: a
 	// GWS instruction then stops the wave.
 	GWS *GWS
+	// Owner is whom the dispatch's resident waves count against (kfd: the process's PASID, as the
+	// SQ's wave status names a wave's VMID): Device.ResidentWaves.
+	Owner uint32
 }
 
 // KernelDescriptor is the code object V3+ kernel descriptor (AMDGPUUsage "Kernel Descriptor"), or the
@@ -222,6 +225,7 @@ type launch struct {
 	suspendable         bool
 	groupDone           func(uint64, int)
 	interrupt           func(Interrupt)
+	owner               uint32 // Engine.Owner
 }
 
 // Dispatch runs a kernel to completion, its work-groups concurrently on the Engine's CUs (workgroup.go).
@@ -258,7 +262,7 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
 		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize, waveScratch: p.ScratchWaveBytes,
 		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, suspendable: p.Suspendable,
-		groupDone: p.GroupDone, interrupt: p.Interrupt}
+		groupDone: p.GroupDone, interrupt: p.Interrupt, owner: p.Owner}
 	if kd.Flags>>10&1 != 0 && !kd.V2 {
 		return l, fmt.Errorf("%w: wave32 descriptor on gfx90a", ErrBadDispatch)
 	}
@@ -332,7 +336,8 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	l := launch{pgm: r.PgmAddr, rsrc1: r.RSRC1, rsrc2: r.RSRC2, rsrc3: r.RSRC3, user: r.UserData, wg: r.WorkgroupSize,
 		scratchBase: r.ScratchBase, scratchSize: r.ScratchSize, ap: r.Apertures, start: r.StartGroup,
-		maxSteps: r.MaxWaveInstructions, kill: r.Kill, suspendable: r.Suspendable, groupDone: r.GroupDone, interrupt: r.Interrupt}
+		maxSteps: r.MaxWaveInstructions, kill: r.Kill, suspendable: r.Suspendable, groupDone: r.GroupDone, interrupt: r.Interrupt,
+		owner: r.Owner}
 	for i := 0; i < 3; i++ {
 		l.grid[i] = uint64(r.NumGroups[i]) * uint64(r.WorkgroupSize[i])
 	}

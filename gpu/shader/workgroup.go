@@ -183,7 +183,7 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 	if acc := int(l.rsrc3&0x3f+1) * 4; acc < d.nregs { // ACCUM_OFFSET: AGPRs a0.. follow the arch VGPRs
 		d.nregs = 256 + d.nregs - acc
 	}
-	d.need = groupNeed{waves: nw, vgprs: vgprsOf(l.rsrc1), lds: int(l.lds)}
+	d.need = groupNeed{waves: nw, vgprs: vgprsOf(l.rsrc1), lds: int(l.lds), owner: l.owner}
 	if err := dev.fits(d.need); err != nil {
 		return d.stats, aql.Classify(err, aql.ErrGroupTooLarge)
 	}

@@ -1,5 +1,7 @@
 package svm
 
+import "github.com/kfdemu/kfdemu/kfd/abi"
+
 // EventKind is what an Event records.
 type EventKind uint8
 
@@ -66,8 +68,22 @@ type Event struct {
 	Resolved bool   // EventFault
 }
 
-// record appends to the ring. Caller holds m.mu.
+// record appends to the ring and counts faults and migrated pages (Counters). Caller holds m.mu.
 func (m *Manager) record(e Event) {
+	switch e.Kind {
+	case EventFault:
+		if e.GPU >= 0 && e.GPU < len(m.counters) {
+			m.counters[e.GPU].Faults++
+		}
+	case EventMigrate:
+		pages := e.Size >> m.shift
+		if i := m.gpuIdx(e.To); e.To != abi.KFD_IOCTL_SVM_LOCATION_SYSMEM && i >= 0 {
+			m.counters[i].PageIn += pages
+		}
+		if i := m.gpuIdx(e.From); e.From != abi.KFD_IOCTL_SVM_LOCATION_SYSMEM && i >= 0 {
+			m.counters[i].PageOut += pages
+		}
+	}
 	m.log[m.logNext] = e
 	m.logNext++
 	if m.logNext == len(m.log) {

@@ -135,6 +135,7 @@ type Manager struct {
 	log       []Event
 	logNext   int
 	logFull   bool
+	counters  []Counters // by GPU index
 	closed    bool
 }
 
@@ -185,7 +186,25 @@ func New(cfg Config) (*Manager, error) {
 		n = defaultLogSize
 	}
 	m.log = make([]Event, n)
+	m.counters = make([]Counters, len(m.ids))
 	return m, nil
+}
+
+// Counters are one GPU's SVM counters, kfd's proc/<pid>/counters_<gpuid>: retry faults that
+// reached svm_range_restore_pages (pdd->faults, svm_range_count_fault) and pages migrated into and
+// out of its VRAM (pdd->page_in in svm_migrate_vma_to_vram, page_out in svm_migrate_vma_to_ram).
+type Counters struct{ Faults, PageIn, PageOut uint64 }
+
+// Counters returns gpuID's counters; ok is false for a GPU without SVM support, which has no
+// counters directory (kfd_procfs_add_sysfs_counters walks svms->bitmap_supported).
+func (m *Manager) Counters(gpuID uint32) (c Counters, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := m.gpuIdx(gpuID)
+	if i < 0 || m.supported&(1<<i) == 0 {
+		return Counters{}, false
+	}
+	return m.counters[i], true
 }
 
 // rng is struct svm_range. start and last are page numbers, inclusive.

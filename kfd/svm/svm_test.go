@@ -333,6 +333,12 @@ func TestUnsupportedGPU(t *testing.T) {
 	if e.m.Fault(2, base, false) {
 		t.Error("fault on a GPU without SVM resolved")
 	}
+	if _, ok := e.m.Counters(g2); ok {
+		t.Error("counters for a GPU without SVM (amdkfd creates no counters_<gpuid> for it)")
+	}
+	if c, ok := e.m.Counters(g0); !ok || c != (Counters{}) {
+		t.Errorf("GPU 0's counters %+v, %v", c, ok)
+	}
 }
 
 func TestENOMEM(t *testing.T) {
@@ -774,6 +780,15 @@ func TestFaultMigration(t *testing.T) {
 	}
 	if faults != 2 {
 		t.Errorf("%d fault events", faults)
+	}
+	// proc/<pid>/counters_<gpuid>: a fault each, 4 pages into GPU 0 and out again, 4 into GPU 2.
+	for _, c := range []struct {
+		id   uint32
+		want Counters
+	}{{g0, Counters{Faults: 1, PageIn: 4, PageOut: 4}}, {g1, Counters{}}, {g2, Counters{Faults: 1, PageIn: 4}}} {
+		if got, ok := e.m.Counters(c.id); !ok || got != c.want {
+			t.Errorf("counters of %#x: %+v (%v), want %+v", c.id, got, ok, c.want)
+		}
 	}
 }
 
