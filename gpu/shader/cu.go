@@ -47,7 +47,7 @@ var defaultDevice = NewDevice(DefaultDeviceConfig(8))
 // Device is one GPU's compute units: resource accounting for admission.
 type Device struct {
 	cfg DeviceConfig
-	// mu guards cus, rr and changed (admission and release only, never per instruction).
+	// mu guards cus, rr, changed and owners (admission and release only, never per instruction).
 	mu      sync.Mutex
 	cus     []cuUse
 	rr      int
