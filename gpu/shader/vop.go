@@ -302,19 +302,25 @@ func vopCarryOps() {
 				w.sset64(sd, co)
 				return nil
 			}
-			ar, br, t := w.row(a, 0), w.row(b, 1), &w.tmp[7]
-			if sub {
-				for l := range t {
-					r, c := bits.Sub32(ar[l], br[l], uint32(ci>>l&1))
-					t[l], co = r, co|uint64(c)<<l
-				}
-			} else {
-				for l := range t {
-					r, c := bits.Add32(ar[l], br[l], uint32(ci>>l&1))
-					t[l], co = r, co|uint64(c)<<l
-				}
+			// Dense: every lane computed, eight at a time (carryKern); a full EXEC writes the
+			// destination directly (each lane's sources are read before its result is written,
+			// so a destination that is also a source is fine), else the active lanes are merged.
+			t := dst
+			if m != ^uint64(0) {
+				t = &w.tmp[7]
 			}
-			w.merge(dst, t, m)
+			if a.r == nil && b.r == nil {
+				a.r = w.row(a, 0)
+			}
+			if sub {
+				// a - b - borrow = a + ^b + (1 - borrow): the borrow-out is the missing carry-out.
+				co = ^carryKern(t, a, b, ^ci, ^uint32(0))
+			} else {
+				co = carryKern(t, a, b, ci, 0)
+			}
+			if t != dst {
+				w.merge(dst, t, m)
+			}
 			w.sset64(sd, co&m)
 			return nil
 		}
@@ -400,6 +406,48 @@ func vopCarryOps() {
 		}
 		return nil
 	})
+}
+
+// carryKern computes d = a + (b ^ x) + carry-in bit l of ci for all 64 lanes and returns the
+// carry-outs by lane. At least one of a and b is a register row; a constant is not broadcast.
+// Eight lanes per round with constant shifts: the carry mask is built without a variable shift
+// per lane.
+func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
+	var r, kr *[lanes]uint32 // r ^ xr + k, or r ^ xr + kr[l]
+	var xr uint32
+	var k uint64
+	switch {
+	case b.r == nil:
+		r, k = a.r, uint64(b.c^x)
+	case a.r == nil:
+		r, xr, k = b.r, x, uint64(a.c)
+	default:
+		r, kr, xr = b.r, a.r, x
+	}
+	for g := 0; g < lanes; g += 8 {
+		s := (*[8]uint32)(r[g : g+8])
+		o := (*[8]uint32)(d[g : g+8])
+		c := ci >> g
+		var k8 [8]uint64
+		if kr != nil {
+			q := (*[8]uint32)(kr[g : g+8])
+			k8 = [8]uint64{uint64(q[0]), uint64(q[1]), uint64(q[2]), uint64(q[3]), uint64(q[4]), uint64(q[5]), uint64(q[6]), uint64(q[7])}
+		} else {
+			k8 = [8]uint64{k, k, k, k, k, k, k, k}
+		}
+		s0 := uint64(s[0]^xr) + k8[0] + c&1
+		s1 := uint64(s[1]^xr) + k8[1] + c>>1&1
+		s2 := uint64(s[2]^xr) + k8[2] + c>>2&1
+		s3 := uint64(s[3]^xr) + k8[3] + c>>3&1
+		s4 := uint64(s[4]^xr) + k8[4] + c>>4&1
+		s5 := uint64(s[5]^xr) + k8[5] + c>>5&1
+		s6 := uint64(s[6]^xr) + k8[6] + c>>6&1
+		s7 := uint64(s[7]^xr) + k8[7] + c>>7&1
+		o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+		o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+		co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+	}
+	return co
 }
 
 // vopPkF32Ops registers the packed f32 and 32-bit VOP3P operations.
