@@ -343,31 +343,61 @@ func vopCarryOps() {
 			if err != nil {
 				return err
 			}
-			c, err := w.vsrc64(in, in.Opnd[fSrc2], k64i, 2)
+			c, err := w.src64(in, in.Opnd[fSrc2], k64i)
 			if err != nil {
 				return err
 			}
-			if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
+			if c.lo == nil { // a constant addend: one row pair of it
+				c.lo, c.hi = &w.tmp[2], &w.tmp[3]
+				for l := range c.lo {
+					c.lo[l], c.hi[l] = uint32(c.c), uint32(c.c>>32)
+				}
+			}
+			lo, err := w.vdst(in.Opnd[fDst], 2)
+			if err != nil {
 				return err
 			}
-			var co uint64
-			for m := w.exec(); m != 0; m &= m - 1 {
-				l := bits.TrailingZeros64(m)
-				var r, cy uint64
+			hi := &w.v[in.Opnd[fDst]-opVGPR0+1]
+			mad := func(l int) (r, cy uint64) {
+				cv := uint64(c.lo[l]) | uint64(c.hi[l])<<32
 				if signed {
 					p := int64(int32(a[l])) * int64(int32(b[l]))
-					r = uint64(p) + c[l]
-					s := int64(r)
-					if (p < 0) == (int64(c[l]) < 0) && (s < 0) != (p < 0) {
+					r = uint64(p) + cv
+					if (p < 0) == (int64(cv) < 0) && (int64(r) < 0) != (p < 0) {
 						cy = 1
 					}
-				} else {
-					r, cy = bits.Add64(uint64(a[l])*uint64(b[l]), c[l], 0)
+					return r, cy
 				}
-				w.setV64(in.Opnd[fDst], l, r)
+				return bits.Add64(uint64(a[l])*uint64(b[l]), cv, 0)
+			}
+			var co uint64
+			m := w.exec()
+			if bits.OnesCount64(m) < denseLanes {
+				for ; m != 0; m &= m - 1 {
+					l := bits.TrailingZeros64(m)
+					r, cy := mad(l)
+					lo[l], hi[l] = uint32(r), uint32(r>>32)
+					co |= cy << l
+				}
+				w.sset64(in.Opnd[fSDst], co)
+				return nil
+			}
+			// Dense: every lane, each one's sources read before its results are written (the
+			// destination may be a source), in place for a full EXEC, else merged.
+			tl, th := lo, hi
+			if m != ^uint64(0) {
+				tl, th = &w.tmp[6], &w.tmp[7]
+			}
+			for l := range tl {
+				r, cy := mad(l)
+				tl[l], th[l] = uint32(r), uint32(r>>32)
 				co |= cy << l
 			}
-			w.sset64(in.Opnd[fSDst], co)
+			if tl != lo {
+				w.merge(lo, tl, m)
+				w.merge(hi, th, m)
+			}
+			w.sset64(in.Opnd[fSDst], co&m)
 			return nil
 		}
 	}
