@@ -526,6 +526,29 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		return (uint64(w.v[av][l]) | uint64(w.v[av+1][l])<<32) + off
 	}
 	sz := uint64(m.size)
+	if exec == ^uint64(0) {
+		// Full EXEC: one pass checks whether all 64 elements are contiguous within one page
+		// (a[i] over a whole wave), in which case that is the only run.
+		a0 := addr(0)
+		if a0&pageMask4K+lanes*sz <= 4096 {
+			var diff uint64
+			if r := &w.v[av]; saddr {
+				x0 := uint64(r[0])
+				for l := range r {
+					diff |= uint64(r[l]) - x0 - uint64(l)*sz
+				}
+			} else {
+				lo, hi := &w.v[av], &w.v[av+1]
+				x0 := uint64(lo[0]) | uint64(hi[0])<<32
+				for l := range lo {
+					diff |= uint64(lo[l]) | uint64(hi[l])<<32 - x0 - uint64(l)*sz
+				}
+			}
+			if diff == 0 {
+				return true, w.globalRun(in, m, 0, lanes, a0)
+			}
+		}
+	}
 	// Plan the runs before any access (in the wave: a 1.5 KiB frame would grow every work-group
 	// goroutine's stack).
 	runs := &w.runs
