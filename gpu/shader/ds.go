@@ -174,7 +174,7 @@ func dsExec(name string) execFn {
 // read once per lane, before the lane's results are written.
 func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 	lds := w.g.lds
-	av := in.Opnd[fAddr] - opVGPR0
+	addr := &w.v[in.Opnd[fAddr]-opVGPR0]
 	offs, halves := [2]uint32{uint32(in.Imm)}, 1
 	if two {
 		scale := uint32(4 * m.dwords)
@@ -183,27 +183,41 @@ func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 		}
 		offs, halves = [2]uint32{uint32(in.Imm&0xff) * scale, uint32(in.Imm>>8&0xff) * scale}, 2
 	}
+	// The register rows of each (half, dword), resolved once: the data rows of a store, the
+	// destination rows of a load (checkVRegs checked them all).
+	nd := m.dwords
+	var rows [8]*[lanes]uint32
 	data := [2]uint16{in.Opnd[fData0] - opVGPR0, in.Opnd[fData1] - opVGPR0}
 	dst := in.Opnd[fDst] - opVGPR0
+	for h := 0; h < halves; h++ {
+		for k := 0; k < nd; k++ {
+			if m.store {
+				rows[h*nd+k] = &w.v[data[h]+uint16(k)]
+			} else {
+				rows[h*nd+k] = &w.v[dst+uint16(h*nd+k)]
+			}
+		}
+	}
 	n := uint64(len(lds))
 	for mm := w.exec(); mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros64(mm)
-		vaddr := w.v[av][l]
+		vaddr := addr[l]
 		for h := 0; h < halves; h++ {
 			a := uint64(vaddr + offs[h])
-			for k := 0; k < m.dwords; k++ {
+			for k, r := range rows[h*nd : h*nd+nd] {
 				ak := a + 4*uint64(k)
-				if m.store {
-					if ak+4 <= n {
-						binary.LittleEndian.PutUint32(lds[ak:], w.v[data[h]+uint16(k)][l])
+				if ak+4 > n { // out of range: reads 0, writes nothing
+					if !m.store {
+						r[l] = 0
 					}
 					continue
 				}
-				var v uint32
-				if ak+4 <= n {
-					v = binary.LittleEndian.Uint32(lds[ak:])
+				p := (*[4]byte)(lds[ak : ak+4])
+				if m.store {
+					binary.LittleEndian.PutUint32(p[:], r[l])
+				} else {
+					r[l] = binary.LittleEndian.Uint32(p[:])
 				}
-				w.v[dst+uint16(h*m.dwords+k)][l] = v
 			}
 		}
 	}
