@@ -172,3 +172,44 @@ func trailingZeros(m uint64) int {
 	}
 	return n
 }
+
+// TestFma32FastPath: fma32's float64-FMA path gives what the round-to-odd path gives, for random
+// operands, special values, and sums whose float64 rounding lands on an f32 tie (4097*4097 is
+// halfway between two f32 values; adding 2^-40 must round up, 4097*4097-2^-40 down: rounding the
+// float64 FMA to f32 directly would give the even neighbour in both).
+func TestFma32FastPath(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 1, 0x807fffff,
+		0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x45800800, 0x2b800000, 0xab800000}
+	check := func(a, b, c uint32) {
+		if got, want := fma32(a, b, c), fma32Odd(a, b, c); got != want {
+			t.Fatalf("fma32(%#x, %#x, %#x) = %#x, round-to-odd path %#x", a, b, c, got, want)
+		}
+	}
+	// 0x45800800 = 4097, 0x2b800000 = 2^-40
+	if got := fma32(0x45800800, 0x45800800, 0x2b800000); got != 0x4b801001 {
+		t.Fatalf("4097*4097 + 2^-40 = %#x, want 0x4b801001 (16785410)", got)
+	}
+	if got := fma32(0x45800800, 0x45800800, 0xab800000); got != 0x4b801000 {
+		t.Fatalf("4097*4097 - 2^-40 = %#x, want 0x4b801000 (16785408)", got)
+	}
+	for _, a := range specials {
+		for _, b := range specials {
+			for _, c := range specials {
+				check(a, b, c)
+			}
+		}
+	}
+	for i := 0; i < 200000; i++ {
+		a, b, c := rnd.Uint32(), rnd.Uint32(), rnd.Uint32()
+		switch i % 4 {
+		case 1: // products and addends of close magnitude: cancellation, subnormal results
+			c = (a*b)&0x807fffff | (a>>23&0xff+b>>23&0xff-127)&0xff<<23
+		case 2: // small integers: exact products at f32 ties
+			a, b, c = u32(float32(rnd.IntN(1<<13))), u32(float32(rnd.IntN(1<<13))), u32(float32(rnd.IntN(64))*0x1p-30)
+		case 3:
+			c = specials[rnd.IntN(len(specials))]
+		}
+		check(a, b, c)
+	}
+}

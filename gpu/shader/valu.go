@@ -455,11 +455,35 @@ func fmax32(a, b float32) float32 {
 // fmaKern is fma32's lane loop.
 func fmaKern(d, a, b, c *[lanes]uint32) {
 	for l := range d {
-		d[l] = fma32(a[l], b[l], c[l])
+		r := math.FMA(float64(f32(a[l])), float64(f32(b[l])), float64(f32(c[l]))) // fma32, inline
+		if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
+			d[l] = u32(float32(r))
+		} else {
+			d[l] = fma32Odd(a[l], b[l], c[l])
+		}
 	}
 }
 
 func fma32(a, b, c uint32) uint32 {
+	// Fast path: math.FMA rounds the exact a*b+c once to float64 (an FMA instruction on amd64 and
+	// arm64). Rounding that to f32 is the correctly rounded f32 unless the float64 is exactly halfway
+	// between two f32 values (its low 29 fraction bits 1<<28: the first rounding may have made the
+	// tie): a result that is not a tie lies on the same side of every f32 rounding boundary as
+	// the exact value (rounding is monotonic and the boundaries are float64 values). A zero is
+	// exact (a nonzero a*b+c of f32 values is at least 2^-298 in magnitude) with IEEE's sign, as
+	// fma32Odd gives it. Ties, f32 subnormal results (exponent below f32's normal range) and NaN
+	// take fma32Odd.
+	r := math.FMA(float64(f32(a)), float64(f32(b)), float64(f32(c)))
+	if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
+		return u32(float32(r))
+	}
+	return fma32Odd(a, b, c)
+}
+
+// fma32Odd is fma32 through the exact product and a round-to-odd float64 sum.
+//
+//go:noinline
+func fma32Odd(a, b, c uint32) uint32 {
 	return u32(float32(sumOdd(float64(f32(a))*float64(f32(b)), float64(f32(c)))))
 }
 
