@@ -198,28 +198,73 @@ func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 			}
 		}
 	}
-	n := uint64(len(lds))
-	for mm := w.exec(); mm != 0; mm &= mm - 1 {
+	exec := w.exec()
+	if nd == 1 { // b32, read2/write2(st64)_b32: one row per half
+		r0, r1, o0, o1 := rows[0], rows[1], offs[0], offs[1]
+		switch {
+		case m.store && two:
+			for mm := exec; mm != 0; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				ldsPut(lds, uint64(addr[l]+o0), r0[l])
+				ldsPut(lds, uint64(addr[l]+o1), r1[l])
+			}
+		case m.store:
+			for mm := exec; mm != 0; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				ldsPut(lds, uint64(addr[l]+o0), r0[l])
+			}
+		case two:
+			for mm := exec; mm != 0; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				vaddr := addr[l]
+				r0[l], r1[l] = ldsGet(lds, uint64(vaddr+o0)), ldsGet(lds, uint64(vaddr+o1))
+			}
+		default:
+			for mm := exec; mm != 0; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				r0[l] = ldsGet(lds, uint64(addr[l]+o0))
+			}
+		}
+		return
+	}
+	if nd == 2 && !m.store { // read_b64, read2(st64)_b64: two rows per half
+		for mm := exec; mm != 0; mm &= mm - 1 {
+			l := bits.TrailingZeros64(mm)
+			vaddr := addr[l]
+			for h := 0; h < halves; h++ {
+				a := uint64(vaddr + offs[h])
+				rows[2*h][l], rows[2*h+1][l] = ldsGet(lds, a), ldsGet(lds, a+4)
+			}
+		}
+		return
+	}
+	for mm := exec; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros64(mm)
 		vaddr := addr[l]
 		for h := 0; h < halves; h++ {
 			a := uint64(vaddr + offs[h])
 			for k, r := range rows[h*nd : h*nd+nd] {
-				ak := a + 4*uint64(k)
-				if ak+4 > n { // out of range: reads 0, writes nothing
-					if !m.store {
-						r[l] = 0
-					}
-					continue
-				}
-				p := (*[4]byte)(lds[ak : ak+4])
 				if m.store {
-					binary.LittleEndian.PutUint32(p[:], r[l])
+					ldsPut(lds, a+4*uint64(k), r[l])
 				} else {
-					r[l] = binary.LittleEndian.Uint32(p[:])
+					r[l] = ldsGet(lds, a+4*uint64(k))
 				}
 			}
 		}
+	}
+}
+
+// ldsGet reads the LDS dword at a (0 out of range); ldsPut writes it (nothing out of range).
+func ldsGet(lds []byte, a uint64) uint32 {
+	if a+4 <= uint64(len(lds)) {
+		return binary.LittleEndian.Uint32(lds[a : a+4])
+	}
+	return 0
+}
+
+func ldsPut(lds []byte, a uint64, v uint32) {
+	if a+4 <= uint64(len(lds)) {
+		binary.LittleEndian.PutUint32(lds[a:a+4], v)
 	}
 }
 
