@@ -339,13 +339,19 @@ func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
 			}
 			var s *[lanes]uint64
 			if t == tU32 { // 32-bit operand (shift amounts)
-				s32, err := w.vsrc(in, in.Opnd[fs[i]], k32, i)
+				s32, err := w.src32(in, in.Opnd[fs[i]], k32)
 				if err != nil {
 					return err
 				}
 				s = &w.tmp64[i]
-				for l := range s {
-					s[l] = uint64(s32[l])
+				if r := s32.r; r != nil {
+					for l := range s {
+						s[l] = uint64(r[l])
+					}
+				} else {
+					for l := range s {
+						s[l] = uint64(s32.c)
+					}
 				}
 			} else {
 				var err error
@@ -391,6 +397,12 @@ func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
 			r := &w.tmp64[3]
 			k(r, a, b, c)
 			lo, hi := &w.v[in.Opnd[fDst]-opVGPR0], &w.v[in.Opnd[fDst]-opVGPR0+1]
+			if m == ^uint64(0) {
+				for l := range r {
+					lo[l], hi[l] = uint32(r[l]), uint32(r[l]>>32)
+				}
+				return nil
+			}
 			for l := range r {
 				if m>>l&1 != 0 {
 					lo[l], hi[l] = uint32(r[l]), uint32(r[l]>>32)

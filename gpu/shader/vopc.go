@@ -141,6 +141,30 @@ func vopcExec(name string) execFn {
 			a.lo, a.c, b.lo, b.c = a32.r, uint64(a32.c), b32.r, uint64(b32.c)
 		}
 		var r uint64
+		if m := w.exec(); !isF && !sdwa && bits.OnesCount64(m) >= denseLanes {
+			// Dense integer compare: the keys of both sources as rows, then one branch-free
+			// pass over all 64 lanes; inactive lanes' bits are cleared.
+			ka, kb := &w.tmp64[0], &w.tmp64[1]
+			cmpKeys(ka, a, wide, low, sign, signed)
+			cmpKeys(kb, b, wide, low, sign, signed)
+			for l := range ka {
+				x, y := ka[l], kb[l]
+				var o uint // 0 less, 1 equal, 2 greater
+				if x >= y {
+					o = 1
+				}
+				if x > y {
+					o = 2
+				}
+				r |= uint64(mask>>o&1) << l
+			}
+			r &= m
+			w.sset64(in.Opnd[fDst], r)
+			if x {
+				w.setExec(r)
+			}
+			return nil
+		}
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			var av, bv uint64
@@ -172,6 +196,32 @@ func vopcExec(name string) execFn {
 			w.setExec(r)
 		}
 		return nil
+	}
+}
+
+// cmpKeys fills k with the compare keys (cmpKey) of the 64 lanes of s: a register row (pair when
+// wide) or a constant.
+func cmpKeys(k *[lanes]uint64, s lane64, wide bool, low, sign uint64, signed bool) {
+	switch {
+	case s.lo == nil:
+		c := cmpKey(s.c, low, sign, signed)
+		for l := range k {
+			k[l] = c
+		}
+	case wide:
+		flip := uint64(0)
+		if signed {
+			flip = 1 << 63
+		}
+		lo, hi := s.lo, s.hi
+		for l := range k {
+			k[l] = (uint64(lo[l]) | uint64(hi[l])<<32) ^ flip
+		}
+	default:
+		lo := s.lo
+		for l := range k {
+			k[l] = cmpKey(uint64(lo[l]), low, sign, signed)
+		}
 	}
 }
 
