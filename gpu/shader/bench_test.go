@@ -72,7 +72,7 @@ func BenchmarkOneLaneLoop(b *testing.B) {
 }
 
 // TestKernels: every VALU lane loop (v32k) computes what its per-lane function does, for random
-// operands, special values and a destination that is also a source.
+// operands, special values and a destination that is also a source (each of the three).
 func TestKernels(t *testing.T) {
 	if len(kernels) < 20 {
 		t.Fatalf("%d lane loops registered", len(kernels))
@@ -96,10 +96,13 @@ func TestKernels(t *testing.T) {
 					t.Fatalf("kernel %d lane %d: f(%#x, %#x, %#x) = %#x, loop %#x", i, l, a[l], b[l], c[l], want, d[l])
 				}
 			}
-			a2 := a
-			p.k(&a2, &a2, &b, &c) // d aliases a
-			if a2 != d {
-				t.Fatalf("kernel %d: result differs when the destination is source 0", i)
+			// The destination may be any source (a full EXEC writes the register row in place).
+			a2, b2, c2 := a, b, c
+			p.k(&a2, &a2, &b, &c)
+			p.k(&b2, &a, &b2, &c)
+			p.k(&c2, &a, &b, &c2)
+			if a2 != d || b2 != d || c2 != d {
+				t.Fatalf("kernel %d: result differs when the destination is a source", i)
 			}
 		}
 	}

@@ -165,6 +165,10 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
 		m := w.exec() & writeMask
 		if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
+			if m == ^uint64(0) { // the lane loops read each lane's sources before writing it
+				k(dst, a, b, c)
+				return nil
+			}
 			r := &w.tmp[7]
 			k(r, a, b, c)
 			w.merge(dst, r, m)
