@@ -388,10 +388,26 @@ func vopCarryOps() {
 			if m != ^uint64(0) {
 				tl, th = &w.tmp[6], &w.tmp[7]
 			}
-			for l := range tl {
-				r, cy := mad(l)
-				tl[l], th[l] = uint32(r), uint32(r>>32)
-				co |= cy << l
+			clo, chi := c.lo, c.hi
+			if signed {
+				for l := range tl {
+					cv := uint64(clo[l]) | uint64(chi[l])<<32
+					p := int64(int32(a[l])) * int64(int32(b[l]))
+					r := uint64(p) + cv
+					tl[l], th[l] = uint32(r), uint32(r>>32)
+					if (p < 0) == (int64(cv) < 0) && (int64(r) < 0) != (p < 0) { // signed overflow
+						co |= 1 << l
+					}
+				}
+			} else {
+				for l := range tl {
+					cv := uint64(clo[l]) | uint64(chi[l])<<32
+					r := uint64(a[l])*uint64(b[l]) + cv
+					tl[l], th[l] = uint32(r), uint32(r>>32)
+					if r < cv { // carry-out of the 64-bit sum
+						co |= 1 << l
+					}
+				}
 			}
 			if tl != lo {
 				w.merge(lo, tl, m)
