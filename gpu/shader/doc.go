@@ -7,7 +7,8 @@
 // Model (cu.go, workgroup.go): a Device is a GPU's compute units, each with a budget of wave slots,
 // VGPR rows and LDS. The dispatcher admits a dispatch's work-groups in order to CUs of the queue's CU
 // mask where they fit; each resident work-group is a goroutine (reused from an ended group when one
-// is idle), and a pool of worker tokens (one per host CPU, SetWorkers) decides which run: a
+// is idle; a goroutine whose group ended admits and runs the next one itself when the admission
+// rules allow it, so the dispatcher is woken only when they do not), and a pool of worker tokens (one per host CPU, SetWorkers) decides which run: a
 // work-group runs at most 32K wave instructions per turn of its token. So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a work-
 // group spinning on a flag another one sets, a grid barrier on atomics, a GWS semaphore and a CPU
 // thread taking turns with a kernel all make progress. Admission keeps few work-groups resident while
