@@ -220,3 +220,36 @@ func TestFma32FastPath(t *testing.T) {
 		check(a, b, c)
 	}
 }
+
+// TestGlobalBatchLowDwordWrap: under a full EXEC, 64-bit lane addresses whose low dwords wrap past
+// 2^32 while the high dwords stay equal are not contiguous (lanes 32-63 lie 4 GiB below lanes
+// 0-31), even though the low dwords step by 4 and, with offset:-128, lane 0's element and 64 dwords
+// after it fit in one page: each half goes to its own page, as the per-lane path puts it.
+func TestGlobalBatchLowDwordWrap(t *testing.T) {
+	code := asm(t, `
+	v_lshlrev_b32 v2, 2, v0
+	v_add_u32 v2, 0xffffff80, v2
+	v_mov_b32 v3, 1
+	v_add_u32 v4, 1000, v0
+	global_store_dword v[2:3], v4, off offset:-128
+	s_endpgm
+`)
+	m, _, err := runAsm(t, code, 64, 0, func(m *flatMem, p *DispatchParams) {
+		m.mapRange(0x1_ffff_f000, 0x1000) // lanes 0-31: 1<<32 + 0xffffff00 + 4*l
+		m.mapRange(0x0_ffff_f000, 0x1000) // lanes 32-63: 1<<32 + 4*(l-32) - 128
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [4]byte
+	for l := 0; l < 64; l++ {
+		a := uint64(0x1_ffff_ff00) + 4*uint64(l)
+		if l >= 32 {
+			a = 1<<32 + 4*uint64(l-32) - 128
+		}
+		m.Read(a, b[:])
+		if got := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24; got != uint32(1000+l) {
+			t.Fatalf("lane %d at %#x: %d, want %d", l, a, got, 1000+l)
+		}
+	}
+}

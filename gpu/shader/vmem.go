@@ -531,17 +531,23 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		// (a[i] over a whole wave), in which case that is the only run.
 		a0 := addr(0)
 		if a0&pageMask4K+lanes*sz <= 4096 {
-			var diff uint64
-			if r := &w.v[av]; saddr {
-				x0 := uint64(r[0])
-				for l := range r {
-					diff |= uint64(r[l]) - x0 - uint64(l)*sz
+			// Lane l's (low) address dword must be x0 + l*sz without a carry out of 32 bits, and
+			// the high dword (no saddr) that of lane 0.
+			lo := &w.v[av]
+			x0, s32 := lo[0], uint32(sz)
+			diff := uint32(0)
+			if uint64(x0)+(lanes-1)*sz >= 1<<32 {
+				diff = 1 // the low dwords would wrap: the planner decides
+			}
+			if saddr {
+				for l, e := 0, x0; l < lanes; l, e = l+1, e+s32 {
+					diff |= lo[l] ^ e
 				}
 			} else {
-				lo, hi := &w.v[av], &w.v[av+1]
-				x0 := uint64(lo[0]) | uint64(hi[0])<<32
-				for l := range lo {
-					diff |= uint64(lo[l]) | uint64(hi[l])<<32 - x0 - uint64(l)*sz
+				hi := &w.v[av+1]
+				h0 := hi[0]
+				for l, e := 0, x0; l < lanes; l, e = l+1, e+s32 {
+					diff |= (lo[l] ^ e) | (hi[l] ^ h0)
 				}
 			}
 			if diff == 0 {
