@@ -302,26 +302,7 @@ func vopCarryOps() {
 				w.sset64(sd, co)
 				return nil
 			}
-			// Dense: every lane computed, eight at a time (carryKern); a full EXEC writes the
-			// destination directly (each lane's sources are read before its result is written,
-			// so a destination that is also a source is fine), else the active lanes are merged.
-			t := dst
-			if m != ^uint64(0) {
-				t = &w.tmp[7]
-			}
-			if a.r == nil && b.r == nil {
-				a.r = w.row(a, 0)
-			}
-			if sub {
-				// a - b - borrow = a + ^b + (1 - borrow): the borrow-out is the missing carry-out.
-				co = ^carryKern(t, a, b, ^ci, ^uint32(0))
-			} else {
-				co = carryKern(t, a, b, ci, 0)
-			}
-			if t != dst {
-				w.merge(dst, t, m)
-			}
-			w.sset64(sd, co&m)
+			w.sset64(sd, carryDense(w, a, b, dst, ci, m, sub))
 			return nil
 		}
 	}
@@ -452,6 +433,32 @@ func vopCarryOps() {
 		}
 		return nil
 	})
+}
+
+// carryDense is a carry op over many active lanes: every lane computed, eight at a time
+// (carryKern); a full EXEC writes the destination directly (each lane's sources are read before its
+// result is written, so a destination that is also a source is fine), else the active lanes are
+// merged. It returns the carry-outs of the active lanes. (Its own function: the sparse path's frame
+// stays small.)
+func carryDense(w *wave, a, b lane32, dst *[lanes]uint32, ci, m uint64, sub bool) uint64 {
+	t := dst
+	if m != ^uint64(0) {
+		t = &w.tmp[7]
+	}
+	if a.r == nil && b.r == nil {
+		a.r = w.row(a, 0)
+	}
+	var co uint64
+	if sub {
+		// a - b - borrow = a + ^b + (1 - borrow): the borrow-out is the missing carry-out.
+		co = ^carryKern(t, a, b, ^ci, ^uint32(0))
+	} else {
+		co = carryKern(t, a, b, ci, 0)
+	}
+	if t != dst {
+		w.merge(dst, t, m)
+	}
+	return co & m
 }
 
 // carryKern computes d = a + (b ^ x) + carry-in bit l of ci for all 64 lanes and returns the

@@ -142,23 +142,7 @@ func vopcExec(name string) execFn {
 		}
 		var r uint64
 		if m := w.exec(); !isF && !sdwa && bits.OnesCount64(m) >= denseLanes {
-			// Dense integer compare: the keys of both sources as rows, then one branch-free
-			// pass over all 64 lanes; inactive lanes' bits are cleared.
-			ka, kb := &w.tmp64[0], &w.tmp64[1]
-			cmpKeys(ka, a, wide, low, sign, signed)
-			cmpKeys(kb, b, wide, low, sign, signed)
-			for l := range ka {
-				x, y := ka[l], kb[l]
-				var o uint // 0 less, 1 equal, 2 greater
-				if x >= y {
-					o = 1
-				}
-				if x > y {
-					o = 2
-				}
-				r |= uint64(mask>>o&1) << l
-			}
-			r &= m
+			r = cmpDense(w, a, b, m, mask, wide, low, sign, signed)
 			w.sset64(in.Opnd[fDst], r)
 			if x {
 				w.setExec(r)
@@ -197,6 +181,27 @@ func vopcExec(name string) execFn {
 		}
 		return nil
 	}
+}
+
+// cmpDense is an integer compare of many active lanes: the keys of both sources as rows, then
+// one branch-free pass over all 64 lanes; inactive lanes' bits are cleared. (Its own function: the
+// sparse path's frame stays small.)
+func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign uint64, signed bool) (r uint64) {
+	ka, kb := &w.tmp64[0], &w.tmp64[1]
+	cmpKeys(ka, a, wide, low, sign, signed)
+	cmpKeys(kb, b, wide, low, sign, signed)
+	for l := range ka {
+		x, y := ka[l], kb[l]
+		var o uint // 0 less, 1 equal, 2 greater
+		if x >= y {
+			o = 1
+		}
+		if x > y {
+			o = 2
+		}
+		r |= uint64(mask>>o&1) << l
+	}
+	return r & m
 }
 
 // cmpKeys fills k with the compare keys (cmpKey) of the 64 lanes of s: a register row (pair when
