@@ -52,8 +52,10 @@
 //
 // Concurrency and lock order: a Dispatch owns its state. Its work-groups share the decoded-code
 // cache (a sync.Map plus atomic links between instructions) and take dispatch.mu only to record an
-// error or return scratch slots and finished groups. Device.mu guards CU accounting (admission and
-// release only) and GWS.mu its entries; neither is held while taking the other or a token. Package
+// error or return scratch slots and finished groups. dispatch.amu guards admission (the next group,
+// taken by the dispatcher and by a goroutine whose group ended) and is taken before dispatch.mu and
+// Device.mu. Device.mu guards CU accounting (admission and release only) and GWS.mu its entries;
+// neither is held while taking the other or a token. Package
 // state written after init: the worker pool (SetWorkers) and the 2/π table of v_trig_preop_f64
 // (sync.Once).
 package shader
