@@ -187,7 +187,19 @@ func vopcExec(name string) execFn {
 // one branch-free pass over all 64 lanes; inactive lanes' bits are cleared. (Its own function: the
 // sparse path's frame stays small.)
 func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign uint64, signed bool) (r uint64) {
+	// A constant operand is one key, not a row of them: the predicate against a constant y is
+	// "x < y", "x == y", "x > y" combined by mask, against a constant x the same with the
+	// outcome mirrored.
 	ka, kb := &w.tmp64[0], &w.tmp64[1]
+	switch {
+	case a.lo != nil && b.lo == nil:
+		cmpKeys(ka, a, wide, low, sign, signed)
+		return cmpRowConst(ka, cmpKey(b.c, low, sign, signed), mask) & m
+	case a.lo == nil && b.lo != nil:
+		cmpKeys(kb, b, wide, low, sign, signed)
+		mirror := mask&2 | mask&1<<2 | mask>>2&1 // x ? y is y ?' x with less and greater swapped
+		return cmpRowConst(kb, cmpKey(a.c, low, sign, signed), mirror) & m
+	}
 	cmpKeys(ka, a, wide, low, sign, signed)
 	cmpKeys(kb, b, wide, low, sign, signed)
 	for l := range ka {
@@ -202,6 +214,22 @@ func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign u
 		r |= uint64(mask>>o&1) << l
 	}
 	return r & m
+}
+
+// cmpRowConst compares each key of k with the constant key y under the outcome mask.
+func cmpRowConst(k *[lanes]uint64, y uint64, mask uint8) (r uint64) {
+	for l := range k {
+		x := k[l]
+		var o uint
+		if x >= y {
+			o = 1
+		}
+		if x > y {
+			o = 2
+		}
+		r |= uint64(mask>>o&1) << l
+	}
+	return r
 }
 
 // cmpKeys fills k with the compare keys (cmpKey) of the 64 lanes of s: a register row (pair when
