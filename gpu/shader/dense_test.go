@@ -79,6 +79,13 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		"v_fmac_f32 v8, v14, v22",
 		"v_lshlrev_b32 v0, 2, v6",
 		"v_add3_u32 v0, v6, v0, s2",
+		"v_sub_u32 v10, v1, v2",
+		"v_lshlrev_b32 v10, v1, v2",
+		"v_sub_f32 v10, v1, v2",
+		"v_mul_f32 v1, v1, v2",
+		"v_lshl_add_u32 v10, v1, v2, v3",
+		"v_fma_f32 v10, v1, v2, v3",
+		"v_cvt_u32_f32 v10, v1",
 		"v_cndmask_b32 v10, v1, v2, vcc",
 		"v_cndmask_b32_e64 v10, v1, 2, s[6:7]",
 	}
@@ -102,61 +109,65 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		base.s[i] = pick()
 	}
 	base.s[opVCCLo], base.s[opVCCHi] = rnd.Uint32(), rnd.Uint32()
+	mode := uint32(0)
 	clone := func(exec uint64) *wave {
-		w := &wave{s: base.s, mode: 0xf0} // f32/f64 denormals kept (the dense paths' mode)
+		w := &wave{s: base.s, mode: mode}
 		w.v = make([][lanes]uint32, len(base.v))
 		copy(w.v, base.v)
 		w.setExec(exec)
 		return w
 	}
 	masks := []uint64{^uint64(0), 0xfffffffffffffff0, 0x0000ffff0000ffff, 0x8000000000000005, 1 << 63}
-	for pc := 0; pc < len(code); {
-		in, err := Decode(code[pc:min(pc+3, len(code))])
-		if err != nil {
-			t.Fatal(err)
-		}
-		pc += int(in.Size) / 4
-		in.exec, in.notF32 = resolve(&in), opTab[in.Info.Op].notF32
-		text := in.String()
-		for _, m := range masks {
-			dense := clone(m)
-			if err := in.exec(dense, &in); err != nil {
-				t.Fatalf("%s exec %#x: %v", text, m, err)
+	// FP_DENORM: f32/f64 denormals kept (0xf0), and f32 inputs and results flushed in each combination
+	for _, mode = range []uint32{0xf0, 0xe0, 0xd0, 0xc0} {
+		for pc := 0; pc < len(code); {
+			in, err := Decode(code[pc:min(pc+3, len(code))])
+			if err != nil {
+				t.Fatal(err)
 			}
-			want := clone(m)
-			// SGPR pairs a single-lane run wrote (a result mask: only its lane's bit can be set;
-			// the random base differs from any such mask), and the bits the lanes set.
-			written := map[int]uint64{}
-			for mm := m; mm != 0; mm &= mm - 1 {
-				l := trailingZeros(mm)
-				one := clone(1 << l)
-				if err := in.exec(one, &in); err != nil {
-					t.Fatalf("%s lane %d: %v", text, l, err)
+			pc += int(in.Size) / 4
+			in.exec, in.notF32 = resolve(&in), opTab[in.Info.Op].notF32
+			text := in.String()
+			for _, m := range masks {
+				dense := clone(m)
+				if err := in.exec(dense, &in); err != nil {
+					t.Fatalf("%s mode %#x exec %#x: %v", text, mode, m, err)
 				}
-				for r := range one.v {
-					want.v[r][l] = one.v[r][l]
-				}
-				for p := 0; p < opExecLo; p += 2 {
-					if v := one.sget64(uint16(p)); v != base.sget64(uint16(p)) {
-						written[p] |= v & (1 << l)
+				want := clone(m)
+				// SGPR pairs a single-lane run wrote (a result mask: only its lane's bit can be set;
+				// the random base differs from any such mask), and the bits the lanes set.
+				written := map[int]uint64{}
+				for mm := m; mm != 0; mm &= mm - 1 {
+					l := trailingZeros(mm)
+					one := clone(1 << l)
+					if err := in.exec(one, &in); err != nil {
+						t.Fatalf("%s lane %d: %v", text, l, err)
 					}
-				}
-			}
-			for p, v := range written {
-				want.sset64(uint16(p), v)
-			}
-			for r := range want.v {
-				if dense.v[r] != want.v[r] {
-					for l := range want.v[r] {
-						if dense.v[r][l] != want.v[r][l] {
-							t.Fatalf("%s exec %#x: v%d lane %d = %#x, lane by lane %#x", text, m, r, l, dense.v[r][l], want.v[r][l])
+					for r := range one.v {
+						want.v[r][l] = one.v[r][l]
+					}
+					for p := 0; p < opExecLo; p += 2 {
+						if v := one.sget64(uint16(p)); v != base.sget64(uint16(p)) {
+							written[p] |= v & (1 << l)
 						}
 					}
 				}
-			}
-			for p := 0; p < opExecLo; p += 2 {
-				if got, exp := dense.sget64(uint16(p)), want.sget64(uint16(p)); got != exp {
-					t.Fatalf("%s exec %#x: s[%d:%d] = %#x, lane by lane %#x", text, m, p, p+1, got, exp)
+				for p, v := range written {
+					want.sset64(uint16(p), v)
+				}
+				for r := range want.v {
+					if dense.v[r] != want.v[r] {
+						for l := range want.v[r] {
+							if dense.v[r][l] != want.v[r][l] {
+								t.Fatalf("%s mode %#x exec %#x: v%d lane %d = %#x, lane by lane %#x", text, mode, m, r, l, dense.v[r][l], want.v[r][l])
+							}
+						}
+					}
+				}
+				for p := 0; p < opExecLo; p += 2 {
+					if got, exp := dense.sget64(uint16(p)), want.sget64(uint16(p)); got != exp {
+						t.Fatalf("%s mode %#x exec %#x: s[%d:%d] = %#x, lane by lane %#x", text, mode, m, p, p+1, got, exp)
+					}
 				}
 			}
 		}

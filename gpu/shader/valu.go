@@ -80,6 +80,12 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		kernels = append(kernels, kernPair{f, k})
 	}
 	return func(w *wave, in *Inst) error {
+		if k != nil && w.exec() == ^uint64(0) && plainRows(w, in, t) {
+			if a, b, c, d := w.rows3(in, n); d != nil {
+				k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
+				return nil
+			}
+		}
 		if in.Ext == extNone && bits.OnesCount64(w.exec()) < denseLanes {
 			return v32sparse(w, in, t, n, f)
 		}
@@ -191,6 +197,36 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		}
 		return nil
 	}
+}
+
+// plainRows reports whether a v32k operation runs its lane loop on its operands' rows as they are:
+// no DPP/SDWA, op_sel, abs/neg, clamp or omod, and no denormal flush of f32 sources or result by
+// MODE.
+func plainRows(w *wave, in *Inst, t int) bool {
+	if in.Ext != extNone || in.Abs|in.Neg|in.Omod != 0 || in.Clamp || in.Fmt == FmtVOP3 && in.OpSel != 0 {
+		return false
+	}
+	return t != tF32 || w.mode&0x10 != 0 && (w.mode&0x20 != 0 || in.notF32)
+}
+
+// rows3 returns the register rows of n VGPR sources (a missing one is source 0) and of the VGPR
+// destination, or d nil when an operand is not a VGPR inside the file (the general path decides).
+func (w *wave) rows3(in *Inst, n int) (a, b, c, d *[lanes]uint32) {
+	if a = w.vreg(in.Opnd[fSrc0]); a == nil {
+		return
+	}
+	b, c = a, a
+	if n > 1 {
+		if b = w.vreg(in.Opnd[fSrc1]); b == nil {
+			return
+		}
+	}
+	if n > 2 {
+		if c = w.vreg(in.Opnd[fSrc2]); c == nil {
+			return
+		}
+	}
+	return a, b, c, w.vreg(in.Opnd[fDst])
 }
 
 // v32sparse is v32 without DPP or SDWA for few active lanes: it reads and computes only those.
