@@ -141,7 +141,7 @@ func vopcExec(name string) execFn {
 			a.lo, a.c, b.lo, b.c = a32.r, uint64(a32.c), b32.r, uint64(b32.c)
 		}
 		var r uint64
-		if m := w.exec(); !isF && !sdwa && bits.OnesCount64(m) >= denseLanes {
+		if m := w.exec(); m&(m-1) != 0 && !isF && !sdwa && bits.OnesCount64(m) >= denseLanes {
 			r = cmpDense(w, a, b, m, mask, wide, low, sign, signed)
 			w.sset64(in.Opnd[fDst], r)
 			if x {
