@@ -72,7 +72,7 @@ func BenchmarkOneLaneLoop(b *testing.B) {
 }
 
 // TestKernels: every VALU lane loop (v32k) computes what its per-lane function does, for random
-// operands, special values and a destination that is also a source.
+// operands, special values and a destination that is also a source (each of the three).
 func TestKernels(t *testing.T) {
 	if len(kernels) < 20 {
 		t.Fatalf("%d lane loops registered", len(kernels))
@@ -96,10 +96,13 @@ func TestKernels(t *testing.T) {
 					t.Fatalf("kernel %d lane %d: f(%#x, %#x, %#x) = %#x, loop %#x", i, l, a[l], b[l], c[l], want, d[l])
 				}
 			}
-			a2 := a
-			p.k(&a2, &a2, &b, &c) // d aliases a
-			if a2 != d {
-				t.Fatalf("kernel %d: result differs when the destination is source 0", i)
+			// The destination may be any source (a full EXEC writes the register row in place).
+			a2, b2, c2 := a, b, c
+			p.k(&a2, &a2, &b, &c)
+			p.k(&b2, &a, &b2, &c)
+			p.k(&c2, &a, &b, &c2)
+			if a2 != d || b2 != d || c2 != d {
+				t.Fatalf("kernel %d: result differs when the destination is a source", i)
 			}
 		}
 	}
@@ -259,6 +262,46 @@ func BenchmarkLoopIsaGroups(b *testing.B) {
 				one = rate
 			} else if one > 0 {
 				b.ReportMetric(rate/one, "x-vs-1-worker")
+			}
+		})
+	}
+}
+
+// BenchmarkLaneOps times single instructions of vadd's and matmul's inner code on one wave with
+// all 64 lanes active (ns per wave instruction, one sub-benchmark each): the routines alone, without
+// fetch, scheduling or Memory, so that a change to one lane loop can be measured in isolation.
+func BenchmarkLaneOps(b *testing.B) {
+	code := asm(b, `
+	v_add_co_u32 v4, vcc, s0, v0
+	v_addc_co_u32 v5, vcc, v5, v1, vcc
+	v_mad_u64_u32 v[0:1], s[2:3], s2, v2, v[0:1]
+	v_cmp_gt_u64 vcc, s[0:1], v[0:1]
+	v_lshlrev_b64 v[0:1], 2, v[0:1]
+	v_mov_b32 v3, s3
+	v_add_f32 v2, v6, v7
+	v_fmac_f32 v8, v14, v22
+	ds_read2_b32 v[22:23], v13 offset1:16
+	ds_read2_b64 v[14:17], v10 offset1:1
+	ds_write_b32 v12, v1
+`)
+	w := &wave{v: make([][lanes]uint32, 64), g: &group{lds: make([]byte, 2048)}, mode: 0xf0}
+	for l := 0; l < lanes; l++ {
+		w.v[13][l], w.v[10][l], w.v[12][l] = uint32(l*4), uint32(l*8)&1023, uint32(l*4)
+		w.v[14][l], w.v[22][l], w.v[6][l], w.v[7][l] = 0x3f800000, 0x40000000, 0x3f000000, 0x3e000000
+	}
+	w.setExec(^uint64(0))
+	for pc := 0; pc < len(code); {
+		in, err := Decode(code[pc:min(pc+3, len(code))])
+		if err != nil {
+			b.Fatal(err)
+		}
+		pc += int(in.Size) / 4
+		in.exec, in.notF32 = resolve(&in), opTab[in.Info.Op].notF32
+		b.Run(in.String(), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if err := in.exec(w, &in); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -396,6 +396,22 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	var exec uint64
 	full := [3]int{int(l.wg[0]), int(l.wg[1]), int(l.wg[2])}
 	t0 := w.id * lanes
+	if full[1] == 1 && full[2] == 1 && t0+lanes <= full[0] {
+		// One dimension, the wave inside the group's shape: lane ln is x = t0+ln (y = z = 0),
+		// active below the (partial) group's size.
+		v0 := &w.v[0]
+		for ln := range v0 {
+			v0[ln] = uint32(t0 + ln)
+		}
+		if n := sz[0] - t0; n >= lanes {
+			exec = ^uint64(0)
+		} else if n > 0 {
+			exec = 1<<n - 1
+		}
+		w.setExec(exec)
+		w.s[opM0] = 0xffffffff
+		return
+	}
 	x, y, z := t0%full[0], t0/full[0]%full[1], t0/(full[0]*full[1]) // then counted, not divided
 	for ln := 0; ln < lanes; ln++ {
 		t := t0 + ln

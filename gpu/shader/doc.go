@@ -7,7 +7,8 @@
 // Model (cu.go, workgroup.go): a Device is a GPU's compute units, each with a budget of wave slots,
 // VGPR rows and LDS. The dispatcher admits a dispatch's work-groups in order to CUs of the queue's CU
 // mask where they fit; each resident work-group is a goroutine (reused from an ended group when one
-// is idle), and a pool of worker tokens (one per host CPU, SetWorkers) decides which run: a
+// is idle; a goroutine whose group ended admits and runs the next one itself when the admission
+// rules allow it, so the dispatcher is woken only when they do not), and a pool of worker tokens (one per host CPU, SetWorkers) decides which run: a
 // work-group runs at most 32K wave instructions per turn of its token. So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a work-
 // group spinning on a flag another one sets, a grid barrier on atomics, a GWS semaphore and a CPU
 // thread taking turns with a kernel all make progress. Admission keeps few work-groups resident while
@@ -51,8 +52,10 @@
 //
 // Concurrency and lock order: a Dispatch owns its state. Its work-groups share the decoded-code
 // cache (a sync.Map plus atomic links between instructions) and take dispatch.mu only to record an
-// error or return scratch slots and finished groups. Device.mu guards CU accounting (admission and
-// release only) and GWS.mu its entries; neither is held while taking the other or a token. Package
+// error or return scratch slots and finished groups. dispatch.amu guards admission (the next group,
+// taken by the dispatcher and by a goroutine whose group ended) and is taken before dispatch.mu and
+// Device.mu. Device.mu guards CU accounting (admission and release only) and GWS.mu its entries;
+// neither is held while taking the other or a token. Package
 // state written after init: the worker pool (SetWorkers) and the 2/π table of v_trig_preop_f64
 // (sync.Once).
 package shader

@@ -174,7 +174,7 @@ func dsExec(name string) execFn {
 // read once per lane, before the lane's results are written.
 func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 	lds := w.g.lds
-	av := in.Opnd[fAddr] - opVGPR0
+	addr := &w.v[in.Opnd[fAddr]-opVGPR0]
 	offs, halves := [2]uint32{uint32(in.Imm)}, 1
 	if two {
 		scale := uint32(4 * m.dwords)
@@ -183,29 +183,88 @@ func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 		}
 		offs, halves = [2]uint32{uint32(in.Imm&0xff) * scale, uint32(in.Imm>>8&0xff) * scale}, 2
 	}
+	// The register rows of each (half, dword), resolved once: the data rows of a store, the
+	// destination rows of a load (checkVRegs checked them all).
+	nd := m.dwords
+	var rows [8]*[lanes]uint32
 	data := [2]uint16{in.Opnd[fData0] - opVGPR0, in.Opnd[fData1] - opVGPR0}
 	dst := in.Opnd[fDst] - opVGPR0
-	n := uint64(len(lds))
-	for mm := w.exec(); mm != 0; mm &= mm - 1 {
-		l := bits.TrailingZeros64(mm)
-		vaddr := w.v[av][l]
-		for h := 0; h < halves; h++ {
-			a := uint64(vaddr + offs[h])
-			for k := 0; k < m.dwords; k++ {
-				ak := a + 4*uint64(k)
-				if m.store {
-					if ak+4 <= n {
-						binary.LittleEndian.PutUint32(lds[ak:], w.v[data[h]+uint16(k)][l])
-					}
-					continue
-				}
-				var v uint32
-				if ak+4 <= n {
-					v = binary.LittleEndian.Uint32(lds[ak:])
-				}
-				w.v[dst+uint16(h*m.dwords+k)][l] = v
+	for h := 0; h < halves; h++ {
+		for k := 0; k < nd; k++ {
+			if m.store {
+				rows[h*nd+k] = &w.v[data[h]+uint16(k)]
+			} else {
+				rows[h*nd+k] = &w.v[dst+uint16(h*nd+k)]
 			}
 		}
+	}
+	exec := w.exec()
+	if nd == 1 { // b32, read2/write2(st64)_b32: one row per half
+		r0, r1, o0, o1 := rows[0], rows[1], offs[0], offs[1]
+		switch {
+		case m.store && two:
+			for mm := exec; mm != 0; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				ldsPut(lds, uint64(addr[l]+o0), r0[l])
+				ldsPut(lds, uint64(addr[l]+o1), r1[l])
+			}
+		case m.store:
+			for mm := exec; mm != 0; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				ldsPut(lds, uint64(addr[l]+o0), r0[l])
+			}
+		case two:
+			for mm := exec; mm != 0; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				vaddr := addr[l]
+				r0[l], r1[l] = ldsGet(lds, uint64(vaddr+o0)), ldsGet(lds, uint64(vaddr+o1))
+			}
+		default:
+			for mm := exec; mm != 0; mm &= mm - 1 {
+				l := bits.TrailingZeros64(mm)
+				r0[l] = ldsGet(lds, uint64(addr[l]+o0))
+			}
+		}
+		return
+	}
+	if nd == 2 && !m.store { // read_b64, read2(st64)_b64: two rows per half
+		for mm := exec; mm != 0; mm &= mm - 1 {
+			l := bits.TrailingZeros64(mm)
+			vaddr := addr[l]
+			for h := 0; h < halves; h++ {
+				a := uint64(vaddr + offs[h])
+				rows[2*h][l], rows[2*h+1][l] = ldsGet(lds, a), ldsGet(lds, a+4)
+			}
+		}
+		return
+	}
+	for mm := exec; mm != 0; mm &= mm - 1 {
+		l := bits.TrailingZeros64(mm)
+		vaddr := addr[l]
+		for h := 0; h < halves; h++ {
+			a := uint64(vaddr + offs[h])
+			for k, r := range rows[h*nd : h*nd+nd] {
+				if m.store {
+					ldsPut(lds, a+4*uint64(k), r[l])
+				} else {
+					r[l] = ldsGet(lds, a+4*uint64(k))
+				}
+			}
+		}
+	}
+}
+
+// ldsGet reads the LDS dword at a (0 out of range); ldsPut writes it (nothing out of range).
+func ldsGet(lds []byte, a uint64) uint32 {
+	if a+4 <= uint64(len(lds)) {
+		return binary.LittleEndian.Uint32(lds[a : a+4])
+	}
+	return 0
+}
+
+func ldsPut(lds []byte, a uint64, v uint32) {
+	if a+4 <= uint64(len(lds)) {
+		binary.LittleEndian.PutUint32(lds[a:a+4], v)
 	}
 }
 

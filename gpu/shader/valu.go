@@ -80,6 +80,12 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		kernels = append(kernels, kernPair{f, k})
 	}
 	return func(w *wave, in *Inst) error {
+		if k != nil && w.exec() == ^uint64(0) && plainRows(w, in, t) {
+			if a, b, c, d := w.rows3(in, n); d != nil {
+				k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
+				return nil
+			}
+		}
 		if in.Ext == extNone && bits.OnesCount64(w.exec()) < denseLanes {
 			return v32sparse(w, in, t, n, f)
 		}
@@ -165,6 +171,10 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
 		m := w.exec() & writeMask
 		if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
+			if m == ^uint64(0) { // the lane loops read each lane's sources before writing it
+				k(dst, a, b, c)
+				return nil
+			}
 			r := &w.tmp[7]
 			k(r, a, b, c)
 			w.merge(dst, r, m)
@@ -187,6 +197,36 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		}
 		return nil
 	}
+}
+
+// plainRows reports whether a v32k operation runs its lane loop on its operands' rows as they are:
+// no DPP/SDWA, op_sel, abs/neg, clamp or omod, and no denormal flush of f32 sources or result by
+// MODE.
+func plainRows(w *wave, in *Inst, t int) bool {
+	if in.Ext != extNone || in.Abs|in.Neg|in.Omod != 0 || in.Clamp || in.Fmt == FmtVOP3 && in.OpSel != 0 {
+		return false
+	}
+	return t != tF32 || w.mode&0x10 != 0 && (w.mode&0x20 != 0 || in.notF32)
+}
+
+// rows3 returns the register rows of n VGPR sources (a missing one is source 0) and of the VGPR
+// destination, or d nil when an operand is not a VGPR inside the file (the general path decides).
+func (w *wave) rows3(in *Inst, n int) (a, b, c, d *[lanes]uint32) {
+	if a = w.vreg(in.Opnd[fSrc0]); a == nil {
+		return
+	}
+	b, c = a, a
+	if n > 1 {
+		if b = w.vreg(in.Opnd[fSrc1]); b == nil {
+			return
+		}
+	}
+	if n > 2 {
+		if c = w.vreg(in.Opnd[fSrc2]); c == nil {
+			return
+		}
+	}
+	return a, b, c, w.vreg(in.Opnd[fDst])
 }
 
 // v32sparse is v32 without DPP or SDWA for few active lanes: it reads and computes only those.
@@ -339,13 +379,19 @@ func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
 			}
 			var s *[lanes]uint64
 			if t == tU32 { // 32-bit operand (shift amounts)
-				s32, err := w.vsrc(in, in.Opnd[fs[i]], k32, i)
+				s32, err := w.src32(in, in.Opnd[fs[i]], k32)
 				if err != nil {
 					return err
 				}
 				s = &w.tmp64[i]
-				for l := range s {
-					s[l] = uint64(s32[l])
+				if r := s32.r; r != nil {
+					for l := range s {
+						s[l] = uint64(r[l])
+					}
+				} else {
+					for l := range s {
+						s[l] = uint64(s32.c)
+					}
 				}
 			} else {
 				var err error
@@ -391,6 +437,12 @@ func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
 			r := &w.tmp64[3]
 			k(r, a, b, c)
 			lo, hi := &w.v[in.Opnd[fDst]-opVGPR0], &w.v[in.Opnd[fDst]-opVGPR0+1]
+			if m == ^uint64(0) {
+				for l := range r {
+					lo[l], hi[l] = uint32(r[l]), uint32(r[l]>>32)
+				}
+				return nil
+			}
 			for l := range r {
 				if m>>l&1 != 0 {
 					lo[l], hi[l] = uint32(r[l]), uint32(r[l]>>32)
@@ -455,11 +507,35 @@ func fmax32(a, b float32) float32 {
 // fmaKern is fma32's lane loop.
 func fmaKern(d, a, b, c *[lanes]uint32) {
 	for l := range d {
-		d[l] = fma32(a[l], b[l], c[l])
+		r := math.FMA(float64(f32(a[l])), float64(f32(b[l])), float64(f32(c[l]))) // fma32, inline
+		if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
+			d[l] = u32(float32(r))
+		} else {
+			d[l] = fma32Odd(a[l], b[l], c[l])
+		}
 	}
 }
 
 func fma32(a, b, c uint32) uint32 {
+	// Fast path: math.FMA rounds the exact a*b+c once to float64 (an FMA instruction on amd64 and
+	// arm64). Rounding that to f32 is the correctly rounded f32 unless the float64 is exactly halfway
+	// between two f32 values (its low 29 fraction bits 1<<28: the first rounding may have made the
+	// tie): a result that is not a tie lies on the same side of every f32 rounding boundary as
+	// the exact value (rounding is monotonic and the boundaries are float64 values). A zero is
+	// exact (a nonzero a*b+c of f32 values is at least 2^-298 in magnitude) with IEEE's sign, as
+	// fma32Odd gives it. Ties, f32 subnormal results (exponent below f32's normal range) and NaN
+	// take fma32Odd.
+	r := math.FMA(float64(f32(a)), float64(f32(b)), float64(f32(c)))
+	if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
+		return u32(float32(r))
+	}
+	return fma32Odd(a, b, c)
+}
+
+// fma32Odd is fma32 through the exact product and a round-to-odd float64 sum.
+//
+//go:noinline
+func fma32Odd(a, b, c uint32) uint32 {
 	return u32(float32(sumOdd(float64(f32(a))*float64(f32(b)), float64(f32(c)))))
 }
 

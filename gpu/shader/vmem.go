@@ -526,6 +526,35 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		return (uint64(w.v[av][l]) | uint64(w.v[av+1][l])<<32) + off
 	}
 	sz := uint64(m.size)
+	if exec == ^uint64(0) {
+		// Full EXEC: one pass checks whether all 64 elements are contiguous within one page
+		// (a[i] over a whole wave), in which case that is the only run.
+		a0 := addr(0)
+		if a0&pageMask4K+lanes*sz <= 4096 {
+			// Lane l's (low) address dword must be x0 + l*sz without a carry out of 32 bits, and
+			// the high dword (no saddr) that of lane 0.
+			lo := &w.v[av]
+			x0, s32 := lo[0], uint32(sz)
+			diff := uint32(0)
+			if uint64(x0)+(lanes-1)*sz >= 1<<32 {
+				diff = 1 // the low dwords would wrap: the planner decides
+			}
+			if saddr {
+				for l, e := 0, x0; l < lanes; l, e = l+1, e+s32 {
+					diff |= lo[l] ^ e
+				}
+			} else {
+				hi := &w.v[av+1]
+				h0 := hi[0]
+				for l, e := 0, x0; l < lanes; l, e = l+1, e+s32 {
+					diff |= (lo[l] ^ e) | (hi[l] ^ h0)
+				}
+			}
+			if diff == 0 {
+				return true, w.globalRun(in, m, 0, lanes, a0)
+			}
+		}
+	}
 	// Plan the runs before any access (in the wave: a 1.5 KiB frame would grow every work-group
 	// goroutine's stack).
 	runs := &w.runs

@@ -302,20 +302,7 @@ func vopCarryOps() {
 				w.sset64(sd, co)
 				return nil
 			}
-			ar, br, t := w.row(a, 0), w.row(b, 1), &w.tmp[7]
-			if sub {
-				for l := range t {
-					r, c := bits.Sub32(ar[l], br[l], uint32(ci>>l&1))
-					t[l], co = r, co|uint64(c)<<l
-				}
-			} else {
-				for l := range t {
-					r, c := bits.Add32(ar[l], br[l], uint32(ci>>l&1))
-					t[l], co = r, co|uint64(c)<<l
-				}
-			}
-			w.merge(dst, t, m)
-			w.sset64(sd, co&m)
+			w.sset64(sd, carryDense(w, a, b, dst, ci, m, sub))
 			return nil
 		}
 	}
@@ -337,31 +324,77 @@ func vopCarryOps() {
 			if err != nil {
 				return err
 			}
-			c, err := w.vsrc64(in, in.Opnd[fSrc2], k64i, 2)
+			c, err := w.src64(in, in.Opnd[fSrc2], k64i)
 			if err != nil {
 				return err
 			}
-			if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
+			if c.lo == nil { // a constant addend: one row pair of it
+				c.lo, c.hi = &w.tmp[2], &w.tmp[3]
+				for l := range c.lo {
+					c.lo[l], c.hi[l] = uint32(c.c), uint32(c.c>>32)
+				}
+			}
+			lo, err := w.vdst(in.Opnd[fDst], 2)
+			if err != nil {
 				return err
 			}
-			var co uint64
-			for m := w.exec(); m != 0; m &= m - 1 {
-				l := bits.TrailingZeros64(m)
-				var r, cy uint64
+			hi := &w.v[in.Opnd[fDst]-opVGPR0+1]
+			mad := func(l int) (r, cy uint64) {
+				cv := uint64(c.lo[l]) | uint64(c.hi[l])<<32
 				if signed {
 					p := int64(int32(a[l])) * int64(int32(b[l]))
-					r = uint64(p) + c[l]
-					s := int64(r)
-					if (p < 0) == (int64(c[l]) < 0) && (s < 0) != (p < 0) {
+					r = uint64(p) + cv
+					if (p < 0) == (int64(cv) < 0) && (int64(r) < 0) != (p < 0) {
 						cy = 1
 					}
-				} else {
-					r, cy = bits.Add64(uint64(a[l])*uint64(b[l]), c[l], 0)
+					return r, cy
 				}
-				w.setV64(in.Opnd[fDst], l, r)
-				co |= cy << l
+				return bits.Add64(uint64(a[l])*uint64(b[l]), cv, 0)
 			}
-			w.sset64(in.Opnd[fSDst], co)
+			var co uint64
+			m := w.exec()
+			if bits.OnesCount64(m) < denseLanes {
+				for ; m != 0; m &= m - 1 {
+					l := bits.TrailingZeros64(m)
+					r, cy := mad(l)
+					lo[l], hi[l] = uint32(r), uint32(r>>32)
+					co |= cy << l
+				}
+				w.sset64(in.Opnd[fSDst], co)
+				return nil
+			}
+			// Dense: every lane, each one's sources read before its results are written (the
+			// destination may be a source), in place for a full EXEC, else merged.
+			tl, th := lo, hi
+			if m != ^uint64(0) {
+				tl, th = &w.tmp[6], &w.tmp[7]
+			}
+			clo, chi := c.lo, c.hi
+			if signed {
+				for l := range tl {
+					cv := uint64(clo[l]) | uint64(chi[l])<<32
+					p := int64(int32(a[l])) * int64(int32(b[l]))
+					r := uint64(p) + cv
+					tl[l], th[l] = uint32(r), uint32(r>>32)
+					if (p < 0) == (int64(cv) < 0) && (int64(r) < 0) != (p < 0) { // signed overflow
+						co |= 1 << l
+					}
+				}
+			} else {
+				for l := range tl {
+					cv := uint64(clo[l]) | uint64(chi[l])<<32
+					r := uint64(a[l])*uint64(b[l]) + cv
+					tl[l], th[l] = uint32(r), uint32(r>>32)
+					if r < cv { // carry-out of the 64-bit sum
+						co |= 1 << l
+					}
+				}
+			}
+			if tl != lo {
+				w.merge(lo, tl, m)
+				w.merge(hi, th, m)
+			}
+			w.sset64(in.Opnd[fSDst], co&m)
 			return nil
 		}
 	}
@@ -400,6 +433,74 @@ func vopCarryOps() {
 		}
 		return nil
 	})
+}
+
+// carryDense is a carry op over many active lanes: every lane computed, eight at a time
+// (carryKern); a full EXEC writes the destination directly (each lane's sources are read before its
+// result is written, so a destination that is also a source is fine), else the active lanes are
+// merged. It returns the carry-outs of the active lanes. (Its own function: the sparse path's frame
+// stays small.)
+func carryDense(w *wave, a, b lane32, dst *[lanes]uint32, ci, m uint64, sub bool) uint64 {
+	t := dst
+	if m != ^uint64(0) {
+		t = &w.tmp[7]
+	}
+	if a.r == nil && b.r == nil {
+		a.r = w.row(a, 0)
+	}
+	var co uint64
+	if sub {
+		// a - b - borrow = a + ^b + (1 - borrow): the borrow-out is the missing carry-out.
+		co = ^carryKern(t, a, b, ^ci, ^uint32(0))
+	} else {
+		co = carryKern(t, a, b, ci, 0)
+	}
+	if t != dst {
+		w.merge(dst, t, m)
+	}
+	return co & m
+}
+
+// carryKern computes d = a + (b ^ x) + carry-in bit l of ci for all 64 lanes and returns the
+// carry-outs by lane. At least one of a and b is a register row; a constant is not broadcast.
+// Eight lanes per round with constant shifts: the carry mask is built without a variable shift
+// per lane.
+func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
+	var r, kr *[lanes]uint32 // r ^ xr + k, or r ^ xr + kr[l]
+	var xr uint32
+	var k uint64
+	switch {
+	case b.r == nil:
+		r, k = a.r, uint64(b.c^x)
+	case a.r == nil:
+		r, xr, k = b.r, x, uint64(a.c)
+	default:
+		r, kr, xr = b.r, a.r, x
+	}
+	for g := 0; g < lanes; g += 8 {
+		s := (*[8]uint32)(r[g : g+8])
+		o := (*[8]uint32)(d[g : g+8])
+		c := ci >> g
+		var k8 [8]uint64
+		if kr != nil {
+			q := (*[8]uint32)(kr[g : g+8])
+			k8 = [8]uint64{uint64(q[0]), uint64(q[1]), uint64(q[2]), uint64(q[3]), uint64(q[4]), uint64(q[5]), uint64(q[6]), uint64(q[7])}
+		} else {
+			k8 = [8]uint64{k, k, k, k, k, k, k, k}
+		}
+		s0 := uint64(s[0]^xr) + k8[0] + c&1
+		s1 := uint64(s[1]^xr) + k8[1] + c>>1&1
+		s2 := uint64(s[2]^xr) + k8[2] + c>>2&1
+		s3 := uint64(s[3]^xr) + k8[3] + c>>3&1
+		s4 := uint64(s[4]^xr) + k8[4] + c>>4&1
+		s5 := uint64(s[5]^xr) + k8[5] + c>>5&1
+		s6 := uint64(s[6]^xr) + k8[6] + c>>6&1
+		s7 := uint64(s[7]^xr) + k8[7] + c>>7&1
+		o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+		o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+		co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+	}
+	return co
 }
 
 // vopPkF32Ops registers the packed f32 and 32-bit VOP3P operations.

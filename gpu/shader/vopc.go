@@ -141,6 +141,14 @@ func vopcExec(name string) execFn {
 			a.lo, a.c, b.lo, b.c = a32.r, uint64(a32.c), b32.r, uint64(b32.c)
 		}
 		var r uint64
+		if m := w.exec(); m&(m-1) != 0 && !isF && !sdwa && bits.OnesCount64(m) >= denseLanes {
+			r = cmpDense(w, a, b, m, mask, wide, low, sign, signed)
+			w.sset64(in.Opnd[fDst], r)
+			if x {
+				w.setExec(r)
+			}
+			return nil
+		}
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			var av, bv uint64
@@ -172,6 +180,81 @@ func vopcExec(name string) execFn {
 			w.setExec(r)
 		}
 		return nil
+	}
+}
+
+// cmpDense is an integer compare of many active lanes: the keys of both sources as rows, then
+// one branch-free pass over all 64 lanes; inactive lanes' bits are cleared. (Its own function: the
+// sparse path's frame stays small.)
+func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign uint64, signed bool) (r uint64) {
+	// A constant operand is one key, not a row of them: the predicate against a constant y is
+	// "x < y", "x == y", "x > y" combined by mask, against a constant x the same with the
+	// outcome mirrored.
+	ka, kb := &w.tmp64[0], &w.tmp64[1]
+	switch {
+	case a.lo != nil && b.lo == nil:
+		cmpKeys(ka, a, wide, low, sign, signed)
+		return cmpRowConst(ka, cmpKey(b.c, low, sign, signed), mask) & m
+	case a.lo == nil && b.lo != nil:
+		cmpKeys(kb, b, wide, low, sign, signed)
+		mirror := mask&2 | mask&1<<2 | mask>>2&1 // x ? y is y ?' x with less and greater swapped
+		return cmpRowConst(kb, cmpKey(a.c, low, sign, signed), mirror) & m
+	}
+	cmpKeys(ka, a, wide, low, sign, signed)
+	cmpKeys(kb, b, wide, low, sign, signed)
+	for l := range ka {
+		x, y := ka[l], kb[l]
+		var o uint // 0 less, 1 equal, 2 greater
+		if x >= y {
+			o = 1
+		}
+		if x > y {
+			o = 2
+		}
+		r |= uint64(mask>>o&1) << l
+	}
+	return r & m
+}
+
+// cmpRowConst compares each key of k with the constant key y under the outcome mask.
+func cmpRowConst(k *[lanes]uint64, y uint64, mask uint8) (r uint64) {
+	for l := range k {
+		x := k[l]
+		var o uint
+		if x >= y {
+			o = 1
+		}
+		if x > y {
+			o = 2
+		}
+		r |= uint64(mask>>o&1) << l
+	}
+	return r
+}
+
+// cmpKeys fills k with the compare keys (cmpKey) of the 64 lanes of s: a register row (pair when
+// wide) or a constant.
+func cmpKeys(k *[lanes]uint64, s lane64, wide bool, low, sign uint64, signed bool) {
+	switch {
+	case s.lo == nil:
+		c := cmpKey(s.c, low, sign, signed)
+		for l := range k {
+			k[l] = c
+		}
+	case wide:
+		flip := uint64(0)
+		if signed {
+			flip = 1 << 63
+		}
+		lo, hi := s.lo, s.hi
+		for l := range k {
+			k[l] = (uint64(lo[l]) | uint64(hi[l])<<32) ^ flip
+		}
+	default:
+		lo := s.lo
+		for l := range k {
+			k[l] = cmpKey(uint64(lo[l]), low, sign, signed)
+		}
 	}
 }
 

@@ -77,6 +77,8 @@ type dispatch struct {
 	running     atomic.Int64  // resident work-groups holding a worker token
 	resident    atomic.Int64  // admitted work-groups that have not ended
 	parked      atomic.Int64  // resident work-groups suspended in place, or asleep on GWS
+	amu         sync.Mutex    // admission (admit): guards next, admitting and the writes of ctx
+	admitting   bool          // a run of drive is in its admission loop
 	next, total uint64        // admission: the next work-group and the grid's count
 	reported    Stats         // what earlier returns (suspended) reported
 	wake        chan struct{} // a work-group finished or stalled (cap 1)
@@ -206,7 +208,9 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 // drive admits the dispatch's work-groups from d.next and waits for them (run, and Resume after a
 // suspension).
 func (d *dispatch) drive(ctx context.Context) (Stats, error) {
+	d.amu.Lock()
 	d.ctx = ctx
+	d.amu.Unlock()
 	d.kc.reset() // the CP invalidates the scalar cache at the dispatch's start (and a resumed one's)
 	stopWatch := make(chan struct{})
 	k := d.kill // read here: Resume replaces it while an earlier watcher may still be exiting
@@ -227,30 +231,23 @@ func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 		}
 	}()
 	defer close(stopWatch)
-	nw := d.need.waves
-	for d.next < d.total {
-		if ctx.Err() != nil || d.killed() || d.suspended.Load() {
+	d.amu.Lock()
+	d.admitting = true
+	d.amu.Unlock()
+	for {
+		g, freed, more, _ := d.admit()
+		if g != nil {
+			spawn(func() { d.runGroups(g) })
+			continue
+		}
+		if !more {
 			break
 		}
-		// Admit while fewer resident groups than workers are running their first slice, or
-		// when resident ones wait or run long (a spinning group must not keep out the one it
-		// waits for): resident groups stay few for short kernels and fill the CUs otherwise.
-		if d.fresh.Load() > int64(Workers()) || !d.haveSlots(nw) {
-			d.waitAdmission(nil)
-			continue
-		}
-		cu, freed := d.dev.reserve(d.cus, d.need)
-		if cu < 0 {
-			d.waitAdmission(freed)
-			continue
-		}
-		g := d.newGroup(d.next, cu)
-		d.fresh.Add(1)
-		d.resident.Add(1)
-		d.wg.Add(1)
-		spawn(func() { d.runGroup(g) })
-		d.next++
+		d.waitAdmission(freed)
 	}
+	d.amu.Lock()
+	d.admitting = false // d.next is final for this run: no finishing group admits another
+	d.amu.Unlock()
 	if d.suspendable && ctx.Err() != nil && !d.killed() {
 		d.suspend() // (the watcher may not have seen the context yet)
 	}
@@ -268,6 +265,36 @@ func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 		return st, &PreemptedError{NextGroup: d.next}
 	}
 	return st, nil
+}
+
+// admit admits work-group d.next when the rules allow it now: it returns the group, counted
+// resident and fresh, to be run. Else more tells whether admission goes on (wait for a finished or
+// stalled group, or for freed, the CU room it needs) or has ended for this run of drive (all
+// admitted, the context ended, killed, suspended, or drive left its loop). last: the group
+// returned is the grid's last. Both drive and a work-group goroutine whose group just ended call
+// it (the latter runs the group it gets itself: no wake-up of the dispatcher per group).
+func (d *dispatch) admit() (g *group, freed <-chan struct{}, more, last bool) {
+	d.amu.Lock()
+	defer d.amu.Unlock()
+	if !d.admitting || d.next >= d.total || d.ctx.Err() != nil || d.killed() || d.suspended.Load() {
+		return nil, nil, false, false
+	}
+	// Admit while fewer resident groups than workers are running their first slice, or when
+	// resident ones wait or run long (a spinning group must not keep out the one it waits for):
+	// resident groups stay few for short kernels and fill the CUs otherwise.
+	if d.fresh.Load() > int64(Workers()) || !d.haveSlots(d.need.waves) {
+		return nil, nil, true, false
+	}
+	cu, freed := d.dev.reserve(d.cus, d.need)
+	if cu < 0 {
+		return nil, freed, true, false
+	}
+	g = d.newGroup(d.next, cu)
+	d.fresh.Add(1)
+	d.resident.Add(1)
+	d.wg.Add(1)
+	d.next++
+	return g, nil, true, d.next == d.total
 }
 
 // delta returns the counters since the last return of drive.
@@ -379,9 +406,17 @@ func runner(f func()) {
 	}
 }
 
-// runGroup is a resident work-group's goroutine.
-func (d *dispatch) runGroup(g *group) {
-	defer d.wg.Done()
+// runGroups runs g and then the groups its goroutine admits as each one ends.
+func (d *dispatch) runGroups(g *group) {
+	for g != nil {
+		g = d.runGroup(g)
+	}
+}
+
+// runGroup runs a resident work-group on its goroutine. When it ends, the goroutine admits the next
+// work-group if it may (admit), and returns it.
+func (d *dispatch) runGroup(g *group) (next *group) {
+	defer d.wg.Done() // after admit: the next group is counted before this one is done
 	g.take()
 	err := d.execGroup(g)
 	var steps uint64
@@ -424,12 +459,19 @@ func (d *dispatch) runGroup(g *group) {
 	} else if !errors.Is(err, errStopMidGroup) {
 		d.stopAll() // a failing work-group stops the dispatch (the queue goes to its error state)
 	}
-	g.unfresh()
+	if g.fresh { // unfresh without its signal: admit below, or the signal, follows
+		g.fresh = false
+		d.fresh.Add(-1)
+	}
 	d.mu.Lock()
 	d.free = append(d.free, g) // reused by a later work-group: g is not touched after this
 	d.mu.Unlock()
 	d.resident.Add(-1)
-	d.signal()
+	next, _, _, last := d.admit()
+	if next == nil || last {
+		d.signal() // the dispatcher admits, or sees the admission end or the last group end
+	}
+	return next
 }
 
 // take acquires a worker token and a memory port; give returns both.

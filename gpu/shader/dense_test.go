@@ -1,0 +1,266 @@
+package shader
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDenseMatchesLaneByLane: the dense lane loops (many active lanes: whole rows, full-EXEC fast
+// paths, eight-lane carry rounds) give what the same instruction gives run one lane at a time
+// (each single-lane run takes the sparse per-lane path): every VGPR lane, the SGPR results (carry-out,
+// compare masks; inactive lanes' bits 0) and nothing else, for full, dense partial and sparse EXEC
+// masks, register, SGPR, inline and literal operands, and destinations that are also sources.
+func TestDenseMatchesLaneByLane(t *testing.T) {
+	src := []string{
+		"v_add_co_u32 v10, vcc, v1, v2",
+		"v_add_co_u32 v10, vcc, s2, v2",
+		"v_add_co_u32 v1, vcc, v1, v1",
+		"v_add_co_u32_e64 v10, s[4:5], v1, 5",
+		"v_add_co_u32_e64 v10, s[4:5], v1, s3",
+		"v_add_co_u32_e64 v10, s[4:5], -1, s3",
+		"v_sub_co_u32 v10, vcc, v1, v2",
+		"v_sub_co_u32 v2, vcc, s2, v2",
+		"v_sub_co_u32_e64 v10, s[4:5], v1, s3",
+		"v_sub_co_u32_e64 v10, s[4:5], 64, v3",
+		"v_subrev_co_u32 v10, vcc, v1, v2",
+		"v_subrev_co_u32 v10, vcc, s2, v2",
+		"v_subrev_co_u32_e64 v10, s[4:5], v1, 7",
+		"v_addc_co_u32 v10, vcc, v1, v2, vcc",
+		"v_addc_co_u32 v3, vcc, v3, v1, vcc",
+		"v_addc_co_u32 v10, vcc, 5, v2, vcc",
+		"v_addc_co_u32_e64 v10, s[4:5], v1, 7, s[6:7]",
+		"v_addc_co_u32_e64 v10, s[4:5], v1, -1, s[6:7]",
+		"v_addc_co_u32_e64 v10, s[4:5], 0, 0, s[6:7]",
+		"v_subb_co_u32 v10, vcc, v1, v2, vcc",
+		"v_subb_co_u32 v10, vcc, -3, v2, vcc",
+		"v_subb_co_u32_e64 v10, s[4:5], v1, 1, s[6:7]",
+		"v_subbrev_co_u32 v10, vcc, v1, v2, vcc",
+		"v_subbrev_co_u32 v10, vcc, 9, v2, vcc",
+		"v_subbrev_co_u32_e64 v10, s[4:5], v1, 0, s[6:7]",
+		"v_mad_u64_u32 v[10:11], s[4:5], v1, v2, v[4:5]",
+		"v_mad_u64_u32 v[0:1], s[4:5], s2, v2, v[0:1]",
+		"v_mad_u64_u32 v[10:11], s[4:5], v1, 3, s[6:7]",
+		"v_mad_i64_i32 v[10:11], s[4:5], v1, v2, v[4:5]",
+		"v_mad_i64_i32 v[2:3], s[4:5], v2, v3, v[2:3]",
+		"v_cmp_gt_u64 vcc, s[0:1], v[0:1]",
+		"v_cmp_lt_u64_e64 s[8:9], v[2:3], v[4:5]",
+		"v_cmp_eq_u64 vcc, v[2:3], v[2:3]",
+		"v_cmp_ne_u64 vcc, 5, v[4:5]",
+		"v_cmp_ge_i64 vcc, v[2:3], v[4:5]",
+		"v_cmp_le_i64_e64 s[8:9], s[0:1], v[4:5]",
+		"v_cmp_gt_u32 vcc, s8, v4",
+		"v_cmp_gt_u32_e64 s[2:3], s10, v6",
+		"v_cmp_lt_i32 vcc, v1, v2",
+		"v_cmp_eq_u32 vcc, 3, v5",
+		"v_cmp_lt_f32 vcc, v1, v2",
+		"v_cmp_lt_i16 vcc, v1, v2",
+		"v_cmp_ge_u16_e64 s[8:9], v1, -2",
+		"v_cmp_ne_i32_e64 s[8:9], s3, v1",
+		"v_cmpx_lt_u32 vcc, v1, v2",
+		"v_cmpx_le_i64 vcc, v[2:3], v[4:5]",
+		"v_cmp_t_u32 vcc, v1, v2",
+		"v_cmp_f_i64 vcc, v[2:3], v[4:5]",
+		"v_cmp_neq_f64 vcc, v[2:3], v[4:5]",
+		"v_lshlrev_b64 v[10:11], 2, v[0:1]",
+		"v_lshlrev_b64 v[0:1], v3, v[0:1]",
+		"v_lshrrev_b64 v[10:11], v2, v[4:5]",
+		"v_ashrrev_i64 v[10:11], 33, v[4:5]",
+		"v_add_f64 v[10:11], v[2:3], v[4:5]",
+		"v_mul_f64 v[4:5], v[4:5], v[6:7]",
+		"v_mov_b32 v10, s3",
+		"v_mov_b32 v10, v1",
+		"v_mov_b32 v10, 0x3f800000",
+		"v_sub_co_u32 v10, vcc, 0x12345, v3",
+		"v_subb_co_u32_e64 v10, s[4:5], v1, v2, s[6:7]",
+		"v_addc_co_u32 v10, vcc, v2, v2, vcc",
+		"v_add_u32 v10, s2, v6",
+		"v_add_u32 v6, 16, v6",
+		"v_add_f32 v2, v6, v7",
+		"v_fmac_f32 v8, v14, v22",
+		"v_lshlrev_b32 v0, 2, v6",
+		"v_add3_u32 v0, v6, v0, s2",
+		"v_sub_u32 v10, v1, v2",
+		"v_lshlrev_b32 v10, v1, v2",
+		"v_sub_f32 v10, v1, v2",
+		"v_mul_f32 v1, v1, v2",
+		"v_lshl_add_u32 v10, v1, v2, v3",
+		"v_fma_f32 v10, v1, v2, v3",
+		"v_cvt_u32_f32 v10, v1",
+		"v_cndmask_b32 v10, v1, v2, vcc",
+		"v_cndmask_b32_e64 v10, v1, 2, s[6:7]",
+	}
+	code := asm(t, joinLines(src))
+	rnd := rand.New(rand.NewPCG(5, 6))
+	specials := []uint32{0, 1, 0xffffffff, 0x80000000, 0x7fffffff, 2, 0xfffffffe}
+	pick := func() uint32 {
+		if rnd.IntN(3) == 0 {
+			return specials[rnd.IntN(len(specials))]
+		}
+		return rnd.Uint32()
+	}
+	var base wave
+	base.v = make([][lanes]uint32, 32)
+	for r := range base.v {
+		for l := range base.v[r] {
+			base.v[r][l] = pick()
+		}
+	}
+	for i := 0; i < 16; i++ {
+		base.s[i] = pick()
+	}
+	base.s[opVCCLo], base.s[opVCCHi] = rnd.Uint32(), rnd.Uint32()
+	mode := uint32(0)
+	clone := func(exec uint64) *wave {
+		w := &wave{s: base.s, mode: mode}
+		w.v = make([][lanes]uint32, len(base.v))
+		copy(w.v, base.v)
+		w.setExec(exec)
+		return w
+	}
+	masks := []uint64{^uint64(0), 0xfffffffffffffff0, 0x0000ffff0000ffff, 0x8000000000000005, 1 << 63}
+	// FP_DENORM: f32/f64 denormals kept (0xf0), and f32 inputs and results flushed in each combination
+	for _, mode = range []uint32{0xf0, 0xe0, 0xd0, 0xc0} {
+		for pc := 0; pc < len(code); {
+			in, err := Decode(code[pc:min(pc+3, len(code))])
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc += int(in.Size) / 4
+			in.exec, in.notF32 = resolve(&in), opTab[in.Info.Op].notF32
+			text := in.String()
+			for _, m := range masks {
+				dense := clone(m)
+				if err := in.exec(dense, &in); err != nil {
+					t.Fatalf("%s mode %#x exec %#x: %v", text, mode, m, err)
+				}
+				want := clone(m)
+				// SGPR pairs a single-lane run wrote (a result mask: only its lane's bit can be set;
+				// the random base differs from any such mask), and the bits the lanes set.
+				written := map[int]uint64{}
+				for mm := m; mm != 0; mm &= mm - 1 {
+					l := trailingZeros(mm)
+					one := clone(1 << l)
+					if err := in.exec(one, &in); err != nil {
+						t.Fatalf("%s lane %d: %v", text, l, err)
+					}
+					for r := range one.v {
+						want.v[r][l] = one.v[r][l]
+					}
+					for p := 0; p < opExecLo; p += 2 {
+						if v := one.sget64(uint16(p)); v != base.sget64(uint16(p)) {
+							written[p] |= v & (1 << l)
+						}
+					}
+				}
+				for p, v := range written {
+					want.sset64(uint16(p), v)
+				}
+				for r := range want.v {
+					if dense.v[r] != want.v[r] {
+						for l := range want.v[r] {
+							if dense.v[r][l] != want.v[r][l] {
+								t.Fatalf("%s mode %#x exec %#x: v%d lane %d = %#x, lane by lane %#x", text, mode, m, r, l, dense.v[r][l], want.v[r][l])
+							}
+						}
+					}
+				}
+				for p := 0; p < opExecLo; p += 2 {
+					if got, exp := dense.sget64(uint16(p)), want.sget64(uint16(p)); got != exp {
+						t.Fatalf("%s mode %#x exec %#x: s[%d:%d] = %#x, lane by lane %#x", text, mode, m, p, p+1, got, exp)
+					}
+				}
+			}
+		}
+	}
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for _, l := range s {
+		out += "\t" + l + "\n"
+	}
+	return out
+}
+
+func trailingZeros(m uint64) int {
+	n := 0
+	for m&1 == 0 {
+		m >>= 1
+		n++
+	}
+	return n
+}
+
+// TestFma32FastPath: fma32's float64-FMA path gives what the round-to-odd path gives, for random
+// operands, special values, and sums whose float64 rounding lands on an f32 tie (4097*4097 is
+// halfway between two f32 values; adding 2^-40 must round up, 4097*4097-2^-40 down: rounding the
+// float64 FMA to f32 directly would give the even neighbour in both).
+func TestFma32FastPath(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 1, 0x807fffff,
+		0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x45800800, 0x2b800000, 0xab800000}
+	check := func(a, b, c uint32) {
+		if got, want := fma32(a, b, c), fma32Odd(a, b, c); got != want {
+			t.Fatalf("fma32(%#x, %#x, %#x) = %#x, round-to-odd path %#x", a, b, c, got, want)
+		}
+	}
+	// 0x45800800 = 4097, 0x2b800000 = 2^-40
+	if got := fma32(0x45800800, 0x45800800, 0x2b800000); got != 0x4b801001 {
+		t.Fatalf("4097*4097 + 2^-40 = %#x, want 0x4b801001 (16785410)", got)
+	}
+	if got := fma32(0x45800800, 0x45800800, 0xab800000); got != 0x4b801000 {
+		t.Fatalf("4097*4097 - 2^-40 = %#x, want 0x4b801000 (16785408)", got)
+	}
+	for _, a := range specials {
+		for _, b := range specials {
+			for _, c := range specials {
+				check(a, b, c)
+			}
+		}
+	}
+	for i := 0; i < 200000; i++ {
+		a, b, c := rnd.Uint32(), rnd.Uint32(), rnd.Uint32()
+		switch i % 4 {
+		case 1: // products and addends of close magnitude: cancellation, subnormal results
+			c = (a*b)&0x807fffff | (a>>23&0xff+b>>23&0xff-127)&0xff<<23
+		case 2: // small integers: exact products at f32 ties
+			a, b, c = u32(float32(rnd.IntN(1<<13))), u32(float32(rnd.IntN(1<<13))), u32(float32(rnd.IntN(64))*0x1p-30)
+		case 3:
+			c = specials[rnd.IntN(len(specials))]
+		}
+		check(a, b, c)
+	}
+}
+
+// TestGlobalBatchLowDwordWrap: under a full EXEC, 64-bit lane addresses whose low dwords wrap past
+// 2^32 while the high dwords stay equal are not contiguous (lanes 32-63 lie 4 GiB below lanes
+// 0-31), even though the low dwords step by 4 and, with offset:-128, lane 0's element and 64 dwords
+// after it fit in one page: each half goes to its own page, as the per-lane path puts it.
+func TestGlobalBatchLowDwordWrap(t *testing.T) {
+	code := asm(t, `
+	v_lshlrev_b32 v2, 2, v0
+	v_add_u32 v2, 0xffffff80, v2
+	v_mov_b32 v3, 1
+	v_add_u32 v4, 1000, v0
+	global_store_dword v[2:3], v4, off offset:-128
+	s_endpgm
+`)
+	m, _, err := runAsm(t, code, 64, 0, func(m *flatMem, p *DispatchParams) {
+		m.mapRange(0x1_ffff_f000, 0x1000) // lanes 0-31: 1<<32 + 0xffffff00 + 4*l
+		m.mapRange(0x0_ffff_f000, 0x1000) // lanes 32-63: 1<<32 + 4*(l-32) - 128
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [4]byte
+	for l := 0; l < 64; l++ {
+		a := uint64(0x1_ffff_ff00) + 4*uint64(l)
+		if l >= 32 {
+			a = 1<<32 + 4*uint64(l-32) - 128
+		}
+		m.Read(a, b[:])
+		if got := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24; got != uint32(1000+l) {
+			t.Fatalf("lane %d at %#x: %d, want %d", l, a, got, 1000+l)
+		}
+	}
+}
