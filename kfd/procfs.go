@@ -104,9 +104,15 @@ func countsSDMAActivity(t uint32) bool {
 // sdmaActivity is read_sdma_queue_counter: the u64 after the queue's read pointer, which the SDMA
 // firmware maintains on hardware. The SDMA model does not write it (its unit is not documented):
 // it reads as whatever the client's memory holds there, 0 for a fresh ring-pointer page.
+// It reads through a port of its own: the queue's port belongs to the queue's engine goroutine.
 func (q *queue) sdmaActivity() uint64 {
+	if q.pd.vm == nil {
+		return 0
+	}
+	pt := q.pd.vm.NewPort()
+	defer pt.Close()
 	var b [8]byte
-	if q.mem == nil || q.mem.Read(q.args.ReadPointerAddress+8, b[:]) != nil {
+	if pt.Read(q.args.ReadPointerAddress+8, b[:]) != nil {
 		return 0 // amdkfd: pr_debug "Failed to read SDMA queue active counter", not counted
 	}
 	return binary.LittleEndian.Uint64(b[:])
