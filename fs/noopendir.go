@@ -57,9 +57,6 @@ func (n *noOpendirFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *
 
 func (n *noOpendirFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList,
 	read func(<-chan struct{}, *fuse.ReadIn, *fuse.DirEntryList) fuse.Status) fuse.Status {
-	if in.Fh != 0 { // not sent once no_opendir is set; kept exact for a kernel that ignores it
-		return read(cancel, in, out)
-	}
 	var oo fuse.OpenOut
 	if st := n.RawFileSystem.OpenDir(cancel, &fuse.OpenIn{InHeader: in.InHeader, Flags: syscall.O_RDONLY | syscall.O_DIRECTORY}, &oo); !st.Ok() {
 		return st

@@ -1,9 +1,7 @@
 package fs
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"syscall"
 	"time"
 
@@ -118,14 +116,7 @@ func (d *kfdDevDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 }
 
 func (d *kfdDevDir) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
-	kids := d.Children()
-	es := make([]fuse.DirEntry, 0, len(kids)+1)
-	for name, in := range kids {
-		if name != "proc" { // the last lookup's procDir, which go-fuse keeps as a child
-			es = append(es, fuse.DirEntry{Name: name, Mode: in.Mode(), Ino: in.StableAttr().Ino})
-		}
-	}
-	slices.SortFunc(es, func(a, b fuse.DirEntry) int { return cmp.Compare(a.Ino, b.Ino) }) // creation order
+	es := childEntries(&d.Inode, "proc") // not the last lookup's procDir, which go-fuse keeps as a child
 	if d.proc != nil {
 		es = append(es, fuse.DirEntry{Name: "proc", Mode: syscall.S_IFDIR})
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kfdemu/kfdemu/internal/testenv"
 )
 
 // TestProcDir: kfd/proc lists the processes that have the device open, as they come and go, although
@@ -17,18 +19,7 @@ import (
 func TestProcDir(t *testing.T) {
 	mnt, d := mountDriver(t, "mi210")
 	proc := filepath.Join(mnt, "sys/devices/virtual/kfd/kfd/proc")
-	list := func(dir string) []string {
-		t.Helper()
-		es, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, e := range es {
-			names = append(names, e.Name())
-		}
-		return names
-	}
+	list := func(dir string) []string { return testenv.DirNames(t, dir) }
 	if got := list(proc); len(got) != 0 {
 		t.Fatalf("proc/ without clients: %v", got)
 	}

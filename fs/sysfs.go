@@ -127,14 +127,21 @@ type cachedDir struct{ roDir }
 var _ fs.NodeOpendirHandler = (*cachedDir)(nil)
 
 func (d *cachedDir) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	kids := d.Children()
-	es := make([]fuse.DirEntry, 0, len(kids))
-	for name, in := range kids {
-		es = append(es, fuse.DirEntry{Name: name, Mode: in.Mode(), Ino: in.StableAttr().Ino})
+	return &listDir{es: childEntries(&d.Inode, "")}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// childEntries lists in's children but skip in creation order (inode numbers grow), which is the
+// rendered tree's order, as go-fuse's own listing.
+func childEntries(in *fs.Inode, skip string) []fuse.DirEntry {
+	kids := in.Children()
+	es := make([]fuse.DirEntry, 0, len(kids)+1)
+	for name, c := range kids {
+		if name != skip {
+			es = append(es, fuse.DirEntry{Name: name, Mode: c.Mode(), Ino: c.StableAttr().Ino})
+		}
 	}
-	// Creation order (inode numbers grow), which is the tree's order, as go-fuse's own listing.
 	slices.SortFunc(es, func(a, b fuse.DirEntry) int { return cmp.Compare(a.Ino, b.Ino) })
-	return &listDir{es: es}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+	return es
 }
 
 // dirEntriesServed counts the entries listDir handles returned (tests: a cached listing costs none).

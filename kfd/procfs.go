@@ -52,19 +52,22 @@ func (d *Driver) ProcTree() *topology.Tree {
 		}
 		pd.Children = append(pd.Children, qs)
 		devs := p.sortedPDDs()
+		ids := make([]string, len(devs))
+		for i, dv := range devs {
+			ids[i] = strconv.FormatUint(uint64(dv.gpuID), 10)
+		}
 		evicted := uint64(p.evictedFor.Milliseconds())
-		for _, dv := range devs {
+		for i, dv := range devs {
 			occ := 0 // kfd_get_cu_occupancy: 0 without queues on the device
 			if queues[dv.gpuID] > 0 {
 				dev := d.shaderDevice(dv.gpuID)
 				w, per := dev.ResidentWaves(p.pasid), dev.WavesPerCU()
 				occ = (w + per - 1) / per
 			}
-			id := strconv.FormatUint(uint64(dv.gpuID), 10)
-			pd.Children = append(pd.Children, dir("stats_"+id, file("evicted_ms", u64(evicted)),
+			pd.Children = append(pd.Children, dir("stats_"+ids[i], file("evicted_ms", u64(evicted)),
 				file("cu_occupancy", strconv.Itoa(occ)+"\n")))
 		}
-		for _, dv := range devs {
+		for i, dv := range devs {
 			var vram uint64
 			for _, b := range p.bos {
 				if b.gpu == dv.gpuID && allocDomain(b.flags) == allocVRAM {
@@ -77,12 +80,11 @@ func (d *Driver) ProcTree() *topology.Tree {
 					sdma += q.sdmaActivity()
 				}
 			}
-			id := strconv.FormatUint(uint64(dv.gpuID), 10)
-			pd.Children = append(pd.Children, file("vram_"+id, u64(vram)), file("sdma_"+id, u64(sdma/sdmaActivityDivisor)))
+			pd.Children = append(pd.Children, file("vram_"+ids[i], u64(vram)), file("sdma_"+ids[i], u64(sdma/sdmaActivityDivisor)))
 		}
-		for _, dv := range devs {
+		for i, dv := range devs {
 			if c, ok := p.svm.Counters(dv.gpuID); ok {
-				pd.Children = append(pd.Children, dir("counters_"+strconv.FormatUint(uint64(dv.gpuID), 10),
+				pd.Children = append(pd.Children, dir("counters_"+ids[i],
 					file("faults", u64(c.Faults)), file("page_in", u64(c.PageIn)), file("page_out", u64(c.PageOut))))
 			}
 		}
@@ -104,7 +106,9 @@ func countsSDMAActivity(t uint32) bool {
 // sdmaActivity is read_sdma_queue_counter: the u64 after the queue's read pointer, which the SDMA
 // firmware maintains on hardware. The SDMA model does not write it (its unit is not documented):
 // it reads as whatever the client's memory holds there, 0 for a fresh ring-pointer page.
-// It reads through a port of its own: the queue's port belongs to the queue's engine goroutine.
+// It reads through a port of its own: the queue's port belongs to the queue's engine goroutine. The
+// read takes no retry fault (whose handler takes Process.mu, held here): the read pointer is in a
+// BO the queue holds mapped (kfd_queue_acquire_buffers; UNMAP gets EBUSY meanwhile).
 func (q *queue) sdmaActivity() uint64 {
 	if q.pd.vm == nil {
 		return 0

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/kfdemu/kfdemu/kfd"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kfdemu/kfdemu/internal/testenv"
+	"github.com/kfdemu/kfdemu/kfd"
 	"github.com/kfdemu/kfdemu/topology"
 )
 

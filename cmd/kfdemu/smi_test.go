@@ -347,17 +347,7 @@ func TestDRMHotplug(t *testing.T) {
 	}
 	// The sys connection's listings are cached by the kernel (fs/noopendir.go): sys/devices, listed
 	// before the hot-plug, must list the new root bus after it and not after the unplug.
-	devices := func() []string {
-		es, err := os.ReadDir(filepath.Join(mnt, "sys/devices"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, e := range es {
-			names = append(names, e.Name())
-		}
-		return names
-	}
+	devices := func() []string { return testenv.DirNames(t, filepath.Join(mnt, "sys/devices")) }
 	if slices.Contains(devices(), "pci0000:80") {
 		t.Fatalf("sys/devices before the hot-plug: %v", devices())
 	}

@@ -218,15 +218,7 @@ END_OF_PGM:
 // LoopIsa, 5.8 G wave instructions): 256 one-item groups on 1..GOMAXPROCS workers.
 func BenchmarkLoopIsaGroups(b *testing.B) {
 	code := asm(b, loopIsa)
-	ninst := 0
-	for i := 0; i < len(code); {
-		in, err := Decode(code[i:min(i+3, len(code))])
-		if err != nil {
-			b.Fatal(err)
-		}
-		i += int(in.Size) / 4
-		ninst++
-	}
+	ninst := len(decodeAll(b, code))
 	// prologue 19, 247 rounds of the body (everything but the prologue and s_endpgm), the last
 	// round's 6 instructions and s_endpgm
 	const groups = 256
@@ -290,13 +282,7 @@ func BenchmarkLaneOps(b *testing.B) {
 		w.v[14][l], w.v[22][l], w.v[6][l], w.v[7][l] = 0x3f800000, 0x40000000, 0x3f000000, 0x3e000000
 	}
 	w.setExec(^uint64(0))
-	for pc := 0; pc < len(code); {
-		in, err := Decode(code[pc:min(pc+3, len(code))])
-		if err != nil {
-			b.Fatal(err)
-		}
-		pc += int(in.Size) / 4
-		in.exec, in.notF32 = resolve(&in), opTab[in.Info.Op].notF32
+	for _, in := range decodeAll(b, code) {
 		b.Run(in.String(), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if err := in.exec(w, &in); err != nil {

@@ -119,14 +119,9 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 	}
 	masks := []uint64{^uint64(0), 0xfffffffffffffff0, 0x0000ffff0000ffff, 0x8000000000000005, 1 << 63}
 	// FP_DENORM: f32/f64 denormals kept (0xf0), and f32 inputs and results flushed in each combination
+	insts := decodeAll(t, code)
 	for _, mode = range []uint32{0xf0, 0xe0, 0xd0, 0xc0} {
-		for pc := 0; pc < len(code); {
-			in, err := Decode(code[pc:min(pc+3, len(code))])
-			if err != nil {
-				t.Fatal(err)
-			}
-			pc += int(in.Size) / 4
-			in.exec, in.notF32 = resolve(&in), opTab[in.Info.Op].notF32
+		for _, in := range insts {
 			text := in.String()
 			for _, m := range masks {
 				dense := clone(m)

@@ -87,3 +87,10 @@ func init() {
 
 // resolve gives the routine of a decoded instruction (nil: unimplemented).
 func resolve(in *Inst) execFn { return opTab[in.Info.Op].exec }
+
+// bind sets a decoded instruction's routine and rounding flag from its opcode's record, once per
+// decoded instruction (the wave's decode cache, decodeAt).
+func (in *Inst) bind() {
+	r := &opTab[in.Info.Op]
+	in.exec, in.notF32 = r.exec, r.notF32
+}

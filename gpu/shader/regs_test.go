@@ -45,6 +45,22 @@ func asm(t testing.TB, src string) []uint32 {
 	return w
 }
 
+// decodeAll decodes a .text stream into its instructions, each bound to its routine (bind).
+func decodeAll(t testing.TB, code []uint32) []Inst {
+	t.Helper()
+	var out []Inst
+	for pc := 0; pc < len(code); {
+		in, err := Decode(code[pc:min(pc+3, len(code))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc += int(in.Size) / 4
+		in.bind()
+		out = append(out, in)
+	}
+	return out
+}
+
 func putWords(m Memory, va uint64, code []uint32) {
 	b := make([]byte, 4*len(code))
 	for i, w := range code {

@@ -710,8 +710,7 @@ func (d *dispatch) decodeAt(g *group, pc uint64) (*cinst, error) {
 	if err != nil {
 		return nil, &WaveError{PC: pc, Inst: fmt.Sprintf(".long %#010x", w[0]), Err: fmt.Errorf("%w: %v", ErrIllegal, err)}
 	}
-	r := &opTab[in.Info.Op] // the opcode's record, bound once per decoded instruction
-	in.exec, in.notF32 = r.exec, r.notF32
+	in.bind()
 	c := &cinst{Inst: in, pc: pc}
 	v, _ := d.code.m.LoadOrStore(pc, c)
 	return v.(*cinst), nil

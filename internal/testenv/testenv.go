@@ -135,3 +135,17 @@ func Shared(t testing.TB, rel string) string {
 	}
 	return p
 }
+
+// DirNames lists dir's entry names in sorted order (os.ReadDir), failing the test if it cannot.
+func DirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(es))
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
