@@ -10,4 +10,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+require (
+	github.com/google/btree v1.1.3 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+)

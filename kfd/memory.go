@@ -140,6 +140,7 @@ func allocMemory(p *Process, c Caller, a *abi.AllocMemoryOfGPUArgs) syscall.Errn
 	p.nextIDR[a.GPUID]++
 	b.handle = makeHandle(a.GPUID, p.nextIDR[a.GPUID])
 	p.bos[b.handle] = b
+	p.boIdx.insert(b)
 	a.Handle = b.handle
 	switch dom {
 	case allocUserptr:
@@ -264,10 +265,8 @@ func (p *Process) overlaps(gpu uint32, va, size uint64) bool {
 	if va == 0 {
 		return false // no GPU VA yet (doorbell/MMIO before placement)
 	}
-	for _, b := range p.bos {
-		if b.gpu == gpu && b.va != 0 && va < b.va+b.size && b.va < va+size {
-			return true
-		}
+	if p.boIdx.overlapsOn(gpu, va, size) {
+		return true
 	}
 	pd := p.pdds[gpu]
 	return pd != nil && pd.gemOverlaps(va, size) // a GEM mapping of the render node (gem.go)
@@ -298,6 +297,7 @@ func freeMemory(p *Process, c Caller, a *abi.FreeMemoryOfGPUArgs) syscall.Errno 
 // reach its memory (every Unmap waited for the engines' TLBs).
 func (p *Process) freeBOLocked(h uint64, b *bo) {
 	delete(p.bos, h)
+	p.boIdx.remove(b)
 	if b.pa != 0 {
 		if err := p.d.phys.Free(b.pa); err != nil {
 			p.d.log.Error("BO segment lost", "tgid", p.tgid, "handle", hexVA(h), "err", err)

@@ -30,6 +30,7 @@ type Process struct {
 	render         *space
 	pdds           map[uint32]*pdd // gpu_id -> per-device data
 	bos            map[uint64]*bo
+	boIdx          boIndex           // bos by GPU VA (boindex.go)
 	nextIDR        map[uint32]uint32 // gpu_id -> next BO idr id
 	events         map[uint32]*event
 	queues         map[uint32]*queue

@@ -217,14 +217,7 @@ func (p *Process) queueBuffer(pd *pdd, va, size uint64) (*bo, bool) {
 }
 
 // boAt returns the BO mapped on gpu that contains va.
-func (p *Process) boAt(gpu uint32, va uint64) *bo {
-	for _, b := range p.bos {
-		if b.mapped[gpu] && va >= b.va && va-b.va < b.size {
-			return b
-		}
-	}
-	return nil
-}
+func (p *Process) boAt(gpu uint32, va uint64) *bo { return p.boIdx.mappedAt(gpu, va) }
 
 // acquireBuffers is kfd_queue_acquire_buffers: the write and read pointers, the ring and, for
 // compute queues, the EOP buffer and context-save area must be GPU-mapped with the sizes the node

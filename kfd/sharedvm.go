@@ -139,10 +139,8 @@ func parseMapsLine(line string) (svm.VMA, bool) {
 // overlapsMappedBO is svm_range_check_vm: a BO mapped on some GPU in [start, start+size). Called
 // with Process.mu held.
 func (p *Process) overlapsMappedBO(start, size uint64) bool {
-	for _, b := range p.bos {
-		if len(b.mapped) > 0 && start < b.va+b.size && b.va < start+size {
-			return true
-		}
+	if p.boIdx.mappedOverlapping(start, size) {
+		return true
 	}
 	for _, pd := range p.pdds {
 		if pd.gemOverlaps(start, size) {
