@@ -33,15 +33,40 @@ const (
 // levelShift is amdgpu_vm_pt_level_shift in pages: 27, 18, 9, 0.
 func levelShift(l int) uint { return uint(9 * (lvlPTB - l)) }
 
+// A table is one page-table block. Page tables are most of the daemon's memory under large
+// mappings (KFDMemoryTest.MMapLarge maps 400 GiB of userptr BOs in 4 KiB PTEs on each of 8 GPUs:
+// 0.8 G PTEs), so a PTB whose 512 PTEs map consecutive pages with one set of flags and one
+// fragment (a full PTB of system memory, or a split 2 MiB leaf) is held as its first PTE (run)
+// until an entry of it changes; at and own hide the difference. e is then an allocation of its
+// own: 4 KiB, a size class of Go's allocator (a table holding the array took a 4864-byte slot).
 type table struct {
-	// e is an allocation of its own: 4 KiB, a size class of Go's allocator, where a table
-	// holding the array itself (4120 bytes) took a 4864-byte slot. Page tables are most of the
-	// daemon's memory under large mappings (KFDMemoryTest.MMapLarge: 400 GiB of userptr BOs in
-	// 4 KiB PTEs on 8 GPUs, 1.6 M tables).
-	e     *[entries]PTE
+	e     *[entries]PTE    // nil while the PTB is a run
+	run   PTE              // with e nil: entry k is run + k pages
 	child *[entries]*table // directories only
 	used  int              // non-zero entries
 	pa    uint64           // the address a PDE holds
+}
+
+// at is entry i.
+func (t *table) at(i uint64) PTE {
+	if t.e == nil {
+		return t.run + PTE(i<<pageShift)
+	}
+	return t.e[i]
+}
+
+// own returns the entries for writing, expanding a run.
+func (t *table) own() *[entries]PTE {
+	if t.e == nil {
+		t.e = new([entries]PTE)
+		if t.run != 0 {
+			for k := range uint64(entries) {
+				t.e[k] = t.run + PTE(k<<pageShift)
+			}
+			t.run = 0
+		}
+	}
+	return t.e
 }
 
 // FaultHandler services a retry fault. It is called with no mmu lock held and outside any access
@@ -74,6 +99,7 @@ type VM struct {
 	mu                      sync.RWMutex // the tables and the counters below
 	root                    *table
 	nTables, nPTE4K, nPDE2M int
+	noRuns                  bool // tests: every PTB holds its entries (no runs)
 	portsMu                 sync.Mutex
 	ports                   []*Port
 	faultMu                 sync.Mutex
@@ -142,9 +168,9 @@ func (vm *VM) Stats() VMStats {
 }
 
 func (vm *VM) newTable(level int) *table {
-	t := &table{e: new([entries]PTE), pa: PageTableBase + (vm.ph.ptNextPA.Add(tableBytes)-tableBytes)%(physLimit-PageTableBase)}
-	if level != lvlPTB {
-		t.child = new([entries]*table)
+	t := &table{pa: PageTableBase + (vm.ph.ptNextPA.Add(tableBytes)-tableBytes)%(physLimit-PageTableBase)}
+	if level != lvlPTB { // a PTB's entries come with its first write (own) or as a run
+		t.e, t.child = new([entries]PTE), new([entries]*table)
 	}
 	vm.nTables++
 	vm.ph.ptBytes.Add(tableBytes)
@@ -220,7 +246,7 @@ func (vm *VM) anyValid(vpn, end uint64) bool {
 	for v := vpn; v < end; {
 		t, l := vm.root, lvlPDB2
 		for t != nil {
-			e := t.e[(v>>levelShift(l))&(entries-1)]
+			e := t.at((v >> levelShift(l)) & (entries - 1))
 			if e == 0 {
 				break
 			}
@@ -275,8 +301,15 @@ func (vm *VM) fill(vpn, end, ppn uint64, flags PTE) {
 		}
 		for vpn < fragEnd {
 			t := vm.ensure(vpn, lvlPTB)
+			if t.used == 0 && vpn&(entries-1) == 0 && fragEnd-vpn >= entries && !vm.noRuns {
+				t.run, t.used = PTE(ppn<<pageShift)|flags|PTEFrag(frag), entries
+				vpn, ppn = vpn+entries, ppn+entries
+				vm.nPTE4K += entries
+				continue
+			}
+			e := t.own()
 			for i := vpn & (entries - 1); i < entries && vpn < fragEnd; i, vpn, ppn = i+1, vpn+1, ppn+1 {
-				t.e[i] = PTE(ppn<<pageShift) | flags | PTEFrag(frag)
+				e[i] = PTE(ppn<<pageShift) | flags | PTEFrag(frag)
 				t.used++
 				vm.nPTE4K++
 			}
@@ -293,7 +326,7 @@ func (vm *VM) lookup(va uint64) (PTE, uint64, bool) {
 	t := vm.root
 	for l := lvlPDB2; t != nil; l++ {
 		i := (vpn >> levelShift(l)) & (entries - 1)
-		e := t.e[i]
+		e := t.at(i)
 		switch {
 		case e == 0:
 			return 0, 0, false
@@ -403,7 +436,7 @@ func (vm *VM) modifyLocked(vpn, end uint64, unmap bool, set, clear PTE) bool {
 		for ; ; l++ {
 			i := (v >> levelShift(l)) & (entries - 1)
 			path[l].t, path[l].i = t, i
-			e := t.e[i]
+			e := t.at(i)
 			if e == 0 {
 				hole = true
 				break
@@ -438,16 +471,26 @@ func (vm *VM) modifyLocked(vpn, end uint64, unmap bool, set, clear PTE) bool {
 		{
 			ptbStart := v &^ (entries - 1)
 			hi := min(end, ptbStart+entries)
+			if t.e == nil && v == ptbStart && hi == ptbStart+entries { // a whole run
+				if unmap {
+					t.run, t.used = 0, 0
+					vm.nPTE4K -= entries
+				} else {
+					t.run = apply(t.run) // flags only: entry k is still run + k pages
+				}
+				changed = true
+				v = hi
+			}
 			for ; v < hi; v++ {
 				i := v & (entries - 1)
-				if e := t.e[i]; e != 0 {
+				if e := t.at(i); e != 0 {
 					changed = true
 					if unmap {
-						t.e[i] = 0
+						t.own()[i] = 0
 						t.used--
 						vm.nPTE4K--
 					} else {
-						t.e[i] = apply(e)
+						t.own()[i] = apply(e)
 					}
 				}
 			}
@@ -490,10 +533,10 @@ func (vm *VM) split(t *table, i uint64) {
 	e := t.e[i]
 	c := vm.newTable(lvlPTB)
 	flags := e &^ (PTEAddrMask | PDEPTE | PTEFragMask)
-	for k := range uint64(entries) {
-		c.e[k] = PTE(e.Addr()+k*pageSize) | flags | PTEFrag(min(e.Frag(), maxPTBFrag))
+	c.run, c.used = PTE(e.Addr())|flags|PTEFrag(min(e.Frag(), maxPTBFrag)), entries
+	if vm.noRuns {
+		c.own()
 	}
-	c.used = entries
 	t.child[i] = c
 	t.e[i] = PTE(c.pa) | PTEValid
 	vm.nPDE2M--
@@ -505,6 +548,9 @@ func (vm *VM) split(t *table, i uint64) {
 // amdgpu_vm_pte_fragment gives them, so no fragment spans pages that are no longer alike.
 func refrag(t *table, ptbStart uint64) {
 	const same = ^(PTEAddrMask | PTEFragMask)
+	if t.e == nil {
+		return // a run: one fragment field throughout, unchanged
+	}
 	for i := 0; i < entries; {
 		if t.e[i] == 0 {
 			i++
