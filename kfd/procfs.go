@@ -103,9 +103,12 @@ func countsSDMAActivity(t uint32) bool {
 	return t == abi.KFD_IOC_QUEUE_TYPE_SDMA || t == abi.KFD_IOC_QUEUE_TYPE_SDMA_XGMI
 }
 
-// sdmaActivity is read_sdma_queue_counter: the u64 after the queue's read pointer, which the SDMA
-// firmware maintains on hardware. The SDMA model does not write it (its unit is not documented):
-// it reads as whatever the client's memory holds there, 0 for a fresh ring-pointer page.
+// sdmaActivity is read_sdma_queue_counter: the u64 after the queue's read pointer, which kfd_priv.h
+// says the SDMA firmware keeps at 100 MHz. The SDMA model does not write it, on purpose: every
+// client through libhsakmt (ROCr's BlitSdma, kfdtest) passes &q->rptr of its struct queue
+// (queues.c), whose next field is the eop_buffer pointer free_queue frees when non-NULL (NULL for
+// SDMA queues), so a counter written there would make libhsakmt free garbage. The word reads as
+// whatever the client keeps there: 0 under libhsakmt.
 // It reads through a port of its own: the queue's port belongs to the queue's engine goroutine. The
 // read takes no retry fault (whose handler takes Process.mu, held here): the read pointer is in a
 // BO the queue holds mapped (kfd_queue_acquire_buffers; UNMAP gets EBUSY meanwhile).
