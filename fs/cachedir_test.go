@@ -57,3 +57,19 @@ func TestCachedDirListing(t *testing.T) {
 		t.Errorf("%d OPENDIRs reached the daemon, want only the first", n)
 	}
 }
+
+// TestCachedSymlinks: a path through the /sys/class/kfd/kfd symlink costs one READLINK on the
+// first walk and none after it (the mount caches symlink targets: mount.go).
+func TestCachedSymlinks(t *testing.T) {
+	mnt, _ := mountDriver(t, "mi210")
+	p := filepath.Join(mnt, "sys/class/kfd/kfd/topology/generation_id")
+	before := readlinks.Load()
+	for range 5 {
+		if _, err := os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := readlinks.Load() - before; n != 1 {
+		t.Errorf("5 reads through the class/kfd/kfd symlink: %d READLINKs, want 1", n)
+	}
+}

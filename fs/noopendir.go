@@ -42,6 +42,14 @@ func (n *noOpendirFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name stri
 // opendirsRefused counts the OPENDIRs answered ENOSYS (tests: the kernel sends one per connection).
 var opendirsRefused atomic.Uint64
 
+// readlinks counts READLINKs (tests: with symlink caching, one per symlink inode).
+var readlinks atomic.Uint64
+
+func (n *noOpendirFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
+	readlinks.Add(1)
+	return n.RawFileSystem.Readlink(cancel, h)
+}
+
 func (n *noOpendirFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	opendirsRefused.Add(1)
 	return fuse.ENOSYS
