@@ -88,10 +88,32 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		"v_cvt_u32_f32 v10, v1",
 		"v_cndmask_b32 v10, v1, v2, vcc",
 		"v_cndmask_b32_e64 v10, v1, 2, s[6:7]",
+		// one active lane (v32one) and one constant source under a full EXEC (fill32): f32 with
+		// SGPR, inline and literal operands, transcendental, conversions, VOP3 three-source forms
+		"v_add_f32 v0, 2.0, v0",
+		"v_add_f32 v10, s8, v17",
+		"v_mul_f32 v10, 0x3fb8aa3b, v18",
+		"v_cvt_f32_i32 v17, s1",
+		"v_cvt_f32_u32 v10, 7",
+		"v_log_f32 v10, v1",
+		"v_exp_f32 v10, v2",
+		"v_sqrt_f32 v10, v3",
+		"v_rsq_f32 v10, v3",
+		"v_fma_f32 v10, s2, v2, 1.0",
+		"v_fma_f32 v10, v1, -4.0, s3",
+		"v_mad_u32_u24 v10, v1, s2, v3",
+		"v_add3_u32 v10, s2, 5, v1",
+		"v_mov_b32 v10, -7",
+		"v_mov_b32 v10, vcc_lo",
+		"v_not_b32 v10, s3",
+		"v_lshlrev_b32 v10, 4, s3",
+		"v_add_f32_e64 v10, |v1|, -v2",
+		"v_mul_f32_e64 v10, v1, v2 clamp",
+		"v_add_u32 v10, 0x1234, v2",
 	}
 	code := asm(t, joinLines(src))
 	rnd := rand.New(rand.NewPCG(5, 6))
-	specials := []uint32{0, 1, 0xffffffff, 0x80000000, 0x7fffffff, 2, 0xfffffffe}
+	specials := []uint32{0, 1, 0xffffffff, 0x80000000, 0x7fffffff, 2, 0xfffffffe, 0x807fffff, 0x00400000}
 	pick := func() uint32 {
 		if rnd.IntN(3) == 0 {
 			return specials[rnd.IntN(len(specials))]
@@ -117,7 +139,7 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		w.setExec(exec)
 		return w
 	}
-	masks := []uint64{^uint64(0), 0xfffffffffffffff0, 0x0000ffff0000ffff, 0x8000000000000005, 1 << 63}
+	masks := []uint64{^uint64(0), 0xfffffffffffffff0, 0x0000ffff0000ffff, 0x8000000000000005, 1 << 63, 1 << 17, 1, 1 << 40}
 	// FP_DENORM: f32/f64 denormals kept (0xf0), and f32 inputs and results flushed in each combination
 	insts := decodeAll(t, code)
 	for _, mode = range []uint32{0xf0, 0xe0, 0xd0, 0xc0} {
@@ -135,7 +157,10 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 				for mm := m; mm != 0; mm &= mm - 1 {
 					l := trailingZeros(mm)
 					one := clone(1 << l)
-					if err := in.exec(one, &in); err != nil {
+					oneLanePath = false // the reference: v32sparse, not its one-lane form
+					err := in.exec(one, &in)
+					oneLanePath = true
+					if err != nil {
 						t.Fatalf("%s lane %d: %v", text, l, err)
 					}
 					for r := range one.v {

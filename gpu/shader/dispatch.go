@@ -453,10 +453,14 @@ func (d *dispatch) step(w *wave, in *Inst) (err error) {
 			in = in2
 		}
 	}
-	if in.exec == nil {
+	fn := in.near // the routine without its rounding wrapper under round to nearest even (bind)
+	if w.mode&in.rmask != 0 {
+		fn = in.exec
+	}
+	if fn == nil {
 		return &WaveError{PC: w.pc, Inst: in.String(), Err: ErrUnimplemented}
 	}
-	err = in.exec(w, in)
+	err = fn(w, in)
 	if w.err != nil { // an operand error a value helper recorded (wave.fail)
 		err, w.err = w.err, nil
 	}

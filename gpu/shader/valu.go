@@ -80,14 +80,25 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		kernels = append(kernels, kernPair{f, k})
 	}
 	return func(w *wave, in *Inst) error {
-		if k != nil && w.exec() == ^uint64(0) && plainRows(w, in, t) {
+		m := w.exec()
+		if k != nil && m == ^uint64(0) && plainRows(w, in, t) {
 			if a, b, c, d := w.rows3(in, n); d != nil {
 				k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
 				return nil
 			}
+			if n == 1 {
+				if d := w.vreg(in.Opnd[fDst]); d != nil && in.Opnd[fSrc0] < opVGPR0 {
+					return fill32(w, in, d, f) // one constant source: one result for every lane
+				}
+			}
 		}
-		if in.Ext == extNone && bits.OnesCount64(w.exec()) < denseLanes {
-			return v32sparse(w, in, t, n, f)
+		if in.Ext == extNone {
+			if m&(m-1) == 0 && m != 0 && in.Abs|in.Neg|in.Omod == 0 && !in.Clamp && oneLanePath {
+				return v32one(w, in, t, n, f, bits.TrailingZeros64(m))
+			}
+			if bits.OnesCount64(m) < denseLanes {
+				return v32sparse(w, in, t, n, f)
+			}
 		}
 		if in.Ext == extNone || n > 2 {
 			if err := w.checkExt(in); err != nil {
@@ -169,7 +180,7 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		omod := in.Omod
 		sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
 		flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
-		m := w.exec() & writeMask
+		m &= writeMask
 		if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
 			if m == ^uint64(0) { // the lane loops read each lane's sources before writing it
 				k(dst, a, b, c)
@@ -227,6 +238,74 @@ func (w *wave) rows3(in *Inst, n int) (a, b, c, d *[lanes]uint32) {
 		}
 	}
 	return a, b, c, w.vreg(in.Opnd[fDst])
+}
+
+// fill32 is a one-source lane loop under a full EXEC whose source is not a VGPR (an SGPR or a
+// constant): f of it once, written to every lane of d. Only operations with a lane loop take
+// it (their f is a pure function of the lane's operands, TestKernels).
+func fill32(w *wave, in *Inst, d *[lanes]uint32, f func(a, b, c uint32) uint32) error {
+	s, err := w.src32(in, in.Opnd[fSrc0], k32)
+	if err != nil {
+		return err
+	}
+	r := f(s.c, s.c, s.c)
+	for l := range d {
+		d[l] = r
+	}
+	return nil
+}
+
+// oneLanePath enables v32one; TestDenseMatchesLaneByLane turns it off for its reference runs, which
+// take v32sparse.
+var oneLanePath = true
+
+// v32one is v32sparse for one active lane l and no abs/neg/clamp/omod (no DPP or SDWA): the
+// operands are read for that lane only, without a per-source loop.
+func v32one(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) error {
+	if in.OpSel != 0 && in.Fmt == FmtVOP3 {
+		return w.checkExt(in)
+	}
+	var x [3]uint32
+	var err error
+	if x[0], err = w.lane1(in, in.Opnd[fSrc0], t, l); err != nil {
+		return err
+	}
+	x[1], x[2] = x[0], x[0] // as v32: a missing source is source 0
+	if n > 1 {
+		if x[1], err = w.lane1(in, in.Opnd[fSrc1], t, l); err != nil {
+			return err
+		}
+		if n > 2 {
+			if x[2], err = w.lane1(in, in.Opnd[fSrc2], t, l); err != nil {
+				return err
+			}
+		}
+	}
+	dst := w.vreg(in.Opnd[fDst])
+	if dst == nil {
+		if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+			return err
+		}
+	}
+	if t == tF32 && w.mode&0x10 == 0 { // FP_DENORM single precision: input denormals flushed
+		x[0], x[1], x[2] = flush32(x[0]), flush32(x[1]), flush32(x[2])
+	}
+	w.lane = l
+	r := f(x[0], x[1], x[2])
+	if t == tF32 && w.mode&0x20 == 0 && !in.notF32 {
+		r = flush32(r)
+	}
+	dst[l] = r
+	return nil
+}
+
+// lane1 is lane l of a 32-bit source operand (v32sparse's read of one lane).
+func (w *wave) lane1(in *Inst, code uint16, t, l int) (uint32, error) {
+	if r := w.vreg(code); r != nil {
+		return r[l], nil
+	}
+	s, err := w.src32(in, code, kindOf(t))
+	return s.at(l), err
 }
 
 // v32sparse is v32 without DPP or SDWA for few active lanes: it reads and computes only those.
