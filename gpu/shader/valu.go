@@ -267,17 +267,24 @@ func v32one(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) e
 	}
 	var x [3]uint32
 	var err error
-	if x[0], err = w.lane1(in, in.Opnd[fSrc0], t, l); err != nil {
-		return err
+	var ok bool
+	if x[0], ok = w.lane1Reg(in.Opnd[fSrc0], l); !ok {
+		if x[0], err = w.lane1(in, in.Opnd[fSrc0], t, l); err != nil {
+			return err
+		}
 	}
 	x[1], x[2] = x[0], x[0] // as v32: a missing source is source 0
 	if n > 1 {
-		if x[1], err = w.lane1(in, in.Opnd[fSrc1], t, l); err != nil {
-			return err
+		if x[1], ok = w.lane1Reg(in.Opnd[fSrc1], l); !ok {
+			if x[1], err = w.lane1(in, in.Opnd[fSrc1], t, l); err != nil {
+				return err
+			}
 		}
 		if n > 2 {
-			if x[2], err = w.lane1(in, in.Opnd[fSrc2], t, l); err != nil {
-				return err
+			if x[2], ok = w.lane1Reg(in.Opnd[fSrc2], l); !ok {
+				if x[2], err = w.lane1(in, in.Opnd[fSrc2], t, l); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -299,13 +306,25 @@ func v32one(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) e
 	return nil
 }
 
-// lane1 is lane l of a 32-bit source operand (v32sparse's read of one lane).
+// lane1 is lane l of a 32-bit source operand (v32sparse's read of one lane): a VGPR inside the
+// file or an SGPR read inline, anything else by src32.
 func (w *wave) lane1(in *Inst, code uint16, t, l int) (uint32, error) {
-	if r := w.vreg(code); r != nil {
-		return r[l], nil
+	if x, ok := w.lane1Reg(code, l); ok {
+		return x, nil
 	}
 	s, err := w.src32(in, code, kindOf(t))
 	return s.at(l), err
+}
+
+// lane1Reg is lane1's inlined first test: lane l (< lanes) of a VGPR inside the file or an SGPR.
+func (w *wave) lane1Reg(code uint16, l int) (uint32, bool) {
+	if n := int(code) - opVGPR0; uint(n) < uint(len(w.v)) {
+		return w.v[n][l&(lanes-1)], true
+	}
+	if code < 127 {
+		return w.s[code&127], true
+	}
+	return 0, false
 }
 
 // v32sparse is v32 without DPP or SDWA for few active lanes: it reads and computes only those.
