@@ -110,6 +110,11 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		"v_add_f32_e64 v10, |v1|, -v2",
 		"v_mul_f32_e64 v10, v1, v2 clamp",
 		"v_add_u32 v10, 0x1234, v2",
+		// 64-bit shifts by a constant on register pairs under a full EXEC (shiftRows)
+		"v_lshrrev_b64 v[4:5], 7, v[4:5]",
+		"v_ashrrev_i64 v[10:11], s3, v[4:5]",
+		"v_lshlrev_b64 v[2:3], 40, v[2:3]",
+		"v_ashrrev_i64 v[4:5], 63, v[4:5]",
 	}
 	code := asm(t, joinLines(src))
 	rnd := rand.New(rand.NewPCG(5, 6))
