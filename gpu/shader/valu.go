@@ -100,114 +100,121 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 				return v32sparse(w, in, t, n, f)
 			}
 		}
-		if in.Ext == extNone || n > 2 {
-			if err := w.checkExt(in); err != nil {
-				return err
-			}
+		return v32dense(w, in, t, n, f, k, m)
+	}
+}
+
+// v32dense is v32k's general path: many active lanes or DPP/SDWA, operands as rows (constants
+// broadcast), modifiers applied, the lane loop or f per active lane. (Its own function: the
+// routine's fast paths keep a small frame.)
+func v32dense(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, k kern32, m uint64) error {
+	if in.Ext == extNone || n > 2 {
+		if err := w.checkExt(in); err != nil {
+			return err
 		}
-		if in.Fmt == FmtVOP3 && in.OpSel != 0 {
-			return w.checkExt(in)
-		}
-		var src [3]*[lanes]uint32
-		fs := [3]opField{fSrc0, fSrc1, fSrc2}
-		writeMask := ^uint64(0)
-		for i := 0; i < n; i++ {
-			s, err := w.vsrc(in, in.Opnd[fs[i]], kindOf(t), i)
-			if err != nil {
-				return err
-			}
-			switch {
-			case t == tF32 && w.mode&0x10 == 0 && hasDenorm32(s):
-				// FP_DENORM single precision: input denormals flushed to signed zero.
-				d := &w.tmp[4+i]
-				for l := range d {
-					d[l] = flush32(s[l])
-				}
-				s = d
-				if in.Ext == extDPP && i == 0 {
-					s, writeMask = w.applyDPP(in, s)
-				}
-			case in.Ext == extDPP && i == 0:
-				s, writeMask = w.applyDPP(in, s)
-			case in.Ext == extSDWA:
-				sel, sext := in.SDWASrc0Sel, in.SDWASext0
-				if i == 1 {
-					sel, sext = in.SDWASrc1Sel, in.SDWASext1
-				}
-				if sel != selDword || sext {
-					d := &w.tmp[4+i]
-					for l := range d {
-						d[l] = sdwaExtract(s[l], sel, sext && (t == tU32))
-					}
-					s = d
-				}
-			}
-			if (t == tF32 || t == tF16) && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0) {
-				sign := uint32(0x80000000)
-				if t == tF16 {
-					sign = 0x8000
-				}
-				d := &w.tmp[3]
-				if i > 0 {
-					d = &w.tmp[i]
-					if s == d { // broadcast constant already in tmp[i]
-					}
-				}
-				for l := range d {
-					d[l] = modBits(s[l], in, i, sign)
-				}
-				if i == 0 {
-					w.tmp[0] = *d
-					s = &w.tmp[0]
-				} else {
-					s = d
-				}
-			}
-			src[i] = s
-		}
-		dst, err := w.vdst(in.Opnd[fDst], 1)
+	}
+	if in.Fmt == FmtVOP3 && in.OpSel != 0 {
+		return w.checkExt(in)
+	}
+	var src [3]*[lanes]uint32
+	fs := [3]opField{fSrc0, fSrc1, fSrc2}
+	writeMask := ^uint64(0)
+	for i := 0; i < n; i++ {
+		s, err := w.vsrc(in, in.Opnd[fs[i]], kindOf(t), i)
 		if err != nil {
 			return err
 		}
-		a, b, c := src[0], src[1], src[2]
-		if b == nil {
-			b = a
-		}
-		if c == nil {
-			c = a
-		}
-		clampF := in.Clamp && t == tF32
-		omod := in.Omod
-		sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
-		flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
-		m &= writeMask
-		if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
-			if m == ^uint64(0) { // the lane loops read each lane's sources before writing it
-				k(dst, a, b, c)
-				return nil
+		switch {
+		case t == tF32 && w.mode&0x10 == 0 && hasDenorm32(s):
+			// FP_DENORM single precision: input denormals flushed to signed zero.
+			d := &w.tmp[4+i]
+			for l := range d {
+				d[l] = flush32(s[l])
 			}
-			r := &w.tmp[7]
-			k(r, a, b, c)
-			w.merge(dst, r, m)
+			s = d
+			if in.Ext == extDPP && i == 0 {
+				s, writeMask = w.applyDPP(in, s)
+			}
+		case in.Ext == extDPP && i == 0:
+			s, writeMask = w.applyDPP(in, s)
+		case in.Ext == extSDWA:
+			sel, sext := in.SDWASrc0Sel, in.SDWASext0
+			if i == 1 {
+				sel, sext = in.SDWASrc1Sel, in.SDWASext1
+			}
+			if sel != selDword || sext {
+				d := &w.tmp[4+i]
+				for l := range d {
+					d[l] = sdwaExtract(s[l], sel, sext && (t == tU32))
+				}
+				s = d
+			}
+		}
+		if (t == tF32 || t == tF16) && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0) {
+			sign := uint32(0x80000000)
+			if t == tF16 {
+				sign = 0x8000
+			}
+			d := &w.tmp[3]
+			if i > 0 {
+				d = &w.tmp[i]
+				if s == d { // broadcast constant already in tmp[i]
+				}
+			}
+			for l := range d {
+				d[l] = modBits(s[l], in, i, sign)
+			}
+			if i == 0 {
+				w.tmp[0] = *d
+				s = &w.tmp[0]
+			} else {
+				s = d
+			}
+		}
+		src[i] = s
+	}
+	dst, err := w.vdst(in.Opnd[fDst], 1)
+	if err != nil {
+		return err
+	}
+	a, b, c := src[0], src[1], src[2]
+	if b == nil {
+		b = a
+	}
+	if c == nil {
+		c = a
+	}
+	clampF := in.Clamp && t == tF32
+	omod := in.Omod
+	sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
+	flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
+	m &= writeMask
+	if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
+		if m == ^uint64(0) { // the lane loops read each lane's sources before writing it
+			k(dst, a, b, c)
 			return nil
 		}
-		for ; m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			w.lane = l
-			r := f(a[l], b[l], c[l])
-			if t == tF32 && (omod != 0 || clampF) {
-				r = outMod32(r, omod, clampF)
-			}
-			if flushOut {
-				r = flush32(r)
-			}
-			if sdwaDst {
-				r = sdwaInsert(dst[l], r, in.SDWADstSel, in.SDWADstUnused)
-			}
-			dst[l] = r
-		}
+		r := &w.tmp[7]
+		k(r, a, b, c)
+		w.merge(dst, r, m)
 		return nil
 	}
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		w.lane = l
+		r := f(a[l], b[l], c[l])
+		if t == tF32 && (omod != 0 || clampF) {
+			r = outMod32(r, omod, clampF)
+		}
+		if flushOut {
+			r = flush32(r)
+		}
+		if sdwaDst {
+			r = sdwaInsert(dst[l], r, in.SDWADstSel, in.SDWADstUnused)
+		}
+		dst[l] = r
+	}
+	return nil
 }
 
 // plainRows reports whether a v32k operation runs its lane loop on its operands' rows as they are:
