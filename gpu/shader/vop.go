@@ -290,6 +290,9 @@ func vopCarryOps() {
 			if err := w.checkExt(in); err != nil {
 				return err
 			}
+			if m := w.exec(); m&(m-1) == 0 && m != 0 && oneLanePath {
+				return carryOne(w, in, cin, sub, rev, bits.TrailingZeros64(m))
+			}
 			var a, b lane32
 			var err error
 			if a.r = w.vreg(in.Opnd[fSrc0]); a.r == nil {
@@ -472,6 +475,54 @@ func vopCarryOps() {
 		}
 		return nil
 	})
+}
+
+// carryOne is a carry op (vopCarryOps' carry) on the one active lane l: its operands read for that
+// lane only, in the order of the general path (sources, destination, carry-in).
+func carryOne(w *wave, in *Inst, cin, sub, rev bool, l int) error {
+	var err error
+	a, ok := w.lane1Reg(in.Opnd[fSrc0], l)
+	if !ok {
+		if a, err = w.lane1(in, in.Opnd[fSrc0], tU32, l); err != nil {
+			return err
+		}
+	}
+	b, ok := w.lane1Reg(in.Opnd[fSrc1], l)
+	if !ok {
+		if b, err = w.lane1(in, in.Opnd[fSrc1], tU32, l); err != nil {
+			return err
+		}
+	}
+	if rev {
+		a, b = b, a
+	}
+	dst := w.vreg(in.Opnd[fDst])
+	if dst == nil {
+		if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+			return err
+		}
+	}
+	sd := uint16(opVCCLo)
+	var ci uint64
+	if in.Fmt == FmtVOP3 {
+		sd = in.Opnd[fSDst]
+		if cin {
+			if ci, err = w.scalar(in, in.Opnd[fSrc2], k64i); err != nil {
+				return err
+			}
+		}
+	} else if cin {
+		ci = w.vcc()
+	}
+	var r, c uint32
+	if sub {
+		r, c = bits.Sub32(a, b, uint32(ci>>l&1))
+	} else {
+		r, c = bits.Add32(a, b, uint32(ci>>l&1))
+	}
+	dst[l&(lanes-1)] = r
+	w.sset64(sd, uint64(c)<<l)
+	return nil
 }
 
 // carryDense is a carry op over many active lanes: every lane computed, eight at a time
