@@ -1,6 +1,7 @@
 package shader
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -225,6 +226,11 @@ func TestFma32FastPath(t *testing.T) {
 	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 1, 0x807fffff,
 		0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x45800800, 0x2b800000, 0xab800000}
 	check := func(a, b, c uint32) {
+		// The fast path's float64 a*b+c is math.FMA's (the f32 product is exact), NaN aside.
+		x, y, z := float64(f32(a)), float64(f32(b)), float64(f32(c))
+		if p, q := x*y+z, math.FMA(x, y, z); p == p && math.Float64bits(p) != math.Float64bits(q) {
+			t.Fatalf("%#x*%#x+%#x: float64 %v, math.FMA %v", a, b, c, p, q)
+		}
 		if got, want := fma32(a, b, c), fma32Odd(a, b, c); got != want {
 			t.Fatalf("fma32(%#x, %#x, %#x) = %#x, round-to-odd path %#x", a, b, c, got, want)
 		}

@@ -608,11 +608,11 @@ func fmax32(a, b float32) float32 {
 
 // fma32 is a correctly rounded f32 fused multiply-add: the product of two f32 values is exact in
 // float64 and the sum is rounded to odd (sumOdd, valu16.go) before the one rounding to f32. (Rounding
-// math.FMA's float64 result to f32 would round twice: a*b+c can need far more than 53 bits.)
+// the float64 a*b+c to f32 would round twice: a*b+c can need far more than 53 bits.)
 // fmaKern is fma32's lane loop.
 func fmaKern(d, a, b, c *[lanes]uint32) {
 	for l := range d {
-		r := math.FMA(float64(f32(a[l])), float64(f32(b[l])), float64(f32(c[l]))) // fma32, inline
+		r := float64(f32(a[l]))*float64(f32(b[l])) + float64(f32(c[l])) // fma32, inline
 		if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
 			d[l] = u32(float32(r))
 		} else {
@@ -622,15 +622,18 @@ func fmaKern(d, a, b, c *[lanes]uint32) {
 }
 
 func fma32(a, b, c uint32) uint32 {
-	// Fast path: math.FMA rounds the exact a*b+c once to float64 (an FMA instruction on amd64 and
-	// arm64). Rounding that to f32 is the correctly rounded f32 unless the float64 is exactly halfway
+	// Fast path: the float64 a*b+c rounds the exact a*b+c once to float64, as math.FMA would: the
+	// product of two f32 values is exact in float64 (48 significant bits, magnitude 2^-298 to
+	// 2^256), so only the sum rounds (and a fused multiply-add the compiler may emit gives the same
+	// float64). Plain float64 arithmetic needs no FMA instruction or math.FMA's software fallback
+	// (whose call made the lane loop spill its registers). Rounding that to f32 is the correctly rounded f32 unless the float64 is exactly halfway
 	// between two f32 values (its low 29 fraction bits 1<<28: the first rounding may have made the
 	// tie): a result that is not a tie lies on the same side of every f32 rounding boundary as
 	// the exact value (rounding is monotonic and the boundaries are float64 values). A zero is
 	// exact (a nonzero a*b+c of f32 values is at least 2^-298 in magnitude) with IEEE's sign, as
 	// fma32Odd gives it. Ties, f32 subnormal results (exponent below f32's normal range) and NaN
 	// take fma32Odd.
-	r := math.FMA(float64(f32(a)), float64(f32(b)), float64(f32(c)))
+	r := float64(f32(a))*float64(f32(b)) + float64(f32(c))
 	if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
 		return u32(float32(r))
 	}
