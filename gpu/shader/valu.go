@@ -262,8 +262,8 @@ func fill32(w *wave, in *Inst, d *[lanes]uint32, f func(a, b, c uint32) uint32) 
 	return nil
 }
 
-// oneLanePath enables v32one; TestDenseMatchesLaneByLane turns it off for its reference runs, which
-// take v32sparse.
+// oneLanePath enables v32one and carryOne; TestDenseMatchesLaneByLane turns it off for its
+// reference runs, which take v32sparse and the carry ops' sparse loop.
 var oneLanePath = true
 
 // v32one is v32sparse for one active lane l and no abs/neg/clamp/omod (no DPP or SDWA): the
