@@ -160,6 +160,9 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 				// SGPR pairs a single-lane run wrote (a result mask: only its lane's bit can be set;
 				// the random base differs from any such mask), and the bits the lanes set.
 				written := map[int]uint64{}
+				// EXEC: a cmpx writes each lane's result bit; lanes that leave it set look unchanged.
+				var execBits uint64
+				execWritten := false
 				for mm := m; mm != 0; mm &= mm - 1 {
 					l := trailingZeros(mm)
 					one := clone(1 << l)
@@ -177,6 +180,16 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 							written[p] |= v & (1 << l)
 						}
 					}
+					if e := one.exec(); e != 1<<l {
+						execWritten = true
+					}
+					execBits |= one.exec() & (1 << l)
+				}
+				if execWritten {
+					want.setExec(execBits)
+				}
+				if got, exp := dense.exec(), want.exec(); got != exp {
+					t.Fatalf("%s mode %#x exec %#x: EXEC %#x, lane by lane %#x", text, mode, m, got, exp)
 				}
 				for p, v := range written {
 					want.sset64(uint16(p), v)
