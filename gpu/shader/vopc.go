@@ -116,9 +116,6 @@ func vopcExec(name string) execFn {
 				return err
 			}
 		}
-		if m := w.exec(); !wide && !sdwa && m&(m-1) == 0 && m != 0 && oneLanePath {
-			return cmpOne(w, in, bits.TrailingZeros64(m), kind, cmpRule{mask, isF, signed, x, wbits, low, sign})
-		}
 		var a, b lane64
 		if wide {
 			var err error
@@ -184,45 +181,6 @@ func vopcExec(name string) execFn {
 		}
 		return nil
 	}
-}
-
-// cmpRule is what a VOPC routine compares: the outcome mask, float or (un)signed integer, cmpx,
-// the width, the compared bits and the sign bit.
-type cmpRule struct {
-	mask        uint8
-	isF, signed bool
-	x           bool
-	wbits       uint
-	low, sign   uint64
-}
-
-// cmpOne is a 16/32-bit compare (no SDWA) of the one active lane l: the operands read for that lane
-// only, in the general path's order, and the same outcome (the rest of the result mask 0).
-func cmpOne(w *wave, in *Inst, l, kind int, c cmpRule) error {
-	var v [2]uint64
-	for i, f := range [2]opField{fSrc0, fSrc1} {
-		x, ok := w.lane1Reg(in.Opnd[f], l)
-		if !ok {
-			s, err := w.src32(in, in.Opnd[f], kind)
-			if err != nil {
-				return err
-			}
-			x = s.at(l)
-		}
-		v[i] = uint64(x)
-	}
-	var o uint
-	if c.isF {
-		o = floatOutcome(cmpFloat(v[0], in.Abs&1 != 0, in.Neg&1 != 0, c.sign, c.wbits), cmpFloat(v[1], in.Abs&2 != 0, in.Neg&2 != 0, c.sign, c.wbits))
-	} else {
-		o = intOutcome(cmpKey(v[0], c.low, c.sign, c.signed), cmpKey(v[1], c.low, c.sign, c.signed))
-	}
-	r := uint64(c.mask>>o&1) << l
-	w.sset64(in.Opnd[fDst], r)
-	if c.x {
-		w.setExec(r)
-	}
-	return nil
 }
 
 // cmpDense is an integer compare of many active lanes: the keys of both sources as rows, then
