@@ -132,6 +132,9 @@ type Inst struct {
 	MIMG                         mimgFields // MIMG only (mimg.go)
 
 	exec execFn // resolved interpreter routine (nil: unimplemented)
+	// near is exec without its rounding wrapper, valid while MODE&rmask is 0 (optab.go bind; step)
+	near  execFn
+	rmask uint32
 	// notF32 is set with exec: a 32-bit VALU operation with f32 sources whose result is not an f32
 	// (floatResult), so the denormal mode leaves it alone.
 	notF32 bool

@@ -1,6 +1,7 @@
 package shader
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -88,10 +89,37 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		"v_cvt_u32_f32 v10, v1",
 		"v_cndmask_b32 v10, v1, v2, vcc",
 		"v_cndmask_b32_e64 v10, v1, 2, s[6:7]",
+		// one active lane (v32one) and one constant source under a full EXEC (fill32): f32 with
+		// SGPR, inline and literal operands, transcendental, conversions, VOP3 three-source forms
+		"v_add_f32 v0, 2.0, v0",
+		"v_add_f32 v10, s8, v17",
+		"v_mul_f32 v10, 0x3fb8aa3b, v18",
+		"v_cvt_f32_i32 v17, s1",
+		"v_cvt_f32_u32 v10, 7",
+		"v_log_f32 v10, v1",
+		"v_exp_f32 v10, v2",
+		"v_sqrt_f32 v10, v3",
+		"v_rsq_f32 v10, v3",
+		"v_fma_f32 v10, s2, v2, 1.0",
+		"v_fma_f32 v10, v1, -4.0, s3",
+		"v_mad_u32_u24 v10, v1, s2, v3",
+		"v_add3_u32 v10, s2, 5, v1",
+		"v_mov_b32 v10, -7",
+		"v_mov_b32 v10, vcc_lo",
+		"v_not_b32 v10, s3",
+		"v_lshlrev_b32 v10, 4, s3",
+		"v_add_f32_e64 v10, |v1|, -v2",
+		"v_mul_f32_e64 v10, v1, v2 clamp",
+		"v_add_u32 v10, 0x1234, v2",
+		// 64-bit shifts by a constant on register pairs under a full EXEC (shiftRows)
+		"v_lshrrev_b64 v[4:5], 7, v[4:5]",
+		"v_ashrrev_i64 v[10:11], s3, v[4:5]",
+		"v_lshlrev_b64 v[2:3], 40, v[2:3]",
+		"v_ashrrev_i64 v[4:5], 63, v[4:5]",
 	}
 	code := asm(t, joinLines(src))
 	rnd := rand.New(rand.NewPCG(5, 6))
-	specials := []uint32{0, 1, 0xffffffff, 0x80000000, 0x7fffffff, 2, 0xfffffffe}
+	specials := []uint32{0, 1, 0xffffffff, 0x80000000, 0x7fffffff, 2, 0xfffffffe, 0x807fffff, 0x00400000}
 	pick := func() uint32 {
 		if rnd.IntN(3) == 0 {
 			return specials[rnd.IntN(len(specials))]
@@ -117,7 +145,7 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		w.setExec(exec)
 		return w
 	}
-	masks := []uint64{^uint64(0), 0xfffffffffffffff0, 0x0000ffff0000ffff, 0x8000000000000005, 1 << 63}
+	masks := []uint64{^uint64(0), 0xfffffffffffffff0, 0x0000ffff0000ffff, 0x8000000000000005, 1 << 63, 1 << 17, 1, 1 << 40}
 	// FP_DENORM: f32/f64 denormals kept (0xf0), and f32 inputs and results flushed in each combination
 	insts := decodeAll(t, code)
 	for _, mode = range []uint32{0xf0, 0xe0, 0xd0, 0xc0} {
@@ -132,10 +160,16 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 				// SGPR pairs a single-lane run wrote (a result mask: only its lane's bit can be set;
 				// the random base differs from any such mask), and the bits the lanes set.
 				written := map[int]uint64{}
+				// EXEC: a cmpx writes each lane's result bit; lanes that leave it set look unchanged.
+				var execBits uint64
+				execWritten := false
 				for mm := m; mm != 0; mm &= mm - 1 {
 					l := trailingZeros(mm)
 					one := clone(1 << l)
-					if err := in.exec(one, &in); err != nil {
+					oneLanePath = false // the reference: v32sparse, not its one-lane form
+					err := in.exec(one, &in)
+					oneLanePath = true
+					if err != nil {
 						t.Fatalf("%s lane %d: %v", text, l, err)
 					}
 					for r := range one.v {
@@ -146,6 +180,16 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 							written[p] |= v & (1 << l)
 						}
 					}
+					if e := one.exec(); e != 1<<l {
+						execWritten = true
+					}
+					execBits |= one.exec() & (1 << l)
+				}
+				if execWritten {
+					want.setExec(execBits)
+				}
+				if got, exp := dense.exec(), want.exec(); got != exp {
+					t.Fatalf("%s mode %#x exec %#x: EXEC %#x, lane by lane %#x", text, mode, m, got, exp)
 				}
 				for p, v := range written {
 					want.sset64(uint16(p), v)
@@ -195,6 +239,11 @@ func TestFma32FastPath(t *testing.T) {
 	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 1, 0x807fffff,
 		0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x45800800, 0x2b800000, 0xab800000}
 	check := func(a, b, c uint32) {
+		// The fast path's float64 a*b+c is math.FMA's (the f32 product is exact), NaN aside.
+		x, y, z := float64(f32(a)), float64(f32(b)), float64(f32(c))
+		if p, q := x*y+z, math.FMA(x, y, z); p == p && math.Float64bits(p) != math.Float64bits(q) {
+			t.Fatalf("%#x*%#x+%#x: float64 %v, math.FMA %v", a, b, c, p, q)
+		}
 		if got, want := fma32(a, b, c), fma32Odd(a, b, c); got != want {
 			t.Fatalf("fma32(%#x, %#x, %#x) = %#x, round-to-odd path %#x", a, b, c, got, want)
 		}
@@ -256,6 +305,61 @@ func TestGlobalBatchLowDwordWrap(t *testing.T) {
 		m.Read(a, b[:])
 		if got := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24; got != uint32(1000+l) {
 			t.Fatalf("lane %d at %#x: %d, want %d", l, a, got, 1000+l)
+		}
+	}
+}
+
+// TestDSFullExecMatchesLaneByLane: the LDS read2 loops under a full EXEC (every lane in order, no
+// mask walk) give what each lane gives alone (the mask-walking loops), for in-range, unaligned,
+// wrapping and out-of-range addresses and a destination that is also the address register.
+func TestDSFullExecMatchesLaneByLane(t *testing.T) {
+	code := asm(t, `
+	ds_read2_b32 v[22:23], v13 offset1:16
+	ds_read2_b32 v[12:13], v13 offset0:5 offset1:255
+	ds_read2_b64 v[14:17], v10 offset1:1
+	ds_read2_b64 v[10:13], v10 offset0:3 offset1:200
+	ds_read2st64_b64 v[14:17], v10 offset1:1
+	ds_read2st64_b32 v[22:23], v13 offset0:2 offset1:3
+`)
+	rnd := rand.New(rand.NewPCG(9, 10))
+	lds := make([]byte, 4096)
+	for i := range lds {
+		lds[i] = byte(rnd.Uint32())
+	}
+	base := make([][lanes]uint32, 32)
+	for r := range base {
+		for l := range base[r] {
+			switch rnd.IntN(4) {
+			case 0:
+				base[r][l] = rnd.Uint32() // mostly out of range, some wrapping into it
+			case 1:
+				base[r][l] = uint32(rnd.IntN(5000)) // unaligned, some out of range
+			default:
+				base[r][l] = uint32(rnd.IntN(1024)) * 4
+			}
+		}
+	}
+	clone := func(exec uint64) *wave {
+		w := &wave{v: make([][lanes]uint32, len(base)), g: &group{lds: lds}}
+		copy(w.v, base)
+		w.setExec(exec)
+		return w
+	}
+	for _, in := range decodeAll(t, code) {
+		full := clone(^uint64(0))
+		if err := in.exec(full, &in); err != nil {
+			t.Fatalf("%s: %v", in.String(), err)
+		}
+		for l := 0; l < lanes; l++ {
+			one := clone(1 << l)
+			if err := in.exec(one, &in); err != nil {
+				t.Fatalf("%s lane %d: %v", in.String(), l, err)
+			}
+			for r := range one.v {
+				if full.v[r][l] != one.v[r][l] {
+					t.Fatalf("%s: v%d lane %d = %#x, lane alone %#x", in.String(), r, l, full.v[r][l], one.v[r][l])
+				}
+			}
 		}
 	}
 }

@@ -438,6 +438,9 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	w.s[opM0] = 0xffffffff
 }
 
+// step executes in, the instruction at w.pc, and advances w.pc past it unless the wave ended or
+// the routine moved it (a branch). turn runs the common case itself (stepFast); step is the whole
+// path, for VSKIP and VGPR index mode, an unimplemented instruction and an error.
 func (d *dispatch) step(w *wave, in *Inst) (err error) {
 	pc := w.pc
 	if w.mode&(modeGPRIdxEn|modeVSkip) != 0 { // VSKIP and VGPR index mode (legacy.go); free when both are off
@@ -453,23 +456,40 @@ func (d *dispatch) step(w *wave, in *Inst) (err error) {
 			in = in2
 		}
 	}
-	if in.exec == nil {
+	fn := in.near // the routine without its rounding wrapper under round to nearest even (bind)
+	if w.mode&in.rmask != 0 {
+		fn = in.exec
+	}
+	if fn == nil {
 		return &WaveError{PC: w.pc, Inst: in.String(), Err: ErrUnimplemented}
 	}
-	err = in.exec(w, in)
+	return d.finish(w, in, pc, fn(w, in))
+}
+
+// finish ends step after in's routine returned err: an operand error a value helper recorded
+// (wave.fail) or err becomes the wave's error; else w.pc advances past in unless the wave ended.
+func (d *dispatch) finish(w *wave, in *Inst, pc uint64, err error) error {
 	if w.err != nil { // an operand error a value helper recorded (wave.fail)
 		err, w.err = w.err, nil
 	}
 	if err != nil {
-		var f *Fault
-		var t *TrapError
-		if errors.As(err, &f) || errors.As(err, &t) {
-			return err
-		}
-		return &WaveError{PC: pc, Inst: in.String(), Err: err}
+		return stepErr(in, pc, err)
 	}
 	if !w.done {
 		w.pc += uint64(in.Size)
 	}
 	return nil
+}
+
+// stepErr is the error a wave stops with when in, at pc, failed with err: a Fault or TrapError as
+// it is, anything else as a WaveError.
+//
+//go:noinline
+func stepErr(in *Inst, pc uint64, err error) error {
+	var f *Fault
+	var t *TrapError
+	if errors.As(err, &f) || errors.As(err, &t) {
+		return err
+	}
+	return &WaveError{PC: pc, Inst: in.String(), Err: err}
 }

@@ -213,6 +213,11 @@ func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 				l := bits.TrailingZeros64(mm)
 				ldsPut(lds, uint64(addr[l]+o0), r0[l])
 			}
+		case two && exec == ^uint64(0): // every lane in order, without walking the mask
+			for l := range addr {
+				vaddr := addr[l]
+				r0[l], r1[l] = ldsGet(lds, uint64(vaddr+o0)), ldsGet(lds, uint64(vaddr+o1))
+			}
 		case two:
 			for mm := exec; mm != 0; mm &= mm - 1 {
 				l := bits.TrailingZeros64(mm)
@@ -228,6 +233,15 @@ func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 		return
 	}
 	if nd == 2 && !m.store { // read_b64, read2(st64)_b64: two rows per half
+		if exec == ^uint64(0) && halves == 2 { // read2_b64 on every lane, in order
+			r0, r1, r2, r3, o0, o1 := rows[0], rows[1], rows[2], rows[3], offs[0], offs[1]
+			for l := range addr {
+				a0, a1 := uint64(addr[l]+o0), uint64(addr[l]+o1)
+				r0[l], r1[l] = ldsGet(lds, a0), ldsGet(lds, a0+4)
+				r2[l], r3[l] = ldsGet(lds, a1), ldsGet(lds, a1+4)
+			}
+			return
+		}
 		for mm := exec; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros64(mm)
 			vaddr := addr[l]

@@ -26,21 +26,40 @@ const kLine = 64
 // reset empties the cache.
 func (k *kcache) reset() { k.m.Store(new(sync.Map)) }
 
+// kcLast is a wave's two last scalar cache lines (a kernel's SMEM loads mostly read the dispatch
+// packet's and the kernel arguments' lines): a hit needs no lookup in the shared map. An entry is
+// valid while its map is the cache's (reset stores a new one; lines are immutable once stored).
+type kcLast struct {
+	m    [2]*sync.Map
+	la   [2]uint64
+	line [2]*[kLine]byte
+	next int // the entry a miss replaces
+}
+
 // read fills p (at most kLine bytes) from addr, a dword-aligned address, through the cache; misses
-// read whole lines from mem. It returns the Memory's error of a failed fill.
-func (k *kcache) read(mem Memory, addr uint64, p []byte) error {
+// read whole lines from mem. It returns the Memory's error of a failed fill. last, the reading
+// wave's own, is looked at before the shared map.
+func (k *kcache) read(mem Memory, addr uint64, p []byte, last *kcLast) error {
 	m := k.m.Load()
 	for len(p) > 0 {
 		la := addr &^ (kLine - 1)
 		var line *[kLine]byte
-		if v, ok := m.Load(la); ok {
-			line = v.(*[kLine]byte)
+		if last.m[0] == m && last.la[0] == la {
+			line = last.line[0]
+		} else if last.m[1] == m && last.la[1] == la {
+			line = last.line[1]
 		} else {
-			line = new([kLine]byte)
-			if err := mem.Read(la, line[:]); err != nil {
-				return err
+			if v, ok := m.Load(la); ok {
+				line = v.(*[kLine]byte)
+			} else {
+				line = new([kLine]byte)
+				if err := mem.Read(la, line[:]); err != nil {
+					return err
+				}
+				m.Store(la, line)
 			}
-			m.Store(la, line)
+			i := last.next
+			last.m[i], last.la[i], last.line[i], last.next = m, la, line, i^1
 		}
 		n := copy(p, line[addr-la:])
 		p = p[n:]

@@ -14,8 +14,12 @@ type execFn func(w *wave, in *Inst) error
 // Inst once (Inst.exec, Inst.notF32; workgroup.go fetch), so execution looks nothing up by name.
 type opRec struct {
 	// exec is the routine, wrapped at init by its rounding rule (withRounding); nil: unimplemented
-	// (the wave stops with ErrUnimplemented).
-	exec execFn
+	// (the wave stops with ErrUnimplemented). near is the routine unwrapped, which exec runs when
+	// MODE&rmask (the FP_ROUND field it obeys) is 0, round to nearest even; rmask is 0 when exec is
+	// not wrapped (near is then exec).
+	exec  execFn
+	near  execFn
+	rmask uint32
 	// round is the FP_ROUND field the operation obeys (round.go); directed builds its routine for a
 	// directed mode, h16dir the directed function of a binary16 operation of valu16.go, applied through h16.
 	round    roundRule
@@ -80,6 +84,7 @@ func init() {
 	roundOps16()
 	for op := Op(1); op < NumOps; op++ {
 		r := &opTab[op]
+		r.near, r.rmask = r.exec, roundMask(op)
 		r.exec = withRounding(op, r.exec)
 		r.notF32 = !floatResult(opNames[op])
 	}
@@ -89,8 +94,10 @@ func init() {
 func resolve(in *Inst) execFn { return opTab[in.Info.Op].exec }
 
 // bind sets a decoded instruction's routine and rounding flag from its opcode's record, once per
-// decoded instruction (the wave's decode cache, decodeAt).
+// decoded instruction (the wave's decode cache, decodeAt). step runs in.near itself when MODE's
+// FP_ROUND field of the operation is round to nearest even (one call less than exec's wrapper).
 func (in *Inst) bind() {
 	r := &opTab[in.Info.Op]
 	in.exec, in.notF32 = r.exec, r.notF32
+	in.near, in.rmask = r.near, r.rmask
 }

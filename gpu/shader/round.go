@@ -454,6 +454,19 @@ func roundOps16() {
 	opTab[OpVCvtF16F32].h16dir = conv(func(a uint32) float64 { return float64(f32(a)) })
 }
 
+// roundMask is the MODE bits of the FP_ROUND field op obeys (0: not mode-dependent or no routine),
+// the bits withRounding's routine tests.
+func roundMask(op Op) uint32 {
+	r := &opTab[op]
+	switch {
+	case r.round == roundNone || r.exec == nil:
+		return 0
+	case r.round == roundDouble:
+		return 3 << 2
+	}
+	return 3
+}
+
 // withRounding wraps a mode-dependent operation: under a directed FP_ROUND mode it runs the directed
 // routine, or stops the wave when there is none.
 func withRounding(op Op, fn execFn) execFn {

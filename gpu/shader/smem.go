@@ -156,7 +156,7 @@ func smemLoad(w *wave, in *Inst) error {
 	} else if in.Glc { // globally coherent: past the scalar cache
 		err = w.g.mem.Read(addr&^3, p[:4*k])
 	} else {
-		err = w.d.kc.read(w.g.mem, addr&^3, p[:4*k])
+		err = w.d.kc.read(w.g.mem, addr&^3, p[:4*k], &w.kc)
 	}
 	if err != nil {
 		return w.fault(in, addr, false, err)

@@ -80,123 +80,141 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 		kernels = append(kernels, kernPair{f, k})
 	}
 	return func(w *wave, in *Inst) error {
-		if k != nil && w.exec() == ^uint64(0) && plainRows(w, in, t) {
+		m := w.exec()
+		if k != nil && m == ^uint64(0) && plainRows(w, in, t) {
 			if a, b, c, d := w.rows3(in, n); d != nil {
 				k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
 				return nil
 			}
-		}
-		if in.Ext == extNone && bits.OnesCount64(w.exec()) < denseLanes {
-			return v32sparse(w, in, t, n, f)
-		}
-		if in.Ext == extNone || n > 2 {
-			if err := w.checkExt(in); err != nil {
-				return err
-			}
-		}
-		if in.Fmt == FmtVOP3 && in.OpSel != 0 {
-			return w.checkExt(in)
-		}
-		var src [3]*[lanes]uint32
-		fs := [3]opField{fSrc0, fSrc1, fSrc2}
-		writeMask := ^uint64(0)
-		for i := 0; i < n; i++ {
-			s, err := w.vsrc(in, in.Opnd[fs[i]], kindOf(t), i)
-			if err != nil {
-				return err
-			}
-			switch {
-			case t == tF32 && w.mode&0x10 == 0 && hasDenorm32(s):
-				// FP_DENORM single precision: input denormals flushed to signed zero.
-				d := &w.tmp[4+i]
-				for l := range d {
-					d[l] = flush32(s[l])
-				}
-				s = d
-				if in.Ext == extDPP && i == 0 {
-					s, writeMask = w.applyDPP(in, s)
-				}
-			case in.Ext == extDPP && i == 0:
-				s, writeMask = w.applyDPP(in, s)
-			case in.Ext == extSDWA:
-				sel, sext := in.SDWASrc0Sel, in.SDWASext0
-				if i == 1 {
-					sel, sext = in.SDWASrc1Sel, in.SDWASext1
-				}
-				if sel != selDword || sext {
-					d := &w.tmp[4+i]
-					for l := range d {
-						d[l] = sdwaExtract(s[l], sel, sext && (t == tU32))
-					}
-					s = d
+			if n == 1 {
+				if d := w.vreg(in.Opnd[fDst]); d != nil && in.Opnd[fSrc0] < opVGPR0 {
+					return fill32(w, in, d, f) // one constant source: one result for every lane
 				}
 			}
-			if (t == tF32 || t == tF16) && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0) {
-				sign := uint32(0x80000000)
-				if t == tF16 {
-					sign = 0x8000
-				}
-				d := &w.tmp[3]
-				if i > 0 {
-					d = &w.tmp[i]
-					if s == d { // broadcast constant already in tmp[i]
-					}
-				}
-				for l := range d {
-					d[l] = modBits(s[l], in, i, sign)
-				}
-				if i == 0 {
-					w.tmp[0] = *d
-					s = &w.tmp[0]
-				} else {
-					s = d
-				}
-			}
-			src[i] = s
 		}
-		dst, err := w.vdst(in.Opnd[fDst], 1)
+		if in.Ext == extNone {
+			if m&(m-1) == 0 && m != 0 && in.Abs|in.Neg|in.Omod == 0 && !in.Clamp && oneLanePath {
+				return v32one(w, in, t, n, f, bits.TrailingZeros64(m))
+			}
+			if bits.OnesCount64(m) < denseLanes {
+				return v32sparse(w, in, t, n, f)
+			}
+		}
+		return v32dense(w, in, t, n, f, k, m)
+	}
+}
+
+// v32dense is v32k's general path: many active lanes or DPP/SDWA, operands as rows (constants
+// broadcast), modifiers applied, the lane loop or f per active lane. (Its own function: the
+// routine's fast paths keep a small frame.)
+func v32dense(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, k kern32, m uint64) error {
+	if in.Ext == extNone || n > 2 {
+		if err := w.checkExt(in); err != nil {
+			return err
+		}
+	}
+	if in.Fmt == FmtVOP3 && in.OpSel != 0 {
+		return w.checkExt(in)
+	}
+	var src [3]*[lanes]uint32
+	fs := [3]opField{fSrc0, fSrc1, fSrc2}
+	writeMask := ^uint64(0)
+	for i := 0; i < n; i++ {
+		s, err := w.vsrc(in, in.Opnd[fs[i]], kindOf(t), i)
 		if err != nil {
 			return err
 		}
-		a, b, c := src[0], src[1], src[2]
-		if b == nil {
-			b = a
-		}
-		if c == nil {
-			c = a
-		}
-		clampF := in.Clamp && t == tF32
-		omod := in.Omod
-		sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
-		flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
-		m := w.exec() & writeMask
-		if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
-			if m == ^uint64(0) { // the lane loops read each lane's sources before writing it
-				k(dst, a, b, c)
-				return nil
+		switch {
+		case t == tF32 && w.mode&0x10 == 0 && hasDenorm32(s):
+			// FP_DENORM single precision: input denormals flushed to signed zero.
+			d := &w.tmp[4+i]
+			for l := range d {
+				d[l] = flush32(s[l])
 			}
-			r := &w.tmp[7]
-			k(r, a, b, c)
-			w.merge(dst, r, m)
+			s = d
+			if in.Ext == extDPP && i == 0 {
+				s, writeMask = w.applyDPP(in, s)
+			}
+		case in.Ext == extDPP && i == 0:
+			s, writeMask = w.applyDPP(in, s)
+		case in.Ext == extSDWA:
+			sel, sext := in.SDWASrc0Sel, in.SDWASext0
+			if i == 1 {
+				sel, sext = in.SDWASrc1Sel, in.SDWASext1
+			}
+			if sel != selDword || sext {
+				d := &w.tmp[4+i]
+				for l := range d {
+					d[l] = sdwaExtract(s[l], sel, sext && (t == tU32))
+				}
+				s = d
+			}
+		}
+		if (t == tF32 || t == tF16) && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0) {
+			sign := uint32(0x80000000)
+			if t == tF16 {
+				sign = 0x8000
+			}
+			d := &w.tmp[3]
+			if i > 0 {
+				d = &w.tmp[i]
+				if s == d { // broadcast constant already in tmp[i]
+				}
+			}
+			for l := range d {
+				d[l] = modBits(s[l], in, i, sign)
+			}
+			if i == 0 {
+				w.tmp[0] = *d
+				s = &w.tmp[0]
+			} else {
+				s = d
+			}
+		}
+		src[i] = s
+	}
+	dst, err := w.vdst(in.Opnd[fDst], 1)
+	if err != nil {
+		return err
+	}
+	a, b, c := src[0], src[1], src[2]
+	if b == nil {
+		b = a
+	}
+	if c == nil {
+		c = a
+	}
+	clampF := in.Clamp && t == tF32
+	omod := in.Omod
+	sdwaDst := in.Ext == extSDWA && in.SDWADstSel != selDword
+	flushOut := t == tF32 && w.mode&0x20 == 0 && !in.notF32
+	m &= writeMask
+	if k != nil && !clampF && omod == 0 && !sdwaDst && !flushOut {
+		if m == ^uint64(0) { // the lane loops read each lane's sources before writing it
+			k(dst, a, b, c)
 			return nil
 		}
-		for ; m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			w.lane = l
-			r := f(a[l], b[l], c[l])
-			if t == tF32 && (omod != 0 || clampF) {
-				r = outMod32(r, omod, clampF)
-			}
-			if flushOut {
-				r = flush32(r)
-			}
-			if sdwaDst {
-				r = sdwaInsert(dst[l], r, in.SDWADstSel, in.SDWADstUnused)
-			}
-			dst[l] = r
-		}
+		r := &w.tmp[7]
+		k(r, a, b, c)
+		w.merge(dst, r, m)
 		return nil
 	}
+	for ; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		w.lane = l
+		r := f(a[l], b[l], c[l])
+		if t == tF32 && (omod != 0 || clampF) {
+			r = outMod32(r, omod, clampF)
+		}
+		if flushOut {
+			r = flush32(r)
+		}
+		if sdwaDst {
+			r = sdwaInsert(dst[l], r, in.SDWADstSel, in.SDWADstUnused)
+		}
+		dst[l] = r
+	}
+	return nil
 }
 
 // plainRows reports whether a v32k operation runs its lane loop on its operands' rows as they are:
@@ -227,6 +245,93 @@ func (w *wave) rows3(in *Inst, n int) (a, b, c, d *[lanes]uint32) {
 		}
 	}
 	return a, b, c, w.vreg(in.Opnd[fDst])
+}
+
+// fill32 is a one-source lane loop under a full EXEC whose source is not a VGPR (an SGPR or a
+// constant): f of it once, written to every lane of d. Only operations with a lane loop take
+// it (their f is a pure function of the lane's operands, TestKernels).
+func fill32(w *wave, in *Inst, d *[lanes]uint32, f func(a, b, c uint32) uint32) error {
+	s, err := w.src32(in, in.Opnd[fSrc0], k32)
+	if err != nil {
+		return err
+	}
+	r := f(s.c, s.c, s.c)
+	for l := range d {
+		d[l] = r
+	}
+	return nil
+}
+
+// oneLanePath enables v32one and carryOne; TestDenseMatchesLaneByLane turns it off for its
+// reference runs, which take v32sparse and the carry ops' sparse loop.
+var oneLanePath = true
+
+// v32one is v32sparse for one active lane l and no abs/neg/clamp/omod (no DPP or SDWA): the
+// operands are read for that lane only, without a per-source loop.
+func v32one(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) error {
+	if in.OpSel != 0 && in.Fmt == FmtVOP3 {
+		return w.checkExt(in)
+	}
+	var x [3]uint32
+	var err error
+	var ok bool
+	if x[0], ok = w.lane1Reg(in.Opnd[fSrc0], l); !ok {
+		if x[0], err = w.lane1(in, in.Opnd[fSrc0], t, l); err != nil {
+			return err
+		}
+	}
+	x[1], x[2] = x[0], x[0] // as v32: a missing source is source 0
+	if n > 1 {
+		if x[1], ok = w.lane1Reg(in.Opnd[fSrc1], l); !ok {
+			if x[1], err = w.lane1(in, in.Opnd[fSrc1], t, l); err != nil {
+				return err
+			}
+		}
+		if n > 2 {
+			if x[2], ok = w.lane1Reg(in.Opnd[fSrc2], l); !ok {
+				if x[2], err = w.lane1(in, in.Opnd[fSrc2], t, l); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	dst := w.vreg(in.Opnd[fDst])
+	if dst == nil {
+		if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+			return err
+		}
+	}
+	if t == tF32 && w.mode&0x10 == 0 { // FP_DENORM single precision: input denormals flushed
+		x[0], x[1], x[2] = flush32(x[0]), flush32(x[1]), flush32(x[2])
+	}
+	w.lane = l
+	r := f(x[0], x[1], x[2])
+	if t == tF32 && w.mode&0x20 == 0 && !in.notF32 {
+		r = flush32(r)
+	}
+	dst[l] = r
+	return nil
+}
+
+// lane1 is lane l of a 32-bit source operand (v32sparse's read of one lane): a VGPR inside the
+// file or an SGPR read inline, anything else by src32.
+func (w *wave) lane1(in *Inst, code uint16, t, l int) (uint32, error) {
+	if x, ok := w.lane1Reg(code, l); ok {
+		return x, nil
+	}
+	s, err := w.src32(in, code, kindOf(t))
+	return s.at(l), err
+}
+
+// lane1Reg is lane1's inlined first test: lane l (< lanes) of a VGPR inside the file or an SGPR.
+func (w *wave) lane1Reg(code uint16, l int) (uint32, bool) {
+	if n := int(code) - opVGPR0; uint(n) < uint(len(w.v)) {
+		return w.v[n][l&(lanes-1)], true
+	}
+	if code < 127 {
+		return w.s[code&127], true
+	}
+	return 0, false
 }
 
 // v32sparse is v32 without DPP or SDWA for few active lanes: it reads and computes only those.
@@ -503,11 +608,11 @@ func fmax32(a, b float32) float32 {
 
 // fma32 is a correctly rounded f32 fused multiply-add: the product of two f32 values is exact in
 // float64 and the sum is rounded to odd (sumOdd, valu16.go) before the one rounding to f32. (Rounding
-// math.FMA's float64 result to f32 would round twice: a*b+c can need far more than 53 bits.)
+// the float64 a*b+c to f32 would round twice: a*b+c can need far more than 53 bits.)
 // fmaKern is fma32's lane loop.
 func fmaKern(d, a, b, c *[lanes]uint32) {
 	for l := range d {
-		r := math.FMA(float64(f32(a[l])), float64(f32(b[l])), float64(f32(c[l]))) // fma32, inline
+		r := float64(f32(a[l]))*float64(f32(b[l])) + float64(f32(c[l])) // fma32, inline
 		if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
 			d[l] = u32(float32(r))
 		} else {
@@ -517,15 +622,18 @@ func fmaKern(d, a, b, c *[lanes]uint32) {
 }
 
 func fma32(a, b, c uint32) uint32 {
-	// Fast path: math.FMA rounds the exact a*b+c once to float64 (an FMA instruction on amd64 and
-	// arm64). Rounding that to f32 is the correctly rounded f32 unless the float64 is exactly halfway
+	// Fast path: the float64 a*b+c rounds the exact a*b+c once to float64, as math.FMA would: the
+	// product of two f32 values is exact in float64 (48 significant bits, magnitude 2^-298 to
+	// 2^256), so only the sum rounds (and a fused multiply-add the compiler may emit gives the same
+	// float64). Plain float64 arithmetic needs no FMA instruction or math.FMA's software fallback
+	// (whose call made the lane loop spill its registers). Rounding that to f32 is the correctly rounded f32 unless the float64 is exactly halfway
 	// between two f32 values (its low 29 fraction bits 1<<28: the first rounding may have made the
 	// tie): a result that is not a tie lies on the same side of every f32 rounding boundary as
 	// the exact value (rounding is monotonic and the boundaries are float64 values). A zero is
 	// exact (a nonzero a*b+c of f32 values is at least 2^-298 in magnitude) with IEEE's sign, as
 	// fma32Odd gives it. Ties, f32 subnormal results (exponent below f32's normal range) and NaN
 	// take fma32Odd.
-	r := math.FMA(float64(f32(a)), float64(f32(b)), float64(f32(c)))
+	r := float64(f32(a))*float64(f32(b)) + float64(f32(c))
 	if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
 		return u32(float32(r))
 	}

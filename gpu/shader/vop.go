@@ -204,19 +204,36 @@ func vopIntOps() {
 // vop64Ops registers the 64-bit VALU operations.
 func vop64Ops() {
 	// 64-bit
-	def(OpVLshlrevB64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+	// 64-bit shifts; by a constant amount under a full EXEC, one pass over the register rows
+	// (shiftRows) instead of v64k's operand rows of uint64.
+	def(OpVLshlrevB64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
 			d[l] = b[l] << (a[l] & 63)
 		}
+	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
+		for l := range dlo {
+			r := (uint64(lo[l]) | uint64(hi[l])<<32) << s
+			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
+		}
 	}))
-	def(OpVLshrrevB64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
+	def(OpVLshrrevB64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
 			d[l] = b[l] >> (a[l] & 63)
 		}
+	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
+		for l := range dlo {
+			r := (uint64(lo[l]) | uint64(hi[l])<<32) >> s
+			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
+		}
 	}))
-	def(OpVAshrrevI64, v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
+	def(OpVAshrrevI64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
 		for l := range d {
 			d[l] = uint64(int64(b[l]) >> (a[l] & 63))
+		}
+	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
+		for l := range dlo {
+			r := uint64(int64(uint64(lo[l])|uint64(hi[l])<<32) >> s)
+			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
 		}
 	}))
 	def(OpVAddF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
@@ -242,6 +259,28 @@ func vop64Ops() {
 	def(OpVPkMovB32, pkMov)
 }
 
+// shiftRows runs a 64-bit shift whose amount (src0) is not a VGPR, under a full EXEC, on register
+// pairs, with sh: the amount (& 63) applied to every lane of lo/hi written to dlo/dhi (each lane
+// read before it is written). Anything else takes v64k's routine slow.
+func shiftRows(slow execFn, sh func(s uint32, dlo, dhi, lo, hi *[lanes]uint32)) execFn {
+	return func(w *wave, in *Inst) error {
+		if w.exec() != ^uint64(0) || in.Ext != extNone || in.OpSel != 0 && in.Fmt == FmtVOP3 || in.Opnd[fSrc0] >= opVGPR0 {
+			return slow(w, in)
+		}
+		lo, hi := w.vreg(in.Opnd[fSrc1]), w.vreg(in.Opnd[fSrc1]+1)
+		dlo, dhi := w.vreg(in.Opnd[fDst]), w.vreg(in.Opnd[fDst]+1)
+		if lo == nil || hi == nil || dlo == nil || dhi == nil || in.Opnd[fSrc1] < opVGPR0 {
+			return slow(w, in)
+		}
+		a, err := w.src32(in, in.Opnd[fSrc0], k32)
+		if err != nil {
+			return err
+		}
+		sh(a.c&63, dlo, dhi, lo, hi)
+		return nil
+	}
+}
+
 // vopCarryOps registers the carry arithmetic and the 64-bit multiply-adds (VOP2/VOP3b).
 func vopCarryOps() {
 	// carry arithmetic: e32 uses VCC for carry-in/out, VOP3b the sdst field and src2.
@@ -250,6 +289,9 @@ func vopCarryOps() {
 		return func(w *wave, in *Inst) error {
 			if err := w.checkExt(in); err != nil {
 				return err
+			}
+			if m := w.exec(); m&(m-1) == 0 && m != 0 && oneLanePath {
+				return carryOne(w, in, cin, sub, rev, bits.TrailingZeros64(m))
 			}
 			var a, b lane32
 			var err error
@@ -433,6 +475,54 @@ func vopCarryOps() {
 		}
 		return nil
 	})
+}
+
+// carryOne is a carry op (vopCarryOps' carry) on the one active lane l: its operands read for that
+// lane only, in the order of the general path (sources, destination, carry-in).
+func carryOne(w *wave, in *Inst, cin, sub, rev bool, l int) error {
+	var err error
+	a, ok := w.lane1Reg(in.Opnd[fSrc0], l)
+	if !ok {
+		if a, err = w.lane1(in, in.Opnd[fSrc0], tU32, l); err != nil {
+			return err
+		}
+	}
+	b, ok := w.lane1Reg(in.Opnd[fSrc1], l)
+	if !ok {
+		if b, err = w.lane1(in, in.Opnd[fSrc1], tU32, l); err != nil {
+			return err
+		}
+	}
+	if rev {
+		a, b = b, a
+	}
+	dst := w.vreg(in.Opnd[fDst])
+	if dst == nil {
+		if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+			return err
+		}
+	}
+	sd := uint16(opVCCLo)
+	var ci uint64
+	if in.Fmt == FmtVOP3 {
+		sd = in.Opnd[fSDst]
+		if cin {
+			if ci, err = w.scalar(in, in.Opnd[fSrc2], k64i); err != nil {
+				return err
+			}
+		}
+	} else if cin {
+		ci = w.vcc()
+	}
+	var r, c uint32
+	if sub {
+		r, c = bits.Sub32(a, b, uint32(ci>>l&1))
+	} else {
+		r, c = bits.Add32(a, b, uint32(ci>>l&1))
+	}
+	dst[l&(lanes-1)] = r
+	w.sset64(sd, uint64(c)<<l)
+	return nil
 }
 
 // carryDense is a carry op over many active lanes: every lane computed, eight at a time

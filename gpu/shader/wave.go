@@ -105,6 +105,7 @@ type wave struct {
 	mbuf  [64]byte         // memory transfer buffer of one access (a stack array would escape through Memory)
 	bbuf  [1024]byte       // transfer buffer of a batched GLOBAL access (64 lanes x 4 dwords)
 	runs  [lanes]laneRun   // globalBatch's plan
+	kc    kcLast           // the wave's last scalar cache lines (kcache.go)
 	steps uint64
 	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ..., GPR_IDX_EN[27], VSKIP[28], CSP[31:29])
 }

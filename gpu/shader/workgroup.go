@@ -649,7 +649,18 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 		w.steps++
 		n++
 		pc := w.pc
-		if err := d.step(w, &in.Inst); err != nil {
+		// step's common case here: no VSKIP or VGPR index mode, an implemented routine run
+		// without its rounding wrapper (round to nearest even), no error.
+		if fn := in.near; fn != nil && w.mode&(in.rmask|modeGPRIdxEn|modeVSkip) == 0 {
+			err := fn(w, &in.Inst)
+			if err != nil || w.err != nil {
+				if err = d.finish(w, &in.Inst, pc, err); err != nil {
+					return n, err
+				}
+			} else if !w.done {
+				w.pc += uint64(in.Size)
+			}
+		} else if err := d.step(w, &in.Inst); err != nil {
 			return n, err
 		}
 		// Follow the cached edge to the next instruction.
