@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ROCT's kfdtest (amdkfd's conformance suite) against the emulator, every case alone:
-#   scripts/kfdtest.sh [--version 5.2.3|6.2.4] [--profile P] [--list FILE] [--timeout S] [FILTER]
+#   scripts/kfdtest.sh [--version 5.2.3|6.2.4] [--profile P] [--list FILE] [--timeout S] [--print] [FILTER]
 # Builds kfdtest once per machine with ../shared/kfdtest/build.sh (KFDTEST_BUILD overrides the script,
 # KFDTEST_OUT its output, default /var/tmp/kfdtest) and kfdemu, then runs each applicable case as
 #   kfdemu exec --mount PRIVATE --profile P -- kfdtest --gtest_filter=CASE
@@ -9,6 +9,7 @@
 # tarball's own tests/kfdtest/scripts/kfdtest.exclude, the ASIC named as run_kfdtest.sh getNodeName
 # does) nor by scripts/kfdtest/not-applicable.txt (cases that cannot pass on upstream amdkfd either).
 # --list FILE runs only the cases FILE lists (one per line, '#' comments), e.g. the expected-pass lists.
+# --print prints the cases it would run, one per line, and runs none.
 # FILTER is a gtest-style positive filter (globs joined by ':'). One line per case, then "N passed, M failed";
 # the exit status is 1 when a case failed. Logs of failed cases are kept in KFDTEST_LOGS (default: a
 # temporary directory, printed at the end).
@@ -17,14 +18,15 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 export PATH="/usr/local/go/bin:$PATH"
 
-version=6.2.4 profile=mi210 list="" filter="" limit=60
+version=6.2.4 profile=mi210 list="" filter="" limit=60 print=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--version) version=$2; shift 2 ;;
 	--profile) profile=$2; shift 2 ;;
 	--list) list=$2; shift 2 ;;
 	--timeout) limit=$2; shift 2 ;;
-	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+	--print) print=1; shift ;;
+	-h | --help) sed -n '2,15p' "$0"; exit 0 ;;
 	-*) echo "kfdtest.sh: unknown option $1" >&2; exit 2 ;;
 	*) filter=$1; shift ;;
 	esac
@@ -115,6 +117,10 @@ if [ -n "$filter" ]; then
 	sel=()
 	for c in "${cases[@]}"; do matches "$c" "${fpats[@]}" && sel+=("$c"); done
 	cases=("${sel[@]}")
+fi
+if [ "$print" = 1 ]; then
+	printf '%s\n' "${cases[@]}"
+	exit 0
 fi
 # Per-case limits: "VERSION CASE SECONDS REASON" lines; a case gets max(--timeout, SECONDS).
 declare -A limits
