@@ -279,11 +279,11 @@ func TestInactiveCodes(t *testing.T) {
 		{"LDS too large", ldsTooLarge, nil, aql.QueueInactiveGroupTooLarge},
 		{"shader fault", &shader.Fault{Addr: 0x1000, Err: errUnmapped}, nil, aql.QueueInactiveMemoryViolation},
 		{"unimplemented", &shader.WaveError{Err: shader.ErrUnimplemented}, nil, aql.QueueInactiveIllegalInstruction},
-		{"trap", &shader.TrapError{Code: 2}, nil, aql.QueueInactiveIllegalInstruction},
+		{"trap", &shader.TrapError{Code: 2}, nil, aql.QueueInactiveDebugTrap},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.host != nil && !errors.Is(c.host, shader.ErrBadDispatch) && c.code != aql.QueueInactiveMemoryViolation &&
-				c.code != aql.QueueInactiveIllegalInstruction {
+				c.code != aql.QueueInactiveIllegalInstruction && c.code != aql.QueueInactiveDebugTrap {
 				t.Fatalf("setup: %v is not a shader dispatch error", c.host)
 			}
 			e := newEnv(t)

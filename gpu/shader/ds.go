@@ -71,7 +71,13 @@ func dsExec(name string) execFn {
 		}
 		op, t := name2[:i], name2[i+1:]
 		m.wide = t[1] == '6'
+		if t[0] == 'f' && (op == "add" || op == "min" || op == "max") {
+			// ds_add_f32/_f64, ds_min/max_f32/_f64: floating-point (atomicOp's add_f32 ...), not
+			// the integer forms (ds_add_f64 added the bit patterns as integers)
+			op += "_" + t
+		}
 		switch op {
+		case "add_f32", "add_f64", "min_f32", "max_f32", "min_f64", "max_f64":
 		case "add", "sub", "rsub", "inc", "dec", "and", "or", "xor":
 		case "min", "max":
 			if t[0] == 'i' {

@@ -154,6 +154,14 @@ func atomicOp(a string, wide bool) func(old, v, c uint64) uint64 {
 		return func(o, v, _ uint64) uint64 { return uint64(u32(f32(uint32(o)) + f32(uint32(v)))) }
 	case "add_f64":
 		return func(o, v, _ uint64) uint64 { return u64(f64(o) + f64(v)) }
+	case "min_f32":
+		return func(o, v, _ uint64) uint64 {
+			return uint64(u32(float32(math.Min(float64(f32(uint32(o))), float64(f32(uint32(v)))))))
+		}
+	case "max_f32":
+		return func(o, v, _ uint64) uint64 {
+			return uint64(u32(float32(math.Max(float64(f32(uint32(o))), float64(f32(uint32(v)))))))
+		}
 	case "min_f64":
 		return func(o, v, _ uint64) uint64 { return u64(math.Min(f64(o), f64(v))) }
 	case "max_f64":

@@ -85,21 +85,26 @@ func vopIntOps() {
 		}
 		return uint32(bits.TrailingZeros32(a))
 	}))
-	def(OpVAddU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVAddU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] + b[l]
 		}
+	}), func(a, b uint32) uint32 {
+		if a+b < a {
+			return 0xffffffff
+		}
+		return a + b
 	}))
-	def(OpVSubU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVSubU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] - b[l]
 		}
-	}))
-	def(OpVSubrevU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
+	}), func(a, b uint32) uint32 { return a - min(a, b) }))
+	def(OpVSubrevU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = b[l] - a[l]
 		}
-	}))
+	}), func(a, b uint32) uint32 { return b - min(a, b) }))
 	def(OpVMulLoU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = a[l] * b[l]
@@ -465,13 +470,15 @@ func vopCarryOps() {
 		if err != nil {
 			return err
 		}
+		// VOP3 abs/neg apply to the selected source as to an f32 (sign bit), as LLVM uses them:
+		// ocml's cosf selects -sin with v_cndmask_b32_e64 v, -v, v, vcc.
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
-			v := a[l]
+			v := modBits(a[l], in, 0, 0x80000000)
 			if mask>>l&1 != 0 {
-				v = b[l]
+				v = modBits(b[l], in, 1, 0x80000000)
 			}
-			dst[l] = modBits(v, &Inst{}, 0, 0)
+			dst[l] = v
 		}
 		return nil
 	})
@@ -523,6 +530,20 @@ func carryOne(w *wave, in *Inst, cin, sub, rev bool, l int) error {
 	dst[l&(lanes-1)] = r
 	w.sset64(sd, uint64(c)<<l)
 	return nil
+}
+
+// satU32 is V_ADD_U32/V_SUB_U32/V_SUBREV_U32: plain wraps; with VOP3 clamp the unsigned result
+// saturates to [0, 0xffffffff] (sat), as LLVM's 64-bit ctlz lowering relies on:
+// v_add_u32_e64 v, ffbh(lo), 32 clamp keeps ffbh's -1 for a zero low half.
+func satU32(plain execFn, sat func(a, b uint32) uint32) execFn {
+	return func(w *wave, in *Inst) error {
+		if !in.Clamp {
+			return plain(w, in)
+		}
+		in2 := *in
+		in2.Clamp = false
+		return v32(tU32, 2, func(a, b, _ uint32) uint32 { return sat(a, b) })(w, &in2)
+	}
 }
 
 // carryDense is a carry op over many active lanes: every lane computed, eight at a time

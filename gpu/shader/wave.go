@@ -79,6 +79,12 @@ func (e *TrapError) Error() string {
 	return fmt.Sprintf("shader: s_trap %d at pc %#x", e.Code, e.PC)
 }
 
+// Is makes a trap a debug trap (aql.ErrDebugTrap: queue-inactive code 0x80000000, which ROCr reports
+// as HSA_STATUS_ERROR_EXCEPTION), as ROCr's trap handler reports s_trap 2 on a GPU: a failed
+// device-side assert aborts with "HSA_STATUS_ERROR_EXCEPTION ... code: 0x1016", not as an illegal
+// instruction.
+func (e *TrapError) Is(target error) bool { return target == aql.ErrDebugTrap }
+
 const lanes = 64
 
 // wave is one 64-lane wavefront.
