@@ -47,8 +47,16 @@ int main() {
     CHECK(hipStreamWaitEvent(st[e], ev[d], 0));
     CHECK(hipMemcpyPeerAsync(in[e], e, buf[d], d, n * 4, st[e]));
   }
+  // buf[d] may change only after GPU d+1's stream has copied it: wait for that copy
+  std::vector<hipEvent_t> copied(G);
+  for (int e = 0; e < G; e++) {
+    CHECK(hipSetDevice(e));
+    CHECK(hipEventCreateWithFlags(&copied[e], hipEventDisableTiming));
+    CHECK(hipEventRecord(copied[e], st[e]));
+  }
   for (int d = 0; d < G; d++) {
     CHECK(hipSetDevice(d));
+    CHECK(hipStreamWaitEvent(st[d], copied[(d + 1) % G], 0));
     addFrom<<<(n + 255) / 256, 256, 0, st[d]>>>(buf[d], in[d], n, 2);
   }
   for (int d = 0; d < G; d++) {
