@@ -157,9 +157,7 @@ func v32dense(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, k kern
 			}
 			d := &w.tmp[3]
 			if i > 0 {
-				d = &w.tmp[i]
-				if s == d { // broadcast constant already in tmp[i]
-				}
+				d = &w.tmp[i] // may be s itself (a constant broadcast there): modBits works in place
 			}
 			for l := range d {
 				d[l] = modBits(s[l], in, i, sign)

@@ -313,24 +313,9 @@ func vopCarryOps() {
 			if rev {
 				a, b = b, a
 			}
-			dst := w.vreg(in.Opnd[fDst])
-			if dst == nil {
-				if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
-					return err
-				}
-			}
-			sd := uint16(opVCCLo)
-			var ci uint64
-			if in.Fmt == FmtVOP3 {
-				sd = in.Opnd[fSDst]
-				if cin {
-					ci, err = w.scalar(in, in.Opnd[fSrc2], k64i)
-					if err != nil {
-						return err
-					}
-				}
-			} else if cin {
-				ci = w.vcc()
+			dst, sd, ci, err := carryOperands(w, in, cin)
+			if err != nil {
+				return err
 			}
 			var co uint64
 			m := w.exec()
@@ -503,23 +488,9 @@ func carryOne(w *wave, in *Inst, cin, sub, rev bool, l int) error {
 	if rev {
 		a, b = b, a
 	}
-	dst := w.vreg(in.Opnd[fDst])
-	if dst == nil {
-		if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
-			return err
-		}
-	}
-	sd := uint16(opVCCLo)
-	var ci uint64
-	if in.Fmt == FmtVOP3 {
-		sd = in.Opnd[fSDst]
-		if cin {
-			if ci, err = w.scalar(in, in.Opnd[fSrc2], k64i); err != nil {
-				return err
-			}
-		}
-	} else if cin {
-		ci = w.vcc()
+	dst, sd, ci, err := carryOperands(w, in, cin)
+	if err != nil {
+		return err
 	}
 	var r, c uint32
 	if sub {
@@ -530,6 +501,27 @@ func carryOne(w *wave, in *Inst, cin, sub, rev bool, l int) error {
 	dst[l&(lanes-1)] = r
 	w.sset64(sd, uint64(c)<<l)
 	return nil
+}
+
+// carryOperands is what a carry op uses besides its sources, read after them: the destination
+// row, the carry-out SGPR pair (VCC for e32, sdst for VOP3b) and the carry-in mask (VCC, or src2
+// of VOP3b) when cin.
+func carryOperands(w *wave, in *Inst, cin bool) (dst *[lanes]uint32, sd uint16, ci uint64, err error) {
+	if dst = w.vreg(in.Opnd[fDst]); dst == nil {
+		if dst, err = w.vdst(in.Opnd[fDst], 1); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	sd = uint16(opVCCLo)
+	if in.Fmt == FmtVOP3 {
+		sd = in.Opnd[fSDst]
+		if cin {
+			ci, err = w.scalar(in, in.Opnd[fSrc2], k64i)
+		}
+	} else if cin {
+		ci = w.vcc()
+	}
+	return dst, sd, ci, err
 }
 
 // satU32 is V_ADD_U32/V_SUB_U32/V_SUBREV_U32: plain wraps; with VOP3 clamp the unsigned result
