@@ -17,7 +17,16 @@ import (
 // the line: a kernel argument in the client's own memory (userptr: each read a process_vm_readv)
 // is read once per dispatch instead of once per wave.
 type kcache struct {
-	m atomic.Pointer[sync.Map] // line address -> *[kLine]byte, immutable once stored
+	m atomic.Pointer[sync.Map] // line address -> *kline
+}
+
+// kline is one cache line. Waves that miss on it together wait for one fill (a hardware K$ merges
+// the misses of one line); its bytes are immutable once ok is set. A failed fill leaves the line
+// out of the cache, so the next load reads again.
+type kline struct {
+	mu sync.Mutex
+	ok atomic.Bool
+	b  [kLine]byte
 }
 
 // kLine is the scalar cache's line size (GFX9 K$: 64 bytes). A line never crosses a 4 KiB page.
@@ -49,15 +58,24 @@ func (k *kcache) read(mem Memory, addr uint64, p []byte, last *kcLast) error {
 		} else if last.m[1] == m && last.la[1] == la {
 			line = last.line[1]
 		} else {
-			if v, ok := m.Load(la); ok {
-				line = v.(*[kLine]byte)
-			} else {
-				line = new([kLine]byte)
-				if err := mem.Read(la, line[:]); err != nil {
-					return err
-				}
-				m.Store(la, line)
+			v, ok := m.Load(la)
+			if !ok {
+				v, _ = m.LoadOrStore(la, new(kline))
 			}
+			kl := v.(*kline)
+			if !kl.ok.Load() {
+				kl.mu.Lock()
+				if !kl.ok.Load() {
+					if err := mem.Read(la, kl.b[:]); err != nil {
+						kl.mu.Unlock()
+						m.CompareAndDelete(la, kl)
+						return err
+					}
+					kl.ok.Store(true)
+				}
+				kl.mu.Unlock()
+			}
+			line = &kl.b
 			i := last.next
 			last.m[i], last.la[i], last.line[i], last.next = m, la, line, i^1
 		}
