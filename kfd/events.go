@@ -79,7 +79,7 @@ func createEvent(p *Process, c Caller, a *abi.CreateEventArgs) syscall.Errno {
 		}
 		p.evt.page, p.evt.pageBO = b.mem[:signalSlots*8], b
 	}
-	ev := &event{typ: a.EventType, autoReset: a.AutoReset != 0}
+	ev := &event{typ: a.EventType, autoReset: a.AutoReset != 0, age: 1} // kfd_event_create: event_age = 1
 	switch a.EventType {
 	case abi.KFD_IOC_EVENT_SIGNAL, abi.KFD_IOC_EVENT_DEBUG_EVENT:
 		if p.evt.page == nil {
@@ -142,12 +142,11 @@ func destroyEvent(p *Process, c Caller, a *abi.DestroyEventArgs) syscall.Errno {
 	return 0
 }
 
-// signalLocked is set_event: age advances (skipping 0 and 1 on wrap); every current waiter is
-// activated, and an auto-reset event with waiters does not stay signalled
+// signalLocked is set_event: age advances (to 2, not 0, on wrap: 0 and 1 are reserved); every
+// current waiter is activated, and an auto-reset event with waiters does not stay signalled
 // ("ev->signaled = !ev->auto_reset || !waitqueue_active(&ev->wq)").
 func (p *Process) signalLocked(ev *event) {
-	ev.age++
-	if ev.age < 2 {
+	if ev.age++; ev.age == 0 {
 		ev.age = 2
 	}
 	ev.sets++
@@ -159,8 +158,8 @@ func setEvent(p *Process, c Caller, a *abi.SetEventArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ev := p.events[a.EventID]
-	if ev == nil || (ev.typ != abi.KFD_IOC_EVENT_SIGNAL && ev.typ != abi.KFD_IOC_EVENT_DEBUG_EVENT) {
-		return syscall.EINVAL // event_can_be_cpu_signaled
+	if ev == nil || ev.typ != abi.KFD_IOC_EVENT_SIGNAL {
+		return syscall.EINVAL // event_can_be_cpu_signaled: signal events only (debug events are the GPU's)
 	}
 	p.signalLocked(ev)
 	return 0
@@ -170,8 +169,8 @@ func resetEvent(p *Process, c Caller, a *abi.ResetEventArgs) syscall.Errno {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ev := p.events[a.EventID]
-	if ev == nil || (ev.typ != abi.KFD_IOC_EVENT_SIGNAL && ev.typ != abi.KFD_IOC_EVENT_DEBUG_EVENT) {
-		return syscall.EINVAL
+	if ev == nil || ev.typ != abi.KFD_IOC_EVENT_SIGNAL {
+		return syscall.EINVAL // event_can_be_cpu_signaled
 	}
 	ev.signaled = false
 	return 0
@@ -286,116 +285,173 @@ func (p *Process) raiseHWExceptionLocked(gpuID uint32) {
 	}
 }
 
-const maxWaitEvents = signalSlots
+// maxWaitEvents is the most waiters kfd_wait_on_events can allocate: kcalloc of 56-byte
+// struct kfd_event_waiter is refused (ENOMEM) above KMALLOC_MAX_SIZE, 4 MiB on x86-64.
+const maxWaitEvents = 4 << 20 / 56
 
-// waitEvents is kfd_wait_on_events: timeout 0 polls, 0xffffffff waits forever, otherwise ms.
+// waiter is struct kfd_event_waiter: activated when the event was signalled at the start of the
+// wait, when a non-zero last_event_age differs from the event's age, or when the event is set while
+// the waiter is queued (its sets count moves).
+type waiter struct {
+	ev                 *event
+	queued             bool
+	sets               uint64
+	activated, ageWait bool
+}
+
+// waitEvents is kfd_wait_on_events: timeout 0 polls, 0xffffffff waits forever, otherwise ms. Each
+// event's waiter is set up in order (init_event_waiter: an auto-reset event's signalled state is
+// consumed there, and stays consumed if a later id is unknown); a signal event with a non-zero
+// last_event_age is age-tracked (KFD 1.14: the age it returns on completion tells the client which
+// set it has seen, so a set between two waits is never missed). On completion the activated
+// waiters' data is copied back (copy_signaled_event_data: exception data, the age of age-tracked
+// signal events); an event destroyed under the wait fails it with EIO.
 func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
-	if a.NumEvents == 0 || a.NumEvents > maxWaitEvents {
-		return syscall.EINVAL
+	if a.NumEvents > maxWaitEvents {
+		return syscall.ENOMEM
 	}
-	raw := make([]byte, 48*int(a.NumEvents))
-	if err := c.ReadMemory(a.EventsPtr, raw); err != nil {
-		return syscall.EFAULT
-	}
-	ids := make([]uint32, a.NumEvents)
-	for i := range ids {
-		ids[i] = binary.LittleEndian.Uint32(raw[48*i+40:])
+	n := int(a.NumEvents)
+	raw := make([]byte, 48*n)
+	if n > 0 {
+		if err := c.ReadMemory(a.EventsPtr, raw); err != nil {
+			return syscall.EFAULT
+		}
 	}
 	var deadline <-chan time.Time
 	if a.Timeout != 0xffffffff && a.Timeout != 0 {
-		t := time.NewTimer(time.Duration(a.Timeout) * time.Millisecond)
+		t := time.NewTimer(time.Duration(min(a.Timeout, 0x7fffffff)) * time.Millisecond)
 		defer t.Stop()
 		deadline = t.C
 	}
+	all := a.WaitForAll != 0
 	p.mu.Lock()
-	evs := make([]*event, len(ids))
-	for i, id := range ids {
-		if evs[i] = p.events[id]; evs[i] == nil {
+	ws := make([]waiter, n)
+	ids := make([]uint32, n)
+	release := func() {
+		for i := range ws {
+			if ws[i].queued {
+				ws[i].ev.waiters--
+			}
+		}
+	}
+	for i := range ws {
+		ids[i] = binary.LittleEndian.Uint32(raw[48*i+40:])
+		ev := p.events[ids[i]]
+		if ev == nil {
+			release()
 			p.mu.Unlock()
 			return syscall.EINVAL
 		}
-	}
-	seen := make([]uint64, len(evs))
-	for i, ev := range evs {
-		ev.waiters++
-		seen[i] = ev.sets
-	}
-	active := func(i int) bool { return evs[i].signaled || evs[i].sets != seen[i] }
-	result := uint32(abi.KFD_IOC_WAIT_RESULT_TIMEOUT)
-	var errno syscall.Errno
-	for {
-		done, n := true, 0
-		for i := range evs {
-			if active(i) {
-				n++
-			} else {
-				done = false
+		w := &ws[i]
+		w.ev, w.activated = ev, ev.signaled
+		ev.signaled = ev.signaled && !ev.autoReset
+		if age := binary.LittleEndian.Uint64(raw[48*i:]); ev.typ == abi.KFD_IOC_EVENT_SIGNAL && age != 0 {
+			w.ageWait = true // "last_event_age = 0 reserved for backward compatible"
+			if ev.age != age {
+				w.activated = true
 			}
 		}
-		if (a.WaitForAll != 0 && done) || (a.WaitForAll == 0 && n > 0) {
-			result = abi.KFD_IOC_WAIT_RESULT_COMPLETE
-			break
+		if !w.activated {
+			w.queued, w.sets = true, ev.sets
+			ev.waiters++
 		}
+	}
+	// test_event_condition
+	test := func() uint32 {
+		count := 0
+		for i := range ws {
+			w := &ws[i]
+			if p.events[ids[i]] != w.ev {
+				return abi.KFD_IOC_WAIT_RESULT_FAIL // destroyed (or its id reused) under the wait
+			}
+			if w.queued && w.ev.sets != w.sets {
+				w.activated = true
+			}
+			if w.activated {
+				if !all {
+					return abi.KFD_IOC_WAIT_RESULT_COMPLETE
+				}
+				count++
+			}
+		}
+		if count == len(ws) {
+			return abi.KFD_IOC_WAIT_RESULT_COMPLETE
+		}
+		return abi.KFD_IOC_WAIT_RESULT_TIMEOUT
+	}
+	var errno syscall.Errno
+	result := test()
+	for result == abi.KFD_IOC_WAIT_RESULT_TIMEOUT && a.Timeout != 0 {
 		if p.dead {
 			errno = syscall.ENODEV // the driver went away (daemon stopping) under the wait
 			break
 		}
-		if a.Timeout == 0 {
-			break
-		}
 		ch := p.evt.changed
 		p.mu.Unlock()
+		timedOut := false
 		select {
 		case <-ch:
 		case <-deadline:
-			p.mu.Lock()
-			goto out
+			timedOut = true
 		case <-c.Interrupted():
-			p.mu.Lock()
 			errno = syscall.EINTR // kfd_wait_on_events: -ERESTARTSYS on a pending signal
-			goto out
 		}
 		p.mu.Lock()
-		if p.dead {
-			errno = syscall.ENODEV
+		if errno != 0 {
 			break
 		}
-		// An event destroyed while waited on fails the wait (kfd: -EINVAL... wait_result FAIL).
-		for i, id := range ids {
-			if p.events[id] != evs[i] {
-				result = abi.KFD_IOC_WAIT_RESULT_FAIL
-				goto out
+		result = test()
+		if timedOut {
+			break
+		}
+	}
+	release()
+	if errno == syscall.EINTR {
+		// free_waiters(undo_auto_reset): an interrupted wait, off the wait queues, gives back the
+		// auto-reset sets it took.
+		for i := range ws {
+			if w := &ws[i]; w.activated && w.ev.autoReset && p.events[ids[i]] == w.ev {
+				p.signalLocked(w.ev)
 			}
 		}
 	}
-out:
-	for i, ev := range evs {
-		ev.waiters--
-		d := raw[48*i : 48*i+48]
-		switch {
-		case ev.memExc != nil:
-			b := make([]byte, 32)
-			encode(b, *ev.memExc)
-			copy(d, b)
-		case ev.hwExc != nil:
-			b := make([]byte, 16)
-			encode(b, *ev.hwExc)
-			copy(d, b)
-		case ev.typ == abi.KFD_IOC_EVENT_SIGNAL:
-			binary.LittleEndian.PutUint64(d, ev.age) // signal_event_data.last_event_age
-		}
-		// A waiter that found an auto-reset event signalled consumes it (test_event_condition).
-		if result == abi.KFD_IOC_WAIT_RESULT_COMPLETE && ev.autoReset && ev.signaled {
-			ev.signaled = false
+	if errno == 0 && result == abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+		for i := range ws {
+			w := &ws[i]
+			if !w.activated {
+				continue
+			}
+			d := raw[48*i : 48*i+48]
+			switch {
+			case w.ev.typ == abi.KFD_IOC_EVENT_MEMORY:
+				var m abi.HSAMemoryExceptionData
+				if w.ev.memExc != nil {
+					m = *w.ev.memExc
+				}
+				encode(d[:32], m)
+			case w.ev.typ == abi.KFD_IOC_EVENT_HW_EXCEPTION:
+				var h abi.HSAHWExceptionData
+				if w.ev.hwExc != nil {
+					h = *w.ev.hwExc
+				}
+				encode(d[:16], h)
+			case w.ev.typ == abi.KFD_IOC_EVENT_SIGNAL && w.ageWait:
+				binary.LittleEndian.PutUint64(d, w.ev.age) // signal_event_data.last_event_age
+			}
 		}
 	}
 	p.mu.Unlock()
 	if errno != 0 {
 		return errno
 	}
-	if err := c.WriteMemory(a.EventsPtr, raw); err != nil {
-		return syscall.EFAULT
-	}
 	a.WaitResult = result
+	if result == abi.KFD_IOC_WAIT_RESULT_FAIL {
+		return syscall.EIO // kfd_wait_on_events: "else if (*wait_result == KFD_IOC_WAIT_RESULT_FAIL) ret = -EIO"
+	}
+	if result == abi.KFD_IOC_WAIT_RESULT_COMPLETE && n > 0 {
+		if err := c.WriteMemory(a.EventsPtr, raw); err != nil {
+			return syscall.EFAULT
+		}
+	}
 	return 0
 }

@@ -414,7 +414,7 @@ func TestEvents(t *testing.T) {
 	}
 	wait := func(ids []uint32, all bool, timeout uint32) (uint32, syscall.Errno) {
 		for i, id := range ids {
-			binary.LittleEndian.PutUint32(e.c.mem[48*i+40:], id)
+			eventData(e.c.mem[48*i:], id)
 		}
 		w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: uint32(len(ids)), Timeout: timeout}
 		if all {
@@ -638,7 +638,7 @@ func TestAutoResetWakesAllWaiters(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		go func(i int) {
 			c := newCaller(e.c.tgid)
-			binary.LittleEndian.PutUint32(c.mem[40:], ev.EventID)
+			eventData(c.mem, ev.EventID)
 			buf := make([]byte, 24)
 			encode(buf, abi.WaitEventsArgs{EventsPtr: c.base, NumEvents: 1, Timeout: 5000})
 			e.f.Ioctl(c, abi.AMDKFD_IOC_WAIT_EVENTS, buf)
@@ -663,10 +663,139 @@ func TestAutoResetWakesAllWaiters(t *testing.T) {
 			t.Errorf("waiter %d: result %d", i, r)
 		}
 	}
-	binary.LittleEndian.PutUint32(e.c.mem[40:], ev.EventID)
+	eventData(e.c.mem, ev.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 0}
 	if e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); w.WaitResult != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
 		t.Errorf("auto-reset event left signalled after waking its waiters")
+	}
+}
+
+// TestWaitEventsAsAmdkfd checks kfd_wait_on_events' edges: event age tracking (KFD 1.14's
+// kfd_event_data: a non-zero last_event_age that differs from the event's age completes the wait at
+// once, and the age is copied back only to age-tracked waiters of a completed wait), the auto-reset
+// state consumed when a waiter is set up even if the wait fails, no events at all, too many (ENOMEM), an
+// event destroyed under the wait (EIO), and SET/RESET of a debug event (EINVAL).
+func TestWaitEventsAsAmdkfd(t *testing.T) {
+	e := newEnv(t, "mi210")
+	create := func(typ uint32, autoReset uint32) uint32 {
+		a := abi.CreateEventArgs{EventType: typ, AutoReset: autoReset}
+		if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &a); errno != 0 {
+			t.Fatal(errno)
+		}
+		return a.EventID
+	}
+	// wait runs WAIT_EVENTS on ids with the given input ages; it returns the result, the errno and
+	// the ages found in the records afterwards.
+	wait := func(ids []uint32, ages []uint64, all bool, timeout uint32) (uint32, syscall.Errno, []uint64) {
+		for i, id := range ids {
+			eventData(e.c.mem[48*i:], id)
+			if ages != nil {
+				binary.LittleEndian.PutUint64(e.c.mem[48*i:], ages[i])
+			}
+		}
+		w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: uint32(len(ids)), Timeout: timeout, WaitResult: 99}
+		if all {
+			w.WaitForAll = 1
+		}
+		errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w)
+		out := make([]uint64, len(ids))
+		for i := range ids {
+			out[i] = binary.LittleEndian.Uint64(e.c.mem[48*i:])
+		}
+		return w.WaitResult, errno, out
+	}
+	set := func(id uint32) syscall.Errno { return e.do(abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: id}) }
+	const complete, timeout = abi.KFD_IOC_WAIT_RESULT_COMPLETE, abi.KFD_IOC_WAIT_RESULT_TIMEOUT
+
+	a := create(abi.KFD_IOC_EVENT_SIGNAL, 1)
+	// A new event's age is 1: a waiter that saw age 1 waits, one that saw another age does not.
+	if r, errno, ages := wait([]uint32{a}, []uint64{1}, false, 0); r != timeout || errno != 0 || ages[0] != 1 {
+		t.Errorf("age 1 on a new event: result %d %v, age back %d", r, errno, ages[0])
+	}
+	if r, _, ages := wait([]uint32{a}, []uint64{7}, false, 0); r != complete || ages[0] != 1 {
+		t.Errorf("stale age 7: result %d, age back %d (want complete, 1)", r, ages[0])
+	}
+	// A set with no waiter: the first age-tracked wait consumes the signalled state and learns age
+	// 2; a second waiter that still holds age 1 completes too, although nothing is signalled now.
+	set(a)
+	if r, _, ages := wait([]uint32{a}, []uint64{1}, false, 0); r != complete || ages[0] != 2 {
+		t.Errorf("after a set: result %d, age %d (want complete, 2)", r, ages[0])
+	}
+	if r, _, _ := wait([]uint32{a}, []uint64{2}, false, 0); r != timeout {
+		t.Errorf("age 2 after the set was seen: result %d", r)
+	}
+	if r, _, ages := wait([]uint32{a}, []uint64{1}, false, 0); r != complete || ages[0] != 2 {
+		t.Errorf("a second waiter's missed set: result %d, age %d", r, ages[0])
+	}
+	// Age 0 is "not tracked" (every caller below KFD 1.14): the age is not written back.
+	set(a)
+	if r, _, ages := wait([]uint32{a}, []uint64{0}, false, 0); r != complete || ages[0] != 0 {
+		t.Errorf("untracked wait: result %d, data %d (want complete, 0)", r, ages[0])
+	}
+	// A wait-for-all that does not complete copies nothing back (a's age is 3 after two sets, so
+	// a waits; b, set once, is activated), and setting up its waiters consumed b's signalled state.
+	b := create(abi.KFD_IOC_EVENT_SIGNAL, 1)
+	set(b)
+	if r, _, ages := wait([]uint32{a, b}, []uint64{3, 3}, true, 0); r != timeout || ages[0] != 3 || ages[1] != 3 {
+		t.Errorf("incomplete wait-for-all: result %d, ages back %v (want timeout, [3 3])", r, ages)
+	}
+	if r, _, _ := wait([]uint32{b}, []uint64{2}, false, 0); r != timeout {
+		t.Errorf("b still signalled after the wait-for-all consumed it: %d", r)
+	}
+	// init_event_waiter consumes an auto-reset event's signalled state in order, and an unknown id
+	// later in the list does not give it back.
+	set(b)
+	if _, errno, _ := wait([]uint32{b, 12345}, nil, false, 0); errno != syscall.EINVAL {
+		t.Errorf("unknown second id: %v, want EINVAL", errno)
+	}
+	if r, _, _ := wait([]uint32{b}, nil, false, 0); r != timeout {
+		t.Errorf("b still signalled after the failed wait consumed it: %d", r)
+	}
+	// No events: complete at once, whether all or any (test_event_condition: 0 activated of 0).
+	for _, all := range []bool{true, false} {
+		if r, errno, _ := wait(nil, nil, all, 0xffffffff); r != complete || errno != 0 {
+			t.Errorf("no events, all=%v: %d %v", all, r, errno)
+		}
+	}
+	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: maxWaitEvents + 1}
+	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != syscall.ENOMEM {
+		t.Errorf("%d events: %v, want ENOMEM (kcalloc of the waiters)", w.NumEvents, errno)
+	}
+	// An event destroyed under the wait fails it: wait_result FAIL, EIO.
+	c := create(abi.KFD_IOC_EVENT_SIGNAL, 1)
+	done := make(chan syscall.Errno, 1)
+	go func() {
+		cl := newCaller(e.c.tgid)
+		eventData(cl.mem, c)
+		buf := make([]byte, 24)
+		encode(buf, abi.WaitEventsArgs{EventsPtr: cl.base, NumEvents: 1, Timeout: 5000})
+		done <- e.f.Ioctl(cl, abi.AMDKFD_IOC_WAIT_EVENTS, buf)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		p := e.d.procs[e.c.tgid]
+		p.mu.Lock()
+		n := p.events[c].waiters
+		p.mu.Unlock()
+		if n == 1 {
+			break
+		}
+	}
+	e.do(abi.AMDKFD_IOC_DESTROY_EVENT, &abi.DestroyEventArgs{EventID: c})
+	select {
+	case errno := <-done:
+		if errno != syscall.EIO {
+			t.Errorf("wait on a destroyed event: %v, want EIO", errno)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("wait on a destroyed event not ended")
+	}
+	// Debug events are the GPU's to set (event_can_be_cpu_signaled).
+	d := create(abi.KFD_IOC_EVENT_DEBUG_EVENT, 1)
+	if errno := set(d); errno != syscall.EINVAL {
+		t.Errorf("SET_EVENT of a debug event: %v, want EINVAL", errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_RESET_EVENT, &abi.ResetEventArgs{EventID: d}); errno != syscall.EINVAL {
+		t.Errorf("RESET_EVENT of a debug event: %v, want EINVAL", errno)
 	}
 }
 
@@ -865,7 +994,7 @@ func TestAQLFaultRaisesMemoryException(t *testing.T) {
 	word64(aq[0x38:]).Store(1)
 	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
 
-	binary.LittleEndian.PutUint32(e.c.mem[40:], mev.EventID)
+	eventData(e.c.mem, mev.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
 		t.Fatalf("memory event: %v result %d; queue: %s", errno, w.WaitResult, p.queues[a.QueueID].eng.status())
@@ -940,7 +1069,7 @@ func TestSDMAQueue(t *testing.T) {
 	if err := e.d.RestoreQueues(e.c.tgid); err != nil {
 		t.Fatal(err)
 	}
-	binary.LittleEndian.PutUint32(e.c.mem[40:], ev.EventID)
+	eventData(e.c.mem, ev.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
 		t.Fatalf("trap event: %v result %d; queue: %s", errno, w.WaitResult, p.queues[a.QueueID].eng.status())
@@ -998,7 +1127,7 @@ func TestQueueIsolation(t *testing.T) {
 	word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
 	word64(aq[0x38:]).Store(1)
 	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
-	binary.LittleEndian.PutUint32(e.c.mem[40:], mev.EventID)
+	eventData(e.c.mem, mev.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
 		t.Fatalf("no fault in the submitting process: %v result %d", errno, w.WaitResult)
@@ -1006,7 +1135,7 @@ func TestQueueIsolation(t *testing.T) {
 	if v := binary.LittleEndian.Uint64(vmem[aql.SignalValueOffset:]); v != 1 {
 		t.Errorf("another process's memory changed: %d", v)
 	}
-	binary.LittleEndian.PutUint32(other.c.mem[40:], oev.EventID)
+	eventData(other.c.mem, oev.EventID)
 	w = abi.WaitEventsArgs{EventsPtr: other.c.base, NumEvents: 1, Timeout: 0}
 	if errno := other.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
 		t.Errorf("the other process saw an exception: %v result %d", errno, w.WaitResult)
@@ -1166,7 +1295,7 @@ func TestGPUVMPermissions(t *testing.T) {
 			word64(aq[0x38:]).Store(1)
 			word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
 
-			binary.LittleEndian.PutUint32(e.c.mem[40:], mev.EventID)
+			eventData(e.c.mem, mev.EventID)
 			w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 			if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
 				t.Fatalf("memory event: %v result %d; queue: %s", errno, w.WaitResult, p.queues[a.QueueID].eng.status())
@@ -1394,4 +1523,11 @@ func TestAcquireThroughOtherRenderNode(t *testing.T) {
 	if _, err := rf.(*renderFile).Backing().ReadAt(got, int64(a.MmapOffset)+4096); err != nil || got[0] != 0xa5 || got[1] != 0x5a {
 		t.Errorf("GPU 1's BO through renderD%d at offset %#x: %x %v", n0.RenderMinor(), a.MmapOffset+4096, got, err)
 	}
+}
+
+// eventData writes one struct kfd_event_data for WAIT_EVENTS at b as libhsakmt does (calloc'd: no
+// last_event_age, no extension) for event id.
+func eventData(b []byte, id uint32) {
+	clear(b[:48])
+	binary.LittleEndian.PutUint32(b[40:], id)
 }

@@ -261,7 +261,7 @@ func TestHungQueueReset(t *testing.T) {
 	// dropped it from the runlist (the queue's memory port is its engine's alone while it runs).
 	e.d.scheduler(e.gpu).Remove(q)
 	q.reset()
-	binary.LittleEndian.PutUint32(e.c.mem[40:], hw.EventID)
+	eventData(e.c.mem, hw.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
 		t.Fatalf("hardware exception event: %v %d", errno, w.WaitResult)
@@ -272,7 +272,7 @@ func TestHungQueueReset(t *testing.T) {
 	if lastErr == "" {
 		t.Errorf("the reset queue has no error")
 	}
-	binary.LittleEndian.PutUint32(other.c.mem[40:], ohw.EventID)
+	eventData(other.c.mem, ohw.EventID)
 	ow := abi.WaitEventsArgs{EventsPtr: other.c.base, NumEvents: 1, Timeout: 50}
 	if errno := other.do(abi.AMDKFD_IOC_WAIT_EVENTS, &ow); errno != 0 || ow.WaitResult != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
 		t.Errorf("the other process got a hardware exception: %v %d", errno, ow.WaitResult)

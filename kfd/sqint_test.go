@@ -72,7 +72,7 @@ func TestSendmsgInterruptSignalsEvent(t *testing.T) {
 	s := word64(p.boAt(e.gpu, sig).mem[aql.SignalValueOffset:])
 	slot := func(id uint32) uint64 { return word64(p.evt.page[8*id:]).Load() }
 	poll := func(id uint32) uint32 {
-		binary.LittleEndian.PutUint32(e.c.mem[40:], id)
+		eventData(e.c.mem, id)
 		w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 0}
 		if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 {
 			t.Fatal(errno)
