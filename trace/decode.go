@@ -3,6 +3,7 @@ package trace
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -67,11 +68,16 @@ func decodeArray(cmd uint32, b []byte) (string, []uint64) {
 	return "", nil
 }
 
-// Format renders c as one line: time, pid, ioctl name, fields, result, duration.
+// Format renders c as one line: time, pid (pid/tid for a thread other than the process's main
+// thread, as strace -f tells threads apart), ioctl name, fields, result, duration.
 func Format(c Call) string {
 	d := Decode(c)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%12.6f %6d %-32s", d.Time, d.Pid, d.Ioctl)
+	who := strconv.Itoa(d.Pid)
+	if d.Tid != 0 && d.Tid != d.Pid {
+		who += "/" + strconv.Itoa(d.Tid)
+	}
+	fmt.Fprintf(&b, "%12.6f %13s %-32s", d.Time, who, d.Ioctl)
 	if d.Order != nil {
 		for _, k := range d.Order {
 			fmt.Fprintf(&b, " %s=%#x", k, d.Fields[k])

@@ -130,9 +130,12 @@ func TestDescribe(t *testing.T) {
 	if !ok || name != "AMDKFD_IOC_GET_VERSION" || len(keys) != 2 || keys[0] != "MajorVersion" || vals[0] != 1 || vals[1] != 2 {
 		t.Fatalf("%s %v %v", name, keys, vals)
 	}
-	line := Format(Call{Cmd: getVersion, Arg: arg, Ret: 0, Pid: 7})
-	if !strings.Contains(line, "AMDKFD_IOC_GET_VERSION") || !strings.Contains(line, "MinorVersion=0x2") {
+	line := Format(Call{Cmd: getVersion, Arg: arg, Ret: 0, Pid: 7, Tid: 7})
+	if !strings.Contains(line, "AMDKFD_IOC_GET_VERSION") || !strings.Contains(line, "MinorVersion=0x2") || !strings.Contains(line, " 7 ") {
 		t.Errorf("format: %s", line)
+	}
+	if line := Format(Call{Cmd: getVersion, Arg: arg, Pid: 7, Tid: 9}); !strings.Contains(line, " 7/9 ") {
+		t.Errorf("a second thread's call: %s", line)
 	}
 	if d := Decode(Call{Cmd: 0xc0184b18, Arg: make([]byte, 24), Ret: -22}); d.Ioctl != "AMDKFD_IOC_MAP_MEMORY_TO_GPU" || d.Errno == "" {
 		t.Errorf("decode %+v", d)

@@ -20,7 +20,8 @@ func runTrace(args []string) int {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kfdemu trace [--json] [-p PID | -- COMMAND...]\n\n"+
 			"Decodes every kfd and amdgpu render-node ioctl of a process tree with eBPF (real driver or kfdemu).\n"+
-			"One line per call: time, pid, ioctl name, decoded fields, result or errno, duration.")
+			"One line per call: time, pid (pid/tid for a process's other threads), ioctl name, decoded fields,\n"+
+			"result or errno, duration.")
 		fs.PrintDefaults()
 	}
 	asJSON := fs.Bool("json", false, "print one JSON object per call")
