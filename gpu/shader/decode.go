@@ -138,6 +138,9 @@ type Inst struct {
 	// notF32 is set with exec: a 32-bit VALU operation with f32 sources whose result is not an f32
 	// (floatResult), so the denormal mode leaves it alone.
 	notF32 bool
+	// pre: the operands resolved once (bind) for the one-lane path of a 32-bit VALU operation
+	// (v32fast), which reads a lane without decoding the operand codes again.
+	pre preOps
 }
 
 // ErrTruncated is returned by Decode when the words end inside an instruction.

@@ -100,4 +100,5 @@ func (in *Inst) bind() {
 	r := &opTab[in.Info.Op]
 	in.exec, in.notF32 = r.exec, r.notF32
 	in.near, in.rmask = r.near, r.rmask
+	in.pre = resolvePre(in)
 }

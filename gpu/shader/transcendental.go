@@ -173,12 +173,17 @@ func frexpExp(x float64) uint32 {
 	return uint32(int32(e))
 }
 
+// exp2F32 and log2F32 are V_EXP_F32 and V_LOG_F32's lane functions (named, not built by transOps'
+// un: one call less per lane).
+func exp2F32(a, _, _ uint32) uint32 { return u32(float32(math.Exp2(float64(f32(a))))) }
+func log2F32(a, _, _ uint32) uint32 { return u32(float32(math.Log2(float64(f32(a))))) }
+
 func transOps() {
 	un := func(f func(x float64) float64) execFn {
 		return v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(f(float64(f32(a))))) })
 	}
-	def(OpVExpF32, un(math.Exp2))
-	def(OpVLogF32, un(math.Log2))
+	def(OpVExpF32, v32(tF32, 1, exp2F32))
+	def(OpVLogF32, v32(tF32, 1, log2F32))
 	// V_SIN/V_COS take the angle in revolutions (x * 2pi radians).
 	def(OpVSinF32, un(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
 	def(OpVCosF32, un(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))

@@ -74,13 +74,21 @@ type kernPair struct {
 }
 
 // v32k is v32 with k, if not nil, the operation's lane loop: it runs when many lanes are active and
-// no output modifier or SDWA destination applies.
+// no output modifier or SDWA destination applies. Not inlined into the tables that call it: the
+// routine is then compiled once, outside those large init functions, where Go's inliner gives
+// calls a small budget (their copies of it called w.exec and w.vreg instead of inlining them).
+//
+//go:noinline
 func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 	if k != nil {
 		kernels = append(kernels, kernPair{f, k})
 	}
+	pre := kindOf(t) == k32 // Inst.pre holds k32 constants
 	return func(w *wave, in *Inst) error {
 		m := w.exec()
+		if m&(m-1) == 0 && m != 0 && pre && oneLanePath && v32fast(w, in, t, n, f, bits.TrailingZeros64(m)) {
+			return nil
+		}
 		if k != nil && m == ^uint64(0) && plainRows(w, in, t) {
 			if a, b, c, d := w.rows3(in, n); d != nil {
 				k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
@@ -309,6 +317,94 @@ func v32one(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) e
 	}
 	dst[l] = r
 	return nil
+}
+
+// preOps are the operands of a VOP1/VOP2/VOP3 instruction as bind resolved them (resolvePre) for
+// v32fast: each source a register row, an SGPR or a k32 constant (what src32 reads), the
+// destination a register row. opnd is the operands resolved: a routine that runs on a copy of the
+// instruction with other operands (GPR index mode, the directed v_fmac forms, ...) takes v32one.
+// The copies clear modifiers, never set them (a copy that sets one must clear ok).
+type preOps struct {
+	opnd [4]uint16 // Opnd[fDst], Opnd[fSrc0..fSrc2]
+	ok   bool      // all resolved, no abs/neg/clamp/omod/op_sel, DPP or SDWA
+	top  uint16    // 1 + the highest register row read or written
+	kind [3]uint8
+	x    [3]uint32 // the row, the SGPR or the constant
+	dst  uint16    // the destination row
+}
+
+const (
+	srcOther = iota
+	srcVGPR
+	srcSGPR // an operand code below 127 (lane1Reg's)
+	srcConst
+)
+
+func resolvePre(in *Inst) (p preOps) {
+	copy(p.opnd[:], in.Opnd[:4])
+	if !(in.Fmt == FmtVOP1 || in.Fmt == FmtVOP2 || in.Fmt == FmtVOP3) || in.Ext != extNone ||
+		in.Abs|in.Neg|in.Omod|in.OpSel != 0 || in.Clamp || in.Opnd[fDst] < opVGPR0 {
+		return p
+	}
+	p.dst = in.Opnd[fDst] - opVGPR0
+	p.top = p.dst + 1
+	for i, code := range in.Opnd[fSrc0 : fSrc2+1] {
+		switch {
+		case code >= opVGPR0:
+			p.kind[i], p.x[i] = srcVGPR, uint32(code-opVGPR0)
+			p.top = max(p.top, code-opVGPR0+1)
+		case code < 127:
+			p.kind[i], p.x[i] = srcSGPR, uint32(code)
+		case code >= 128 && code <= 208, code >= 240 && code <= 248, code == opLiteral:
+			c, _ := (*wave)(nil).scalar(in, code, k32) // inline constants and the literal: no wave read
+			p.kind[i], p.x[i] = srcConst, uint32(c)
+		default:
+			return p
+		}
+	}
+	p.ok = true
+	return p
+}
+
+// v32fast is v32one for an instruction whose operands bind resolved (Inst.pre): lane l's sources
+// read without decoding operand codes; false (nothing done) for any other instruction.
+func v32fast(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) bool {
+	p := &in.pre
+	if !p.ok || p.opnd != [4]uint16(in.Opnd[:4]) || int(p.top) > len(w.v) {
+		return false
+	}
+	l &= lanes - 1
+	flush := t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
+	a := p.at(w, 0, l, flush)
+	b, c := a, a // as v32: a missing source is source 0
+	if n > 1 {
+		b = p.at(w, 1, l, flush)
+		if n > 2 {
+			c = p.at(w, 2, l, flush)
+		}
+	}
+	w.lane = l
+	r := f(a, b, c)
+	if t == tF32 && w.mode&0x20 == 0 && !in.notF32 {
+		r = flush32(r)
+	}
+	w.v[p.dst][l] = r
+	return true
+}
+
+// at is lane l of source i, flushed if an f32 denormal and flush is set.
+func (p *preOps) at(w *wave, i, l int, flush bool) uint32 {
+	x := p.x[i]
+	switch p.kind[i] {
+	case srcVGPR:
+		x = w.v[x][l]
+	case srcSGPR:
+		x = w.s[x&127]
+	}
+	if flush {
+		x = flush32(x)
+	}
+	return x
 }
 
 // lane1 is lane l of a 32-bit source operand (v32sparse's read of one lane): a VGPR inside the
