@@ -85,31 +85,37 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 	}
 	pre := kindOf(t) == k32 // Inst.pre holds k32 constants
 	return func(w *wave, in *Inst) error {
-		m := w.exec()
-		if m&(m-1) == 0 && m != 0 && pre && oneLanePath && v32fast(w, in, t, n, f, bits.TrailingZeros64(m)) {
+		if m := w.exec(); m&(m-1) == 0 && m != 0 && pre && oneLanePath {
+			return v32fast(w, in, t, n, f, k, bits.TrailingZeros64(m))
+		}
+		return v32lanes(w, in, t, n, f, k)
+	}
+}
+
+// v32lanes is v32k's routine past the one-lane fast path (its own function: the routine's frame
+// stays small).
+func v32lanes(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, k kern32) error {
+	m := w.exec()
+	if k != nil && m == ^uint64(0) && plainRows(w, in, t) {
+		if a, b, c, d := w.rows3(in, n); d != nil {
+			k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
 			return nil
 		}
-		if k != nil && m == ^uint64(0) && plainRows(w, in, t) {
-			if a, b, c, d := w.rows3(in, n); d != nil {
-				k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
-				return nil
-			}
-			if n == 1 {
-				if d := w.vreg(in.Opnd[fDst]); d != nil && in.Opnd[fSrc0] < opVGPR0 {
-					return fill32(w, in, d, f) // one constant source: one result for every lane
-				}
+		if n == 1 {
+			if d := w.vreg(in.Opnd[fDst]); d != nil && in.Opnd[fSrc0] < opVGPR0 {
+				return fill32(w, in, d, f) // one constant source: one result for every lane
 			}
 		}
-		if in.Ext == extNone {
-			if m&(m-1) == 0 && m != 0 && in.Abs|in.Neg|in.Omod == 0 && !in.Clamp && oneLanePath {
-				return v32one(w, in, t, n, f, bits.TrailingZeros64(m))
-			}
-			if bits.OnesCount64(m) < denseLanes {
-				return v32sparse(w, in, t, n, f)
-			}
-		}
-		return v32dense(w, in, t, n, f, k, m)
 	}
+	if in.Ext == extNone {
+		if m&(m-1) == 0 && m != 0 && in.Abs|in.Neg|in.Omod == 0 && !in.Clamp && oneLanePath {
+			return v32one(w, in, t, n, f, bits.TrailingZeros64(m))
+		}
+		if bits.OnesCount64(m) < denseLanes {
+			return v32sparse(w, in, t, n, f)
+		}
+	}
+	return v32dense(w, in, t, n, f, k, m)
 }
 
 // v32dense is v32k's general path: many active lanes or DPP/SDWA, operands as rows (constants
@@ -367,11 +373,11 @@ func resolvePre(in *Inst) (p preOps) {
 }
 
 // v32fast is v32one for an instruction whose operands bind resolved (Inst.pre): lane l's sources
-// read without decoding operand codes; false (nothing done) for any other instruction.
-func v32fast(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) bool {
+// read without decoding operand codes; any other instruction takes v32lanes.
+func v32fast(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, k kern32, l int) error {
 	p := &in.pre
 	if !p.ok || p.opnd != [4]uint16(in.Opnd[:4]) || int(p.top) > len(w.v) {
-		return false
+		return v32lanes(w, in, t, n, f, k)
 	}
 	l &= lanes - 1
 	flush := t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
@@ -389,7 +395,7 @@ func v32fast(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) 
 		r = flush32(r)
 	}
 	w.v[p.dst][l] = r
-	return true
+	return nil
 }
 
 // at is lane l of source i, flushed if an f32 denormal and flush is set.
