@@ -628,6 +628,9 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 	if limit == 0 {
 		limit = 1 << 32
 	}
+	// chk is the next step count that needs a look: the limit, or a count s with
+	// s%waveStopCheck == waveStopCheck-1 (the dispatch's stop and suspend flags).
+	chk := min(limit, w.steps|(waveStopCheck-1))
 	for n < waveTurn && !w.done && !w.bar && !w.yield && w.block == nil {
 		in = w.cur
 		if in == nil || in.pc != w.pc {
@@ -635,16 +638,17 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 				return n, err
 			}
 		}
-		if w.steps >= limit {
-			return n, &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
-		}
-		if w.steps%waveStopCheck == waveStopCheck-1 {
+		if w.steps >= chk {
+			if w.steps >= limit {
+				return n, &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
+			}
 			if d.killed() {
 				return n, errStopMidGroup
 			}
 			if d.suspended.Load() {
 				return n, nil // the group parks (execGroup) before this instruction
 			}
+			chk = min(limit, (w.steps+1)|(waveStopCheck-1))
 		}
 		w.steps++
 		n++
@@ -658,7 +662,14 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 					return n, err
 				}
 			} else if !w.done {
-				w.pc += uint64(in.Size)
+				if w.pc == pc { // the next instruction (a branch moved w.pc)
+					w.pc += uint64(in.Size)
+					if w.cur = in.next.Load(); w.cur != nil {
+						continue
+					}
+				} else {
+					w.pc += uint64(in.Size)
+				}
 			}
 		} else if err := d.step(w, &in.Inst); err != nil {
 			return n, err
