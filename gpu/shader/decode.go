@@ -141,6 +141,8 @@ type Inst struct {
 	// pre: the operands resolved once (bind) for the one-lane path of a 32-bit VALU operation
 	// (v32fast), which reads a lane without decoding the operand codes again.
 	pre preOps
+	// v32: the operation of near if it is a v32k routine (bind), which turn runs itself on one lane.
+	v32 *v32spec
 }
 
 // ErrTruncated is returned by Decode when the words end inside an instruction.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"unsafe"
 )
 
 // Value kinds of VALU operands.
@@ -83,14 +84,40 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 	if k != nil {
 		kernels = append(kernels, kernPair{f, k})
 	}
-	pre := kindOf(t) == k32 // Inst.pre holds k32 constants
-	return func(w *wave, in *Inst) error {
-		if m := w.exec(); m&(m-1) == 0 && m != 0 && pre && oneLanePath {
-			return v32fast(w, in, t, n, f, k, bits.TrailingZeros64(m))
+	var spec *v32spec
+	if kindOf(t) == k32 { // Inst.pre holds k32 constants
+		spec = &v32spec{t, n, f, k}
+	}
+	fn := func(w *wave, in *Inst) error {
+		if spec != nil && v32fast(w, in, spec) {
+			return nil
 		}
 		return v32lanes(w, in, t, n, f, k)
 	}
+	if spec != nil && !tablesBuilt {
+		v32specs[funcID(fn)] = spec
+	}
+	return fn
 }
+
+// v32spec is the operation of a routine v32k built: the turn loop runs its one-lane case
+// (v32fast) without calling the routine (Inst.v32).
+type v32spec struct {
+	t, n int
+	f    func(a, b, c uint32) uint32
+	k    kern32
+}
+
+// v32specs maps the routines v32k built while the tables were filled to their operations; init
+// gives each Op whose routine is one of them its spec (opRec.v32). Routines v32k builds later
+// (inside other routines, on copies of an instruction) are not registered.
+var (
+	v32specs    = map[unsafe.Pointer]*v32spec{}
+	tablesBuilt bool
+)
+
+// funcID is the identity of a func value (its closure record; func values do not compare).
+func funcID(f execFn) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&f)) }
 
 // v32lanes is v32k's routine past the one-lane fast path (its own function: the routine's frame
 // stays small).
@@ -372,30 +399,34 @@ func resolvePre(in *Inst) (p preOps) {
 	return p
 }
 
-// v32fast is v32one for an instruction whose operands bind resolved (Inst.pre): lane l's sources
-// read without decoding operand codes; any other instruction takes v32lanes.
-func v32fast(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, k kern32, l int) error {
+// v32fast is v32one for one active lane and an instruction whose operands bind resolved
+// (Inst.pre), the operation s: lane l's sources read without decoding operand codes. false
+// (nothing done): not that case. The routine of s runs it first; turn runs it for the routine.
+func v32fast(w *wave, in *Inst, s *v32spec) bool {
+	m := w.exec()
 	p := &in.pre
-	if !p.ok || p.opnd != [4]uint16(in.Opnd[:4]) || int(p.top) > len(w.v) {
-		return v32lanes(w, in, t, n, f, k)
+	if m&(m-1) != 0 || m == 0 || !p.ok || p.opnd != [4]uint16(in.Opnd[:4]) || int(p.top) > len(w.v) || !oneLanePath {
+		return false
 	}
-	l &= lanes - 1
-	flush := t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
+	l := bits.TrailingZeros64(m) & (lanes - 1)
+	flush := s.t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
 	a := p.at(w, 0, l, flush)
 	b, c := a, a // as v32: a missing source is source 0
-	if n > 1 {
+	if s.n > 1 {
 		b = p.at(w, 1, l, flush)
-		if n > 2 {
+		if s.n > 2 {
 			c = p.at(w, 2, l, flush)
 		}
 	}
 	w.lane = l
-	r := f(a, b, c)
-	if t == tF32 && w.mode&0x20 == 0 && !in.notF32 {
+	d := &w.v[p.dst][l]
+	flushOut := s.t == tF32 && w.mode&0x20 == 0 && !in.notF32
+	r := s.f(a, b, c)
+	if flushOut {
 		r = flush32(r)
 	}
-	w.v[p.dst][l] = r
-	return nil
+	*d = r
+	return true
 }
 
 // at is lane l of source i, flushed if an f32 denormal and flush is set.

@@ -656,7 +656,12 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 		// step's common case here: no VSKIP or VGPR index mode, an implemented routine run
 		// without its rounding wrapper (round to nearest even), no error.
 		if fn := in.near; fn != nil && w.mode&(in.rmask|modeGPRIdxEn|modeVSkip) == 0 {
-			err := fn(w, &in.Inst)
+			var err error
+			if s := in.v32; s == nil {
+				err = fn(w, &in.Inst)
+			} else if !v32fast(w, &in.Inst, s) { // a v32k routine without the call: its one-lane case here
+				err = v32lanes(w, &in.Inst, s.t, s.n, s.f, s.k)
+			}
 			if err != nil || w.err != nil {
 				if err = d.finish(w, &in.Inst, pc, err); err != nil {
 					return n, err
