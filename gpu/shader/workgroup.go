@@ -638,6 +638,7 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 				return n, err
 			}
 		}
+	run:
 		if w.steps >= chk {
 			if w.steps >= limit {
 				return n, &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
@@ -657,9 +658,10 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 		// without its rounding wrapper (round to nearest even), no error.
 		if fn := in.near; fn != nil && w.mode&(in.rmask|modeGPRIdxEn|modeVSkip) == 0 {
 			var err error
+			one := false // a v32k routine's one-lane case, run here without calling the routine
 			if s := in.v32; s == nil {
 				err = fn(w, &in.Inst)
-			} else if !v32fast(w, &in.Inst, s) { // a v32k routine without the call: its one-lane case here
+			} else if one = v32fast(w, &in.Inst, s); !one {
 				err = v32lanes(w, &in.Inst, s.t, s.n, s.f, s.k)
 			}
 			if err != nil || w.err != nil {
@@ -670,6 +672,12 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 				if w.pc == pc { // the next instruction (a branch moved w.pc)
 					w.pc += uint64(in.Size)
 					if w.cur = in.next.Load(); w.cur != nil {
+						if one && n < waveTurn {
+							// v32fast ends no turn (no barrier, sleep or wait): the loop's
+							// tests hold, and w.cur is the instruction at w.pc.
+							in = w.cur
+							goto run
+						}
 						continue
 					}
 				} else {
