@@ -138,6 +138,11 @@ type Inst struct {
 	// notF32 is set with exec: a 32-bit VALU operation with f32 sources whose result is not an f32
 	// (floatResult), so the denormal mode leaves it alone.
 	notF32 bool
+	// pre: the operands resolved once (bind) for the one-lane path of a 32-bit VALU operation
+	// (v32fast), which reads a lane without decoding the operand codes again.
+	pre preOps
+	// v32: the operation of near if it is a v32k routine (bind), which turn runs itself on one lane.
+	v32 *v32spec
 }
 
 // ErrTruncated is returned by Decode when the words end inside an instruction.

@@ -3,6 +3,7 @@ package shader
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -148,6 +149,12 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 	masks := []uint64{^uint64(0), 0xfffffffffffffff0, 0x0000ffff0000ffff, 0x8000000000000005, 1 << 63, 1 << 17, 1, 1 << 40}
 	// FP_DENORM: f32/f64 denormals kept (0xf0), and f32 inputs and results flushed in each combination
 	insts := decodeAll(t, code)
+	fast := 0
+	defer func() {
+		if !t.Failed() && fast < 4*4*25 { // 25 one-lane operations with a spec, 4 masks, 4 modes
+			t.Errorf("turn's one-lane path compared %d times", fast)
+		}
+	}()
 	for _, mode = range []uint32{0xf0, 0xe0, 0xd0, 0xc0} {
 		for _, in := range insts {
 			text := in.String()
@@ -155,6 +162,18 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 				dense := clone(m)
 				if err := in.exec(dense, &in); err != nil {
 					t.Fatalf("%s mode %#x exec %#x: %v", text, mode, m, err)
+				}
+				// turn's form of a v32k routine's one-lane case (Inst.v32, the spec bind found)
+				if s := in.v32; s != nil {
+					w := clone(m)
+					if v32fast(w, &in, s) {
+						fast++
+					} else if err := v32lanes(w, &in, s.t, s.n, s.f, s.k); err != nil {
+						t.Fatalf("%s mode %#x exec %#x: %v", text, mode, m, err)
+					}
+					if !slices.Equal(w.v, dense.v) || w.s != dense.s {
+						t.Fatalf("%s mode %#x exec %#x: turn's run of the routine (v32fast, v32lanes) differs from the routine", text, mode, m)
+					}
 				}
 				want := clone(m)
 				// SGPR pairs a single-lane run wrote (a result mask: only its lane's bit can be set;

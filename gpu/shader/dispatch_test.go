@@ -174,6 +174,21 @@ func TestStopNeverEndingKernel(t *testing.T) {
 	}
 }
 
+// TestStepLimitExact: the step limit (turn's chk, shared with the stop checks every
+// waveStopCheck instructions) stops a never-ending wave after exactly MaxWaveInstructions, on
+// either side of a stop check.
+func TestStepLimitExact(t *testing.T) {
+	m, p := miniKernel(t, []uint32{0xBF82FFFF})
+	p.GridSize[0] = 64
+	for _, limit := range []uint64{1, waveStopCheck - 5, waveStopCheck - 1, waveStopCheck, waveStopCheck + 3, 3*waveStopCheck + 7} {
+		p.MaxWaveInstructions = limit
+		st, err := Dispatch(context.Background(), m, p)
+		if !errors.Is(err, ErrStepLimit) || st.WaveInstructions != limit {
+			t.Fatalf("limit %d: err = %v after %d instructions", limit, err, st.WaveInstructions)
+		}
+	}
+}
+
 // TestPreemptWaitsForGroupBoundary: with Kill set, a context that ends while a wave loops (600K
 // instructions) stops the dispatch at the next work-group boundary, not inside the group; closing
 // Kill stops it inside.

@@ -31,6 +31,8 @@ type opRec struct {
 	// notF32: a 32-bit operation with f32 sources whose result is not an f32 (conversions to
 	// integers or f16, frexp_exp), which the single-precision denormal mode leaves alone.
 	notF32 bool
+	// v32: exec is a v32k routine (unwrapped: near) and this its operation (turn's v32fast).
+	v32 *v32spec
 }
 
 // opTab holds the record of every Op, filled at init by the units' tables below.
@@ -84,10 +86,12 @@ func init() {
 	roundOps16()
 	for op := Op(1); op < NumOps; op++ {
 		r := &opTab[op]
+		r.v32 = v32specs[funcID(r.exec)]
 		r.near, r.rmask = r.exec, roundMask(op)
 		r.exec = withRounding(op, r.exec)
 		r.notF32 = !floatResult(opNames[op])
 	}
+	tablesBuilt, v32specs = true, nil
 }
 
 // resolve gives the routine of a decoded instruction (nil: unimplemented).
@@ -99,5 +103,6 @@ func resolve(in *Inst) execFn { return opTab[in.Info.Op].exec }
 func (in *Inst) bind() {
 	r := &opTab[in.Info.Op]
 	in.exec, in.notF32 = r.exec, r.notF32
-	in.near, in.rmask = r.near, r.rmask
+	in.near, in.rmask, in.v32 = r.near, r.rmask, r.v32
+	in.pre = resolvePre(in)
 }

@@ -173,12 +173,109 @@ func frexpExp(x float64) uint32 {
 	return uint32(int32(e))
 }
 
+// exp2Ref and log2Ref are V_EXP_F32 and V_LOG_F32 on one lane: math.Exp2/Log2 of the f32 rounded
+// to f32. exp2F32 and log2F32 (the routines' lane functions) give the same for every input
+// (TestExp2Log2F32; all 2^32 with KFDEMU_EXHAUSTIVE=1), most of them faster.
+func exp2Ref(a uint32) uint32 { return u32(float32(math.Exp2(float64(f32(a))))) }
+func log2Ref(a uint32) uint32 { return u32(float32(math.Log2(float64(f32(a))))) }
+
+// nearTie reports whether float64 y (a normal f32 result's approximation) lies within 2^12 ulps
+// of a point halfway between two f32 values, where its rounding to f32 could differ from that
+// of another approximation a few ulps away (math.Exp2/Log2's).
+func nearTie(y float64) bool {
+	d := int64(math.Float64bits(y)&(1<<29-1)) - 1<<28 // the 29 bits f32 rounding drops
+	return d > -1<<12 && d < 1<<12
+}
+
+// exp2Tab[j] = 2^(j/64); exp2Poly: 2^r = 1 + sum c[n] r^n, c[n] = ln2^n/n!, |r| <= 1/128 (the
+// first term left out, c[7]r^7 < 2^-60).
+var exp2Tab, exp2Poly = func() (t [64]float64, c [7]float64) {
+	for j := range t {
+		t[j] = math.Exp2(float64(j) / 64)
+	}
+	c[0] = 1
+	for n := 1; n < len(c); n++ {
+		c[n] = c[n-1] * math.Ln2 / float64(n)
+	}
+	return
+}()
+
+// exp2F32: for -125 < x < 127.5 (normal f32 results) x = (64k+j)/64 + r, 2^x = 2^k * 2^(j/64) * 2^r
+// within a few float64 ulps; near an f32 tie, and for other inputs, exp2Ref. Above 128 the f32 is
+// +Inf, below -150 +0 (2^-150 is halfway to the smallest denormal: even).
+func exp2F32(a, _, _ uint32) uint32 {
+	x := float64(f32(a))
+	switch {
+	case x >= 128:
+		return 0x7f800000
+	case x <= -150:
+		return 0
+	case x > -125 && x < 127.5:
+		t := math.Floor(x*64 + 0.5)
+		r := x - t/64 // exact: |r| <= 1/128, no bit below x's last
+		i := int(t)
+		c := &exp2Poly
+		y := exp2Tab[i&63] * (1 + r*(c[1]+r*(c[2]+r*(c[3]+r*(c[4]+r*(c[5]+r*c[6]))))))
+		if !nearTie(y) {
+			return u32(float32(y * math.Float64frombits(uint64(1023+i>>6)<<52)))
+		}
+	}
+	return exp2Ref(a)
+}
+
+// log2Tab: per top 7 mantissa bits j, c = 1/m_j (m_j the interval's centre, halved for m >= 1.5;
+// 1 next to 1) to 20 bits, so m*c is exact, and -log2(c). log2Poly: log2(1+r) = sum k[n] r^n,
+// k[n] = (-1)^(n+1)/(n ln2), |r| < 2^-7.
+var log2Tab, log2Poly = func() (t [128][2]float64, k [8]float64) {
+	for j := range t {
+		m := 1 + (float64(j)+0.5)/128
+		if j >= 64 {
+			m /= 2
+		}
+		c := 1.0
+		if j != 0 && j != 127 {
+			c = math.Ldexp(math.Round(math.Ldexp(1/m, 20)), -20)
+		}
+		t[j] = [2]float64{c, -math.Log2(c)}
+	}
+	for n := 1; n < len(k); n++ {
+		k[n] = 1 / (float64(n) * math.Ln2)
+		if n%2 == 0 {
+			k[n] = -k[n]
+		}
+	}
+	return
+}()
+
+// log2F32: for a positive normal x = 2^e * m, m in [0.75, 1.5), log2 x = e - log2(c) + log2(1+r)
+// with r = m*c - 1 exact, within a few float64 ulps; near an f32 tie, and for other inputs,
+// log2Ref.
+func log2F32(a, _, _ uint32) uint32 {
+	if f := a >> 23; f-1 < 254 { // sign 0, exponent field 1..254
+		e := int(f) - 127
+		j := a >> 16 & 127
+		m := math.Float64frombits(uint64(1023)<<52 | uint64(a&0x7fffff)<<29) // [1, 2)
+		if j >= 64 {
+			m, e = m/2, e+1
+		}
+		tj := &log2Tab[j]
+		r := m*tj[0] - 1
+		k := &log2Poly
+		q := r * (k[1] + r*(k[2]+r*(k[3]+r*(k[4]+r*(k[5]+r*(k[6]+r*k[7]))))))
+		y := (float64(e) + tj[1]) + q
+		if !nearTie(y) {
+			return u32(float32(y))
+		}
+	}
+	return log2Ref(a)
+}
+
 func transOps() {
 	un := func(f func(x float64) float64) execFn {
 		return v32(tF32, 1, func(a, _, _ uint32) uint32 { return u32(float32(f(float64(f32(a))))) })
 	}
-	def(OpVExpF32, un(math.Exp2))
-	def(OpVLogF32, un(math.Log2))
+	def(OpVExpF32, v32(tF32, 1, exp2F32))
+	def(OpVLogF32, v32(tF32, 1, log2F32))
 	// V_SIN/V_COS take the angle in revolutions (x * 2pi radians).
 	def(OpVSinF32, un(func(x float64) float64 { return math.Sin(2 * math.Pi * x) }))
 	def(OpVCosF32, un(func(x float64) float64 { return math.Cos(2 * math.Pi * x) }))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"unsafe"
 )
 
 // Value kinds of VALU operands.
@@ -74,34 +75,74 @@ type kernPair struct {
 }
 
 // v32k is v32 with k, if not nil, the operation's lane loop: it runs when many lanes are active and
-// no output modifier or SDWA destination applies.
+// no output modifier or SDWA destination applies. Not inlined into the tables that call it: the
+// routine is then compiled once, outside those large init functions, where Go's inliner gives
+// calls a small budget (their copies of it called w.exec and w.vreg instead of inlining them).
+//
+//go:noinline
 func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 	if k != nil {
 		kernels = append(kernels, kernPair{f, k})
 	}
-	return func(w *wave, in *Inst) error {
-		m := w.exec()
-		if k != nil && m == ^uint64(0) && plainRows(w, in, t) {
-			if a, b, c, d := w.rows3(in, n); d != nil {
-				k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
-				return nil
-			}
-			if n == 1 {
-				if d := w.vreg(in.Opnd[fDst]); d != nil && in.Opnd[fSrc0] < opVGPR0 {
-					return fill32(w, in, d, f) // one constant source: one result for every lane
-				}
-			}
-		}
-		if in.Ext == extNone {
-			if m&(m-1) == 0 && m != 0 && in.Abs|in.Neg|in.Omod == 0 && !in.Clamp && oneLanePath {
-				return v32one(w, in, t, n, f, bits.TrailingZeros64(m))
-			}
-			if bits.OnesCount64(m) < denseLanes {
-				return v32sparse(w, in, t, n, f)
-			}
-		}
-		return v32dense(w, in, t, n, f, k, m)
+	var spec *v32spec
+	if kindOf(t) == k32 { // Inst.pre holds k32 constants
+		spec = &v32spec{t, n, f, k}
 	}
+	fn := func(w *wave, in *Inst) error {
+		if spec != nil && v32fast(w, in, spec) {
+			return nil
+		}
+		return v32lanes(w, in, t, n, f, k)
+	}
+	if spec != nil && !tablesBuilt {
+		v32specs[funcID(fn)] = spec
+	}
+	return fn
+}
+
+// v32spec is the operation of a routine v32k built: the turn loop runs its one-lane case
+// (v32fast) without calling the routine (Inst.v32).
+type v32spec struct {
+	t, n int
+	f    func(a, b, c uint32) uint32
+	k    kern32
+}
+
+// v32specs maps the routines v32k built while the tables were filled to their operations; init
+// gives each Op whose routine is one of them its spec (opRec.v32). Routines v32k builds later
+// (inside other routines, on copies of an instruction) are not registered.
+var (
+	v32specs    = map[unsafe.Pointer]*v32spec{}
+	tablesBuilt bool
+)
+
+// funcID is the identity of a func value (its closure record; func values do not compare).
+func funcID(f execFn) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&f)) }
+
+// v32lanes is v32k's routine past the one-lane fast path (its own function: the routine's frame
+// stays small).
+func v32lanes(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, k kern32) error {
+	m := w.exec()
+	if k != nil && m == ^uint64(0) && plainRows(w, in, t) {
+		if a, b, c, d := w.rows3(in, n); d != nil {
+			k(d, a, b, c) // the common case: register rows, no modifier, a full EXEC
+			return nil
+		}
+		if n == 1 {
+			if d := w.vreg(in.Opnd[fDst]); d != nil && in.Opnd[fSrc0] < opVGPR0 {
+				return fill32(w, in, d, f) // one constant source: one result for every lane
+			}
+		}
+	}
+	if in.Ext == extNone {
+		if m&(m-1) == 0 && m != 0 && in.Abs|in.Neg|in.Omod == 0 && !in.Clamp && oneLanePath {
+			return v32one(w, in, t, n, f, bits.TrailingZeros64(m))
+		}
+		if bits.OnesCount64(m) < denseLanes {
+			return v32sparse(w, in, t, n, f)
+		}
+	}
+	return v32dense(w, in, t, n, f, k, m)
 }
 
 // v32dense is v32k's general path: many active lanes or DPP/SDWA, operands as rows (constants
@@ -309,6 +350,98 @@ func v32one(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) e
 	}
 	dst[l] = r
 	return nil
+}
+
+// preOps are the operands of a VOP1/VOP2/VOP3 instruction as bind resolved them (resolvePre) for
+// v32fast: each source a register row, an SGPR or a k32 constant (what src32 reads), the
+// destination a register row. opnd is the operands resolved: a routine that runs on a copy of the
+// instruction with other operands (GPR index mode, the directed v_fmac forms, ...) takes v32one.
+// The copies clear modifiers, never set them (a copy that sets one must clear ok).
+type preOps struct {
+	opnd [4]uint16 // Opnd[fDst], Opnd[fSrc0..fSrc2]
+	ok   bool      // all resolved, no abs/neg/clamp/omod/op_sel, DPP or SDWA
+	top  uint16    // 1 + the highest register row read or written
+	kind [3]uint8
+	x    [3]uint32 // the row, the SGPR or the constant
+	dst  uint16    // the destination row
+}
+
+const (
+	srcOther = iota
+	srcVGPR
+	srcSGPR // an operand code below 127 (lane1Reg's)
+	srcConst
+)
+
+func resolvePre(in *Inst) (p preOps) {
+	copy(p.opnd[:], in.Opnd[:4])
+	if !(in.Fmt == FmtVOP1 || in.Fmt == FmtVOP2 || in.Fmt == FmtVOP3) || in.Ext != extNone ||
+		in.Abs|in.Neg|in.Omod|in.OpSel != 0 || in.Clamp || in.Opnd[fDst] < opVGPR0 {
+		return p
+	}
+	p.dst = in.Opnd[fDst] - opVGPR0
+	p.top = p.dst + 1
+	for i, code := range in.Opnd[fSrc0 : fSrc2+1] {
+		switch {
+		case code >= opVGPR0:
+			p.kind[i], p.x[i] = srcVGPR, uint32(code-opVGPR0)
+			p.top = max(p.top, code-opVGPR0+1)
+		case code < 127:
+			p.kind[i], p.x[i] = srcSGPR, uint32(code)
+		case code >= 128 && code <= 208, code >= 240 && code <= 248, code == opLiteral:
+			c, _ := (*wave)(nil).scalar(in, code, k32) // inline constants and the literal: no wave read
+			p.kind[i], p.x[i] = srcConst, uint32(c)
+		default:
+			return p
+		}
+	}
+	p.ok = true
+	return p
+}
+
+// v32fast is v32one for one active lane and an instruction whose operands bind resolved
+// (Inst.pre), the operation s: lane l's sources read without decoding operand codes. false
+// (nothing done): not that case. The routine of s runs it first; turn runs it for the routine.
+func v32fast(w *wave, in *Inst, s *v32spec) bool {
+	m := w.exec()
+	p := &in.pre
+	if m&(m-1) != 0 || m == 0 || !p.ok || p.opnd != [4]uint16(in.Opnd[:4]) || int(p.top) > len(w.v) || !oneLanePath {
+		return false
+	}
+	l := bits.TrailingZeros64(m) & (lanes - 1)
+	flush := s.t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
+	a := p.at(w, 0, l, flush)
+	b, c := a, a // as v32: a missing source is source 0
+	if s.n > 1 {
+		b = p.at(w, 1, l, flush)
+		if s.n > 2 {
+			c = p.at(w, 2, l, flush)
+		}
+	}
+	w.lane = l
+	d := &w.v[p.dst][l]
+	flushOut := s.t == tF32 && w.mode&0x20 == 0 && !in.notF32
+	r := s.f(a, b, c)
+	if flushOut {
+		r = flush32(r)
+	}
+	*d = r
+	return true
+}
+
+// at is lane l of source i, flushed if an f32 denormal and flush is set.
+func (p *preOps) at(w *wave, i, l int, flush bool) uint32 {
+	x := p.x[i]
+	switch p.kind[i] {
+	case srcVGPR:
+		x = w.v[x][l]
+	case srcSGPR:
+		x = w.s[x&127]
+	}
+	if flush {
+		x = flush32(x)
+	}
+	return x
 }
 
 // lane1 is lane l of a 32-bit source operand (v32sparse's read of one lane): a VGPR inside the

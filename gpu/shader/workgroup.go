@@ -628,6 +628,9 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 	if limit == 0 {
 		limit = 1 << 32
 	}
+	// chk is the next step count that needs a look: the limit, or a count s with
+	// s%waveStopCheck == waveStopCheck-1 (the dispatch's stop and suspend flags).
+	chk := min(limit, w.steps|(waveStopCheck-1))
 	for n < waveTurn && !w.done && !w.bar && !w.yield && w.block == nil {
 		in = w.cur
 		if in == nil || in.pc != w.pc {
@@ -635,16 +638,18 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 				return n, err
 			}
 		}
-		if w.steps >= limit {
-			return n, &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
-		}
-		if w.steps%waveStopCheck == waveStopCheck-1 {
+	run:
+		if w.steps >= chk {
+			if w.steps >= limit {
+				return n, &WaveError{PC: w.pc, Inst: in.String(), Err: ErrStepLimit}
+			}
 			if d.killed() {
 				return n, errStopMidGroup
 			}
 			if d.suspended.Load() {
 				return n, nil // the group parks (execGroup) before this instruction
 			}
+			chk = min(limit, (w.steps+1)|(waveStopCheck-1))
 		}
 		w.steps++
 		n++
@@ -652,13 +657,32 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 		// step's common case here: no VSKIP or VGPR index mode, an implemented routine run
 		// without its rounding wrapper (round to nearest even), no error.
 		if fn := in.near; fn != nil && w.mode&(in.rmask|modeGPRIdxEn|modeVSkip) == 0 {
-			err := fn(w, &in.Inst)
+			var err error
+			one := false // a v32k routine's one-lane case, run here without calling the routine
+			if s := in.v32; s == nil {
+				err = fn(w, &in.Inst)
+			} else if one = v32fast(w, &in.Inst, s); !one {
+				err = v32lanes(w, &in.Inst, s.t, s.n, s.f, s.k)
+			}
 			if err != nil || w.err != nil {
 				if err = d.finish(w, &in.Inst, pc, err); err != nil {
 					return n, err
 				}
 			} else if !w.done {
-				w.pc += uint64(in.Size)
+				if w.pc == pc { // the next instruction (a branch moved w.pc)
+					w.pc += uint64(in.Size)
+					if w.cur = in.next.Load(); w.cur != nil {
+						if one && n < waveTurn {
+							// v32fast ends no turn (no barrier, sleep or wait): the loop's
+							// tests hold, and w.cur is the instruction at w.pc.
+							in = w.cur
+							goto run
+						}
+						continue
+					}
+				} else {
+					w.pc += uint64(in.Size)
+				}
 			}
 		} else if err := d.step(w, &in.Inst); err != nil {
 			return n, err
