@@ -369,7 +369,7 @@ type preOps struct {
 const (
 	srcOther = iota
 	srcVGPR
-	srcSGPR // an operand code below 127 (lane1Reg's)
+	srcSGPR // an operand code below 128, SGPRs to exec_hi (lane1Reg's)
 	srcConst
 )
 
@@ -386,7 +386,7 @@ func resolvePre(in *Inst) (p preOps) {
 		case code >= opVGPR0:
 			p.kind[i], p.x[i] = srcVGPR, uint32(code-opVGPR0)
 			p.top = max(p.top, code-opVGPR0+1)
-		case code < 127:
+		case code < 128:
 			p.kind[i], p.x[i] = srcSGPR, uint32(code)
 		case code >= 128 && code <= 208, code >= 240 && code <= 248, code == opLiteral:
 			c, _ := (*wave)(nil).scalar(in, code, k32) // inline constants and the literal: no wave read
@@ -459,7 +459,7 @@ func (w *wave) lane1Reg(code uint16, l int) (uint32, bool) {
 	if n := int(code) - opVGPR0; uint(n) < uint(len(w.v)) {
 		return w.v[n][l&(lanes-1)], true
 	}
-	if code < 127 {
+	if code < 128 {
 		return w.s[code&127], true
 	}
 	return 0, false

@@ -357,7 +357,7 @@ func (w *wave) src32(in *Inst, code uint16, kind int) (lane32, error) {
 		return lane32{r: &w.v[n]}, nil
 	}
 	switch {
-	case code < 127: // an SGPR or special register: scalar's (low) dword for every kind
+	case code < 128: // an SGPR or special register up to exec_hi: scalar's (low) dword for every kind
 		return lane32{c: w.s[code]}, nil
 	case code <= 192: // inline 0..64
 		return lane32{c: uint32(code - 128)}, nil
