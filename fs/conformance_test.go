@@ -56,7 +56,8 @@ func TestConformanceThroughMount(t *testing.T) {
 		{"DESTROY_EVENT unknown", abi.AMDKFD_IOC_DESTROY_EVENT, &abi.DestroyEventArgs{EventID: 9}, syscall.EINVAL},
 		{"SET_EVENT unknown", abi.AMDKFD_IOC_SET_EVENT, &abi.SetEventArgs{EventID: 9}, syscall.EINVAL},
 		{"RESET_EVENT unknown", abi.AMDKFD_IOC_RESET_EVENT, &abi.ResetEventArgs{EventID: 9}, syscall.EINVAL},
-		{"WAIT_EVENTS none", abi.AMDKFD_IOC_WAIT_EVENTS, &abi.WaitEventsArgs{EventsPtr: base, NumEvents: 0}, syscall.EINVAL},
+		{"WAIT_EVENTS none", abi.AMDKFD_IOC_WAIT_EVENTS, &abi.WaitEventsArgs{EventsPtr: base, NumEvents: 0}, 0}, // completes: 0 of 0 activated
+		{"WAIT_EVENTS too many", abi.AMDKFD_IOC_WAIT_EVENTS, &abi.WaitEventsArgs{EventsPtr: base, NumEvents: 1 << 20}, syscall.ENOMEM},
 		{"WAIT_EVENTS bad pointer", abi.AMDKFD_IOC_WAIT_EVENTS, &abi.WaitEventsArgs{EventsPtr: 8, NumEvents: 1}, syscall.EFAULT},
 		{"DBG_REGISTER_DEPRECATED", abi.AMDKFD_IOC_DBG_REGISTER_DEPRECATED, &abi.DbgRegisterArgs{}, syscall.EPERM},
 		{"DBG_WAVE_CONTROL_DEPRECATED", abi.AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED, &abi.DbgWaveControlArgs{}, syscall.EPERM},
