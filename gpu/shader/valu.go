@@ -86,7 +86,10 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 	}
 	var spec *v32spec
 	if kindOf(t) == k32 { // Inst.pre holds k32 constants
-		spec = &v32spec{t, n, f, k}
+		spec = &v32spec{t: t, n: n, f: f, k: k}
+		if t == tF32 {
+			spec.fl = 0x30
+		}
 	}
 	fn := func(w *wave, in *Inst) error {
 		if spec != nil && v32fast(w, in, spec) {
@@ -106,6 +109,7 @@ type v32spec struct {
 	t, n int
 	f    func(a, b, c uint32) uint32
 	k    kern32
+	fl   uint32 // MODE.FP_DENORM's f32 bits (0x30) for an f32 operation, else 0: v32fast flushes where they are clear
 }
 
 // v32specs maps the routines v32k built while the tables were filled to their operations; init
@@ -409,37 +413,35 @@ func v32fast(w *wave, in *Inst, s *v32spec) bool {
 		return false
 	}
 	l := bits.TrailingZeros64(m) & (lanes - 1)
-	flush := s.t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
-	a := p.at(w, 0, l, flush)
+	fm := s.fl &^ w.mode // bit 4: input denormals flushed, bit 5: output denormals flushed
+	a := p.at(w, 0, l)
 	b, c := a, a // as v32: a missing source is source 0
 	if s.n > 1 {
-		b = p.at(w, 1, l, flush)
+		b = p.at(w, 1, l)
 		if s.n > 2 {
-			c = p.at(w, 2, l, flush)
+			c = p.at(w, 2, l)
 		}
 	}
+	if fm&0x10 != 0 {
+		a, b, c = flush32(a), flush32(b), flush32(c)
+	}
 	w.lane = l
-	d := &w.v[p.dst][l]
-	flushOut := s.t == tF32 && w.mode&0x20 == 0 && !in.notF32
 	r := s.f(a, b, c)
-	if flushOut {
+	if fm&0x20 != 0 && !in.notF32 {
 		r = flush32(r)
 	}
-	*d = r
+	w.v[p.dst][l] = r
 	return true
 }
 
-// at is lane l of source i, flushed if an f32 denormal and flush is set.
-func (p *preOps) at(w *wave, i, l int, flush bool) uint32 {
+// at is lane l of source i.
+func (p *preOps) at(w *wave, i, l int) uint32 {
 	x := p.x[i]
 	switch p.kind[i] {
 	case srcVGPR:
 		x = w.v[x][l]
 	case srcSGPR:
 		x = w.s[x&127]
-	}
-	if flush {
-		x = flush32(x)
 	}
 	return x
 }
