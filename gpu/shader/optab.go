@@ -31,7 +31,7 @@ type opRec struct {
 	// notF32: a 32-bit operation with f32 sources whose result is not an f32 (conversions to
 	// integers or f16, frexp_exp), which the single-precision denormal mode leaves alone.
 	notF32 bool
-	// v32: exec is a v32k routine (unwrapped: near) and this its operation (turn's v32fast).
+	// v32: exec is a v32k routine (unwrapped: near) and this its operation (turn's v32own).
 	v32 *v32spec
 }
 

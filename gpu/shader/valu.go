@@ -407,9 +407,18 @@ func resolvePre(in *Inst) (p preOps) {
 // (Inst.pre), the operation s: lane l's sources read without decoding operand codes. false
 // (nothing done): not that case. The routine of s runs it first; turn runs it for the routine.
 func v32fast(w *wave, in *Inst, s *v32spec) bool {
+	if in.pre.opnd != [4]uint16(in.Opnd[:4]) {
+		return false
+	}
+	return v32own(w, in, s)
+}
+
+// v32own is v32fast for an instruction whose operands are those bind resolved (turn's: a decoded
+// instruction, never a routine's copy).
+func v32own(w *wave, in *Inst, s *v32spec) bool {
 	m := w.exec()
 	p := &in.pre
-	if m&(m-1) != 0 || m == 0 || !p.ok || p.opnd != [4]uint16(in.Opnd[:4]) || int(p.top) > len(w.v) || !oneLanePath {
+	if m&(m-1) != 0 || m == 0 || !p.ok || int(p.top) > len(w.v) || !oneLanePath {
 		return false
 	}
 	l := bits.TrailingZeros64(m) & (lanes - 1)
