@@ -421,7 +421,14 @@ func v32own(w *wave, in *Inst, s *v32spec) bool {
 	if m&(m-1) != 0 || m == 0 || !p.ok || int(p.top) > len(w.v) || !oneLanePath {
 		return false
 	}
-	l := bits.TrailingZeros64(m) & (lanes - 1)
+	v32lane(w, in, s, bits.TrailingZeros64(m)&(lanes-1))
+	return true
+}
+
+// v32lane computes s for lane l alone on the operands bind resolved (in.pre, p.ok, p.top inside
+// the register file).
+func v32lane(w *wave, in *Inst, s *v32spec, l int) {
+	p := &in.pre
 	fm := s.fl &^ w.mode // bit 4: input denormals flushed, bit 5: output denormals flushed
 	a := p.at(w, 0, l)
 	b, c := a, a // as v32: a missing source is source 0
@@ -440,7 +447,58 @@ func v32own(w *wave, in *Inst, s *v32spec) bool {
 		r = flush32(r)
 	}
 	w.v[p.dst][l] = r
-	return true
+}
+
+// v32run runs turn's one-lane VALU instructions from in on: each as turn would (its step
+// checks passed, near, no rounding or index mode or VSKIP, Inst.v32 one lane, resolved operands,
+// the next instruction cached), until one is not or n reaches waveTurn or w.steps chk. The
+// instructions write a VGPR row and w.lane only: EXEC, MODE, the register file and the turn's
+// tests stay as they were at the start. Returns the first instruction not run (w.cur, at w.pc)
+// and n.
+func v32run(w *wave, in *cinst, n int, chk uint64) (*cinst, int) {
+	m := w.exec()
+	if m&(m-1) != 0 || m == 0 || !oneLanePath || w.err != nil || w.mode&(modeGPRIdxEn|modeVSkip) != 0 {
+		return in, n
+	}
+	l := bits.TrailingZeros64(m) & (lanes - 1)
+	nv, mode := len(w.v), w.mode
+	steps, pc := w.steps, w.pc
+	w.lane = l // as it is already: turn calls v32run after v32own ran lane l
+	for n < waveTurn && steps < chk {
+		s := in.v32
+		p := &in.pre
+		if s == nil || in.near == nil || mode&in.rmask != 0 || !p.ok || int(p.top) > nv {
+			break
+		}
+		next := in.next.Load()
+		if next == nil {
+			break
+		}
+		steps++
+		n++
+		// v32lane
+		fm := s.fl &^ mode
+		a := p.at(w, 0, l)
+		b, c := a, a
+		if s.n > 1 {
+			b = p.at(w, 1, l)
+			if s.n > 2 {
+				c = p.at(w, 2, l)
+			}
+		}
+		if fm&0x10 != 0 {
+			a, b, c = flush32(a), flush32(b), flush32(c)
+		}
+		r := s.f(a, b, c)
+		if fm&0x20 != 0 && !in.notF32 {
+			r = flush32(r)
+		}
+		w.v[p.dst][l] = r
+		pc += uint64(in.Size)
+		in = next
+	}
+	w.steps, w.pc, w.cur = steps, pc, in
+	return in, n
 }
 
 // at is lane l of source i.

@@ -670,8 +670,10 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 				w.pc += uint64(in.Size)
 				if w.cur = in.next.Load(); w.cur != nil {
 					if n < waveTurn {
-						in = w.cur
-						goto run
+						// the one-lane instructions after it, then the next one the usual way
+						if in, n = v32run(w, w.cur, n, chk); n < waveTurn {
+							goto run
+						}
 					}
 					continue
 				}
