@@ -105,4 +105,5 @@ func (in *Inst) bind() {
 	in.exec, in.notF32 = r.exec, r.notF32
 	in.near, in.rmask, in.v32 = r.near, r.rmask, r.v32
 	in.pre = resolvePre(in)
+	in.pre.run = in.pre.ok && in.v32 != nil && in.near != nil
 }

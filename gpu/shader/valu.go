@@ -364,6 +364,7 @@ func v32one(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) e
 type preOps struct {
 	opnd [4]uint16 // Opnd[fDst], Opnd[fSrc0..fSrc2]
 	ok   bool      // all resolved, no abs/neg/clamp/omod/op_sel, DPP or SDWA
+	run  bool      // ok, and Inst.v32 and Inst.near set (bind): v32run's instruction
 	top  uint16    // 1 + the highest register row read or written
 	kind [3]uint8
 	x    [3]uint32 // the row, the SGPR or the constant
@@ -465,9 +466,8 @@ func v32run(w *wave, in *cinst, n int, chk uint64) (*cinst, int) {
 	steps, pc := w.steps, w.pc
 	w.lane = l // as it is already: turn calls v32run after v32own ran lane l
 	for n < waveTurn && steps < chk {
-		s := in.v32
-		p := &in.pre
-		if s == nil || in.near == nil || mode&in.rmask != 0 || !p.ok || int(p.top) > nv {
+		s, p := in.v32, &in.pre
+		if !p.run || mode&in.rmask != 0 || int(p.top) > nv {
 			break
 		}
 		next := in.next.Load()
