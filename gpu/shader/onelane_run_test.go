@@ -2,6 +2,7 @@ package shader
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -80,4 +81,31 @@ func itoa(i int) string {
 		return string(rune('0' + i))
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// TestV32Tagged: the operations v32tag marked (v_add_f32, v_mul_f32) compute inline what their
+// lane functions do, for random operands and special values (NaNs, infinities, denormals, zeros).
+func TestV32Tagged(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	special := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xffc00001, 1, 0x807fffff, 0x3f800000, 0x7f7fffff, 0x00800000}
+	tagged := map[uint8]int{}
+	for i := range opTab {
+		s := opTab[i].v32
+		if s == nil || s.op == v32Call {
+			continue
+		}
+		tagged[s.op]++
+		for i := 0; i < 1<<16; i++ {
+			a, b, c := rnd.Uint32(), rnd.Uint32(), rnd.Uint32()
+			if i < len(special)*len(special) {
+				a, b = special[i/len(special)], special[i%len(special)]
+			}
+			if got, want := v32opResult(s.op, a, b), s.f(a, b, c); got != want {
+				t.Fatalf("op %d (%#x, %#x): %#x, f gives %#x", s.op, a, b, got, want)
+			}
+		}
+	}
+	if tagged[v32Add] != 1 || tagged[v32Mul] != 1 {
+		t.Fatalf("tagged operations %v", tagged)
+	}
 }

@@ -110,6 +110,31 @@ type v32spec struct {
 	f    func(a, b, c uint32) uint32
 	k    kern32
 	fl   uint32 // MODE.FP_DENORM's f32 bits (0x30) for an f32 operation, else 0: v32fast flushes where they are clear
+	op   uint8  // v32Add, v32Mul: f is that operation, which v32run computes without calling f (v32tag)
+}
+
+const (
+	v32Call = iota // v32run calls f
+	v32Add         // f32(a) + f32(b)
+	v32Mul         // f32(a) * f32(b)
+)
+
+// v32tag marks the operation of the v32k routine fn (registered while the tables are built) as
+// op: its f is that operation (TestV32Apply).
+func v32tag(fn execFn, op uint8) execFn {
+	if s := v32specs[funcID(fn)]; s != nil {
+		s.op = op
+	}
+	return fn
+}
+
+// v32opResult is the operation op (not v32Call) of a and b: what f of a spec v32tag marked op
+// computes (TestV32Tagged), without the call.
+func v32opResult(op uint8, a, b uint32) uint32 {
+	if op == v32Add {
+		return u32(f32(a) + f32(b))
+	}
+	return u32(f32(a) * f32(b))
 }
 
 // v32specs maps the routines v32k built while the tables were filled to their operations; init
@@ -489,7 +514,12 @@ func v32run(w *wave, in *cinst, n int, chk uint64) (*cinst, int) {
 		if fm&0x10 != 0 {
 			a, b, c = flush32(a), flush32(b), flush32(c)
 		}
-		r := s.f(a, b, c)
+		var r uint32
+		if s.op != v32Call {
+			r = v32opResult(s.op, a, b)
+		} else {
+			r = s.f(a, b, c)
+		}
 		if fm&0x20 != 0 && !in.notF32 {
 			r = flush32(r)
 		}
