@@ -166,13 +166,13 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 				// turn's form of a v32k routine's one-lane case (Inst.v32, the spec bind found)
 				if s := in.v32; s != nil {
 					w := clone(m)
-					if v32fast(w, &in, s) {
+					if v32own(w, &in, s) {
 						fast++
 					} else if err := v32lanes(w, &in, s.t, s.n, s.f, s.k); err != nil {
 						t.Fatalf("%s mode %#x exec %#x: %v", text, mode, m, err)
 					}
 					if !slices.Equal(w.v, dense.v) || w.s != dense.s {
-						t.Fatalf("%s mode %#x exec %#x: turn's run of the routine (v32fast, v32lanes) differs from the routine", text, mode, m)
+						t.Fatalf("%s mode %#x exec %#x: turn's run of the routine (v32own, v32lanes) differs from the routine", text, mode, m)
 					}
 				}
 				want := clone(m)

@@ -31,7 +31,7 @@ type opRec struct {
 	// notF32: a 32-bit operation with f32 sources whose result is not an f32 (conversions to
 	// integers or f16, frexp_exp), which the single-precision denormal mode leaves alone.
 	notF32 bool
-	// v32: exec is a v32k routine (unwrapped: near) and this its operation (turn's v32fast).
+	// v32: exec is a v32k routine (unwrapped: near) and this its operation (turn's v32own).
 	v32 *v32spec
 }
 
@@ -105,4 +105,5 @@ func (in *Inst) bind() {
 	in.exec, in.notF32 = r.exec, r.notF32
 	in.near, in.rmask, in.v32 = r.near, r.rmask, r.v32
 	in.pre = resolvePre(in)
+	in.pre.run = in.pre.ok && in.v32 != nil && in.near != nil
 }

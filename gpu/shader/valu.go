@@ -86,7 +86,10 @@ func v32k(t, n int, f func(a, b, c uint32) uint32, k kern32) execFn {
 	}
 	var spec *v32spec
 	if kindOf(t) == k32 { // Inst.pre holds k32 constants
-		spec = &v32spec{t, n, f, k}
+		spec = &v32spec{t: t, n: n, f: f, k: k}
+		if t == tF32 {
+			spec.fl = 0x30
+		}
 	}
 	fn := func(w *wave, in *Inst) error {
 		if spec != nil && v32fast(w, in, spec) {
@@ -106,6 +109,32 @@ type v32spec struct {
 	t, n int
 	f    func(a, b, c uint32) uint32
 	k    kern32
+	fl   uint32 // MODE.FP_DENORM's f32 bits (0x30) for an f32 operation, else 0: v32fast flushes where they are clear
+	op   uint8  // v32Add, v32Mul: f is that operation, which v32run computes without calling f (v32tag)
+}
+
+const (
+	v32Call = iota // v32run calls f
+	v32Add         // f32(a) + f32(b)
+	v32Mul         // f32(a) * f32(b)
+)
+
+// v32tag marks the operation of the v32k routine fn (registered while the tables are built) as
+// op: its f is that operation (TestV32Apply).
+func v32tag(fn execFn, op uint8) execFn {
+	if s := v32specs[funcID(fn)]; s != nil {
+		s.op = op
+	}
+	return fn
+}
+
+// v32opResult is the operation op (not v32Call) of a and b: what f of a spec v32tag marked op
+// computes (TestV32Tagged), without the call.
+func v32opResult(op uint8, a, b uint32) uint32 {
+	if op == v32Add {
+		return u32(f32(a) + f32(b))
+	}
+	return u32(f32(a) * f32(b))
 }
 
 // v32specs maps the routines v32k built while the tables were filled to their operations; init
@@ -360,6 +389,7 @@ func v32one(w *wave, in *Inst, t, n int, f func(a, b, c uint32) uint32, l int) e
 type preOps struct {
 	opnd [4]uint16 // Opnd[fDst], Opnd[fSrc0..fSrc2]
 	ok   bool      // all resolved, no abs/neg/clamp/omod/op_sel, DPP or SDWA
+	run  bool      // ok, and Inst.v32 and Inst.near set (bind): v32run's instruction
 	top  uint16    // 1 + the highest register row read or written
 	kind [3]uint8
 	x    [3]uint32 // the row, the SGPR or the constant
@@ -403,43 +433,112 @@ func resolvePre(in *Inst) (p preOps) {
 // (Inst.pre), the operation s: lane l's sources read without decoding operand codes. false
 // (nothing done): not that case. The routine of s runs it first; turn runs it for the routine.
 func v32fast(w *wave, in *Inst, s *v32spec) bool {
-	m := w.exec()
-	p := &in.pre
-	if m&(m-1) != 0 || m == 0 || !p.ok || p.opnd != [4]uint16(in.Opnd[:4]) || int(p.top) > len(w.v) || !oneLanePath {
+	if in.pre.opnd != [4]uint16(in.Opnd[:4]) {
 		return false
 	}
-	l := bits.TrailingZeros64(m) & (lanes - 1)
-	flush := s.t == tF32 && w.mode&0x10 == 0 // FP_DENORM single precision: input denormals flushed
-	a := p.at(w, 0, l, flush)
-	b, c := a, a // as v32: a missing source is source 0
-	if s.n > 1 {
-		b = p.at(w, 1, l, flush)
-		if s.n > 2 {
-			c = p.at(w, 2, l, flush)
-		}
+	return v32own(w, in, s)
+}
+
+// v32own is v32fast for an instruction whose operands are those bind resolved (turn's: a decoded
+// instruction, never a routine's copy).
+func v32own(w *wave, in *Inst, s *v32spec) bool {
+	m := w.exec()
+	p := &in.pre
+	if m&(m-1) != 0 || m == 0 || !p.ok || int(p.top) > len(w.v) || !oneLanePath {
+		return false
 	}
-	w.lane = l
-	d := &w.v[p.dst][l]
-	flushOut := s.t == tF32 && w.mode&0x20 == 0 && !in.notF32
-	r := s.f(a, b, c)
-	if flushOut {
-		r = flush32(r)
-	}
-	*d = r
+	v32lane(w, in, s, bits.TrailingZeros64(m)&(lanes-1))
 	return true
 }
 
-// at is lane l of source i, flushed if an f32 denormal and flush is set.
-func (p *preOps) at(w *wave, i, l int, flush bool) uint32 {
+// v32lane computes s for lane l alone on the operands bind resolved (in.pre, p.ok, p.top inside
+// the register file).
+func v32lane(w *wave, in *Inst, s *v32spec, l int) {
+	p := &in.pre
+	fm := s.fl &^ w.mode // bit 4: input denormals flushed, bit 5: output denormals flushed
+	a := p.at(w, 0, l)
+	b, c := a, a // as v32: a missing source is source 0
+	if s.n > 1 {
+		b = p.at(w, 1, l)
+		if s.n > 2 {
+			c = p.at(w, 2, l)
+		}
+	}
+	if fm&0x10 != 0 {
+		a, b, c = flush32(a), flush32(b), flush32(c)
+	}
+	w.lane = l
+	r := s.f(a, b, c)
+	if fm&0x20 != 0 && !in.notF32 {
+		r = flush32(r)
+	}
+	w.v[p.dst][l] = r
+}
+
+// v32run runs turn's one-lane VALU instructions from in on: each as turn would (its step
+// checks passed, near, no rounding or index mode or VSKIP, Inst.v32 one lane, resolved operands,
+// the next instruction cached), until one is not or n reaches waveTurn or w.steps chk. The
+// instructions write a VGPR row and w.lane only: EXEC, MODE, the register file and the turn's
+// tests stay as they were at the start. Returns the first instruction not run (w.cur, at w.pc)
+// and n.
+func v32run(w *wave, in *cinst, n int, chk uint64) (*cinst, int) {
+	m := w.exec()
+	if m&(m-1) != 0 || m == 0 || !oneLanePath || w.err != nil || w.mode&(modeGPRIdxEn|modeVSkip) != 0 {
+		return in, n
+	}
+	l := bits.TrailingZeros64(m) & (lanes - 1)
+	nv, mode := len(w.v), w.mode
+	steps, pc := w.steps, w.pc
+	w.lane = l // as it is already: turn calls v32run after v32own ran lane l
+	for n < waveTurn && steps < chk {
+		s, p := in.v32, &in.pre
+		if !p.run || mode&in.rmask != 0 || int(p.top) > nv {
+			break
+		}
+		next := in.next.Load()
+		if next == nil {
+			break
+		}
+		steps++
+		n++
+		// v32lane
+		fm := s.fl &^ mode
+		a := p.at(w, 0, l)
+		b, c := a, a
+		if s.n > 1 {
+			b = p.at(w, 1, l)
+			if s.n > 2 {
+				c = p.at(w, 2, l)
+			}
+		}
+		if fm&0x10 != 0 {
+			a, b, c = flush32(a), flush32(b), flush32(c)
+		}
+		var r uint32
+		if s.op != v32Call {
+			r = v32opResult(s.op, a, b)
+		} else {
+			r = s.f(a, b, c)
+		}
+		if fm&0x20 != 0 && !in.notF32 {
+			r = flush32(r)
+		}
+		w.v[p.dst][l] = r
+		pc += uint64(in.Size)
+		in = next
+	}
+	w.steps, w.pc, w.cur = steps, pc, in
+	return in, n
+}
+
+// at is lane l of source i.
+func (p *preOps) at(w *wave, i, l int) uint32 {
 	x := p.x[i]
 	switch p.kind[i] {
 	case srcVGPR:
 		x = w.v[x][l]
 	case srcSGPR:
 		x = w.s[x&127]
-	}
-	if flush {
-		x = flush32(x)
 	}
 	return x
 }

@@ -13,22 +13,22 @@ func vopF32Ops() {
 	f2 := func(f func(a, b float32) float32) execFn {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
-	def(OpVAddF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVAddF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = u32(f32(a[l]) + f32(b[l]))
 		}
-	}))
+	}), v32Add))
 	def(OpVSubF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = u32(f32(a[l]) - f32(b[l]))
 		}
 	}))
 	def(OpVSubrevF32, f2(func(a, b float32) float32 { return b - a }))
-	def(OpVMulF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+	def(OpVMulF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
 		for l := range d {
 			d[l] = u32(f32(a[l]) * f32(b[l]))
 		}
-	}))
+	}), v32Mul))
 	def(OpVMinF32, f2(fmin32))
 	def(OpVMaxF32, f2(fmax32))
 	def(OpVFmaF32, v32k(tF32, 3, fma32, fmaKern))

@@ -661,10 +661,23 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 			one := false // a v32k routine's one-lane case, run here without calling the routine
 			if s := in.v32; s == nil {
 				err = fn(w, &in.Inst)
-			} else if one = v32fast(w, &in.Inst, s); !one {
+			} else if one = v32own(w, &in.Inst, s); !one {
 				err = v32lanes(w, &in.Inst, s.t, s.n, s.f, s.k)
 			}
-			if err != nil || w.err != nil {
+			if one && w.err == nil {
+				// v32own ends no turn (no error, barrier, sleep, wait or branch): the
+				// loop's tests hold; the next instruction is at w.pc + in.Size.
+				w.pc += uint64(in.Size)
+				if w.cur = in.next.Load(); w.cur != nil {
+					if n < waveTurn {
+						// the one-lane instructions after it, then the next one the usual way
+						if in, n = v32run(w, w.cur, n, chk); n < waveTurn {
+							goto run
+						}
+					}
+					continue
+				}
+			} else if err != nil || w.err != nil {
 				if err = d.finish(w, &in.Inst, pc, err); err != nil {
 					return n, err
 				}
@@ -672,12 +685,6 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 				if w.pc == pc { // the next instruction (a branch moved w.pc)
 					w.pc += uint64(in.Size)
 					if w.cur = in.next.Load(); w.cur != nil {
-						if one && n < waveTurn {
-							// v32fast ends no turn (no barrier, sleep or wait): the loop's
-							// tests hold, and w.cur is the instruction at w.pc.
-							in = w.cur
-							goto run
-						}
 						continue
 					}
 				} else {
