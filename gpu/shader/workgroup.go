@@ -682,13 +682,12 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 					return n, err
 				}
 			} else if !w.done {
-				if w.pc == pc { // the next instruction (a branch moved w.pc)
-					w.pc += uint64(in.Size)
+				fallThrough := w.pc == pc // no branch moved w.pc: the next instruction is in.next
+				w.pc += uint64(in.Size)
+				if fallThrough {
 					if w.cur = in.next.Load(); w.cur != nil {
 						continue
 					}
-				} else {
-					w.pc += uint64(in.Size)
 				}
 			}
 		} else if err := d.step(w, &in.Inst); err != nil {
