@@ -27,7 +27,11 @@ func TestTraceLibhsakmt(t *testing.T) {
 		t.Skipf("skipping: %s", ee.Stderr)
 	}
 	if err != nil {
-		t.Fatalf("trace: %v", err)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("trace: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
 	}
 	sys, _ := topology.Profile("mi210")
 	gpu := uint64(sys.GPUs()[0].GPUID)

@@ -115,9 +115,12 @@ int main(int argc, char **argv)
 			memcpy(sring, pk, sizeof(pk));
 			__atomic_store_n(swptr, sizeof(pk), __ATOMIC_RELEASE);
 			__atomic_store_n((uint64_t *)qr.Queue_DoorBell, sizeof(pk), __ATOMIC_RELEASE);
-			for (int i = 0; __atomic_load_n(&sys[2048], __ATOMIC_ACQUIRE) != 0x5d3a; i++) {
+			/* The engine writes its read pointer back after the packets it has run, so the
+			 * fence can be seen before the pointer moves past it: wait for both. */
+			for (int i = 0; __atomic_load_n(&sys[2048], __ATOMIC_ACQUIRE) != 0x5d3a ||
+					__atomic_load_n(srptr, __ATOMIC_ACQUIRE) != sizeof(pk); i++) {
 				if (i > 5000) {
-					fprintf(stderr, "FAIL SDMA fence not written (read pointer %llu)\n",
+					fprintf(stderr, "FAIL SDMA fence %#x, read pointer %llu\n", sys[2048],
 						(unsigned long long)*srptr);
 					return 1;
 				}
