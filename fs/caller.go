@@ -14,6 +14,7 @@ type caller struct {
 	tgid int
 	d    *devDir
 	intr <-chan struct{} // the request's FUSE_INTERRUPT (go-fuse closes fuse.Context.Cancel)
+	sup  *supCall        // set when the request is the supervisor's on the client's behalf (supervise.go)
 }
 
 func (c *caller) Interrupted() <-chan struct{} { return c.intr }

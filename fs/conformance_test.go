@@ -79,8 +79,10 @@ func TestConformanceThroughMount(t *testing.T) {
 		{"UNMAP n_success past n_devices", abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &abi.UnmapMemoryFromGPUArgs{Handle: h, DeviceIDsArrayPtr: base, NDevices: 1, NSuccess: 2}, syscall.EINVAL},
 		{"SET_CU_MASK empty", abi.AMDKFD_IOC_SET_CU_MASK, &abi.SetCUMaskArgs{QueueID: 0}, syscall.EINVAL},
 		{"GET_QUEUE_WAVE_STATE unknown", abi.AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &abi.GetQueueWaveStateArgs{QueueID: 5}, syscall.EINVAL},
-		{"GET_DMABUF_INFO", abi.AMDKFD_IOC_GET_DMABUF_INFO, &abi.GetDmabufInfoArgs{}, syscall.EOPNOTSUPP},
-		{"IMPORT_DMABUF", abi.AMDKFD_IOC_IMPORT_DMABUF, &abi.ImportDmabufArgs{}, syscall.EOPNOTSUPP},
+		// dma_buf_get: an open fd that is not a dma-buf (the test's stdin) EINVAL, a closed one EBADF.
+		{"GET_DMABUF_INFO not a dma-buf", abi.AMDKFD_IOC_GET_DMABUF_INFO, &abi.GetDmabufInfoArgs{}, syscall.EINVAL},
+		{"GET_DMABUF_INFO bad fd", abi.AMDKFD_IOC_GET_DMABUF_INFO, &abi.GetDmabufInfoArgs{DmabufFD: 1 << 30}, syscall.EBADF},
+		{"IMPORT_DMABUF no such GPU", abi.AMDKFD_IOC_IMPORT_DMABUF, &abi.ImportDmabufArgs{}, syscall.EINVAL},
 		{"ALLOC_QUEUE_GWS unknown", abi.AMDKFD_IOC_ALLOC_QUEUE_GWS, &abi.AllocQueueGWSArgs{QueueID: 5}, syscall.EINVAL},
 		{"SMI_EVENTS", abi.AMDKFD_IOC_SMI_EVENTS, &abi.SMIEventsArgs{GPUID: c.gpu}, syscall.EOPNOTSUPP},
 		{"SMI_EVENTS bad gpu", abi.AMDKFD_IOC_SMI_EVENTS, &abi.SMIEventsArgs{GPUID: 3}, syscall.EINVAL},
@@ -89,7 +91,9 @@ func TestConformanceThroughMount(t *testing.T) {
 		{"CRIU_OP bad op", abi.AMDKFD_IOC_CRIU_OP, &abi.CRIUArgs{Op: 9}, syscall.EINVAL},
 		{"AVAILABLE_MEMORY", abi.AMDKFD_IOC_AVAILABLE_MEMORY, &abi.GetAvailableMemoryArgs{GPUID: c.gpu}, 0},
 		{"AVAILABLE_MEMORY bad gpu", abi.AMDKFD_IOC_AVAILABLE_MEMORY, &abi.GetAvailableMemoryArgs{GPUID: 3}, syscall.EINVAL},
+		// Outside kfdemu exec's seccomp supervisor no fd can be installed (README, deviations).
 		{"EXPORT_DMABUF", abi.AMDKFD_IOC_EXPORT_DMABUF, &abi.ExportDmabufArgs{Handle: h}, syscall.EOPNOTSUPP},
+		{"EXPORT_DMABUF no such BO", abi.AMDKFD_IOC_EXPORT_DMABUF, &abi.ExportDmabufArgs{Handle: h + 99}, syscall.EINVAL},
 		{"RUNTIME_ENABLE", abi.AMDKFD_IOC_RUNTIME_ENABLE, &abi.RuntimeEnableArgs{ModeMask: 1}, 0},
 		{"RUNTIME_ENABLE twice", abi.AMDKFD_IOC_RUNTIME_ENABLE, &abi.RuntimeEnableArgs{ModeMask: 1}, syscall.EBUSY},
 		{"DBG_TRAP bad op", abi.AMDKFD_IOC_DBG_TRAP, &abi.DbgTrapArgs{Op: 99}, syscall.EINVAL},

@@ -53,6 +53,7 @@ type devDir struct {
 	minors  []uint32
 	parent  *fs.Inode
 	dri     *fs.Inode
+	dmabufs *fs.Inode // MNT/dev/dma_buf (dmabuf.go)
 	// mountDev is st_dev of the mount, to recognise our files in client fds.
 	mountDev atomic.Uint64
 	// pinned holds the device inodes reported as pinned (explainPinned logs once per inode).
@@ -228,6 +229,9 @@ func (n *devNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	if !n.dri && name == "dri" {
 		return n.d.dri, 0
 	}
+	if !n.dri && name == dmabufDirName && n.d.dmabufs != nil {
+		return n.d.dmabufs, 0 // not listed; its entries answer the daemon only (dmabuf.go)
+	}
 	dev := n.d.s.opts.Device
 	if dev == nil {
 		return nil, syscall.ENOENT
@@ -376,8 +380,16 @@ func (h *devHandle) PassthroughFd() (int, bool) {
 // amdkfd does for ioctls that report partial progress (MAP_MEMORY_TO_GPU n_success).
 func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []byte, output []byte) (int32, syscall.Errno) {
 	tgid := h.owner
+	var sup *supCall
 	if c, ok := fuse.FromContext(ctx); !ok || !ownerThread(h.pidfd, h.owner, c.Pid) {
-		tgid = h.d.callerTgid(ctx) // not a thread of the owner, or not known cheaply
+		if ok {
+			sup = h.d.s.sup.call(c.Pid)
+		}
+		if sup != nil {
+			tgid = sup.tgid // the seccomp supervisor, making a client's call (supervise.go)
+		} else {
+			tgid = h.d.callerTgid(ctx) // not a thread of the owner, or not known cheaply
+		}
 	}
 	if tgid != h.owner {
 		// kfd_ioctl: "if (process->lead_thread != current->group_leader) return -EBADF" (fork),
@@ -388,7 +400,7 @@ func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []b
 	}
 	buf := make([]byte, max(len(input), len(output)))
 	copy(buf, input)
-	errno := h.f.Ioctl(&caller{tgid: tgid, d: h.d, intr: ctx.Done()}, cmd, buf)
+	errno := h.f.Ioctl(&caller{tgid: tgid, d: h.d, intr: ctx.Done(), sup: sup}, cmd, buf)
 	if co, ok := h.f.(kfd.CopyOuter); ok && errno != 0 && !co.CopiesOut(cmd) {
 		return 0, errno // refused before any copy: the argument stays as the caller left it
 	}

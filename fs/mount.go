@@ -58,6 +58,8 @@ type Server struct {
 	// in flight cannot exit (its thread waits in FLUSH for a server that is gone), so readiness
 	// probes (the "ready" line of kfdemu/stats) wait for this.
 	ready atomic.Bool
+	// sup answers the fd-returning ioctls of processes under kfdemu exec (supervise.go).
+	sup *supervisor
 }
 
 // Errors of Mount that serve reports with exit code 2.
@@ -92,6 +94,8 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 	s.dev.dri = devIn.NewPersistentInode(ctx, &devNode{roDir: roDir{mode: 0755}, d: s.dev, dri: true},
 		fs.StableAttr{Mode: syscall.S_IFDIR})
 	s.dev.parent = devIn
+	s.dev.dmabufs = devIn.NewPersistentInode(ctx, &dmabufDir{roDir: roDir{mode: 0700}, d: s.dev},
+		fs.StableAttr{Mode: syscall.S_IFDIR})
 	mkPath(ctx, &r.Inode, "sys")
 }
 
@@ -186,7 +190,11 @@ func (r *dbgRoot) OnAdd(ctx context.Context) {
 	emu := mkPath(ctx, &r.Inode, "kfdemu")
 	emu.AddChild("hotplug", emu.NewPersistentInode(ctx, &treeFile{
 		t:     &topology.Tree{Name: "hotplug", Kind: topology.File, Mode: 0444, Dynamic: true, Content: s.hotplugHelp},
-		write: s.hotplugWrite}, fs.StableAttr{Mode: syscall.S_IFREG}), true)
+		write: func(_ context.Context, data []byte) syscall.Errno { return s.hotplugWrite(data) }},
+		fs.StableAttr{Mode: syscall.S_IFREG}), true)
+	emu.AddChild("supervise", emu.NewPersistentInode(ctx, &treeFile{
+		t:     &topology.Tree{Name: "supervise", Kind: topology.File, Mode: 0200, Dynamic: true, Content: func() []byte { return nil }},
+		write: s.superviseWrite}, fs.StableAttr{Mode: syscall.S_IFREG}), true)
 	emu.AddChild("stats", emu.NewPersistentInode(ctx, &treeFile{
 		t: &topology.Tree{Name: "stats", Kind: topology.File, Mode: 0444, Dynamic: true, Content: s.stats}},
 		fs.StableAttr{Mode: syscall.S_IFREG}), true)
@@ -228,6 +236,7 @@ func Mount(dir string, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.dev = newDevDir(s)
+	s.sup = newSupervisor(s)
 	s.root = &rootNode{roDir: roDir{mode: 0755}, s: s}
 	mounts := []struct {
 		dir  string
@@ -398,6 +407,7 @@ func (s *Server) Wait() { s.srvs[0].Wait() }
 
 // Unmount unmounts the three connections (innermost first) and stops the process watcher.
 func (s *Server) Unmount() error {
+	s.sup.stop()
 	err := s.unmountAll()
 	s.watch.close()
 	if s.opts.Device != nil {

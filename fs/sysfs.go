@@ -19,7 +19,7 @@ type treeFile struct {
 	fs.Inode
 	t *topology.Tree
 	// write, when set, makes the file writable (control files of the emulator).
-	write func(data []byte) syscall.Errno
+	write func(ctx context.Context, data []byte) syscall.Errno
 	// noOpen answers OPEN with ENOSYS (sys connection): the kernel then stops sending OPEN,
 	// FLUSH and RELEASE for the whole connection and keeps the page cache across opens.
 	noOpen bool
@@ -81,7 +81,7 @@ func (f *treeFile) Write(ctx context.Context, fh fs.FileHandle, data []byte, off
 	if f.write == nil {
 		return 0, syscall.EACCES
 	}
-	if errno := f.write(data); errno != 0 {
+	if errno := f.write(ctx, data); errno != 0 {
 		return 0, errno
 	}
 	return uint32(len(data)), 0
@@ -188,7 +188,11 @@ func addTree(ctx context.Context, parent *fs.Inode, t *topology.Tree) {
 func newTreeInode(ctx context.Context, parent *fs.Inode, t *topology.Tree) *fs.Inode {
 	switch t.Kind {
 	case topology.File:
-		return parent.NewPersistentInode(ctx, &treeFile{t: t, write: t.Store}, fs.StableAttr{Mode: syscall.S_IFREG})
+		f := &treeFile{t: t}
+		if t.Store != nil {
+			f.write = func(_ context.Context, data []byte) syscall.Errno { return t.Store(data) }
+		}
+		return parent.NewPersistentInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG})
 	case topology.Symlink:
 		return parent.NewPersistentInode(ctx, &fs.MemSymlink{Data: []byte(t.Target)}, fs.StableAttr{Mode: syscall.S_IFLNK})
 	}

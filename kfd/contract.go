@@ -50,6 +50,9 @@ type Device interface {
 	// RenderMinors lists the render minors of the current topology, for the
 	// dev/dri directory.
 	RenderMinors() []uint32
+	// OpenDmaBuf takes a reference to dma-buf id for an open of its file (MNT/dev/dma_buf/ID);
+	// nil when there is none. The open's release calls its Put.
+	OpenDmaBuf(id uint64) *DmaBuf
 	// Debug is the debugfs view served at MNT/sys/kernel/debug/kfd (files
 	// like processes, queues, mqds, faults), rendered on every read.
 	Debug() *topology.Tree

@@ -57,6 +57,8 @@ type Driver struct {
 	// mm reports clients' munmaps (nil: not available, SVM not advertised); set before serving.
 	mm    *mmnotify.Notifier
 	noSVM bool // GET_VERSION reports MinorGPUVM although mm is set (AdvertiseSVM)
+	// dmabuf is the table of exported buffers (dmabuf.go); its mutex comes after Process.mu.
+	dmabuf dmabufs
 }
 
 // SetMMNotifier gives the driver the clients' munmap notices (package mmnotify), the stand-in for
@@ -266,7 +268,7 @@ func (d *Driver) Stats() map[string]int {
 		procs = append(procs, p)
 	}
 	d.mu.Unlock()
-	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(),
+	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(), "dmabufs": d.DmaBufs(),
 		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
 	scans, _ := d.bells.Stats()
 	arms, touches := d.bells.Arms()

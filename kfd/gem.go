@@ -3,6 +3,7 @@ package kfd
 import (
 	"errors"
 	"sort"
+	"syscall"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/kfd/drm"
@@ -31,6 +32,9 @@ type gemBuf struct {
 	pa  uint64 // physical segment (0: CPU domain, not GPU-accessible)
 	off int64
 	mem []byte
+	dom uint32
+	// dmabuf owns pa, mem and the accounting once the object was exported (dmabuf.go).
+	dmabuf *DmaBuf
 }
 
 // gemInterval is a GEM mapping of a VM, [start, end).
@@ -61,7 +65,7 @@ func (b *gemBackend) Alloc(domains uint32, size uint64) (*drm.Buffer, error) {
 	if dom == 0 {
 		return nil, drm.ErrNoMemory
 	}
-	buf := &gemBuf{}
+	buf := &gemBuf{dom: dom}
 	var err error
 	if buf.off, buf.mem, err = b.sp.alloc(size); err == nil {
 		switch dom {
@@ -105,6 +109,12 @@ func (b *gemBackend) Free(buf *drm.Buffer) {
 	g := buf.Priv.(*gemBuf)
 	b.p.mu.Lock()
 	defer b.p.mu.Unlock()
+	if g.dmabuf != nil {
+		g.pa, g.mem = 0, nil
+		g.dmabuf.Put()
+		g.dmabuf = nil
+		return
+	}
 	if g.pa != 0 {
 		if err := b.p.d.phys.Free(g.pa); err != nil {
 			b.p.d.log.Error("GEM segment lost", "tgid", b.p.tgid, "err", err)
@@ -237,4 +247,43 @@ func (p *Process) ensureVM(pd *pdd) {
 	}
 	pd.vm = mmu.NewVM(p.d.phys, mmu.Config{PASID: p.pasid, GPU: pd.gpuID, Filter: p.d.filter(pd.gpuID), Fault: p.gpuFault(gi)})
 	pd.vm.SetRetryFaults(p.xnack)
+}
+
+// ExportFD implements drm.Backend (PRIME_HANDLE_TO_FD): the dma-buf takes over the buffer's memory,
+// its segment and its accounting at the first export.
+func (b *gemBackend) ExportFD(m drm.Memory, buf *drm.Buffer, ex drm.Export) (int32, syscall.Errno) {
+	p, d := b.p, b.p.d
+	g := buf.Priv.(*gemBuf)
+	p.mu.Lock()
+	if g.mem == nil || p.dead {
+		p.mu.Unlock()
+		return 0, syscall.ENOENT
+	}
+	if g.dmabuf == nil {
+		pa, mem, off, dom, size, sp := g.pa, g.mem, g.off, g.dom, buf.Size, b.sp
+		g.dmabuf = d.newDmaBuf(&DmaBuf{
+			gpu: b.pd.gpuID, vram: ex.Preferred&abi.AMDGPU_GEM_DOMAIN_VRAM != 0,
+			gpuMem: ex.Preferred&(abi.AMDGPU_GEM_DOMAIN_VRAM|abi.AMDGPU_GEM_DOMAIN_GTT) != 0 && pa != 0,
+			public: ex.Flags&abi.AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED != 0,
+			size:   size, pa: pa, mem: mem, meta: ex.Meta,
+			free: func() {
+				if pa != 0 {
+					if err := d.phys.Free(pa); err != nil {
+						d.log.Error("dma-buf segment lost", "err", err)
+					}
+				}
+				sp.release(off, mem)
+				b.unaccount(dom, size)
+			},
+		})
+	}
+	db := g.dmabuf.Get()
+	p.mu.Unlock()
+	defer db.Put()
+	c, ok := m.(Caller)
+	if !ok {
+		return 0, syscall.EOPNOTSUPP
+	}
+	fd, errno := installDmaBuf(d, c, db, ex.CloExec)
+	return int32(fd), errno
 }

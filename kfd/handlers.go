@@ -347,7 +347,3 @@ func criuOp(p *Process, c Caller, a *abi.CRIUArgs) syscall.Errno {
 	}
 	return syscall.EOPNOTSUPP
 }
-
-// dmabufUnsupported: DMA-buf needs fds installed in or taken from the kernel's dma-buf layer, which
-// a FUSE file cannot provide; documented errno.
-func dmabufUnsupported[A any](p *Process, c Caller, a *A) syscall.Errno { return syscall.EOPNOTSUPP }

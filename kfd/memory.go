@@ -37,6 +37,11 @@ type bo struct {
 	mapped  map[uint32]bool
 	pa      uint64 // physical address of its mmu segment (0: none yet)
 	shared  bool   // mem belongs to the pdd (doorbell slice), not released with the BO
+	// dmabuf owns the memory once the BO was exported or when it was imported (dmabuf.go); home
+	// is then the GPU whose memory it is (0: gpu).
+	dmabuf   *DmaBuf
+	imported bool
+	home     uint32
 	// queueRefs counts queues that acquired this BO (kfd_queue_acquire_buffers: bo_va
 	// queue_refcount); UNMAP and FREE get EBUSY while it is non-zero.
 	queueRefs int
@@ -197,12 +202,13 @@ func pteFlags(b *bo, gpu uint32) mmu.PTE {
 	}
 	coherent := b.flags&(abi.KFD_IOC_ALLOC_MEM_FLAGS_COHERENT|abi.KFD_IOC_ALLOC_MEM_FLAGS_EXT_COHERENT) != 0
 	uncached := b.flags&abi.KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED != 0
+	local := b.gpu == gpu && (b.home == 0 || b.home == gpu) // an import of another GPU's VRAM is peer memory
 	switch {
-	case b.flags&allocVRAM != 0 && b.gpu == gpu && uncached:
+	case b.flags&allocVRAM != 0 && local && uncached:
 		f |= mmu.PTEMType(mmu.MTypeUC)
-	case b.flags&allocVRAM != 0 && b.gpu == gpu && coherent:
+	case b.flags&allocVRAM != 0 && local && coherent:
 		f |= mmu.PTEMType(mmu.MTypeCC)
-	case b.flags&allocVRAM != 0 && b.gpu == gpu:
+	case b.flags&allocVRAM != 0 && local:
 		f |= mmu.PTEMType(mmu.MTypeRW)
 	case b.flags&allocVRAM != 0 && (coherent || uncached):
 		f |= mmu.PTEMType(mmu.MTypeUC)
@@ -298,6 +304,12 @@ func freeMemory(p *Process, c Caller, a *abi.FreeMemoryOfGPUArgs) syscall.Errno 
 func (p *Process) freeBOLocked(h uint64, b *bo) {
 	delete(p.bos, h)
 	p.boIdx.remove(b)
+	if b.dmabuf != nil {
+		// The memory is the dma-buf's: its last reference frees it (and its accounting).
+		b.pa, b.mem = 0, nil
+		b.dmabuf.Put()
+		return
+	}
 	if b.pa != 0 {
 		if err := p.d.phys.Free(b.pa); err != nil {
 			p.d.log.Error("BO segment lost", "tgid", p.tgid, "handle", hexVA(h), "err", err)

@@ -123,13 +123,18 @@ func noLeaks(t *testing.T, mnt string) {
 
 // buildC compiles a C test program against an installed ROCm library, skipping when the Debian
 // package is absent (scripts/install-deps.sh installs it; CI always has it).
+// buildC compiles src with gcc against lib (space-separated libraries), skipping when header is absent.
 func buildC(t *testing.T, src, lib, header string) string {
 	t.Helper()
 	if _, err := os.Stat(header); err != nil {
 		t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", header)
 	}
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
-	if b, err := exec.Command("gcc", "-Wall", "-o", out, src, "-l"+lib).CombinedOutput(); err != nil {
+	args := []string{"-Wall", "-I/usr/include/libdrm", "-o", out, src}
+	for _, l := range strings.Fields(lib) {
+		args = append(args, "-l"+l)
+	}
+	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", src, err, b)
 	}
 	return out
@@ -320,5 +325,35 @@ func TestRocminfo(t *testing.T) {
 			}
 			noLeaks(t, mnt)
 		})
+	}
+}
+
+// TestDmaBufUnderExec exports a GEM object as a dma-buf fd through libdrm under kfdemu exec (the
+// seccomp supervisor installs it), imports it into KFD in the process and in a forked child that
+// inherited it, and checks that an ioctl of the same command on another file reaches the kernel;
+// after the program exits no dma-buf, BO or process is left in the daemon.
+func TestDmaBufUnderExec(t *testing.T) {
+	needNamespaces(t)
+	bin := buildC(t, "testdata/rocm/dmabuf_test.c", "hsakmt drm_amdgpu drm", "/usr/include/libdrm/amdgpu.h")
+	mnt := daemon(t, "mi210")
+	out, err := runExecCmd(t, mnt, bin)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"export ok\n", "other files ok\n", "import ok\n", "child import ok\n", "done\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the output:\n%s", want, out)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := stats(t, mnt)
+		if st["dmabufs"] == 0 && st["bos"] == 0 && st["processes"] == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left behind: %v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -45,11 +45,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/kfdemu/kfdemu/internal/seccomp"
+	"github.com/kfdemu/kfdemu/kfd/abi"
 	"golang.org/x/sys/unix"
 )
 
@@ -591,10 +594,38 @@ func RunChild(args []string) int {
 		}
 		return ExitNotFound
 	}
+	// The filter is per thread until the exec, which keeps it for the command and its descendants.
+	runtime.LockOSThread()
+	if err := superviseSelf(args[0]); err != nil {
+		fmt.Fprintln(os.Stderr, "kfdemu exec: warning: ioctls that return a file descriptor (dma-buf export) will fail:", err)
+	}
 	err = syscall.Exec(path, args[2:], os.Environ())
 	fmt.Fprintln(os.Stderr, "kfdemu exec:", args[2]+":", err)
 	if errors.Is(err, syscall.ENOENT) {
 		return ExitNotFound
 	}
 	return ExitNotExecuted
+}
+
+// SupervisePath is the daemon's control file that takes a seccomp listener (fs/supervise.go).
+const SupervisePath = "sys/kernel/debug/kfdemu/supervise"
+
+// superviseSelf installs the seccomp filter that stops the fd-returning ioctls (abi.FDIoctls) on
+// the calling thread and hands its listener to the daemon serving mnt, which answers them. A
+// daemon without the control file (older) gets no filter: those ioctls then fail with EOPNOTSUPP.
+func superviseSelf(mnt string) error {
+	ctl, err := os.OpenFile(filepath.Join(mnt, SupervisePath), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer ctl.Close()
+	l, err := seccomp.InstallIoctlFilter(abi.FDIoctls())
+	if err != nil {
+		return fmt.Errorf("seccomp filter: %w", err)
+	}
+	defer unix.Close(l)
+	if _, err := ctl.WriteString(strconv.Itoa(l) + "\n"); err != nil {
+		return fmt.Errorf("handing the listener to the daemon: %w", err)
+	}
+	return nil
 }

@@ -245,3 +245,10 @@ const (
 	KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT
 	KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT
 )
+
+// FDIoctls are the commands whose result is a new file descriptor of the caller. A FUSE reply
+// cannot create one: kfdemu exec's seccomp filter stops these commands (fs/nsexec) and the
+// daemon's supervisor answers them (fs/supervise.go).
+func FDIoctls() []uint32 {
+	return []uint32{uint32(AMDKFD_IOC_EXPORT_DMABUF), uint32(DRM_IOCTL_PRIME_HANDLE_TO_FD)}
+}

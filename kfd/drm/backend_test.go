@@ -20,6 +20,8 @@ type fakeBackend struct {
 	pages           map[uint64]page // VA page -> backing
 	conflicts       map[uint64]bool // pages a "kfd BO" holds
 	pm4             []IB            // COMPUTE IBs RunPM4 was given
+	exports         []Export        // ExportFD's calls
+	exportErrno     syscall.Errno   // what ExportFD returns (0: fd 100+n)
 }
 
 type page struct {
@@ -114,6 +116,19 @@ func (fb *fakeBackend) RunPM4(ibs []IB, stop <-chan struct{}) error {
 	return nil
 }
 func (fb *fakeBackend) Clock() uint64 { return 42 }
+
+func (fb *fakeBackend) ExportFD(m Memory, b *Buffer, ex Export) (int32, syscall.Errno) {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	if !fb.live[b] {
+		panic("ExportFD of a freed buffer")
+	}
+	fb.exports = append(fb.exports, ex)
+	if fb.exportErrno != 0 {
+		return 0, fb.exportErrno
+	}
+	return int32(100 + len(fb.exports)), 0
+}
 
 func (fb *fakeBackend) counts() (live, mapped int) {
 	fb.mu.Lock()

@@ -39,6 +39,18 @@ type Backend interface {
 	RunPM4(ibs []IB, stop <-chan struct{}) error
 	// Clock is the GPU's 100 MHz timestamp counter.
 	Clock() uint64
+	// ExportFD is amdgpu_gem_prime_export with dma_buf_fd: the buffer's dma-buf (made at the first
+	// export; from then on it owns the buffer's memory, and Free drops the object's reference to
+	// it) installed as a new fd of the caller m. EOPNOTSUPP when m cannot receive fds.
+	ExportFD(m Memory, b *Buffer, ex Export) (fd int32, errno syscall.Errno)
+}
+
+// Export describes a GEM object to Backend.ExportFD.
+type Export struct {
+	Preferred uint32        // preferred_domains
+	Flags     uint64        // amdgpu_bo.flags (CPU_ACCESS_REQUIRED matters to KFD's import)
+	Meta      func() []byte // the object's current metadata (amdgpu_bo_get_metadata)
+	CloExec   bool          // DRM_CLOEXEC
 }
 
 // GPUMemory is an engine's access to the GPUVM (gpu/sdma's Memory; mmu.Port implements it).

@@ -319,9 +319,9 @@ func (f *File) gemOp(m Memory, a *abi.DRMAmdgpuGemOp) syscall.Errno {
 }
 
 // primeHandleToFD is drm_prime_handle_to_fd_ioctl: flags other than DRM_CLOEXEC|DRM_RDWR are
-// EINVAL, an unknown handle ENOENT, a VM_ALWAYS_VALID object EPERM (amdgpu_gem_prime_export). Any
-// other export would have to install a dma-buf fd in the client, which a FUSE server cannot:
-// EOPNOTSUPP (README, deviations).
+// EINVAL, an unknown handle ENOENT, a VM_ALWAYS_VALID object EPERM (amdgpu_gem_prime_export);
+// otherwise the backend installs the object's dma-buf as a new fd, which only a caller under
+// kfdemu exec's seccomp supervisor can receive (else EOPNOTSUPP: README, deviations).
 func (f *File) primeHandleToFD(m Memory, h *abi.DRMPrimeHandle) syscall.Errno {
 	if h.Flags&^uint32(abi.DRM_CLOEXEC|abi.DRM_RDWR) != 0 {
 		return f.reject(m, syscall.EINVAL, "PRIME_HANDLE_TO_FD: invalid flags", "flags", hex(uint64(h.Flags)))
@@ -334,7 +334,18 @@ func (f *File) primeHandleToFD(m Memory, h *abi.DRMPrimeHandle) syscall.Errno {
 	if bo.flags&abi.AMDGPU_GEM_CREATE_VM_ALWAYS_VALID != 0 {
 		return f.reject(m, syscall.EPERM, "PRIME_HANDLE_TO_FD: VM_ALWAYS_VALID object", "handle", h.Handle)
 	}
-	return f.reject(m, syscall.EOPNOTSUPP, "PRIME_HANDLE_TO_FD: a dma-buf fd cannot be installed in the client", "handle", h.Handle)
+	ex := Export{Preferred: bo.preferred, Flags: bo.flags, CloExec: h.Flags&abi.DRM_CLOEXEC != 0,
+		Meta: func() []byte {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return append([]byte(nil), bo.meta...)
+		}}
+	fd, errno := f.be.ExportFD(m, bo.buf, ex)
+	if errno != 0 {
+		return f.reject(m, errno, "PRIME_HANDLE_TO_FD: export failed", "handle", h.Handle)
+	}
+	h.FD = fd
+	return 0
 }
 
 // GEM_VA (amdgpu_gem_va_ioctl, amdgpu_vm_bo_map/unmap/clear_mappings/replace_map).

@@ -253,8 +253,19 @@ func TestGemMmapMetadataOp(t *testing.T) {
 	if in := e.info(h); in.Domains != 7 {
 		t.Errorf("after SET_PLACEMENT: %+v", in)
 	}
+	// PRIME export: the backend installs the fd (kfd's needs kfdemu exec's supervisor, else
+	// EOPNOTSUPP, which passes through).
+	e.fb.exportErrno = syscall.EOPNOTSUPP
 	if _, errno := e.io(abi.DRM_IOCTL_PRIME_HANDLE_TO_FD, abi.DRMPrimeHandle{Handle: h, Flags: abi.DRM_CLOEXEC}); errno != syscall.EOPNOTSUPP {
-		t.Errorf("PRIME export: %v", errno)
+		t.Errorf("PRIME export, backend refusing: %v", errno)
+	}
+	e.fb.exportErrno = 0
+	out, errno = e.io(abi.DRM_IOCTL_PRIME_HANDLE_TO_FD, abi.DRMPrimeHandle{Handle: h, Flags: abi.DRM_RDWR})
+	if errno != 0 || int32(le32(out, 8)) != 102 {
+		t.Errorf("PRIME export: %v, fd %d", errno, int32(le32(out, 8)))
+	}
+	if ex := e.fb.exports; len(ex) != 2 || !ex[0].CloExec || ex[1].CloExec || ex[1].Preferred != 7 || ex[1].Meta == nil {
+		t.Errorf("exports %+v", ex)
 	}
 	out, errno = e.io(abi.DRM_IOCTL_AMDGPU_GEM_WAIT_IDLE, abi.DRMAmdgpuGemWaitIdle{Handle: h, Timeout: inSecond()})
 	if errno != 0 || !bytes.Equal(out, make([]byte, 16)) {
