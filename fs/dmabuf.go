@@ -139,6 +139,14 @@ func (c *caller) DmaBufID(fd int) (uint64, error) {
 	return st.Ino - dmabufInoBase, nil
 }
 
+// InstallFile implements kfd.Installer: a duplicate of f in the client.
+func (c *caller) InstallFile(f *os.File, cloexec bool) (int, error) {
+	if c.sup == nil {
+		return 0, kfd.ErrNoInstall
+	}
+	return c.sup.addFD(int(f.Fd()), cloexec)
+}
+
 // InstallDmaBuf implements kfd.Installer: open b's file in the daemon and install that open in the
 // client through the seccomp supervisor; ErrNoInstall outside a supervised call.
 func (c *caller) InstallDmaBuf(b *kfd.DmaBuf, cloexec bool) (int, error) {

@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"syscall"
 
@@ -28,6 +29,8 @@ type Installer interface {
 	// InstallDmaBuf opens b's file and installs it in the caller's fd table (O_CLOEXEC when
 	// cloexec) and returns the new fd number.
 	InstallDmaBuf(b *DmaBuf, cloexec bool) (int, error)
+	// InstallFile installs a duplicate of f (SMI_EVENTS' socket).
+	InstallFile(f *os.File, cloexec bool) (int, error)
 }
 
 // ErrNoInstall is what a Caller that cannot install fds reports.

@@ -3,22 +3,25 @@ package kfd
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"golang.org/x/sys/unix"
 )
 
 // fdCaller is a client that can receive fds (as under kfdemu exec's seccomp supervisor): an fd
 // table of dma-bufs whose entries hold a reference, as the open of the dma-buf's file does.
 type fdCaller struct {
 	*fakeCaller
-	d    *Driver
-	mu   sync.Mutex
-	next int
-	bufs map[int]*DmaBuf
-	last bool // cloexec of the last install
+	d     *Driver
+	mu    sync.Mutex
+	next  int
+	bufs  map[int]*DmaBuf
+	last  bool // cloexec of the last install
+	files []*os.File
 }
 
 func newFDCaller(c *fakeCaller, d *Driver) *fdCaller {
@@ -35,6 +38,17 @@ func (c *fdCaller) InstallDmaBuf(b *DmaBuf, cloexec bool) (int, error) {
 	c.next++
 	c.bufs[c.next], c.last = o, cloexec
 	return c.next, nil
+}
+
+func (c *fdCaller) InstallFile(f *os.File, cloexec bool) (int, error) {
+	nf, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files = append(c.files, os.NewFile(uintptr(nf), "installed"))
+	return nf, nil
 }
 
 func (c *fdCaller) DmaBufID(fd int) (uint64, error) {

@@ -59,6 +59,8 @@ type Driver struct {
 	noSVM bool // GET_VERSION reports MinorGPUVM although mm is set (AdvertiseSVM)
 	// dmabuf is the table of exported buffers (dmabuf.go); its mutex comes after Process.mu.
 	dmabuf dmabufs
+	// smi holds the SMI event clients (smi.go).
+	smi smiHub
 }
 
 // SetMMNotifier gives the driver the clients' munmap notices (package mmnotify), the stand-in for
@@ -118,6 +120,7 @@ var _ Device = (*Driver)(nil)
 
 // Close tears down every process and stops the hardware model (daemon shutdown).
 func (d *Driver) Close() {
+	defer d.closeSMI()
 	d.mu.Lock()
 	procs := d.procs
 	d.procs = map[int]*Process{}
@@ -269,6 +272,7 @@ func (d *Driver) Stats() map[string]int {
 	}
 	d.mu.Unlock()
 	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(), "dmabufs": d.DmaBufs(),
+		"smi_clients":       int(d.smi.n.Load()),
 		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
 	scans, _ := d.bells.Stats()
 	arms, touches := d.bells.Arms()

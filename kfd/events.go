@@ -264,6 +264,7 @@ func (p *Process) raiseMemoryException(gpuID uint32, err error, va uint64, write
 		d.Failure.NotPresent = 1
 	}
 	p.d.log.Warn("GPU memory fault", "tgid", p.tgid, "gpu", gpuID, "va", hexVA(f.VA), "access", f.Access.String(), "kind", f.Kind.String())
+	p.d.smiVMFault(gpuID, p.tgid)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, ev := range p.events {

@@ -318,15 +318,6 @@ func availableMemory(p *Process, c Caller, a *abi.GetAvailableMemoryArgs) syscal
 
 // smiEvents would return a new anonymous fd; FUSE cannot install an fd in the caller, so the
 // emulator refuses with EOPNOTSUPP (documented in docs/ioctls.md).
-func smiEvents(p *Process, c Caller, a *abi.SMIEventsArgs) syscall.Errno {
-	p.mu.Lock()
-	pd := p.pdds[a.GPUID]
-	p.mu.Unlock()
-	if pd == nil {
-		return syscall.EINVAL
-	}
-	return syscall.EOPNOTSUPP
-}
 
 // dbgTrap: the debugger interface (1.13+) is not modelled; invalid ops get EINVAL as
 // kfd_ioctl_set_debug_trap's default case, valid ones EPERM (no debug support on this device).

@@ -29,14 +29,16 @@ const svmChunk = 2 << 20
 // newSVM creates the process's range list (svm_range_list_init) over its devices in topology order.
 func (p *Process) newSVM() error {
 	var gpus []svm.GPU
+	var ids []uint32
 	for _, pd := range p.sortedPDDs() {
 		gpus = append(gpus, svm.GPU{ID: pd.gpuID, NoSVM: !svmSupported(pd.node.GfxTarget()),
 			Hive: pd.node.Prop(topology.HiveID), VRAMBytes: pd.node.VRAMSize()})
+		ids = append(ids, pd.gpuID)
 		p.svmPDDs = append(p.svmPDDs, pd)
 	}
 	vmas := &vmaCache{tgid: p.tgid, watch: func() *mmnotify.Watch { return p.mm }}
 	m, err := svm.New(svm.Config{GPUs: gpus, XNACK: p.xnack, FindVMA: vmas.find, OverlapsBO: p.overlapsMappedBO,
-		Mapper: svmMapper{p}})
+		Mapper: svmMapper{p}, OnEvent: p.d.svmSMI(p.tgid, ids)})
 	if err != nil {
 		return err
 	}

@@ -157,7 +157,7 @@ func (m *Manager) migrateToVRAM(r *rng, loc uint32, s, l uint64, t Trigger) {
 	}
 	if n := r.vram.add(s, l); n > 0 {
 		m.record(Event{Kind: EventMigrate, Trigger: t, GPU: m.gpuIdx(loc), Start: s << m.shift,
-			Size: n << m.shift, From: abi.KFD_IOCTL_SVM_LOCATION_SYSMEM, To: loc})
+			Size: n << m.shift, From: abi.KFD_IOCTL_SVM_LOCATION_SYSMEM, To: loc, Prefetch: r.prefetch, Preferred: r.preferred})
 		m.invalidate(r, s, l)
 	}
 	r.actual = loc
@@ -167,7 +167,7 @@ func (m *Manager) migrateToVRAM(r *rng, loc uint32, s, l uint64, t Trigger) {
 func (m *Manager) migrateToRAM(r *rng, s, l uint64, t Trigger) {
 	if n := r.vram.remove(s, l); n > 0 {
 		m.record(Event{Kind: EventMigrate, Trigger: t, GPU: m.gpuIdx(r.actual), Start: s << m.shift,
-			Size: n << m.shift, From: r.actual, To: abi.KFD_IOCTL_SVM_LOCATION_SYSMEM})
+			Size: n << m.shift, From: r.actual, To: abi.KFD_IOCTL_SVM_LOCATION_SYSMEM, Prefetch: r.prefetch, Preferred: r.preferred})
 		m.invalidate(r, s, l)
 	}
 	if len(r.vram) == 0 {

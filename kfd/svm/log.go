@@ -63,9 +63,11 @@ type Event struct {
 	Start    uint64  // the chunk mapped (EventFault), moved, unmapped or evicted
 	Size     uint64
 	From, To uint32 // EventMigrate: locations (0 system memory, else gpu_id)
-	Write    bool   // EventFault
-	Migrated bool   // EventFault: a migration was attempted
-	Resolved bool   // EventFault
+	// EventMigrate: the range's prefetch and preferred locations (KFD_SMI_EVENT_MIGRATE_START).
+	Prefetch, Preferred uint32
+	Write               bool // EventFault
+	Migrated            bool // EventFault: a migration was attempted
+	Resolved            bool // EventFault
 }
 
 // record appends to the ring and counts faults and migrated pages (Counters). Caller holds m.mu.
@@ -83,6 +85,9 @@ func (m *Manager) record(e Event) {
 		if i := m.gpuIdx(e.From); e.From != abi.KFD_IOCTL_SVM_LOCATION_SYSMEM && i >= 0 {
 			m.counters[i].PageOut += pages
 		}
+	}
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(e)
 	}
 	m.log[m.logNext] = e
 	m.logNext++

@@ -88,6 +88,9 @@ type Config struct {
 	// (MaxRangePages). amdkfd takes the minimum over every device of the system.
 	MaxRangePages uint64
 	LogSize       int // events kept by Log; 0 means 1024
+	// OnEvent, when set, sees every event as it is recorded (the SMI profiler events of
+	// kfd_smi_events.c), with the Manager's lock held: it must not block or call the Manager.
+	OnEvent func(Event)
 }
 
 // ValidOp reports whether op is KFD_IOCTL_SVM_OP_SET_ATTR or GET_ATTR. For any other op amdkfd's

@@ -757,9 +757,9 @@ func TestFaultMigration(t *testing.T) {
 		}
 	}
 	wantMigs := []Event{
-		{Kind: EventMigrate, Trigger: TriggerPageFaultGPU, GPU: 0, Start: base, Size: 4 * ps, From: sys, To: g0},
-		{Kind: EventMigrate, Trigger: TriggerPageFaultGPU, GPU: 0, Start: base, Size: 4 * ps, From: g0, To: sys},
-		{Kind: EventMigrate, Trigger: TriggerPageFaultGPU, GPU: 2, Start: base, Size: 4 * ps, From: sys, To: g2},
+		{Kind: EventMigrate, Trigger: TriggerPageFaultGPU, GPU: 0, Start: base, Size: 4 * ps, From: sys, To: g0, Prefetch: undef, Preferred: undef},
+		{Kind: EventMigrate, Trigger: TriggerPageFaultGPU, GPU: 0, Start: base, Size: 4 * ps, From: g0, To: sys, Prefetch: undef, Preferred: undef},
+		{Kind: EventMigrate, Trigger: TriggerPageFaultGPU, GPU: 2, Start: base, Size: 4 * ps, From: sys, To: g2, Prefetch: undef, Preferred: undef},
 	}
 	if !reflect.DeepEqual(migs, wantMigs) {
 		t.Errorf("migrations %+v", migs)
@@ -799,7 +799,7 @@ func TestPrefetch(t *testing.T) {
 	e.mustSet(base, 8*ps, at(abi.KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, g0))
 	log := e.m.Log()
 	want := []Event{
-		{Kind: EventMigrate, Trigger: TriggerPrefetch, GPU: 0, Start: base, Size: 8 * ps, From: sys, To: g0},
+		{Kind: EventMigrate, Trigger: TriggerPrefetch, GPU: 0, Start: base, Size: 8 * ps, From: sys, To: g0, Prefetch: g0, Preferred: undef},
 		{Kind: EventEvict, Trigger: TriggerMMUNotifyMigrate, GPU: -1, Start: base, Size: 8 * ps},
 	}
 	if !reflect.DeepEqual(log, want) {
