@@ -109,7 +109,7 @@ func TestSMIEvents(t *testing.T) {
 	ev(svm.Event{Kind: svm.EventFault, GPU: 0, Addr: 0x7f1234561000, Write: true, Migrated: true, Resolved: true})
 	ev(svm.Event{Kind: svm.EventUnmap, Trigger: svm.TriggerUnmapFromCPU, GPU: 0, Start: 0x7f1234560000, Size: 8 << 10})
 	ev(svm.Event{Kind: svm.EventUnmap, Trigger: svm.TriggerUnmapFromCPU, GPU: 1, Start: 0x7f1234560000, Size: 8 << 10}) // other GPU
-	e.d.smiEvent(e.gpu, fakeTgid+1, abi.KFD_SMI_EVENT_QUEUE_RESTORE, "%d -%d %x\n", 5, fakeTgid+1, e.gpu) // other process
+	e.d.smiEvent(e.gpu, fakeTgid+1, abi.KFD_SMI_EVENT_QUEUE_RESTORE, "%d -%d %x\n", 5, fakeTgid+1, e.gpu)               // other process
 	e.d.smiVMFault(e.gpu, e.c.tgid)
 	got := smiRead(t, f)
 	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
@@ -163,4 +163,3 @@ func TestSMIEvents(t *testing.T) {
 		}
 	}
 }
-
