@@ -15,14 +15,16 @@ import (
 // of its clients' munmaps (SetMMNotifier), which SVM ranges must follow as amdkfd's MMU notifiers
 // make them; without them MinorGPUVM (the 1.2 GPUVM interface) keeps libhsakmt's SVM off.
 //
-// 1.9 is the highest minor whose additions the emulator serves as amdkfd does, except two that a
-// FUSE server cannot: SMI_EVENTS (1.3) and the CRIU ioctl (1.7) answer with amdkfd's errno for
-// the unsupported case (docs/ioctls.md). 1.10 would make clients read SMI profiler events from
-// the fd SMI_EVENTS installs (no FUSE reply can install an fd in the caller); 1.12 adds
-// EXPORT_DMABUF (an fd too) and 1.13 the debugger (DBG_TRAP, not modelled).
+// 1.12 is the highest minor whose additions the emulator serves as amdkfd does: 1.10's SMI
+// profiler events (smi.go), 1.11's GPU_ALWAYS_MAPPED SVM flag (package svm) and 1.12's
+// EXPORT_DMABUF (dmabuf.go). SMI_EVENTS, EXPORT_DMABUF and the render node's PRIME export return a
+// new fd, which only a client under kfdemu exec receives (its seccomp supervisor installs it,
+// fs/supervise.go); through a plain mount they answer EOPNOTSUPP (README, deviations). The CRIU
+// ioctl (1.7) answers with amdkfd's errno for the unsupported case (docs/ioctls.md). 1.13 adds the
+// debugger (DBG_TRAP, RUNTIME_ENABLE), not modelled.
 const (
 	MinorGPUVM = 2
-	MinorSVM   = 9
+	MinorSVM   = 12
 )
 
 func getVersion(p *Process, c Caller, a *abi.GetVersionArgs) syscall.Errno {

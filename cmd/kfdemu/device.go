@@ -22,7 +22,7 @@ func newDevice(sys *topology.System, log *slog.Logger, svm bool) kfd.Device {
 	}
 	d.SetMMNotifier(n)
 	if svm {
-		log.Debug("KFD interface 1.9: SVM ranges follow clients' munmaps (eBPF)")
+		log.Debug("KFD interface 1.12: SVM ranges follow clients' munmaps (eBPF)")
 	} else {
 		log.Info("KFD interface 1.2 (--no-svm): libhsakmt keeps SVM off")
 	}
