@@ -6,6 +6,8 @@
 // the GPUs:
 //
 //	MNT/dev/kfd, MNT/dev/dri/renderD<minor>     device files (per-process inodes, see dev.go)
+//	MNT/dev/dma_buf/ID                          dma-buf files, looked up and opened by the daemon only
+//	                                           (dmabuf.go), installed in clients by supervise.go
 //	MNT/sys/devices/virtual/kfd/kfd/topology    the topology tree, static files kernel-cached
 //	MNT/sys/class/kfd/kfd -> ../../devices/virtual/kfd/kfd
 //	MNT/sys/devices/virtual/kfd/kfd/proc       KFD's per-process sysfs, new inodes per lookup (procfs.go)
@@ -13,6 +15,7 @@
 //	MNT/sys/module/amdgpu/{initstate,version,parameters/}
 //	MNT/sys/kernel/debug/kfd/...                the driver's debugfs view, rendered per read
 //	MNT/sys/kernel/debug/kfdemu/{hotplug,stats} control and counters of the emulator
+//	MNT/sys/kernel/debug/kfdemu/supervise      takes kfdemu exec's seccomp listener (supervise.go)
 //	MNT/sys/devices/pciDDDD:RR/...             one connection per PCI root bus: the GPUs' amdgpu
 //	                                           device directories (package amdgpu), ordinary opens
 //
@@ -23,5 +26,5 @@
 // zero entry timeout).
 //
 // Lock order: Server.mu (topology reload) before devDir.mu (per-process inodes); neither is held
-// while calling into the driver.
+// while calling into the driver. supervisor.mu (supervise.go) is a leaf.
 package fs

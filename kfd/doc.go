@@ -38,7 +38,10 @@
 // and which ACQUIRE_VM adopts. Teardown closes the files' GEM state (jobs stopped, objects unmapped
 // and freed) before the VMs and memfds go.
 //
-// Lock order: a render file's drm locks (File.vaMu, never File.mu) before Process.mu;
+// Lock order: the dma-buf table's and the SMI clients' mutexes (Driver.dmabuf.mu, Driver.smi.mu)
+// are leaves, taken under Process.mu or the SVM manager's lock and holding nothing else (a
+// dma-buf's last Put frees its memory after dropping its mutex). A render file's drm locks
+// (File.vaMu, never File.mu) before Process.mu;
 // Process.mu before Driver.mu (Driver.mu guards device-wide accounting, the process
 // table and the fault filters, and is never held while taking a Process.mu) before space.mu;
 // Process.mu before the mmu locks (package mmu documents its own order; engines hold no kfd lock
