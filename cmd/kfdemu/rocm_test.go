@@ -130,7 +130,11 @@ func buildC(t *testing.T, src, lib, header string) string {
 		t.Skipf("skipping: %s not installed (Debian package from scripts/install-deps.sh)", header)
 	}
 	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
-	args := []string{"-Wall", "-I/usr/include/libdrm", "-o", out, src}
+	// <linux/kfd_ioctl.h> includes <drm/drm.h>, which libdrm-dev installs as /usr/include/libdrm.
+	inc := filepath.Join(t.TempDir(), "inc")
+	os.MkdirAll(inc, 0o755)
+	os.Symlink("/usr/include/libdrm", filepath.Join(inc, "drm"))
+	args := []string{"-Wall", "-I/usr/include/libdrm", "-I" + inc, "-o", out, src}
 	for _, l := range strings.Fields(lib) {
 		args = append(args, "-l"+l)
 	}
@@ -345,15 +349,60 @@ func TestDmaBufUnderExec(t *testing.T) {
 			t.Errorf("no %q in the output:\n%s", want, out)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := stats(t, mnt)
-		if st["dmabufs"] == 0 && st["bos"] == 0 && st["processes"] == 0 {
-			break
+	waitClean := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st := stats(t, mnt)
+			if st["dmabufs"] == 0 && st["smi_clients"] == 0 && st["bos"] == 0 && st["processes"] == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("left behind: %v", st)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("left behind: %v", st)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	waitClean()
+
+	// Killed while it holds a dma-buf fd and an SMI fd: nothing is left either.
+	cmd := exec.Command(testenv.Kfdemu(t), "exec", "--mount", mnt, "--", bin, "hold")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.After(60 * time.Second)
+	for held := false; !held; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the program ended before holding: %s", stderr.String())
+			}
+			held = l == "holding"
+		case <-timeout:
+			t.Fatalf("not holding after 60 s: %s", stderr.String())
+		}
+	}
+	if st := stats(t, mnt); st["dmabufs"] != 1 || st["smi_clients"] != 1 {
+		t.Fatalf("while holding: %v", st)
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	waitClean()
 }

@@ -4,6 +4,7 @@
  * inherited fd, and an fd of another file passing through the filter untouched. Prints "ok" lines
  * and "done"; every failure prints the step and exits 1. Built by cmd/kfdemu's tests. */
 #include <hsakmt.h>
+#include <linux/kfd_ioctl.h>
 #include <libdrm/amdgpu.h>
 #include <libdrm/amdgpu_drm.h>
 #include <xf86drm.h>
@@ -45,8 +46,9 @@ static void *import(int fd, HSAuint32 node, const char *who)
 	return info.MemoryAddress;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int hold = argc > 1 && !strcmp(argv[1], "hold");
 	HSAuint32 node = gpu_node();
 	HsaNodeProperties np;
 	hsaKmtGetNodeProperties(node, &np);
@@ -75,6 +77,26 @@ int main(void)
 	if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC))
 		FAIL("libdrm exports with DRM_CLOEXEC: the fd has no FD_CLOEXEC");
 	printf("export ok\n");
+	if (hold) {
+		/* Hold a dma-buf fd and an SMI fd until killed (the test checks that nothing is left). */
+		char gp[96];
+		unsigned gpu_id = 0;
+		snprintf(gp, sizeof(gp), "/sys/class/kfd/kfd/topology/nodes/%u/gpu_id", node);
+		FILE *g = fopen(gp, "r");
+		if (!g || fscanf(g, "%u", &gpu_id) != 1)
+			FAIL("%s", gp);
+		fclose(g);
+		int kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+		struct kfd_ioctl_smi_events_args sa = {.gpuid = gpu_id};
+		if (kfd < 0 || ioctl(kfd, AMDKFD_IOC_SMI_EVENTS, &sa))
+			FAIL("SMI_EVENTS: %s", strerror(errno));
+		uint64_t mask = ~0ull;
+		if (write((int)sa.anon_fd, &mask, sizeof(mask)) != sizeof(mask))
+			FAIL("SMI mask: %s", strerror(errno));
+		printf("holding\n");
+		fflush(stdout);
+		pause();
+	}
 
 	/* The filter stops this command on any fd; the daemon lets the kernel run it on a file that
 	 * is not the mount's: /dev/null answers ENOTTY. */
