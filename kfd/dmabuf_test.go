@@ -3,12 +3,15 @@ package kfd
 import (
 	"bytes"
 	"encoding/binary"
+	"log/slog"
 	"os"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/topology"
 	"golang.org/x/sys/unix"
 )
 
@@ -291,4 +294,75 @@ func TestDmaBufOfGEMObject(t *testing.T) {
 	if e.d.DmaBufs() != 0 {
 		t.Fatal("the dma-buf outlived its last fd")
 	}
+}
+
+// FuzzDmaBufIoctls runs one fuzzed dma-buf, SMI or memory ioctl in a process that has an exported
+// BO (fd 101) and an SMI client, as a caller that can receive fds, then tears everything down:
+// nothing may be left (dma-bufs, SMI clients, processes, PASIDs).
+func FuzzDmaBufIoctls(f *testing.F) {
+	f.Add(uint8(0x1c), make([]byte, 32))
+	f.Add(uint8(0x1d), []byte{0, 0, 0, 0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 101, 0, 0, 0})
+	f.Add(uint8(0x24), make([]byte, 16))
+	f.Add(uint8(0x1f), make([]byte, 8))
+	f.Add(uint8(0x17), make([]byte, 8))
+	sys, _ := topology.Profile("mi210")
+	d := New(sys, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
+	gpu := sys.GPUs()[0].GPUID
+	minor := sys.GPUs()[0].RenderMinor()
+	nrs := []uint8{0x1c, 0x1d, 0x24, 0x1f, 0x16, 0x17, 0x18, 0x19}
+	f.Fuzz(func(t *testing.T, nr uint8, arg []byte) {
+		base := newCaller(fakeTgid + 3)
+		c := newFDCaller(base, d)
+		file, err := d.OpenKFD(base.tgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rf, err := d.OpenRender(minor, base.tgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &env{t: t, d: d, sys: sys, f: file, c: base, gpu: gpu}
+		base.fds[10] = [2]int{int(minor), base.tgid}
+		if errno := e.do(abi.AMDKFD_IOC_ACQUIRE_VM, &abi.AcquireVMArgs{DRMFD: 10, GPUID: gpu}); errno != 0 {
+			t.Fatal(errno)
+		}
+		a := abi.AllocMemoryOfGPUArgs{VAAddr: 0x20000000, Size: 8192, GPUID: gpu, Flags: allocVRAM | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
+		if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+			t.Fatal(errno)
+		}
+		x := abi.ExportDmabufArgs{Handle: a.Handle}
+		buf := make([]byte, 16)
+		encode(buf, &x)
+		if errno := file.Ioctl(c, abi.AMDKFD_IOC_EXPORT_DMABUF, buf); errno != 0 {
+			t.Fatal(errno)
+		}
+		sm := make([]byte, 8)
+		encode(sm, &abi.SMIEventsArgs{GPUID: gpu})
+		if errno := file.Ioctl(c, abi.AMDKFD_IOC_SMI_EVENTS, sm); errno != 0 {
+			t.Fatal(errno)
+		}
+		n := nrs[int(nr)%len(nrs)]
+		if len(arg) > 64 {
+			arg = arg[:64]
+		}
+		cmd := abi.IOC(abi.IOCRead|abi.IOCWrite, 'K', uint32(n), uint32(len(arg)))
+		file.Ioctl(c, cmd, append([]byte(nil), arg...))
+		for fd := range c.bufs {
+			c.close(fd)
+		}
+		for _, f := range c.files {
+			f.Close()
+		}
+		rf.Release()
+		file.Release()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			st := d.Stats()
+			if st["processes"] == 0 && st["pasids"] == 0 && st["dmabufs"] == 0 && st["smi_clients"] == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("leak: %v", st)
+			}
+		}
+	})
 }
