@@ -13,7 +13,9 @@ import (
 // Caller is the client behind one request, supplied by fs for every ioctl.
 // Pointers inside ioctl arguments are followed with it (process_vm_readv/
 // writev on the caller's pid); fds inside arguments are fetched with
-// pidfd_getfd. Implementations return ErrFault for memory they cannot reach.
+// pidfd_getfd. Implementations return ErrFault for memory they cannot reach. A Caller may also be
+// an Installer (it can give the client new fds: dmabuf.go) and a DmaBufResolver (it can tell which
+// dma-buf a client fd is); handlers test for both.
 type Caller interface {
 	Tgid() int
 	ReadMemory(addr uint64, p []byte) error
