@@ -257,6 +257,17 @@ func TestFma32FastPath(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 8))
 	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 1, 0x807fffff,
 		0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x45800800, 0x2b800000, 0xab800000}
+	var ka, kb, kc, kd [lanes]uint32
+	kn := 0
+	kernRow := func() {
+		fmaKern(&kd, &ka, &kb, &kc)
+		for l := 0; l < kn; l++ {
+			if want := fma32Odd(ka[l], kb[l], kc[l]); kd[l] != want {
+				t.Fatalf("fmaKern lane %d: (%#x, %#x, %#x) = %#x, round-to-odd path %#x", l, ka[l], kb[l], kc[l], kd[l], want)
+			}
+		}
+		kn = 0
+	}
 	check := func(a, b, c uint32) {
 		// The fast path's float64 a*b+c is math.FMA's (the f32 product is exact), NaN aside.
 		x, y, z := float64(f32(a)), float64(f32(b)), float64(f32(c))
@@ -265,6 +276,11 @@ func TestFma32FastPath(t *testing.T) {
 		}
 		if got, want := fma32(a, b, c), fma32Odd(a, b, c); got != want {
 			t.Fatalf("fma32(%#x, %#x, %#x) = %#x, round-to-odd path %#x", a, b, c, got, want)
+		}
+		// The lane loop (fmaKern, its own copy of the fast path's test) on the same operands.
+		ka[kn], kb[kn], kc[kn] = a, b, c
+		if kn++; kn == lanes {
+			kernRow()
 		}
 	}
 	// 0x45800800 = 4097, 0x2b800000 = 2^-40
@@ -293,6 +309,7 @@ func TestFma32FastPath(t *testing.T) {
 		}
 		check(a, b, c)
 	}
+	kernRow()
 }
 
 // TestGlobalBatchLowDwordWrap: under a full EXEC, 64-bit lane addresses whose low dwords wrap past

@@ -840,13 +840,24 @@ func fmax32(a, b float32) float32 {
 // float64 and the sum is rounded to odd (sumOdd, valu16.go) before the one rounding to f32. (Rounding
 // the float64 a*b+c to f32 would round twice: a*b+c can need far more than 53 bits.)
 // fmaKern is fma32's lane loop.
+// The rows are sliced once (one nil check each, no bounds checks in the loop), two lanes per
+// round, and fma32's "exponent at least f32's normal range and not NaN" is one comparison of x<<1
+// (the sign dropped): 897<<53 <= x<<1 <= 0x7ff<<53.
 func fmaKern(d, a, b, c *[lanes]uint32) {
-	for l := range d {
-		r := float64(f32(a[l]))*float64(f32(b[l])) + float64(f32(c[l])) // fma32, inline
-		if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
-			d[l] = u32(float32(r))
+	ds, as, bs, cs := d[:], a[:], b[:], c[:]
+	for l := 0; l < lanes; l += 2 {
+		r0 := float64(math.Float32frombits(as[l]))*float64(math.Float32frombits(bs[l])) + float64(math.Float32frombits(cs[l])) // fma32, inline
+		r1 := float64(math.Float32frombits(as[l+1]))*float64(math.Float32frombits(bs[l+1])) + float64(math.Float32frombits(cs[l+1]))
+		x0, x1 := math.Float64bits(r0), math.Float64bits(r1)
+		if m := x0 << 1; x0&(1<<29-1) != 1<<28 && m-(1023-126)<<53 <= (0x7ff-(1023-126))<<53 || m == 0 {
+			ds[l] = math.Float32bits(float32(r0))
 		} else {
-			d[l] = fma32Odd(a[l], b[l], c[l])
+			ds[l] = fma32Odd(as[l], bs[l], cs[l])
+		}
+		if m := x1 << 1; x1&(1<<29-1) != 1<<28 && m-(1023-126)<<53 <= (0x7ff-(1023-126))<<53 || m == 0 {
+			ds[l+1] = math.Float32bits(float32(r1))
+		} else {
+			ds[l+1] = fma32Odd(as[l+1], bs[l+1], cs[l+1])
 		}
 	}
 }
