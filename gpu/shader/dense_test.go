@@ -1,6 +1,7 @@
 package shader
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -395,6 +396,78 @@ func TestDSFullExecMatchesLaneByLane(t *testing.T) {
 				if full.v[r][l] != one.v[r][l] {
 					t.Fatalf("%s: v%d lane %d = %#x, lane alone %#x", in.String(), r, l, full.v[r][l], one.v[r][l])
 				}
+			}
+		}
+	}
+}
+
+// TestDSWordsFullMatchesLaneByLane: dsWordsFull (full EXEC, every address aligned and inside LDS)
+// against the same instruction run one lane at a time in lane order on one wave (the mask-walking
+// loops), LDS and registers compared after each instruction; also with one lane unaligned and one
+// out of range (dsWordsFull must decline those), with addresses repeated across lanes (the last
+// lane's store wins) and with a destination that is the address register.
+func TestDSWordsFullMatchesLaneByLane(t *testing.T) {
+	code := asm(t, `
+	ds_read_b32 v20, v1 offset:8
+	ds_read2_b32 v[22:23], v2 offset0:1 offset1:7
+	ds_read2st64_b32 v[22:23], v2 offset0:1 offset1:2
+	ds_read_b64 v[24:25], v1 offset:16
+	ds_read2_b64 v[26:29], v2 offset0:1 offset1:5
+	ds_read2st64_b64 v[26:29], v1 offset1:1
+	ds_write_b32 v1, v5 offset:12
+	ds_write2_b32 v2, v5, v6 offset0:3 offset1:9
+	ds_write2st64_b32 v1, v6, v5 offset1:1
+	ds_write_b32 v2, v1
+	ds_read2_b32 v[2:3], v2 offset1:3
+	ds_read_b32 v2, v2
+`)
+	rnd := rand.New(rand.NewPCG(11, 12))
+	for _, mode := range []string{"in range", "one unaligned", "one out of range", "repeated"} {
+		lds := make([]byte, 4096)
+		for i := range lds {
+			lds[i] = byte(rnd.Uint32())
+		}
+		base := make([][lanes]uint32, 32)
+		for r := range base {
+			for l := range base[r] {
+				base[r][l] = rnd.Uint32()
+			}
+		}
+		for l := 0; l < lanes; l++ {
+			base[1][l], base[2][l] = uint32(rnd.IntN(480))*4, uint32(rnd.IntN(480))*4
+			if mode == "repeated" {
+				base[1][l], base[2][l] = uint32(l%5)*4, 64
+			}
+		}
+		switch l := rnd.IntN(lanes); mode {
+		case "one unaligned":
+			base[1][l] += 2
+			base[2][l] += 1
+		case "one out of range":
+			base[1][l], base[2][l] = 4096-8, 4096-4
+		}
+		full := &wave{v: make([][lanes]uint32, len(base)), g: &group{lds: append([]byte(nil), lds...)}}
+		one := &wave{v: make([][lanes]uint32, len(base)), g: &group{lds: append([]byte(nil), lds...)}}
+		copy(full.v, base)
+		copy(one.v, base)
+		for _, in := range decodeAll(t, code) {
+			full.setExec(^uint64(0))
+			if err := in.exec(full, &in); err != nil {
+				t.Fatalf("%s: %v", in.String(), err)
+			}
+			for l := 0; l < lanes; l++ {
+				one.setExec(1 << l)
+				if err := in.exec(one, &in); err != nil {
+					t.Fatalf("%s lane %d: %v", in.String(), l, err)
+				}
+			}
+			for r := range one.v {
+				if full.v[r] != one.v[r] {
+					t.Fatalf("%s, %s: v%d = %#x, lane by lane %#x", mode, in.String(), r, full.v[r], one.v[r])
+				}
+			}
+			if !bytes.Equal(full.g.lds, one.g.lds) {
+				t.Fatalf("%s, %s: LDS differs from the lane-by-lane run", mode, in.String())
 			}
 		}
 	}
