@@ -569,38 +569,45 @@ func carryDense(w *wave, a, b lane32, dst *[lanes]uint32, ci, m uint64, sub bool
 // Eight lanes per round with constant shifts: the carry mask is built without a variable shift
 // per lane.
 func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
-	var r, kr *[lanes]uint32 // r ^ xr + k, or r ^ xr + kr[l]
+	ds := d[:] // slices of the rows: one nil check each, not one per lane
+	if a.r != nil && b.r != nil {
+		ks, rs := a.r[:], b.r[:] // rs ^ x + ks[l]
+		for g := 0; g < lanes; g += 8 {
+			c := ci >> g
+			s0 := uint64(rs[g]^x) + uint64(ks[g]) + c&1
+			s1 := uint64(rs[g+1]^x) + uint64(ks[g+1]) + c>>1&1
+			s2 := uint64(rs[g+2]^x) + uint64(ks[g+2]) + c>>2&1
+			s3 := uint64(rs[g+3]^x) + uint64(ks[g+3]) + c>>3&1
+			s4 := uint64(rs[g+4]^x) + uint64(ks[g+4]) + c>>4&1
+			s5 := uint64(rs[g+5]^x) + uint64(ks[g+5]) + c>>5&1
+			s6 := uint64(rs[g+6]^x) + uint64(ks[g+6]) + c>>6&1
+			s7 := uint64(rs[g+7]^x) + uint64(ks[g+7]) + c>>7&1
+			ds[g], ds[g+1], ds[g+2], ds[g+3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+			ds[g+4], ds[g+5], ds[g+6], ds[g+7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+			co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+		}
+		return co
+	}
+	var rs []uint32 // rs ^ xr + k
 	var xr uint32
 	var k uint64
-	switch {
-	case b.r == nil:
-		r, k = a.r, uint64(b.c^x)
-	case a.r == nil:
-		r, xr, k = b.r, x, uint64(a.c)
-	default:
-		r, kr, xr = b.r, a.r, x
+	if b.r == nil {
+		rs, k = a.r[:], uint64(b.c^x)
+	} else {
+		rs, xr, k = b.r[:], x, uint64(a.c)
 	}
 	for g := 0; g < lanes; g += 8 {
-		s := (*[8]uint32)(r[g : g+8])
-		o := (*[8]uint32)(d[g : g+8])
 		c := ci >> g
-		var k8 [8]uint64
-		if kr != nil {
-			q := (*[8]uint32)(kr[g : g+8])
-			k8 = [8]uint64{uint64(q[0]), uint64(q[1]), uint64(q[2]), uint64(q[3]), uint64(q[4]), uint64(q[5]), uint64(q[6]), uint64(q[7])}
-		} else {
-			k8 = [8]uint64{k, k, k, k, k, k, k, k}
-		}
-		s0 := uint64(s[0]^xr) + k8[0] + c&1
-		s1 := uint64(s[1]^xr) + k8[1] + c>>1&1
-		s2 := uint64(s[2]^xr) + k8[2] + c>>2&1
-		s3 := uint64(s[3]^xr) + k8[3] + c>>3&1
-		s4 := uint64(s[4]^xr) + k8[4] + c>>4&1
-		s5 := uint64(s[5]^xr) + k8[5] + c>>5&1
-		s6 := uint64(s[6]^xr) + k8[6] + c>>6&1
-		s7 := uint64(s[7]^xr) + k8[7] + c>>7&1
-		o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
-		o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+		s0 := uint64(rs[g]^xr) + k + c&1
+		s1 := uint64(rs[g+1]^xr) + k + c>>1&1
+		s2 := uint64(rs[g+2]^xr) + k + c>>2&1
+		s3 := uint64(rs[g+3]^xr) + k + c>>3&1
+		s4 := uint64(rs[g+4]^xr) + k + c>>4&1
+		s5 := uint64(rs[g+5]^xr) + k + c>>5&1
+		s6 := uint64(rs[g+6]^xr) + k + c>>6&1
+		s7 := uint64(rs[g+7]^xr) + k + c>>7&1
+		ds[g], ds[g+1], ds[g+2], ds[g+3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+		ds[g+4], ds[g+5], ds[g+6], ds[g+7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
 		co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
 	}
 	return co
