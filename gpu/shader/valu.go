@@ -323,11 +323,16 @@ func fill32(w *wave, in *Inst, d *[lanes]uint32, f func(a, b, c uint32) uint32) 
 	if err != nil {
 		return err
 	}
-	r := f(s.c, s.c, s.c)
-	for l := range d {
-		d[l] = r
-	}
+	fillRow(d, f(s.c, s.c, s.c))
 	return nil
+}
+
+// fillRow writes r to every lane of d, eight lanes per round.
+func fillRow(d *[lanes]uint32, r uint32) {
+	ds := d[:]
+	for l := 0; l < lanes; l += 8 {
+		ds[l], ds[l+1], ds[l+2], ds[l+3], ds[l+4], ds[l+5], ds[l+6], ds[l+7] = r, r, r, r, r, r, r, r
+	}
 }
 
 // oneLanePath enables v32one and carryOne; TestDenseMatchesLaneByLane turns it off for its
