@@ -14,19 +14,22 @@ func vopF32Ops() {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
 	def(OpVAddF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = u32(f32(a[l]) + f32(b[l]))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = u32(f32(as[l]) + f32(bs[l]))
 		}
 	}), v32Add))
 	def(OpVSubF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = u32(f32(a[l]) - f32(b[l]))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = u32(f32(as[l]) - f32(bs[l]))
 		}
 	}))
 	def(OpVSubrevF32, f2(func(a, b float32) float32 { return b - a }))
 	def(OpVMulF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = u32(f32(a[l]) * f32(b[l]))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = u32(f32(as[l]) * f32(bs[l]))
 		}
 	}), v32Mul))
 	def(OpVMinF32, f2(fmin32))
@@ -86,8 +89,9 @@ func vopIntOps() {
 		return uint32(bits.TrailingZeros32(a))
 	}))
 	def(OpVAddU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] + b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] + bs[l]
 		}
 	}), func(a, b uint32) uint32 {
 		if a+b < a {
@@ -96,25 +100,29 @@ func vopIntOps() {
 		return a + b
 	}))
 	def(OpVSubU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] - b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] - bs[l]
 		}
 	}), func(a, b uint32) uint32 { return a - min(a, b) }))
 	def(OpVSubrevU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = b[l] - a[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] - as[l]
 		}
 	}), func(a, b uint32) uint32 { return b - min(a, b) }))
 	def(OpVMulLoU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] * b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] * bs[l]
 		}
 	}))
 	def(OpVMulHiU32, i2(func(a, b uint32) uint32 { h, _ := bits.Mul32(a, b); return h }))
 	def(OpVMulHiI32, i2(func(a, b uint32) uint32 { return uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32) }))
 	def(OpVMulU32U24, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = (a[l] & 0xffffff) * (b[l] & 0xffffff)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = (as[l] & 0xffffff) * (bs[l] & 0xffffff)
 		}
 	}))
 	def(OpVMulHiU32U24, i2(func(a, b uint32) uint32 { return uint32(uint64(a&0xffffff) * uint64(b&0xffffff) >> 32) }))
@@ -122,39 +130,46 @@ func vopIntOps() {
 	def(OpVMulI32I24, i2(func(a, b uint32) uint32 { return uint32(s24(a) * s24(b)) }))
 	def(OpVMulHiI32I24, i2(func(a, b uint32) uint32 { return uint32(uint64(s24(a)*s24(b)) >> 32) }))
 	def(OpVMadU32U24, v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = (a[l]&0xffffff)*(b[l]&0xffffff) + c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = (as[l]&0xffffff)*(bs[l]&0xffffff) + cs[l]
 		}
 	}))
 	def(OpVMadI32I24, i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
 	def(OpVLshlrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b << (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = b[l] << (a[l] & 31)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] << (as[l] & 31)
 		}
 	}))
 	def(OpVLshrrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b >> (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = b[l] >> (a[l] & 31)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] >> (as[l] & 31)
 		}
 	}))
 	def(OpVAshrrevI32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(int32(b) >> (a & 31)) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = uint32(int32(b[l]) >> (a[l] & 31))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = uint32(int32(bs[l]) >> (as[l] & 31))
 		}
 	}))
 	def(OpVAndB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a & b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] & b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] & bs[l]
 		}
 	}))
 	def(OpVOrB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a | b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] | b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] | bs[l]
 		}
 	}))
 	def(OpVXorB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a ^ b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] ^ b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] ^ bs[l]
 		}
 	}))
 	def(OpVMinU32, i2(func(a, b uint32) uint32 { return min(a, b) }))
@@ -164,34 +179,40 @@ func vopIntOps() {
 	def(OpVBcntU32B32, i2(func(a, b uint32) uint32 { return uint32(bits.OnesCount32(a)) + b }))
 	def(OpVBfmB32, i2(func(a, b uint32) uint32 { return (uint32(1)<<(a&31) - 1) << (b & 31) }))
 	def(OpVLshlAddU32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) + c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l]<<(b[l]&31) + c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l]<<(bs[l]&31) + cs[l]
 		}
 	}))
 	def(OpVAddLshlU32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = (a[l] + b[l]) << (c[l] & 31)
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = (as[l] + bs[l]) << (cs[l] & 31)
 		}
 	}))
 	def(OpVLshlOrB32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) | c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l]<<(b[l]&31) | c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l]<<(bs[l]&31) | cs[l]
 		}
 	}))
 	def(OpVAndOrB32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a&b | c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l]&b[l] | c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l]&bs[l] | cs[l]
 		}
 	}))
 	def(OpVOr3B32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a | b | c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] | b[l] | c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l] | bs[l] | cs[l]
 		}
 	}))
 	def(OpVXadU32, i3(func(a, b, c uint32) uint32 { return (a ^ b) + c }))
 	def(OpVAdd3U32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a + b + c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] + b[l] + c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l] + bs[l] + cs[l]
 		}
 	}))
 	def(OpVAlignbitB32, i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (c & 31)) }))
@@ -212,43 +233,51 @@ func vop64Ops() {
 	// 64-bit shifts; by a constant amount under a full EXEC, one pass over the register rows
 	// (shiftRows) instead of v64k's operand rows of uint64.
 	def(OpVLshlrevB64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = b[l] << (a[l] & 63)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] << (as[l] & 63)
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
-		for l := range dlo {
-			r := (uint64(lo[l]) | uint64(hi[l])<<32) << s
-			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
+		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
+		for l := range dlos {
+			r := (uint64(los[l]) | uint64(his[l])<<32) << s
+			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
 	def(OpVLshrrevB64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = b[l] >> (a[l] & 63)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] >> (as[l] & 63)
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
-		for l := range dlo {
-			r := (uint64(lo[l]) | uint64(hi[l])<<32) >> s
-			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
+		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
+		for l := range dlos {
+			r := (uint64(los[l]) | uint64(his[l])<<32) >> s
+			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
 	def(OpVAshrrevI64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = uint64(int64(b[l]) >> (a[l] & 63))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = uint64(int64(bs[l]) >> (as[l] & 63))
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
-		for l := range dlo {
-			r := uint64(int64(uint64(lo[l])|uint64(hi[l])<<32) >> s)
-			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
+		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
+		for l := range dlos {
+			r := uint64(int64(uint64(los[l])|uint64(his[l])<<32) >> s)
+			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
 	def(OpVAddF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = u64(f64(a[l]) + f64(b[l]))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = u64(f64(as[l]) + f64(bs[l]))
 		}
 	}))
 	def(OpVMulF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = u64(f64(a[l]) * f64(b[l]))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = u64(f64(as[l]) * f64(bs[l]))
 		}
 	}))
 	def(OpVFmaF64, v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
@@ -401,27 +430,7 @@ func vopCarryOps() {
 			if m != ^uint64(0) {
 				tl, th = &w.tmp[6], &w.tmp[7]
 			}
-			clo, chi := c.lo, c.hi
-			if signed {
-				for l := range tl {
-					cv := uint64(clo[l]) | uint64(chi[l])<<32
-					p := int64(int32(a[l])) * int64(int32(b[l]))
-					r := uint64(p) + cv
-					tl[l], th[l] = uint32(r), uint32(r>>32)
-					if (p < 0) == (int64(cv) < 0) && (int64(r) < 0) != (p < 0) { // signed overflow
-						co |= 1 << l
-					}
-				}
-			} else {
-				for l := range tl {
-					cv := uint64(clo[l]) | uint64(chi[l])<<32
-					r := uint64(a[l])*uint64(b[l]) + cv
-					tl[l], th[l] = uint32(r), uint32(r>>32)
-					if r < cv { // carry-out of the 64-bit sum
-						co |= 1 << l
-					}
-				}
-			}
+			co = mad64Rows(tl, th, a, b, c.lo, c.hi, signed)
 			if tl != lo {
 				w.merge(lo, tl, m)
 				w.merge(hi, th, m)
@@ -467,6 +476,35 @@ func vopCarryOps() {
 		}
 		return nil
 	})
+}
+
+// mad64Rows is v_mad_u64_u32/v_mad_i64_i32's dense loop: every lane of a*b + c (c as a row pair)
+// into (tl, th), each lane's sources read before its results are written, the carry-outs (unsigned:
+// of the 64-bit sum; signed: its overflow) returned by lane. The rows are sliced once (no nil checks
+// per lane).
+func mad64Rows(tl, th, a, b, clo, chi *[lanes]uint32, signed bool) (co uint64) {
+	tls, ths, as, bs, cls, chs := tl[:], th[:], a[:], b[:], clo[:], chi[:]
+	if signed {
+		for l := range tls {
+			cv := uint64(cls[l]) | uint64(chs[l])<<32
+			p := int64(int32(as[l])) * int64(int32(bs[l]))
+			r := uint64(p) + cv
+			tls[l], ths[l] = uint32(r), uint32(r>>32)
+			if (p < 0) == (int64(cv) < 0) && (int64(r) < 0) != (p < 0) { // signed overflow
+				co |= 1 << l
+			}
+		}
+		return co
+	}
+	for l := range tls {
+		cv := uint64(cls[l]) | uint64(chs[l])<<32
+		r := uint64(as[l])*uint64(bs[l]) + cv
+		tls[l], ths[l] = uint32(r), uint32(r>>32)
+		if r < cv { // carry-out of the 64-bit sum
+			co |= 1 << l
+		}
+	}
+	return co
 }
 
 // carryOne is a carry op (vopCarryOps' carry) on the one active lane l: its operands read for that

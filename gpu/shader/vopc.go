@@ -202,8 +202,9 @@ func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign u
 	}
 	cmpKeys(ka, a, wide, low, sign, signed)
 	cmpKeys(kb, b, wide, low, sign, signed)
-	for l := range ka {
-		x, y := ka[l], kb[l]
+	kas, kbs := ka[:], kb[:]
+	for l := range kas {
+		x, y := kas[l], kbs[l]
 		var o uint // 0 less, 1 equal, 2 greater
 		if x >= y {
 			o = 1
@@ -218,8 +219,9 @@ func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign u
 
 // cmpRowConst compares each key of k with the constant key y under the outcome mask.
 func cmpRowConst(k *[lanes]uint64, y uint64, mask uint8) (r uint64) {
-	for l := range k {
-		x := k[l]
+	ks := k[:]
+	for l := range ks {
+		x := ks[l]
 		var o uint
 		if x >= y {
 			o = 1
@@ -238,22 +240,23 @@ func cmpKeys(k *[lanes]uint64, s lane64, wide bool, low, sign uint64, signed boo
 	switch {
 	case s.lo == nil:
 		c := cmpKey(s.c, low, sign, signed)
-		for l := range k {
-			k[l] = c
+		ks := k[:]
+		for l := range ks {
+			ks[l] = c
 		}
 	case wide:
 		flip := uint64(0)
 		if signed {
 			flip = 1 << 63
 		}
-		lo, hi := s.lo, s.hi
-		for l := range k {
-			k[l] = (uint64(lo[l]) | uint64(hi[l])<<32) ^ flip
+		ks, lo, hi := k[:], s.lo[:], s.hi[:]
+		for l := range ks {
+			ks[l] = (uint64(lo[l]) | uint64(hi[l])<<32) ^ flip
 		}
 	default:
-		lo := s.lo
-		for l := range k {
-			k[l] = cmpKey(uint64(lo[l]), low, sign, signed)
+		ks, lo := k[:], s.lo[:]
+		for l := range ks {
+			ks[l] = cmpKey(uint64(lo[l]), low, sign, signed)
 		}
 	}
 }
