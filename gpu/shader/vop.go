@@ -611,17 +611,18 @@ func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
 	if a.r != nil && b.r != nil {
 		ks, rs := a.r[:], b.r[:] // rs ^ x + ks[l]
 		for g := 0; g < lanes; g += 8 {
+			r, q, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ks[g:]), (*[8]uint32)(ds[g:]) // one bounds check each
 			c := ci >> g
-			s0 := uint64(rs[g]^x) + uint64(ks[g]) + c&1
-			s1 := uint64(rs[g+1]^x) + uint64(ks[g+1]) + c>>1&1
-			s2 := uint64(rs[g+2]^x) + uint64(ks[g+2]) + c>>2&1
-			s3 := uint64(rs[g+3]^x) + uint64(ks[g+3]) + c>>3&1
-			s4 := uint64(rs[g+4]^x) + uint64(ks[g+4]) + c>>4&1
-			s5 := uint64(rs[g+5]^x) + uint64(ks[g+5]) + c>>5&1
-			s6 := uint64(rs[g+6]^x) + uint64(ks[g+6]) + c>>6&1
-			s7 := uint64(rs[g+7]^x) + uint64(ks[g+7]) + c>>7&1
-			ds[g], ds[g+1], ds[g+2], ds[g+3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
-			ds[g+4], ds[g+5], ds[g+6], ds[g+7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+			s0 := uint64(r[0]^x) + uint64(q[0]) + c&1
+			s1 := uint64(r[1]^x) + uint64(q[1]) + c>>1&1
+			s2 := uint64(r[2]^x) + uint64(q[2]) + c>>2&1
+			s3 := uint64(r[3]^x) + uint64(q[3]) + c>>3&1
+			s4 := uint64(r[4]^x) + uint64(q[4]) + c>>4&1
+			s5 := uint64(r[5]^x) + uint64(q[5]) + c>>5&1
+			s6 := uint64(r[6]^x) + uint64(q[6]) + c>>6&1
+			s7 := uint64(r[7]^x) + uint64(q[7]) + c>>7&1
+			o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+			o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
 			co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
 		}
 		return co
@@ -634,18 +635,30 @@ func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
 	} else {
 		rs, xr, k = b.r[:], x, uint64(a.c)
 	}
+	if ci == 0 { // no carry-in (v_add_co_u32 and the like): the same without its terms
+		for g := 0; g < lanes; g += 8 {
+			r, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ds[g:])
+			s0, s1, s2, s3 := uint64(r[0]^xr)+k, uint64(r[1]^xr)+k, uint64(r[2]^xr)+k, uint64(r[3]^xr)+k
+			s4, s5, s6, s7 := uint64(r[4]^xr)+k, uint64(r[5]^xr)+k, uint64(r[6]^xr)+k, uint64(r[7]^xr)+k
+			o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+			o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+			co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+		}
+		return co
+	}
 	for g := 0; g < lanes; g += 8 {
+		r, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ds[g:])
 		c := ci >> g
-		s0 := uint64(rs[g]^xr) + k + c&1
-		s1 := uint64(rs[g+1]^xr) + k + c>>1&1
-		s2 := uint64(rs[g+2]^xr) + k + c>>2&1
-		s3 := uint64(rs[g+3]^xr) + k + c>>3&1
-		s4 := uint64(rs[g+4]^xr) + k + c>>4&1
-		s5 := uint64(rs[g+5]^xr) + k + c>>5&1
-		s6 := uint64(rs[g+6]^xr) + k + c>>6&1
-		s7 := uint64(rs[g+7]^xr) + k + c>>7&1
-		ds[g], ds[g+1], ds[g+2], ds[g+3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
-		ds[g+4], ds[g+5], ds[g+6], ds[g+7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+		s0 := uint64(r[0]^xr) + k + c&1
+		s1 := uint64(r[1]^xr) + k + c>>1&1
+		s2 := uint64(r[2]^xr) + k + c>>2&1
+		s3 := uint64(r[3]^xr) + k + c>>3&1
+		s4 := uint64(r[4]^xr) + k + c>>4&1
+		s5 := uint64(r[5]^xr) + k + c>>5&1
+		s6 := uint64(r[6]^xr) + k + c>>6&1
+		s7 := uint64(r[7]^xr) + k + c>>7&1
+		o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+		o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
 		co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
 	}
 	return co
