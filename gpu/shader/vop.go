@@ -240,7 +240,7 @@ func vop64Ops() {
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
 		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
 		for l := range dlos {
-			r := (uint64(los[l]) | uint64(his[l])<<32) << s
+			r := (uint64(los[l]) | uint64(his[l])<<32) << (s & 63) // s < 64 (shiftRows): no test for a larger shift
 			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
@@ -252,7 +252,7 @@ func vop64Ops() {
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
 		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
 		for l := range dlos {
-			r := (uint64(los[l]) | uint64(his[l])<<32) >> s
+			r := (uint64(los[l]) | uint64(his[l])<<32) >> (s & 63)
 			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
@@ -264,7 +264,7 @@ func vop64Ops() {
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
 		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
 		for l := range dlos {
-			r := uint64(int64(uint64(los[l])|uint64(his[l])<<32) >> s)
+			r := uint64(int64(uint64(los[l])|uint64(his[l])<<32) >> (s & 63))
 			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
