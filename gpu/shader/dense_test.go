@@ -472,3 +472,86 @@ func TestDSWordsFullMatchesLaneByLane(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalBatchFullMatchesLaneByLane: GLOBAL dword loads and stores under a full EXEC, with the
+// 64 addresses contiguous in one page (globalBatch's one-run check) and with one lane, in each of
+// the 64 positions, off the run by its low dword, its high dword or its saddr offset: memory and
+// registers as when the lanes run one at a time in lane order (the per-lane path).
+func TestGlobalBatchFullMatchesLaneByLane(t *testing.T) {
+	code := decodeAll(t, asm(t, `
+	global_store_dword v[2:3], v5, off
+	global_load_dword v6, v[2:3], off offset:-64
+	global_store_dword v1, v5, s[0:1] offset:8
+	global_load_dword v7, v1, s[0:1]
+	global_load_dwordx2 v[8:9], v[2:3], off
+	global_store_dwordx2 v1, v[8:9], s[0:1] offset:512
+`))
+	const base = 0x2_0000_1000 // lane l at base+0x100+4l; a high dword one above maps too
+	setup := func(p int, how string) *wave {
+		m := newMem()
+		m.mapRange(base, 0x2000)
+		m.mapRange(base+1<<32, 0x2000)
+		init := make([]byte, 0x2000)
+		for i := range init {
+			init[i] = byte(i*7 + 3)
+		}
+		m.Write(base, init)
+		m.Write(base+1<<32, init)
+		w := &wave{v: make([][lanes]uint32, 16), g: &group{mem: m}}
+		b := uint64(base)
+		w.s[0], w.s[1] = uint32(b), uint32(b>>32)
+		for l := 0; l < lanes; l++ {
+			a := b + 0x100 + 4*uint64(l)
+			w.v[1][l] = uint32(0x100 + 4*l)
+			w.v[2][l], w.v[3][l] = uint32(a), uint32(a>>32)
+			w.v[5][l] = uint32(1000 + l)
+		}
+		switch how {
+		case "low":
+			w.v[2][p] += 8
+			w.v[1][p] += 8
+		case "high":
+			w.v[3][p]++
+			w.v[1][p] += 0x1000 // the next page
+		case "swap":
+			q := p ^ 1
+			w.v[2][p], w.v[2][q] = w.v[2][q], w.v[2][p]
+			w.v[1][p], w.v[1][q] = w.v[1][q], w.v[1][p]
+		}
+		return w
+	}
+	dump := func(w *wave) []byte {
+		b := make([]byte, 0x4000)
+		w.g.mem.Read(base, b[:0x2000])
+		w.g.mem.Read(base+1<<32, b[0x2000:])
+		return b
+	}
+	for _, how := range []string{"contiguous", "low", "high", "swap"} {
+		for p := 0; p < lanes; p++ {
+			if how == "contiguous" && p > 0 {
+				break
+			}
+			full, one := setup(p, how), setup(p, how)
+			for _, in := range code {
+				full.setExec(^uint64(0))
+				if err := in.exec(full, &in); err != nil {
+					t.Fatalf("%s: %v", in.String(), err)
+				}
+				for l := 0; l < lanes; l++ {
+					one.setExec(1 << l)
+					if err := in.exec(one, &in); err != nil {
+						t.Fatalf("%s lane %d: %v", in.String(), l, err)
+					}
+				}
+				for r := range one.v {
+					if full.v[r] != one.v[r] {
+						t.Fatalf("%s lane %d, %s: v%d = %#x, lane by lane %#x", how, p, in.String(), r, full.v[r], one.v[r])
+					}
+				}
+				if !bytes.Equal(dump(full), dump(one)) {
+					t.Fatalf("%s lane %d, %s: memory differs from the lane-by-lane run", how, p, in.String())
+				}
+			}
+		}
+	}
+}

@@ -541,21 +541,23 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		if a0&pageMask4K+lanes*sz <= 4096 {
 			// Lane l's (low) address dword must be x0 + l*sz without a carry out of 32 bits, and
 			// the high dword (no saddr) that of lane 0.
-			lo := &w.v[av]
+			lo := w.v[av][:]
 			x0, s32 := lo[0], uint32(sz)
 			diff := uint32(0)
 			if uint64(x0)+(lanes-1)*sz >= 1<<32 {
 				diff = 1 // the low dwords would wrap: the planner decides
 			}
+			// Four lanes per round (row slices: no nil or bounds checks per lane). (^ and | bind alike.)
 			if saddr {
-				for l, e := 0, x0; l < lanes; l, e = l+1, e+s32 {
-					diff |= lo[l] ^ e
+				for l, e := 0, x0; l < lanes; l, e = l+4, e+4*s32 {
+					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + s32)) | (lo[l+2] ^ (e + 2*s32)) | (lo[l+3] ^ (e + 3*s32))
 				}
 			} else {
-				hi := &w.v[av+1]
+				hi := w.v[av+1][:]
 				h0 := hi[0]
-				for l, e := 0, x0; l < lanes; l, e = l+1, e+s32 {
-					diff |= (lo[l] ^ e) | (hi[l] ^ h0)
+				for l, e := 0, x0; l < lanes; l, e = l+4, e+4*s32 {
+					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + s32)) | (lo[l+2] ^ (e + 2*s32)) | (lo[l+3] ^ (e + 3*s32)) |
+						(hi[l] ^ h0) | (hi[l+1] ^ h0) | (hi[l+2] ^ h0) | (hi[l+3] ^ h0)
 				}
 			}
 			if diff == 0 {
