@@ -567,18 +567,32 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 	}
 	// Plan the runs before any access (in the wave: a 1.5 KiB frame would grow every work-group
 	// goroutine's stack).
+	// A run grows while the next lane is active, its element follows the run's last one and ends
+	// in the run's page (next+sz <= end).
 	runs := &w.runs
 	nr := 0
+	lo, hi := w.v[av][:], w.v[av][:]
+	if !saddr {
+		hi = w.v[av+1][:]
+	}
 	for mm := exec; mm != 0; {
 		l := bits.TrailingZeros64(mm)
 		a0 := addr(l)
-		if a0&pageMask4K+sz > 4096 {
+		end := a0&^pageMask4K + 4096
+		if a0+sz > end {
 			return false, nil
 		}
-		n := 1
-		for l+n < lanes && mm>>(l+n)&1 != 0 && a0&pageMask4K+uint64(n+1)*sz <= 4096 && addr(l+n) == a0+uint64(n)*sz {
-			n++
+		k, next := l+1, a0+sz
+		for ; k < lanes && mm>>k&1 != 0 && next+sz <= end; k, next = k+1, next+sz {
+			a := sbase + uint64(lo[k]) + off
+			if !saddr {
+				a = (uint64(lo[k]) | uint64(hi[k])<<32) + off
+			}
+			if a != next {
+				break
+			}
 		}
+		n := k - l
 		runs[nr].l, runs[nr].n, runs[nr].a = l, n, a0
 		nr++
 		mm &^= (1<<n - 1) << l
