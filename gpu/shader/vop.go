@@ -391,9 +391,8 @@ func vopCarryOps() {
 			}
 			if c.lo == nil { // a constant addend: one row pair of it
 				c.lo, c.hi = &w.tmp[2], &w.tmp[3]
-				for l := range c.lo {
-					c.lo[l], c.hi[l] = uint32(c.c), uint32(c.c>>32)
-				}
+				fillRow(c.lo, uint32(c.c))
+				fillRow(c.hi, uint32(c.c>>32))
 			}
 			lo, err := w.vdst(in.Opnd[fDst], 2)
 			if err != nil {
