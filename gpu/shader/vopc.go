@@ -215,9 +215,7 @@ func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign u
 	var lt, gt uint64
 	for l := lanes - 1; l >= 0; l-- { // lane l ends at bit l
 		x, y := kas[l], kbs[l]
-		_, b1 := bits.Sub64(x, y, 0) // x < y
-		_, b2 := bits.Sub64(y, x, 0) // x > y
-		lt, gt = lt<<1|b1, gt<<1|b2
+		lt, gt = lt<<1|b2u(x < y), gt<<1|b2u(x > y)
 	}
 	return cmpSelect(lt, gt, mask) & m
 }
@@ -242,9 +240,7 @@ func cmpRowConst(k *[lanes]uint64, y uint64) (lt, gt uint64) {
 	ks := k[:]
 	for l := lanes - 1; l >= 0; l-- {
 		x := ks[l]
-		_, b1 := bits.Sub64(x, y, 0)
-		_, b2 := bits.Sub64(y, x, 0)
-		lt, gt = lt<<1|b1, gt<<1|b2
+		lt, gt = lt<<1|b2u(x < y), gt<<1|b2u(x > y)
 	}
 	return lt, gt
 }
@@ -259,9 +255,7 @@ func cmpPairConst(lo, hi *[lanes]uint32, y uint64, signed bool) (lt, gt uint64) 
 	los, his := lo[:], hi[:]
 	for l := lanes - 1; l >= 0; l-- {
 		x := (uint64(los[l]) | uint64(his[l])<<32) ^ flip
-		_, b1 := bits.Sub64(x, y, 0)
-		_, b2 := bits.Sub64(y, x, 0)
-		lt, gt = lt<<1|b1, gt<<1|b2
+		lt, gt = lt<<1|b2u(x < y), gt<<1|b2u(x > y)
 	}
 	return lt, gt
 }
