@@ -14,22 +14,22 @@ func vopF32Ops() {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
 	def(OpVAddF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		ds, as, bs := d[:], a[:], b[:]
+		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
 		for l := range ds {
-			ds[l] = u32(f32(as[l]) + f32(bs[l]))
+			ds[l] = as[l] + bs[l]
 		}
 	}), v32Add))
 	def(OpVSubF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		ds, as, bs := d[:], a[:], b[:]
+		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
 		for l := range ds {
-			ds[l] = u32(f32(as[l]) - f32(bs[l]))
+			ds[l] = as[l] - bs[l]
 		}
 	}))
 	def(OpVSubrevF32, f2(func(a, b float32) float32 { return b - a }))
 	def(OpVMulF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		ds, as, bs := d[:], a[:], b[:]
+		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
 		for l := range ds {
-			ds[l] = u32(f32(as[l]) * f32(bs[l]))
+			ds[l] = as[l] * bs[l]
 		}
 	}), v32Mul))
 	def(OpVMinF32, f2(fmin32))
