@@ -321,6 +321,13 @@ func vopCarryOps() {
 	// The lane loop is inline (no call per lane): sub selects subtraction, rev swaps the sources.
 	carry := func(cin, sub, rev bool) execFn {
 		return func(w *wave, in *Inst) error {
+			if in.Fmt != FmtVOP3 && in.Ext == extNone && w.exec() == ^uint64(0) {
+				// e32 under a full EXEC (carryE32Full): what the path below does then, with
+				// fewer calls and tests.
+				if b, d := w.vreg(in.Opnd[fSrc1]), w.vreg(in.Opnd[fDst]); b != nil && d != nil {
+					return carryE32Full(w, in, b, d, cin, sub, rev)
+				}
+			}
 			if err := w.checkExt(in); err != nil {
 				return err
 			}
@@ -475,6 +482,35 @@ func vopCarryOps() {
 		}
 		return nil
 	})
+}
+
+// carryE32Full is a carry op's VOP2 (e32) form under a full EXEC with register rows b (src1) and d
+// (dst): src0 read as on the general path (after src1, before the destination: only src0 can fail),
+// every lane computed in place (carryKern), VCC the carry-in and the carry-out.
+func carryE32Full(w *wave, in *Inst, b, d *[lanes]uint32, cin, sub, rev bool) error {
+	var a lane32
+	if a.r = w.vreg(in.Opnd[fSrc0]); a.r == nil {
+		var err error
+		if a, err = w.src32(in, in.Opnd[fSrc0], k32); err != nil {
+			return err
+		}
+	}
+	x := lane32{r: b}
+	if rev {
+		a, x = x, a
+	}
+	var ci uint64
+	if cin {
+		ci = w.vcc()
+	}
+	var co uint64
+	if sub {
+		co = ^carryKern(d, a, x, ^ci, ^uint32(0)) // as carryDense
+	} else {
+		co = carryKern(d, a, x, ci, 0)
+	}
+	w.s[opVCCLo], w.s[opVCCHi] = uint32(co), uint32(co>>32)
+	return nil
 }
 
 // mad64Rows is v_mad_u64_u32/v_mad_i64_i32's dense loop: every lane of a*b + c (c as a row pair)
