@@ -280,24 +280,35 @@ func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 
 // dsWordsFull is dsDwords' b32, read2/write2(st64)_b32, read_b64 and read2(st64)_b64 under a full
 // EXEC when every address of the wave is a dword-aligned address inside LDS (one pass over the
-// address row finds their OR and maximum): the LDS as dwords (ldsWords), indexed without a range
-// test per dword, lanes in order, each lane's address read before its results are written (the
-// general path's order). It returns false, having done nothing, when that does not hold.
+// address row finds their OR, a second their maximum if the OR does not bound them): the LDS as
+// dwords (ldsWords), indexed without a range test per dword, lanes in order, each lane's address
+// read before its results are written (the general path's order). It returns false, having done
+// nothing, when that does not hold.
 func dsWordsFull(lds []byte, addr *[lanes]uint32, rows *[8]*[lanes]uint32, offs [2]uint32, nd int, store, two bool) bool {
 	words := ldsWords(lds)
 	if words == nil {
 		return false
 	}
 	as := addr[:] // slices of the rows: one nil check each, not one per lane
-	var or, mx uint32
+	var or uint32
 	for l := 0; l < lanes; l += 4 {
-		a0, a1, a2, a3 := as[l], as[l+1], as[l+2], as[l+3]
-		or |= a0 | a1 | a2 | a3
-		mx = max(mx, a0, a1, a2, a3)
+		or |= as[l] | as[l+1] | as[l+2] | as[l+3]
 	}
 	o0, o1 := offs[0], offs[1]
-	if (or|o0|o1)&3 != 0 || uint64(mx)+uint64(max(o0, o1))+4*uint64(nd) > 4*uint64(len(words)) {
+	if (or|o0|o1)&3 != 0 {
 		return false
+	}
+	// The OR is at least the largest address (and often equals it: a base ORed with lane
+	// multiples), so it bounds them all; only when that bound is too loose is the maximum found.
+	end := uint64(max(o0, o1)) + 4*uint64(nd)
+	if uint64(or)+end > 4*uint64(len(words)) {
+		var mx uint32
+		for l := 0; l < lanes; l += 4 {
+			mx = max(mx, as[l], as[l+1], as[l+2], as[l+3])
+		}
+		if uint64(mx)+end > 4*uint64(len(words)) {
+			return false
+		}
 	}
 	// No address wraps in 32 bits (the sums stay below the LDS size), so (addr+o)/4 = addr/4 + o/4.
 	q0, q1 := o0>>2, o1>>2
