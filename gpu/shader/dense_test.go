@@ -1,6 +1,7 @@
 package shader
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -257,6 +258,17 @@ func TestFma32FastPath(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 8))
 	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 1, 0x807fffff,
 		0x00800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x33800000, 0x45800800, 0x2b800000, 0xab800000}
+	var ka, kb, kc, kd [lanes]uint32
+	kn := 0
+	kernRow := func() {
+		fmaKern(&kd, &ka, &kb, &kc)
+		for l := 0; l < kn; l++ {
+			if want := fma32Odd(ka[l], kb[l], kc[l]); kd[l] != want {
+				t.Fatalf("fmaKern lane %d: (%#x, %#x, %#x) = %#x, round-to-odd path %#x", l, ka[l], kb[l], kc[l], kd[l], want)
+			}
+		}
+		kn = 0
+	}
 	check := func(a, b, c uint32) {
 		// The fast path's float64 a*b+c is math.FMA's (the f32 product is exact), NaN aside.
 		x, y, z := float64(f32(a)), float64(f32(b)), float64(f32(c))
@@ -265,6 +277,11 @@ func TestFma32FastPath(t *testing.T) {
 		}
 		if got, want := fma32(a, b, c), fma32Odd(a, b, c); got != want {
 			t.Fatalf("fma32(%#x, %#x, %#x) = %#x, round-to-odd path %#x", a, b, c, got, want)
+		}
+		// The lane loop (fmaKern, its own copy of the fast path's test) on the same operands.
+		ka[kn], kb[kn], kc[kn] = a, b, c
+		if kn++; kn == lanes {
+			kernRow()
 		}
 	}
 	// 0x45800800 = 4097, 0x2b800000 = 2^-40
@@ -293,6 +310,7 @@ func TestFma32FastPath(t *testing.T) {
 		}
 		check(a, b, c)
 	}
+	kernRow()
 }
 
 // TestGlobalBatchLowDwordWrap: under a full EXEC, 64-bit lane addresses whose low dwords wrap past
@@ -377,6 +395,161 @@ func TestDSFullExecMatchesLaneByLane(t *testing.T) {
 			for r := range one.v {
 				if full.v[r][l] != one.v[r][l] {
 					t.Fatalf("%s: v%d lane %d = %#x, lane alone %#x", in.String(), r, l, full.v[r][l], one.v[r][l])
+				}
+			}
+		}
+	}
+}
+
+// TestDSWordsFullMatchesLaneByLane: dsWordsFull (full EXEC, every address aligned and inside LDS)
+// against the same instruction run one lane at a time in lane order on one wave (the mask-walking
+// loops), LDS and registers compared after each instruction; also with one lane unaligned and one
+// out of range (dsWordsFull must decline those), with addresses repeated across lanes (the last
+// lane's store wins) and with a destination that is the address register.
+func TestDSWordsFullMatchesLaneByLane(t *testing.T) {
+	code := asm(t, `
+	ds_read_b32 v20, v1 offset:8
+	ds_read2_b32 v[22:23], v2 offset0:1 offset1:7
+	ds_read2st64_b32 v[22:23], v2 offset0:1 offset1:2
+	ds_read_b64 v[24:25], v1 offset:16
+	ds_read2_b64 v[26:29], v2 offset0:1 offset1:5
+	ds_read2st64_b64 v[26:29], v1 offset1:1
+	ds_write_b32 v1, v5 offset:12
+	ds_write2_b32 v2, v5, v6 offset0:3 offset1:9
+	ds_write2st64_b32 v1, v6, v5 offset1:1
+	ds_write_b32 v2, v1
+	ds_read2_b32 v[2:3], v2 offset1:3
+	ds_read_b32 v2, v2
+`)
+	rnd := rand.New(rand.NewPCG(11, 12))
+	for _, mode := range []string{"in range", "one unaligned", "one out of range", "repeated"} {
+		lds := make([]byte, 4096)
+		for i := range lds {
+			lds[i] = byte(rnd.Uint32())
+		}
+		base := make([][lanes]uint32, 32)
+		for r := range base {
+			for l := range base[r] {
+				base[r][l] = rnd.Uint32()
+			}
+		}
+		for l := 0; l < lanes; l++ {
+			base[1][l], base[2][l] = uint32(rnd.IntN(480))*4, uint32(rnd.IntN(480))*4
+			if mode == "repeated" {
+				base[1][l], base[2][l] = uint32(l%5)*4, 64
+			}
+		}
+		switch l := rnd.IntN(lanes); mode {
+		case "one unaligned":
+			base[1][l] += 2
+			base[2][l] += 1
+		case "one out of range":
+			base[1][l], base[2][l] = 4096-8, 4096-4
+		}
+		full := &wave{v: make([][lanes]uint32, len(base)), g: &group{lds: append([]byte(nil), lds...)}}
+		one := &wave{v: make([][lanes]uint32, len(base)), g: &group{lds: append([]byte(nil), lds...)}}
+		copy(full.v, base)
+		copy(one.v, base)
+		for _, in := range decodeAll(t, code) {
+			full.setExec(^uint64(0))
+			if err := in.exec(full, &in); err != nil {
+				t.Fatalf("%s: %v", in.String(), err)
+			}
+			for l := 0; l < lanes; l++ {
+				one.setExec(1 << l)
+				if err := in.exec(one, &in); err != nil {
+					t.Fatalf("%s lane %d: %v", in.String(), l, err)
+				}
+			}
+			for r := range one.v {
+				if full.v[r] != one.v[r] {
+					t.Fatalf("%s, %s: v%d = %#x, lane by lane %#x", mode, in.String(), r, full.v[r], one.v[r])
+				}
+			}
+			if !bytes.Equal(full.g.lds, one.g.lds) {
+				t.Fatalf("%s, %s: LDS differs from the lane-by-lane run", mode, in.String())
+			}
+		}
+	}
+}
+
+// TestGlobalBatchFullMatchesLaneByLane: GLOBAL dword loads and stores under a full EXEC, with the
+// 64 addresses contiguous in one page (globalBatch's one-run check) and with one lane, in each of
+// the 64 positions, off the run by its low dword, its high dword or its saddr offset: memory and
+// registers as when the lanes run one at a time in lane order (the per-lane path).
+func TestGlobalBatchFullMatchesLaneByLane(t *testing.T) {
+	code := decodeAll(t, asm(t, `
+	global_store_dword v[2:3], v5, off
+	global_load_dword v6, v[2:3], off offset:-64
+	global_store_dword v1, v5, s[0:1] offset:8
+	global_load_dword v7, v1, s[0:1]
+	global_load_dwordx2 v[8:9], v[2:3], off
+	global_store_dwordx2 v1, v[8:9], s[0:1] offset:512
+`))
+	const base = 0x2_0000_1000 // lane l at base+0x100+4l; a high dword one above maps too
+	setup := func(p int, how string) *wave {
+		m := newMem()
+		m.mapRange(base, 0x2000)
+		m.mapRange(base+1<<32, 0x2000)
+		init := make([]byte, 0x2000)
+		for i := range init {
+			init[i] = byte(i*7 + 3)
+		}
+		m.Write(base, init)
+		m.Write(base+1<<32, init)
+		w := &wave{v: make([][lanes]uint32, 16), g: &group{mem: m}}
+		b := uint64(base)
+		w.s[0], w.s[1] = uint32(b), uint32(b>>32)
+		for l := 0; l < lanes; l++ {
+			a := b + 0x100 + 4*uint64(l)
+			w.v[1][l] = uint32(0x100 + 4*l)
+			w.v[2][l], w.v[3][l] = uint32(a), uint32(a>>32)
+			w.v[5][l] = uint32(1000 + l)
+		}
+		switch how {
+		case "low":
+			w.v[2][p] += 8
+			w.v[1][p] += 8
+		case "high":
+			w.v[3][p]++
+			w.v[1][p] += 0x1000 // the next page
+		case "swap":
+			q := p ^ 1
+			w.v[2][p], w.v[2][q] = w.v[2][q], w.v[2][p]
+			w.v[1][p], w.v[1][q] = w.v[1][q], w.v[1][p]
+		}
+		return w
+	}
+	dump := func(w *wave) []byte {
+		b := make([]byte, 0x4000)
+		w.g.mem.Read(base, b[:0x2000])
+		w.g.mem.Read(base+1<<32, b[0x2000:])
+		return b
+	}
+	for _, how := range []string{"contiguous", "low", "high", "swap"} {
+		for p := 0; p < lanes; p++ {
+			if how == "contiguous" && p > 0 {
+				break
+			}
+			full, one := setup(p, how), setup(p, how)
+			for _, in := range code {
+				full.setExec(^uint64(0))
+				if err := in.exec(full, &in); err != nil {
+					t.Fatalf("%s: %v", in.String(), err)
+				}
+				for l := 0; l < lanes; l++ {
+					one.setExec(1 << l)
+					if err := in.exec(one, &in); err != nil {
+						t.Fatalf("%s lane %d: %v", in.String(), l, err)
+					}
+				}
+				for r := range one.v {
+					if full.v[r] != one.v[r] {
+						t.Fatalf("%s lane %d, %s: v%d = %#x, lane by lane %#x", how, p, in.String(), r, full.v[r], one.v[r])
+					}
+				}
+				if !bytes.Equal(dump(full), dump(one)) {
+					t.Fatalf("%s lane %d, %s: memory differs from the lane-by-lane run", how, p, in.String())
 				}
 			}
 		}

@@ -399,9 +399,10 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	if full[1] == 1 && full[2] == 1 && t0+lanes <= full[0] {
 		// One dimension, the wave inside the group's shape: lane ln is x = t0+ln (y = z = 0),
 		// active below the (partial) group's size.
-		v0 := &w.v[0]
-		for ln := range v0 {
-			v0[ln] = uint32(t0 + ln)
+		v0, x := w.v[0][:], uint32(t0) // a slice: no nil check per lane
+		for ln := 0; ln < lanes; ln += 4 {
+			v0[ln], v0[ln+1], v0[ln+2], v0[ln+3] = x, x+1, x+2, x+3
+			x += 4
 		}
 		if n := sz[0] - t0; n >= lanes {
 			exec = ^uint64(0)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"unsafe"
 )
 
 // DS (LDS) instructions.
@@ -205,6 +206,9 @@ func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 		}
 	}
 	exec := w.exec()
+	if exec == ^uint64(0) && nd <= 2 && (nd == 1 || !m.store) && dsWordsFull(lds, addr, &rows, offs, nd, m.store, two) {
+		return
+	}
 	if nd == 1 { // b32, read2/write2(st64)_b32: one row per half
 		r0, r1, o0, o1 := rows[0], rows[1], offs[0], offs[1]
 		switch {
@@ -272,6 +276,88 @@ func (w *wave) dsDwords(in *Inst, m memOp, two, st64 bool) {
 			}
 		}
 	}
+}
+
+// dsWordsFull is dsDwords' b32, read2/write2(st64)_b32, read_b64 and read2(st64)_b64 under a full
+// EXEC when every address of the wave is a dword-aligned address inside LDS (one pass over the
+// address row finds their OR, a second their maximum if the OR does not bound them): the LDS as
+// dwords (ldsWords), indexed without a range test per dword, lanes in order, each lane's address
+// read before its results are written (the general path's order). It returns false, having done
+// nothing, when that does not hold.
+func dsWordsFull(lds []byte, addr *[lanes]uint32, rows *[8]*[lanes]uint32, offs [2]uint32, nd int, store, two bool) bool {
+	words := ldsWords(lds)
+	if words == nil {
+		return false
+	}
+	as := addr[:] // slices of the rows: one nil check each, not one per lane
+	var or uint32
+	for l := 0; l < lanes; l += 4 {
+		or |= as[l] | as[l+1] | as[l+2] | as[l+3]
+	}
+	o0, o1 := offs[0], offs[1]
+	if (or|o0|o1)&3 != 0 {
+		return false
+	}
+	// The OR is at least the largest address (and often equals it: a base ORed with lane
+	// multiples), so it bounds them all; only when that bound is too loose is the maximum found.
+	end := uint64(max(o0, o1)) + 4*uint64(nd)
+	if uint64(or)+end > 4*uint64(len(words)) {
+		var mx uint32
+		for l := 0; l < lanes; l += 4 {
+			mx = max(mx, as[l], as[l+1], as[l+2], as[l+3])
+		}
+		if uint64(mx)+end > 4*uint64(len(words)) {
+			return false
+		}
+	}
+	// No address wraps in 32 bits (the sums stay below the LDS size), so (addr+o)/4 = addr/4 + o/4.
+	q0, q1 := o0>>2, o1>>2
+	r0 := rows[0][:]
+	switch {
+	case nd == 2 && two: // read2_b64: rows 0,1 from the first address, 2,3 from the second
+		r1, r2, r3 := rows[1][:], rows[2][:], rows[3][:]
+		for l := 0; l < lanes; l++ {
+			i, j := as[l]>>2+q0, as[l]>>2+q1
+			r0[l], r1[l], r2[l], r3[l] = words[i], words[i+1], words[j], words[j+1]
+		}
+	case nd == 2: // read_b64
+		r1 := rows[1][:]
+		for l := 0; l < lanes; l++ {
+			i := as[l]>>2 + q0
+			r0[l], r1[l] = words[i], words[i+1]
+		}
+	case store && two:
+		r1 := rows[1][:]
+		for l := 0; l < lanes; l++ {
+			words[as[l]>>2+q0] = r0[l]
+			words[as[l]>>2+q1] = r1[l]
+		}
+	case store:
+		for l := 0; l < lanes; l++ {
+			words[as[l]>>2+q0] = r0[l]
+		}
+	case two:
+		r1 := rows[1][:]
+		for l := 0; l < lanes; l++ {
+			i := as[l] >> 2
+			r0[l], r1[l] = words[i+q0], words[i+q1]
+		}
+	default:
+		for l := 0; l < lanes; l++ {
+			r0[l] = words[as[l]>>2+q0]
+		}
+	}
+	return true
+}
+
+// ldsWords is the LDS as dwords (LDS byte order is little-endian), or nil if the host's is not or
+// the slice is not 4-byte aligned (a tiny allocation may not be).
+func ldsWords(lds []byte) []uint32 {
+	p := unsafe.SliceData(lds)
+	if len(lds) < 4 || !hostLittleEndian || uintptr(unsafe.Pointer(p))&3 != 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(p)), len(lds)/4)
 }
 
 // ldsGet reads the LDS dword at a (0 out of range); ldsPut writes it (nothing out of range).

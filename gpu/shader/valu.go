@@ -323,11 +323,16 @@ func fill32(w *wave, in *Inst, d *[lanes]uint32, f func(a, b, c uint32) uint32) 
 	if err != nil {
 		return err
 	}
-	r := f(s.c, s.c, s.c)
-	for l := range d {
-		d[l] = r
-	}
+	fillRow(d, f(s.c, s.c, s.c))
 	return nil
+}
+
+// fillRow writes r to every lane of d, eight lanes per round.
+func fillRow(d *[lanes]uint32, r uint32) {
+	ds := d[:]
+	for l := 0; l < lanes; l += 8 {
+		ds[l], ds[l+1], ds[l+2], ds[l+3], ds[l+4], ds[l+5], ds[l+6], ds[l+7] = r, r, r, r, r, r, r, r
+	}
 }
 
 // oneLanePath enables v32one and carryOne; TestDenseMatchesLaneByLane turns it off for its
@@ -840,16 +845,34 @@ func fmax32(a, b float32) float32 {
 // float64 and the sum is rounded to odd (sumOdd, valu16.go) before the one rounding to f32. (Rounding
 // the float64 a*b+c to f32 would round twice: a*b+c can need far more than 53 bits.)
 // fmaKern is fma32's lane loop.
+// The rows are read as f32 (f32Row: a load converts straight to float64, not through an integer
+// register) and sliced once (one nil check each, no bounds checks in the loop), two lanes per
+// round, and fma32's "exponent at least f32's normal range and not NaN" is one comparison of x<<1
+// (the sign dropped): 897<<53 <= x<<1 <= 0x7ff<<53. The fallback reads the lane's bits again (d
+// may be a source: only lane l of d is written before lane l+1 is read).
 func fmaKern(d, a, b, c *[lanes]uint32) {
-	for l := range d {
-		r := float64(f32(a[l]))*float64(f32(b[l])) + float64(f32(c[l])) // fma32, inline
-		if x := math.Float64bits(r); x&(1<<29-1) != 1<<28 && x>>52&0x7ff >= 1023-126 && r == r || x<<1 == 0 {
-			d[l] = u32(float32(r))
+	ds, as, bs, cs := d[:], a[:], b[:], c[:]
+	af, bf, cf := f32Row(a)[:], f32Row(b)[:], f32Row(c)[:]
+	for l := 0; l < lanes; l += 2 {
+		r0 := float64(af[l])*float64(bf[l]) + float64(cf[l]) // fma32, inline
+		x0 := math.Float64bits(r0)
+		if m := x0 << 1; x0&(1<<29-1) != 1<<28 && m-(1023-126)<<53 <= (0x7ff-(1023-126))<<53 || m == 0 {
+			ds[l] = math.Float32bits(float32(r0))
 		} else {
-			d[l] = fma32Odd(a[l], b[l], c[l])
+			ds[l] = fma32Odd(as[l], bs[l], cs[l])
+		}
+		r1 := float64(af[l+1])*float64(bf[l+1]) + float64(cf[l+1])
+		x1 := math.Float64bits(r1)
+		if m := x1 << 1; x1&(1<<29-1) != 1<<28 && m-(1023-126)<<53 <= (0x7ff-(1023-126))<<53 || m == 0 {
+			ds[l+1] = math.Float32bits(float32(r1))
+		} else {
+			ds[l+1] = fma32Odd(as[l+1], bs[l+1], cs[l+1])
 		}
 	}
 }
+
+// f32Row is a register row read as f32 values (the same bits: Go's float32 is IEEE binary32).
+func f32Row(r *[lanes]uint32) *[lanes]float32 { return (*[lanes]float32)(unsafe.Pointer(r)) }
 
 func fma32(a, b, c uint32) uint32 {
 	// Fast path: the float64 a*b+c rounds the exact a*b+c once to float64, as math.FMA would: the

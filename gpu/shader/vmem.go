@@ -541,21 +541,23 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		if a0&pageMask4K+lanes*sz <= 4096 {
 			// Lane l's (low) address dword must be x0 + l*sz without a carry out of 32 bits, and
 			// the high dword (no saddr) that of lane 0.
-			lo := &w.v[av]
+			lo := w.v[av][:]
 			x0, s32 := lo[0], uint32(sz)
 			diff := uint32(0)
 			if uint64(x0)+(lanes-1)*sz >= 1<<32 {
 				diff = 1 // the low dwords would wrap: the planner decides
 			}
+			// Four lanes per round (row slices: no nil or bounds checks per lane). (^ and | bind alike.)
 			if saddr {
-				for l, e := 0, x0; l < lanes; l, e = l+1, e+s32 {
-					diff |= lo[l] ^ e
+				for l, e := 0, x0; l < lanes; l, e = l+4, e+4*s32 {
+					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + s32)) | (lo[l+2] ^ (e + 2*s32)) | (lo[l+3] ^ (e + 3*s32))
 				}
 			} else {
-				hi := &w.v[av+1]
+				hi := w.v[av+1][:]
 				h0 := hi[0]
-				for l, e := 0, x0; l < lanes; l, e = l+1, e+s32 {
-					diff |= (lo[l] ^ e) | (hi[l] ^ h0)
+				for l, e := 0, x0; l < lanes; l, e = l+4, e+4*s32 {
+					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + s32)) | (lo[l+2] ^ (e + 2*s32)) | (lo[l+3] ^ (e + 3*s32)) |
+						(hi[l] ^ h0) | (hi[l+1] ^ h0) | (hi[l+2] ^ h0) | (hi[l+3] ^ h0)
 				}
 			}
 			if diff == 0 {
@@ -565,18 +567,32 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 	}
 	// Plan the runs before any access (in the wave: a 1.5 KiB frame would grow every work-group
 	// goroutine's stack).
+	// A run grows while the next lane is active, its element follows the run's last one and ends
+	// in the run's page (next+sz <= end).
 	runs := &w.runs
 	nr := 0
+	lo, hi := w.v[av][:], w.v[av][:]
+	if !saddr {
+		hi = w.v[av+1][:]
+	}
 	for mm := exec; mm != 0; {
 		l := bits.TrailingZeros64(mm)
 		a0 := addr(l)
-		if a0&pageMask4K+sz > 4096 {
+		end := a0&^pageMask4K + 4096
+		if a0+sz > end {
 			return false, nil
 		}
-		n := 1
-		for l+n < lanes && mm>>(l+n)&1 != 0 && a0&pageMask4K+uint64(n+1)*sz <= 4096 && addr(l+n) == a0+uint64(n)*sz {
-			n++
+		k, next := l+1, a0+sz
+		for ; k < lanes && mm>>k&1 != 0 && next+sz <= end; k, next = k+1, next+sz {
+			a := sbase + uint64(lo[k]) + off
+			if !saddr {
+				a = (uint64(lo[k]) | uint64(hi[k])<<32) + off
+			}
+			if a != next {
+				break
+			}
 		}
+		n := k - l
 		runs[nr].l, runs[nr].n, runs[nr].a = l, n, a0
 		nr++
 		mm &^= (1<<n - 1) << l

@@ -14,19 +14,22 @@ func vopF32Ops() {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
 	def(OpVAddF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = u32(f32(a[l]) + f32(b[l]))
+		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
+		for l := range ds {
+			ds[l] = as[l] + bs[l]
 		}
 	}), v32Add))
 	def(OpVSubF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = u32(f32(a[l]) - f32(b[l]))
+		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
+		for l := range ds {
+			ds[l] = as[l] - bs[l]
 		}
 	}))
 	def(OpVSubrevF32, f2(func(a, b float32) float32 { return b - a }))
 	def(OpVMulF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = u32(f32(a[l]) * f32(b[l]))
+		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
+		for l := range ds {
+			ds[l] = as[l] * bs[l]
 		}
 	}), v32Mul))
 	def(OpVMinF32, f2(fmin32))
@@ -86,8 +89,9 @@ func vopIntOps() {
 		return uint32(bits.TrailingZeros32(a))
 	}))
 	def(OpVAddU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] + b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] + bs[l]
 		}
 	}), func(a, b uint32) uint32 {
 		if a+b < a {
@@ -96,25 +100,29 @@ func vopIntOps() {
 		return a + b
 	}))
 	def(OpVSubU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] - b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] - bs[l]
 		}
 	}), func(a, b uint32) uint32 { return a - min(a, b) }))
 	def(OpVSubrevU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = b[l] - a[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] - as[l]
 		}
 	}), func(a, b uint32) uint32 { return b - min(a, b) }))
 	def(OpVMulLoU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] * b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] * bs[l]
 		}
 	}))
 	def(OpVMulHiU32, i2(func(a, b uint32) uint32 { h, _ := bits.Mul32(a, b); return h }))
 	def(OpVMulHiI32, i2(func(a, b uint32) uint32 { return uint32(uint64(int64(int32(a))*int64(int32(b))) >> 32) }))
 	def(OpVMulU32U24, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return (a & 0xffffff) * (b & 0xffffff) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = (a[l] & 0xffffff) * (b[l] & 0xffffff)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = (as[l] & 0xffffff) * (bs[l] & 0xffffff)
 		}
 	}))
 	def(OpVMulHiU32U24, i2(func(a, b uint32) uint32 { return uint32(uint64(a&0xffffff) * uint64(b&0xffffff) >> 32) }))
@@ -122,39 +130,46 @@ func vopIntOps() {
 	def(OpVMulI32I24, i2(func(a, b uint32) uint32 { return uint32(s24(a) * s24(b)) }))
 	def(OpVMulHiI32I24, i2(func(a, b uint32) uint32 { return uint32(uint64(s24(a)*s24(b)) >> 32) }))
 	def(OpVMadU32U24, v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a&0xffffff)*(b&0xffffff) + c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = (a[l]&0xffffff)*(b[l]&0xffffff) + c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = (as[l]&0xffffff)*(bs[l]&0xffffff) + cs[l]
 		}
 	}))
 	def(OpVMadI32I24, i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
 	def(OpVLshlrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b << (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = b[l] << (a[l] & 31)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] << (as[l] & 31)
 		}
 	}))
 	def(OpVLshrrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b >> (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = b[l] >> (a[l] & 31)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] >> (as[l] & 31)
 		}
 	}))
 	def(OpVAshrrevI32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(int32(b) >> (a & 31)) }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = uint32(int32(b[l]) >> (a[l] & 31))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = uint32(int32(bs[l]) >> (as[l] & 31))
 		}
 	}))
 	def(OpVAndB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a & b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] & b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] & bs[l]
 		}
 	}))
 	def(OpVOrB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a | b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] | b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] | bs[l]
 		}
 	}))
 	def(OpVXorB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a ^ b }, func(d, a, b, _ *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] ^ b[l]
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = as[l] ^ bs[l]
 		}
 	}))
 	def(OpVMinU32, i2(func(a, b uint32) uint32 { return min(a, b) }))
@@ -164,34 +179,40 @@ func vopIntOps() {
 	def(OpVBcntU32B32, i2(func(a, b uint32) uint32 { return uint32(bits.OnesCount32(a)) + b }))
 	def(OpVBfmB32, i2(func(a, b uint32) uint32 { return (uint32(1)<<(a&31) - 1) << (b & 31) }))
 	def(OpVLshlAddU32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) + c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l]<<(b[l]&31) + c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l]<<(bs[l]&31) + cs[l]
 		}
 	}))
 	def(OpVAddLshlU32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return (a + b) << (c & 31) }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = (a[l] + b[l]) << (c[l] & 31)
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = (as[l] + bs[l]) << (cs[l] & 31)
 		}
 	}))
 	def(OpVLshlOrB32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a<<(b&31) | c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l]<<(b[l]&31) | c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l]<<(bs[l]&31) | cs[l]
 		}
 	}))
 	def(OpVAndOrB32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a&b | c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l]&b[l] | c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l]&bs[l] | cs[l]
 		}
 	}))
 	def(OpVOr3B32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a | b | c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] | b[l] | c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l] | bs[l] | cs[l]
 		}
 	}))
 	def(OpVXadU32, i3(func(a, b, c uint32) uint32 { return (a ^ b) + c }))
 	def(OpVAdd3U32, v32k(tU32, 3, func(a, b, c uint32) uint32 { return a + b + c }, func(d, a, b, c *[lanes]uint32) {
-		for l := range d {
-			d[l] = a[l] + b[l] + c[l]
+		ds, as, bs, cs := d[:], a[:], b[:], c[:]
+		for l := range ds {
+			ds[l] = as[l] + bs[l] + cs[l]
 		}
 	}))
 	def(OpVAlignbitB32, i3(func(a, b, c uint32) uint32 { return uint32((uint64(a)<<32 | uint64(b)) >> (c & 31)) }))
@@ -212,43 +233,51 @@ func vop64Ops() {
 	// 64-bit shifts; by a constant amount under a full EXEC, one pass over the register rows
 	// (shiftRows) instead of v64k's operand rows of uint64.
 	def(OpVLshlrevB64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b << (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = b[l] << (a[l] & 63)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] << (as[l] & 63)
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
-		for l := range dlo {
-			r := (uint64(lo[l]) | uint64(hi[l])<<32) << s
-			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
+		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
+		for l := range dlos {
+			r := (uint64(los[l]) | uint64(his[l])<<32) << (s & 63) // s < 64 (shiftRows): no test for a larger shift
+			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
 	def(OpVLshrrevB64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = b[l] >> (a[l] & 63)
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = bs[l] >> (as[l] & 63)
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
-		for l := range dlo {
-			r := (uint64(lo[l]) | uint64(hi[l])<<32) >> s
-			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
+		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
+		for l := range dlos {
+			r := (uint64(los[l]) | uint64(his[l])<<32) >> (s & 63)
+			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
 	def(OpVAshrrevI64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return uint64(int64(b) >> (a & 63)) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = uint64(int64(b[l]) >> (a[l] & 63))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = uint64(int64(bs[l]) >> (as[l] & 63))
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
-		for l := range dlo {
-			r := uint64(int64(uint64(lo[l])|uint64(hi[l])<<32) >> s)
-			dlo[l], dhi[l] = uint32(r), uint32(r>>32)
+		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
+		for l := range dlos {
+			r := uint64(int64(uint64(los[l])|uint64(his[l])<<32) >> (s & 63))
+			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
 		}
 	}))
 	def(OpVAddF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) + f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = u64(f64(a[l]) + f64(b[l]))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = u64(f64(as[l]) + f64(bs[l]))
 		}
 	}))
 	def(OpVMulF64, v64k(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return u64(f64(a) * f64(b)) }, func(d, a, b, _ *[lanes]uint64) {
-		for l := range d {
-			d[l] = u64(f64(a[l]) * f64(b[l]))
+		ds, as, bs := d[:], a[:], b[:]
+		for l := range ds {
+			ds[l] = u64(f64(as[l]) * f64(bs[l]))
 		}
 	}))
 	def(OpVFmaF64, v64(tF64, tF64, 3, func(a, b, c uint64) uint64 { return u64(math.FMA(f64(a), f64(b), f64(c))) }))
@@ -292,6 +321,13 @@ func vopCarryOps() {
 	// The lane loop is inline (no call per lane): sub selects subtraction, rev swaps the sources.
 	carry := func(cin, sub, rev bool) execFn {
 		return func(w *wave, in *Inst) error {
+			if in.Fmt != FmtVOP3 && in.Ext == extNone && w.exec() == ^uint64(0) {
+				// e32 under a full EXEC (carryE32Full): what the path below does then, with
+				// fewer calls and tests.
+				if b, d := w.vreg(in.Opnd[fSrc1]), w.vreg(in.Opnd[fDst]); b != nil && d != nil {
+					return carryE32Full(w, in, b, d, cin, sub, rev)
+				}
+			}
 			if err := w.checkExt(in); err != nil {
 				return err
 			}
@@ -362,9 +398,8 @@ func vopCarryOps() {
 			}
 			if c.lo == nil { // a constant addend: one row pair of it
 				c.lo, c.hi = &w.tmp[2], &w.tmp[3]
-				for l := range c.lo {
-					c.lo[l], c.hi[l] = uint32(c.c), uint32(c.c>>32)
-				}
+				fillRow(c.lo, uint32(c.c))
+				fillRow(c.hi, uint32(c.c>>32))
 			}
 			lo, err := w.vdst(in.Opnd[fDst], 2)
 			if err != nil {
@@ -401,27 +436,7 @@ func vopCarryOps() {
 			if m != ^uint64(0) {
 				tl, th = &w.tmp[6], &w.tmp[7]
 			}
-			clo, chi := c.lo, c.hi
-			if signed {
-				for l := range tl {
-					cv := uint64(clo[l]) | uint64(chi[l])<<32
-					p := int64(int32(a[l])) * int64(int32(b[l]))
-					r := uint64(p) + cv
-					tl[l], th[l] = uint32(r), uint32(r>>32)
-					if (p < 0) == (int64(cv) < 0) && (int64(r) < 0) != (p < 0) { // signed overflow
-						co |= 1 << l
-					}
-				}
-			} else {
-				for l := range tl {
-					cv := uint64(clo[l]) | uint64(chi[l])<<32
-					r := uint64(a[l])*uint64(b[l]) + cv
-					tl[l], th[l] = uint32(r), uint32(r>>32)
-					if r < cv { // carry-out of the 64-bit sum
-						co |= 1 << l
-					}
-				}
-			}
+			co = mad64Rows(tl, th, a, b, c.lo, c.hi, signed)
 			if tl != lo {
 				w.merge(lo, tl, m)
 				w.merge(hi, th, m)
@@ -467,6 +482,64 @@ func vopCarryOps() {
 		}
 		return nil
 	})
+}
+
+// carryE32Full is a carry op's VOP2 (e32) form under a full EXEC with register rows b (src1) and d
+// (dst): src0 read as on the general path (after src1, before the destination: only src0 can fail),
+// every lane computed in place (carryKern), VCC the carry-in and the carry-out.
+func carryE32Full(w *wave, in *Inst, b, d *[lanes]uint32, cin, sub, rev bool) error {
+	var a lane32
+	if a.r = w.vreg(in.Opnd[fSrc0]); a.r == nil {
+		var err error
+		if a, err = w.src32(in, in.Opnd[fSrc0], k32); err != nil {
+			return err
+		}
+	}
+	x := lane32{r: b}
+	if rev {
+		a, x = x, a
+	}
+	var ci uint64
+	if cin {
+		ci = w.vcc()
+	}
+	var co uint64
+	if sub {
+		co = ^carryKern(d, a, x, ^ci, ^uint32(0)) // as carryDense
+	} else {
+		co = carryKern(d, a, x, ci, 0)
+	}
+	w.s[opVCCLo], w.s[opVCCHi] = uint32(co), uint32(co>>32)
+	return nil
+}
+
+// mad64Rows is v_mad_u64_u32/v_mad_i64_i32's dense loop: every lane of a*b + c (c as a row pair)
+// into (tl, th), each lane's sources read before its results are written, the carry-outs (unsigned:
+// of the 64-bit sum; signed: its overflow) returned by lane. The rows are sliced once (no nil checks
+// per lane).
+func mad64Rows(tl, th, a, b, clo, chi *[lanes]uint32, signed bool) (co uint64) {
+	tls, ths, as, bs, cls, chs := tl[:], th[:], a[:], b[:], clo[:], chi[:]
+	if signed {
+		for l := range tls {
+			cv := uint64(cls[l]) | uint64(chs[l])<<32
+			p := int64(int32(as[l])) * int64(int32(bs[l]))
+			r := uint64(p) + cv
+			tls[l], ths[l] = uint32(r), uint32(r>>32)
+			if (p < 0) == (int64(cv) < 0) && (int64(r) < 0) != (p < 0) { // signed overflow
+				co |= 1 << l
+			}
+		}
+		return co
+	}
+	for l := range tls {
+		cv := uint64(cls[l]) | uint64(chs[l])<<32
+		r := uint64(as[l])*uint64(bs[l]) + cv
+		tls[l], ths[l] = uint32(r), uint32(r>>32)
+		if r < cv { // carry-out of the 64-bit sum
+			co |= 1 << l
+		}
+	}
+	return co
 }
 
 // carryOne is a carry op (vopCarryOps' carry) on the one active lane l: its operands read for that
@@ -569,36 +642,56 @@ func carryDense(w *wave, a, b lane32, dst *[lanes]uint32, ci, m uint64, sub bool
 // Eight lanes per round with constant shifts: the carry mask is built without a variable shift
 // per lane.
 func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
-	var r, kr *[lanes]uint32 // r ^ xr + k, or r ^ xr + kr[l]
+	ds := d[:] // slices of the rows: one nil check each, not one per lane
+	if a.r != nil && b.r != nil {
+		ks, rs := a.r[:], b.r[:] // rs ^ x + ks[l]
+		for g := 0; g < lanes; g += 8 {
+			r, q, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ks[g:]), (*[8]uint32)(ds[g:]) // one bounds check each
+			c := ci >> g
+			s0 := uint64(r[0]^x) + uint64(q[0]) + c&1
+			s1 := uint64(r[1]^x) + uint64(q[1]) + c>>1&1
+			s2 := uint64(r[2]^x) + uint64(q[2]) + c>>2&1
+			s3 := uint64(r[3]^x) + uint64(q[3]) + c>>3&1
+			s4 := uint64(r[4]^x) + uint64(q[4]) + c>>4&1
+			s5 := uint64(r[5]^x) + uint64(q[5]) + c>>5&1
+			s6 := uint64(r[6]^x) + uint64(q[6]) + c>>6&1
+			s7 := uint64(r[7]^x) + uint64(q[7]) + c>>7&1
+			o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+			o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+			co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+		}
+		return co
+	}
+	var rs []uint32 // rs ^ xr + k
 	var xr uint32
 	var k uint64
-	switch {
-	case b.r == nil:
-		r, k = a.r, uint64(b.c^x)
-	case a.r == nil:
-		r, xr, k = b.r, x, uint64(a.c)
-	default:
-		r, kr, xr = b.r, a.r, x
+	if b.r == nil {
+		rs, k = a.r[:], uint64(b.c^x)
+	} else {
+		rs, xr, k = b.r[:], x, uint64(a.c)
+	}
+	if ci == 0 { // no carry-in (v_add_co_u32 and the like): the same without its terms
+		for g := 0; g < lanes; g += 8 {
+			r, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ds[g:])
+			s0, s1, s2, s3 := uint64(r[0]^xr)+k, uint64(r[1]^xr)+k, uint64(r[2]^xr)+k, uint64(r[3]^xr)+k
+			s4, s5, s6, s7 := uint64(r[4]^xr)+k, uint64(r[5]^xr)+k, uint64(r[6]^xr)+k, uint64(r[7]^xr)+k
+			o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
+			o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
+			co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+		}
+		return co
 	}
 	for g := 0; g < lanes; g += 8 {
-		s := (*[8]uint32)(r[g : g+8])
-		o := (*[8]uint32)(d[g : g+8])
+		r, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ds[g:])
 		c := ci >> g
-		var k8 [8]uint64
-		if kr != nil {
-			q := (*[8]uint32)(kr[g : g+8])
-			k8 = [8]uint64{uint64(q[0]), uint64(q[1]), uint64(q[2]), uint64(q[3]), uint64(q[4]), uint64(q[5]), uint64(q[6]), uint64(q[7])}
-		} else {
-			k8 = [8]uint64{k, k, k, k, k, k, k, k}
-		}
-		s0 := uint64(s[0]^xr) + k8[0] + c&1
-		s1 := uint64(s[1]^xr) + k8[1] + c>>1&1
-		s2 := uint64(s[2]^xr) + k8[2] + c>>2&1
-		s3 := uint64(s[3]^xr) + k8[3] + c>>3&1
-		s4 := uint64(s[4]^xr) + k8[4] + c>>4&1
-		s5 := uint64(s[5]^xr) + k8[5] + c>>5&1
-		s6 := uint64(s[6]^xr) + k8[6] + c>>6&1
-		s7 := uint64(s[7]^xr) + k8[7] + c>>7&1
+		s0 := uint64(r[0]^xr) + k + c&1
+		s1 := uint64(r[1]^xr) + k + c>>1&1
+		s2 := uint64(r[2]^xr) + k + c>>2&1
+		s3 := uint64(r[3]^xr) + k + c>>3&1
+		s4 := uint64(r[4]^xr) + k + c>>4&1
+		s5 := uint64(r[5]^xr) + k + c>>5&1
+		s6 := uint64(r[6]^xr) + k + c>>6&1
+		s7 := uint64(r[7]^xr) + k + c>>7&1
 		o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
 		o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
 		co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g

@@ -184,52 +184,80 @@ func vopcExec(name string) execFn {
 }
 
 // cmpDense is an integer compare of many active lanes: the keys of both sources as rows, then
-// one branch-free pass over all 64 lanes; inactive lanes' bits are cleared. (Its own function: the
-// sparse path's frame stays small.)
+// one branch-free pass over all 64 lanes that finds the lanes whose first key is below and those
+// whose first key is above the second (cmpSelect combines them by the outcome mask); inactive
+// lanes' bits are cleared. (Its own function: the sparse path's frame stays small.)
 func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign uint64, signed bool) (r uint64) {
 	// A constant operand is one key, not a row of them: the predicate against a constant y is
 	// "x < y", "x == y", "x > y" combined by mask, against a constant x the same with the
-	// outcome mirrored.
+	// outcome mirrored. A 64-bit register pair against a constant is compared without a key row.
 	ka, kb := &w.tmp64[0], &w.tmp64[1]
+	mirror := mask&2 | mask&1<<2 | mask>>2&1 // x ? y is y ?' x with less and greater swapped
 	switch {
+	case a.lo != nil && b.lo == nil && wide:
+		lt, gt := cmpPairConst(a.lo, a.hi, cmpKey(b.c, low, sign, signed), signed)
+		return cmpSelect(lt, gt, mask) & m
+	case a.lo == nil && b.lo != nil && wide:
+		lt, gt := cmpPairConst(b.lo, b.hi, cmpKey(a.c, low, sign, signed), signed)
+		return cmpSelect(lt, gt, mirror) & m
 	case a.lo != nil && b.lo == nil:
 		cmpKeys(ka, a, wide, low, sign, signed)
-		return cmpRowConst(ka, cmpKey(b.c, low, sign, signed), mask) & m
+		lt, gt := cmpRowConst(ka, cmpKey(b.c, low, sign, signed))
+		return cmpSelect(lt, gt, mask) & m
 	case a.lo == nil && b.lo != nil:
 		cmpKeys(kb, b, wide, low, sign, signed)
-		mirror := mask&2 | mask&1<<2 | mask>>2&1 // x ? y is y ?' x with less and greater swapped
-		return cmpRowConst(kb, cmpKey(a.c, low, sign, signed), mirror) & m
+		lt, gt := cmpRowConst(kb, cmpKey(a.c, low, sign, signed))
+		return cmpSelect(lt, gt, mirror) & m
 	}
 	cmpKeys(ka, a, wide, low, sign, signed)
 	cmpKeys(kb, b, wide, low, sign, signed)
-	for l := range ka {
-		x, y := ka[l], kb[l]
-		var o uint // 0 less, 1 equal, 2 greater
-		if x >= y {
-			o = 1
-		}
-		if x > y {
-			o = 2
-		}
-		r |= uint64(mask>>o&1) << l
+	kas, kbs := ka[:], kb[:]
+	var lt, gt uint64
+	for l := lanes - 1; l >= 0; l-- { // lane l ends at bit l
+		x, y := kas[l], kbs[l]
+		lt, gt = lt<<1|b2u(x < y), gt<<1|b2u(x > y)
 	}
-	return r & m
+	return cmpSelect(lt, gt, mask) & m
 }
 
-// cmpRowConst compares each key of k with the constant key y under the outcome mask.
-func cmpRowConst(k *[lanes]uint64, y uint64, mask uint8) (r uint64) {
-	for l := range k {
-		x := k[l]
-		var o uint
-		if x >= y {
-			o = 1
-		}
-		if x > y {
-			o = 2
-		}
-		r |= uint64(mask>>o&1) << l
+// cmpSelect is the compare result of each lane from the lanes whose first operand is below (lt)
+// and above (gt) the second: bit 0 of mask selects "less", bit 1 "equal", bit 2 "greater".
+func cmpSelect(lt, gt uint64, mask uint8) (r uint64) {
+	if mask&1 != 0 {
+		r |= lt
+	}
+	if mask&2 != 0 {
+		r |= ^(lt | gt)
+	}
+	if mask&4 != 0 {
+		r |= gt
 	}
 	return r
+}
+
+// cmpRowConst compares each key of k with the constant key y: the lanes below and above it.
+func cmpRowConst(k *[lanes]uint64, y uint64) (lt, gt uint64) {
+	ks := k[:]
+	for l := lanes - 1; l >= 0; l-- {
+		x := ks[l]
+		lt, gt = lt<<1|b2u(x < y), gt<<1|b2u(x > y)
+	}
+	return lt, gt
+}
+
+// cmpPairConst is cmpRowConst of the 64-bit keys of a register pair (cmpKeys' wide case), read
+// from the rows directly.
+func cmpPairConst(lo, hi *[lanes]uint32, y uint64, signed bool) (lt, gt uint64) {
+	flip := uint64(0)
+	if signed {
+		flip = 1 << 63
+	}
+	los, his := lo[:], hi[:]
+	for l := lanes - 1; l >= 0; l-- {
+		x := (uint64(los[l]) | uint64(his[l])<<32) ^ flip
+		lt, gt = lt<<1|b2u(x < y), gt<<1|b2u(x > y)
+	}
+	return lt, gt
 }
 
 // cmpKeys fills k with the compare keys (cmpKey) of the 64 lanes of s: a register row (pair when
@@ -238,22 +266,23 @@ func cmpKeys(k *[lanes]uint64, s lane64, wide bool, low, sign uint64, signed boo
 	switch {
 	case s.lo == nil:
 		c := cmpKey(s.c, low, sign, signed)
-		for l := range k {
-			k[l] = c
+		ks := k[:]
+		for l := range ks {
+			ks[l] = c
 		}
 	case wide:
 		flip := uint64(0)
 		if signed {
 			flip = 1 << 63
 		}
-		lo, hi := s.lo, s.hi
-		for l := range k {
-			k[l] = (uint64(lo[l]) | uint64(hi[l])<<32) ^ flip
+		ks, lo, hi := k[:], s.lo[:], s.hi[:]
+		for l := range ks {
+			ks[l] = (uint64(lo[l]) | uint64(hi[l])<<32) ^ flip
 		}
 	default:
-		lo := s.lo
-		for l := range k {
-			k[l] = cmpKey(uint64(lo[l]), low, sign, signed)
+		ks, lo := k[:], s.lo[:]
+		for l := range ks {
+			ks[l] = cmpKey(uint64(lo[l]), low, sign, signed)
 		}
 	}
 }

@@ -257,9 +257,7 @@ func (w *wave) vsrc(in *Inst, code uint16, kind, slot int) (*[lanes]uint32, erro
 		return nil, err
 	}
 	t := &w.tmp[slot]
-	for i := range t {
-		t[i] = uint32(c)
-	}
+	fillRow(t, uint32(c))
 	return t, nil
 }
 

@@ -686,6 +686,12 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 				w.pc += uint64(in.Size)
 				if fallThrough {
 					if w.cur = in.next.Load(); w.cur != nil {
+						if n < waveTurn && !w.bar && !w.yield && w.block == nil {
+							// the loop's tests hold (w.done is false) and in.next is the
+							// instruction at w.pc: straight to its step checks
+							in = w.cur
+							goto run
+						}
 						continue
 					}
 				}
