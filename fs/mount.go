@@ -516,6 +516,7 @@ func (s *Server) stats() []byte {
 	fmt.Fprintf(&b, "generation %d\n", s.generation())
 	fmt.Fprintf(&b, "client_processes %d\n", s.dev.clientCount())
 	fmt.Fprintf(&b, "watched_pids %d\n", s.watch.count())
+	fmt.Fprintf(&b, "supervised_trees %d\n", s.sup.count())
 	if st, ok := s.opts.Device.(interface{ Stats() map[string]int }); ok && s.opts.Device != nil {
 		m := st.Stats()
 		for _, k := range sortedKeys(m) {

@@ -33,40 +33,51 @@ import (
 // Without kfdemu exec (or where the filter cannot be installed) those ioctls get EOPNOTSUPP from
 // the handler, as documented in the README's deviations.
 
-// supervisor is the daemon's side: the calls in flight by daemon thread, and the pipe that stops
-// the listeners' loops at unmount.
+// supervisor is the daemon's side: the calls in flight by daemon thread, and the listeners, which
+// stop closes (Unmount). A listener waits in the Go runtime's poller, not on a thread of its own.
 type supervisor struct {
-	s     *Server
-	mu    sync.Mutex
-	calls map[int]*supCall // daemon thread id -> the client call it is making
-	stopR int              // read end: readable (EOF) once stop ran
-	stopW int
-	once  sync.Once
+	s         *Server
+	mu        sync.Mutex
+	calls     map[int]*supCall // daemon thread id -> the client call it is making
+	listeners map[*os.File]bool
+	stopped   bool
 }
 
 // supCall is one stopped client call being answered.
 type supCall struct {
-	listener int
-	id       uint64 // the notification
-	tgid     int    // the client
+	listener syscall.RawConn // the listener, reached through the runtime's poller (stop may close it)
+	id       uint64          // the notification
+	tgid     int             // the client
+}
+
+// ctl runs f on the listener's fd; it fails if the listener was closed.
+func (c *supCall) ctl(f func(fd int) error) error {
+	var err error
+	if cerr := c.listener.Control(func(fd uintptr) { err = f(int(fd)) }); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 func newSupervisor(s *Server) *supervisor {
-	sv := &supervisor{s: s, calls: map[int]*supCall{}, stopR: -1, stopW: -1}
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err == nil {
-		sv.stopR, sv.stopW = p[0], p[1]
-	}
-	return sv
+	return &supervisor{s: s, calls: map[int]*supCall{}, listeners: map[*os.File]bool{}}
 }
 
 // stop ends every listener loop (Unmount).
 func (sv *supervisor) stop() {
-	sv.once.Do(func() {
-		if sv.stopW >= 0 {
-			unix.Close(sv.stopW)
-		}
-	})
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	sv.stopped = true
+	for f := range sv.listeners {
+		f.Close()
+	}
+}
+
+// count is the number of listeners served (process trees under kfdemu exec).
+func (sv *supervisor) count() int {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return len(sv.listeners)
 }
 
 // call returns the client call daemon thread tid is making, or nil.
@@ -78,7 +89,12 @@ func (sv *supervisor) call(tid uint32) *supCall {
 
 // addFD installs the daemon's fd src in the client of c (kfd.Installer through caller).
 func (c *supCall) addFD(src int, cloexec bool) (int, error) {
-	return seccomp.AddFD(c.listener, c.id, src, cloexec)
+	var n int
+	err := c.ctl(func(fd int) (err error) {
+		n, err = seccomp.AddFD(fd, c.id, src, cloexec)
+		return err
+	})
+	return n, err
 }
 
 // superviseWrite serves a write of "FD\n" to kfdemu/supervise: FD is the writer's listener.
@@ -112,43 +128,69 @@ func (s *Server) superviseWrite(ctx context.Context, data []byte) syscall.Errno 
 // serve answers the notifications of one listener until every process of its filter has exited
 // (POLLHUP) or the daemon stops.
 func (sv *supervisor) serve(l int) {
-	defer unix.Close(l)
+	if err := unix.SetNonblock(l, true); err != nil {
+		unix.Close(l)
+		return
+	}
+	f := os.NewFile(uintptr(l), "seccomp-listener")
+	sv.mu.Lock()
+	if sv.stopped {
+		sv.mu.Unlock()
+		f.Close()
+		return
+	}
+	sv.listeners[f] = true
+	sv.mu.Unlock()
+	defer func() {
+		sv.mu.Lock()
+		delete(sv.listeners, f)
+		sv.mu.Unlock()
+		f.Close()
+	}()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
 	for {
-		fds := []unix.PollFd{{Fd: int32(l), Events: unix.POLLIN}, {Fd: int32(sv.stopR), Events: unix.POLLIN}}
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if err == syscall.EINTR {
-				continue
-			}
-			sv.s.opts.Log.Warn("supervise: poll", "err", err)
-			return
-		}
-		if fds[1].Revents != 0 {
-			return
-		}
-		if fds[0].Revents&unix.POLLIN != 0 {
-			n, err := seccomp.Recv(l)
+		var n *seccomp.Notif
+		var rerr error
+		hup := false
+		err := rc.Read(func(fd uintptr) bool {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			k, perr := unix.Poll(p, 0)
 			switch {
-			case err == nil:
-				go sv.answer(l, n)
-				continue
-			case err == syscall.ENOENT:
-				continue // the caller left before we took it
-			default:
-				sv.s.opts.Log.Warn("supervise: receive", "err", err)
-				return
+			case perr == syscall.EINTR || perr == nil && k == 0:
+				return false // nothing yet: wait in the poller
+			case perr != nil:
+				rerr = perr
+				return true
 			}
-		}
-		if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			if p[0].Revents&unix.POLLIN != 0 {
+				n, rerr = seccomp.Recv(int(fd)) // a notification is pending: RECV does not block
+			} else {
+				hup = true // POLLHUP: no process uses the filter any more
+			}
+			return true
+		})
+		switch {
+		case err != nil || hup:
+			return // closed by stop, or nothing left to supervise
+		case rerr == syscall.ENOENT:
+			continue // the caller left before we took it
+		case rerr != nil:
+			sv.s.opts.Log.Warn("supervise: receive", "err", rerr)
 			return
+		case n != nil:
+			go sv.answer(&supCall{listener: rc, id: n.ID}, n)
 		}
 	}
 }
 
 // answer serves one stopped ioctl (see the top of the file).
-func (sv *supervisor) answer(l int, n *seccomp.Notif) {
+func (sv *supervisor) answer(call *supCall, n *seccomp.Notif) {
 	s := sv.s
 	reply := func(errno syscall.Errno) {
-		if err := seccomp.Return(l, n.ID, 0, errno); err != nil && err != syscall.ENOENT {
+		if err := call.ctl(func(fd int) error { return seccomp.Return(fd, n.ID, 0, errno) }); err != nil && err != syscall.ENOENT {
 			s.opts.Log.Warn("supervise: answer", "err", err)
 		}
 	}
@@ -159,7 +201,12 @@ func (sv *supervisor) answer(l int, n *seccomp.Notif) {
 		return
 	}
 	defer unix.Close(pfd)
-	if !seccomp.Valid(l, n.ID) {
+	if call.ctl(func(fd int) error {
+		if !seccomp.Valid(fd, n.ID) {
+			return syscall.ENOENT
+		}
+		return nil
+	}) != nil {
 		return // gone, or the pid is no longer the caller's
 	}
 	nfd, err := unix.PidfdGetfd(pfd, int(int32(n.Args[0])), 0)
@@ -170,7 +217,7 @@ func (sv *supervisor) answer(l int, n *seccomp.Notif) {
 	defer unix.Close(nfd)
 	var st unix.Stat_t
 	if unix.Fstat(nfd, &st) != nil || st.Dev != s.devNum() {
-		if err := seccomp.Continue(l, n.ID); err != nil && err != syscall.ENOENT {
+		if err := call.ctl(func(fd int) error { return seccomp.Continue(fd, n.ID) }); err != nil && err != syscall.ENOENT {
 			s.opts.Log.Warn("supervise: continue", "err", err)
 		}
 		return
@@ -183,7 +230,8 @@ func (sv *supervisor) answer(l int, n *seccomp.Notif) {
 		return
 	}
 	orig := bytes.Clone(arg)
-	errno := sv.ioctlAs(&supCall{listener: l, id: n.ID, tgid: tgid}, nfd, cmd, arg)
+	call.tgid = tgid
+	errno := sv.ioctlAs(call, nfd, cmd, arg)
 	if !bytes.Equal(arg, orig) && c.WriteMemory(n.Args[2], arg) != nil && errno == 0 {
 		errno = syscall.EFAULT
 	}

@@ -354,7 +354,7 @@ func TestDmaBufUnderExec(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			st := stats(t, mnt)
-			if st["dmabufs"] == 0 && st["smi_clients"] == 0 && st["bos"] == 0 && st["processes"] == 0 {
+			if st["dmabufs"] == 0 && st["smi_clients"] == 0 && st["bos"] == 0 && st["processes"] == 0 && st["supervised_trees"] == 0 {
 				return
 			}
 			if time.Now().After(deadline) {
@@ -399,7 +399,7 @@ func TestDmaBufUnderExec(t *testing.T) {
 			t.Fatalf("not holding after 60 s: %s", stderr.String())
 		}
 	}
-	if st := stats(t, mnt); st["dmabufs"] != 1 || st["smi_clients"] != 1 {
+	if st := stats(t, mnt); st["dmabufs"] != 1 || st["smi_clients"] != 1 || st["supervised_trees"] != 1 {
 		t.Fatalf("while holding: %v", st)
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
