@@ -612,9 +612,13 @@ const SupervisePath = "sys/kernel/debug/kfdemu/supervise"
 
 // superviseSelf installs the seccomp filter that stops the fd-returning ioctls (abi.FDIoctls) on
 // the calling thread and hands its listener to the daemon serving mnt, which answers them. A
-// daemon without the control file (older) gets no filter: those ioctls then fail with EOPNOTSUPP.
+// mount without the control file (an older daemon, a static tree) gets no filter and no warning:
+// a daemon answers those ioctls EOPNOTSUPP then, with a log line of its own.
 func superviseSelf(mnt string) error {
 	ctl, err := os.OpenFile(filepath.Join(mnt, SupervisePath), os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // a mount that offers no supervision (a static tree, an older daemon): say nothing
+	}
 	if err != nil {
 		return err
 	}
