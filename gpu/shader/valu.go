@@ -874,6 +874,11 @@ func fmaKern(d, a, b, c *[lanes]uint32) {
 // f32Row is a register row read as f32 values (the same bits: Go's float32 is IEEE binary32).
 func f32Row(r *[lanes]uint32) *[lanes]float32 { return (*[lanes]float32)(unsafe.Pointer(r)) }
 
+// u64Row is a register row read as 32 64-bit words, lanes 2i and 2i+1 in word i (lane 2i the low
+// half on a little-endian host; callers check hostLittleEndian). The rows are 8-aligned: w.v is
+// a slice of whole 256-byte rows.
+func u64Row(r *[lanes]uint32) *[lanes / 2]uint64 { return (*[lanes / 2]uint64)(unsafe.Pointer(r)) }
+
 func fma32(a, b, c uint32) uint32 {
 	// Fast path: the float64 a*b+c rounds the exact a*b+c once to float64, as math.FMA would: the
 	// product of two f32 values is exact in float64 (48 significant bits, magnitude 2^-298 to
