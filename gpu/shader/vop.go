@@ -239,9 +239,16 @@ func vop64Ops() {
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
 		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
-		for l := range dlos {
-			r := (uint64(los[l]) | uint64(his[l])<<32) << (s & 63) // s < 64 (shiftRows): no test for a larger shift
-			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
+		s &= 63 // s < 64 (shiftRows): no test for a larger shift
+		for g := 0; g < lanes; g += 4 {
+			// [4]uint32 views: one bounds check per row and round, none per lane
+			dl, dh, l, h := (*[4]uint32)(dlos[g:]), (*[4]uint32)(dhis[g:]), (*[4]uint32)(los[g:]), (*[4]uint32)(his[g:])
+			r0 := (uint64(l[0]) | uint64(h[0])<<32) << s
+			r1 := (uint64(l[1]) | uint64(h[1])<<32) << s
+			r2 := (uint64(l[2]) | uint64(h[2])<<32) << s
+			r3 := (uint64(l[3]) | uint64(h[3])<<32) << s
+			dl[0], dh[0], dl[1], dh[1] = uint32(r0), uint32(r0>>32), uint32(r1), uint32(r1>>32)
+			dl[2], dh[2], dl[3], dh[3] = uint32(r2), uint32(r2>>32), uint32(r3), uint32(r3>>32)
 		}
 	}))
 	def(OpVLshrrevB64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
