@@ -51,6 +51,8 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		"v_cmp_ne_u64 vcc, 5, v[4:5]",
 		"v_cmp_ge_i64 vcc, v[2:3], v[4:5]",
 		"v_cmp_le_i64_e64 s[8:9], s[0:1], v[4:5]",
+		"v_cmp_ge_u64_e64 s[8:9], v[4:5], 7",
+		"v_cmp_lt_i64_e64 s[8:9], v[2:3], s[2:3]",
 		"v_cmp_gt_u32 vcc, s8, v4",
 		"v_cmp_gt_u32_e64 s[2:3], s10, v6",
 		"v_cmp_lt_i32 vcc, v1, v2",
@@ -550,6 +552,44 @@ func TestGlobalBatchFullMatchesLaneByLane(t *testing.T) {
 				}
 				if !bytes.Equal(dump(full), dump(one)) {
 					t.Fatalf("%s lane %d, %s: memory differs from the lane-by-lane run", how, p, in.String())
+				}
+			}
+		}
+	}
+}
+
+// TestCmpPairSelect: cmpPairSelect (one mask for the predicates other than eq/ne) against
+// cmpSelect of both masks, for every integer predicate, signed and unsigned, with lanes equal to,
+// just below and just above the constant (in the low and in the high dword) and random ones.
+func TestCmpPairSelect(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	for _, y := range []uint64{0, 1, 0x1_0000_0000, 0xffff_ffff, 1 << 63, 0x8000_0000_0000_0001, ^uint64(0), 0x1234_5678_9abc_def0} {
+		var lo, hi [lanes]uint32
+		for l := range lanes {
+			x := y
+			switch l % 6 {
+			case 1:
+				x = y - 1
+			case 2:
+				x = y + 1
+			case 3:
+				x = y + 1<<32
+			case 4:
+				x = y - 1<<32
+			case 5:
+				x = rnd.Uint64()
+			}
+			lo[l], hi[l] = uint32(x), uint32(x>>32)
+		}
+		for _, signed := range []bool{false, true} {
+			key := y
+			if signed {
+				key ^= 1 << 63 // cmpKey's signed key of y
+			}
+			for mask := uint8(0); mask < 8; mask++ {
+				lt, gt := cmpPairConst(&lo, &hi, key, signed)
+				if got, want := cmpPairSelect(&lo, &hi, key, signed, mask), cmpSelect(lt, gt, mask); got != want {
+					t.Fatalf("y %#x signed %v mask %d: %#x, want %#x", y, signed, mask, got, want)
 				}
 			}
 		}
