@@ -595,3 +595,25 @@ func TestCmpPairSelect(t *testing.T) {
 		}
 	}
 }
+
+// TestFillRow: fillRow writes every lane of an 8-aligned row (its 64-bit path) and of a row that
+// is not (the 32-bit loop), and nothing outside the row.
+func TestFillRow(t *testing.T) {
+	buf := make([]uint32, lanes+4) // 8-aligned: Go's allocations of 8 bytes or more are
+	for off := 0; off < 2; off++ {
+		for i := range buf {
+			buf[i] = 0xdead0000 + uint32(i)
+		}
+		d := (*[lanes]uint32)(buf[1+off:])
+		fillRow(d, 0x12345678)
+		for i, v := range buf {
+			want := 0xdead0000 + uint32(i)
+			if i >= 1+off && i < 1+off+lanes {
+				want = 0x12345678
+			}
+			if v != want {
+				t.Fatalf("row at offset %d: word %d = %#x, want %#x", 1+off, i, v, want)
+			}
+		}
+	}
+}
