@@ -2,9 +2,11 @@ package shader
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -615,5 +617,51 @@ func TestFillRow(t *testing.T) {
 				t.Fatalf("row at offset %d: word %d = %#x, want %#x", 1+off, i, v, want)
 			}
 		}
+	}
+}
+
+// TestCheckVRegsNeed: checkVRegs' shortcut (a file of at least Inst.vneed-1 rows passes) against
+// its loop (vneed 0), on memory instructions whose highest register is near the ends of the
+// architected and the AGPR file, for files just below, at and above what they need: the same
+// error or none, and the same file size after (the loop grows the file up to 512 rows).
+func TestCheckVRegsNeed(t *testing.T) {
+	insts := decodeAll(t, asm(t, `
+	global_load_dwordx4 v[250:253], v[2:3], off
+	global_store_dwordx2 v[254:255], v[4:5], off
+	global_load_dword v9, v250, s[0:1]
+	global_atomic_add v250, v[2:3], v9, off glc
+	global_atomic_cmpswap_x2 v[250:251], v[2:3], v[4:7], off glc
+	global_atomic_add v[2:3], v9, off
+	ds_read2_b64 v[252:255], v200 offset1:1
+	ds_write_b64 v1, v[100:101]
+	buffer_load_dwordx4 v[248:251], v1, s[0:3], 0 offen
+	global_load_dwordx4 a[252:255], v[2:3], off
+	global_load_dwordx2 a[254:255], v[2:3], off
+	flat_load_dword v0, v[254:255]
+`))
+	checked := 0
+	for _, in := range insts {
+		if in.vneed == 0 {
+			t.Fatalf("%s: no vneed", in.String())
+		}
+		need := int(in.vneed) - 1
+		name := in.Info.Name
+		atomic, cmpswap := strings.Contains(name, "atomic"), strings.Contains(name, "cmpswap")
+		for _, n := range []int{need - 3, need - 1, need, need + 1, 256, 512} {
+			if n < 1 || n > 512 {
+				continue
+			}
+			slow := in
+			slow.vneed = 0
+			fw, sw := &wave{v: make([][lanes]uint32, n)}, &wave{v: make([][lanes]uint32, n)}
+			ferr, serr := fw.checkVRegs(&in, atomic, cmpswap), sw.checkVRegs(&slow, atomic, cmpswap)
+			if fmt.Sprint(ferr) != fmt.Sprint(serr) || len(fw.v) != len(sw.v) {
+				t.Fatalf("%s with %d rows: %v and %d rows after, the loop %v and %d", in.String(), n, ferr, len(fw.v), serr, len(sw.v))
+			}
+			checked++
+		}
+	}
+	if checked < 40 {
+		t.Fatalf("%d comparisons", checked)
 	}
 }

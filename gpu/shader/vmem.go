@@ -485,10 +485,43 @@ func vregChecked(name string, fn execFn) execFn {
 	}
 }
 
+// vregNeed is Inst.vneed: 1 + the largest register count checkVRegs' loop over the template's
+// operands asks fit for (so a file of vneed-1 rows or more passes it), or 0 if the loop finds an
+// operand below the VGPRs (an error) or asks for nothing.
+func vregNeed(in *Inst) uint16 {
+	if in.Info == nil {
+		return 0
+	}
+	need := 0
+	for _, t := range in.Info.Ops {
+		if t.Lit != "" || t.C == 's' {
+			continue
+		}
+		switch t.F {
+		case fAddr, fData0, fData1, fDst:
+			c := in.Opnd[t.F]
+			if c == opOff {
+				continue
+			}
+			if c < opVGPR0 {
+				return 0
+			}
+			need = max(need, int(c-opVGPR0)+int(t.W))
+		}
+	}
+	if need == 0 || need >= 1<<16-1 {
+		return 0
+	}
+	return uint16(need + 1)
+}
+
 // checkVRegs checks, once per instruction, that every vector-register operand of a memory
 // instruction lies inside the register file for the width LLVM's template gives it (a client's
 // code can name a[255] as the first of four data registers).
 func (w *wave) checkVRegs(in *Inst, atomic, cmpswap bool) error {
+	if int(in.vneed)-1 <= len(w.v) && in.vneed != 0 && !(in.Glc && in.Fmt != FmtDS && atomic) {
+		return nil // every operand the loop below looks at fits (vregNeed), and no returned value
+	}
 	for _, t := range in.Info.Ops {
 		if t.Lit != "" || t.C == 's' {
 			continue
