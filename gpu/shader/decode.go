@@ -143,6 +143,9 @@ type Inst struct {
 	pre preOps
 	// v32: the operation of near if it is a v32k routine (bind), which turn runs itself on one lane.
 	v32 *v32spec
+	// vneed: 1 + the register count checkVRegs' template loop needs (bind, vregNeed; 0: unknown,
+	// or an operand it would reject): a file of at least vneed-1 rows passes it.
+	vneed uint16
 }
 
 // ErrTruncated is returned by Decode when the words end inside an instruction.

@@ -2,9 +2,11 @@ package shader
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -51,6 +53,8 @@ func TestDenseMatchesLaneByLane(t *testing.T) {
 		"v_cmp_ne_u64 vcc, 5, v[4:5]",
 		"v_cmp_ge_i64 vcc, v[2:3], v[4:5]",
 		"v_cmp_le_i64_e64 s[8:9], s[0:1], v[4:5]",
+		"v_cmp_ge_u64_e64 s[8:9], v[4:5], 7",
+		"v_cmp_lt_i64_e64 s[8:9], v[2:3], s[2:3]",
 		"v_cmp_gt_u32 vcc, s8, v4",
 		"v_cmp_gt_u32_e64 s[2:3], s10, v6",
 		"v_cmp_lt_i32 vcc, v1, v2",
@@ -553,5 +557,111 @@ func TestGlobalBatchFullMatchesLaneByLane(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCmpPairSelect: cmpPairSelect (one mask for the predicates other than eq/ne) against
+// cmpSelect of both masks, for every integer predicate, signed and unsigned, with lanes equal to,
+// just below and just above the constant (in the low and in the high dword) and random ones.
+func TestCmpPairSelect(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	for _, y := range []uint64{0, 1, 0x1_0000_0000, 0xffff_ffff, 1 << 63, 0x8000_0000_0000_0001, ^uint64(0), 0x1234_5678_9abc_def0} {
+		var lo, hi [lanes]uint32
+		for l := range lanes {
+			x := y
+			switch l % 6 {
+			case 1:
+				x = y - 1
+			case 2:
+				x = y + 1
+			case 3:
+				x = y + 1<<32
+			case 4:
+				x = y - 1<<32
+			case 5:
+				x = rnd.Uint64()
+			}
+			lo[l], hi[l] = uint32(x), uint32(x>>32)
+		}
+		for _, signed := range []bool{false, true} {
+			key := y
+			if signed {
+				key ^= 1 << 63 // cmpKey's signed key of y
+			}
+			for mask := uint8(0); mask < 8; mask++ {
+				lt, gt := cmpPairConst(&lo, &hi, key, signed)
+				if got, want := cmpPairSelect(&lo, &hi, key, signed, mask), cmpSelect(lt, gt, mask); got != want {
+					t.Fatalf("y %#x signed %v mask %d: %#x, want %#x", y, signed, mask, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestFillRow: fillRow writes every lane of an 8-aligned row (its 64-bit path) and of a row that
+// is not (the 32-bit loop), and nothing outside the row.
+func TestFillRow(t *testing.T) {
+	buf := make([]uint32, lanes+4) // 8-aligned: Go's allocations of 8 bytes or more are
+	for off := 0; off < 2; off++ {
+		for i := range buf {
+			buf[i] = 0xdead0000 + uint32(i)
+		}
+		d := (*[lanes]uint32)(buf[1+off:])
+		fillRow(d, 0x12345678)
+		for i, v := range buf {
+			want := 0xdead0000 + uint32(i)
+			if i >= 1+off && i < 1+off+lanes {
+				want = 0x12345678
+			}
+			if v != want {
+				t.Fatalf("row at offset %d: word %d = %#x, want %#x", 1+off, i, v, want)
+			}
+		}
+	}
+}
+
+// TestCheckVRegsNeed: checkVRegs' shortcut (a file of at least Inst.vneed-1 rows passes) against
+// its loop (vneed 0), on memory instructions whose highest register is near the ends of the
+// architected and the AGPR file, for files just below, at and above what they need: the same
+// error or none, and the same file size after (the loop grows the file up to 512 rows).
+func TestCheckVRegsNeed(t *testing.T) {
+	insts := decodeAll(t, asm(t, `
+	global_load_dwordx4 v[250:253], v[2:3], off
+	global_store_dwordx2 v[254:255], v[4:5], off
+	global_load_dword v9, v250, s[0:1]
+	global_atomic_add v250, v[2:3], v9, off glc
+	global_atomic_cmpswap_x2 v[250:251], v[2:3], v[4:7], off glc
+	global_atomic_add v[2:3], v9, off
+	ds_read2_b64 v[252:255], v200 offset1:1
+	ds_write_b64 v1, v[100:101]
+	buffer_load_dwordx4 v[248:251], v1, s[0:3], 0 offen
+	global_load_dwordx4 a[252:255], v[2:3], off
+	global_load_dwordx2 a[254:255], v[2:3], off
+	flat_load_dword v0, v[254:255]
+`))
+	checked := 0
+	for _, in := range insts {
+		if in.vneed == 0 {
+			t.Fatalf("%s: no vneed", in.String())
+		}
+		need := int(in.vneed) - 1
+		name := in.Info.Name
+		atomic, cmpswap := strings.Contains(name, "atomic"), strings.Contains(name, "cmpswap")
+		for _, n := range []int{need - 3, need - 1, need, need + 1, 256, 512} {
+			if n < 1 || n > 512 {
+				continue
+			}
+			slow := in
+			slow.vneed = 0
+			fw, sw := &wave{v: make([][lanes]uint32, n)}, &wave{v: make([][lanes]uint32, n)}
+			ferr, serr := fw.checkVRegs(&in, atomic, cmpswap), sw.checkVRegs(&slow, atomic, cmpswap)
+			if fmt.Sprint(ferr) != fmt.Sprint(serr) || len(fw.v) != len(sw.v) {
+				t.Fatalf("%s with %d rows: %v and %d rows after, the loop %v and %d", in.String(), n, ferr, len(fw.v), serr, len(sw.v))
+			}
+			checked++
+		}
+	}
+	if checked < 40 {
+		t.Fatalf("%d comparisons", checked)
 	}
 }

@@ -312,13 +312,17 @@ func dsWordsFull(lds []byte, addr *[lanes]uint32, rows *[8]*[lanes]uint32, offs 
 	}
 	// No address wraps in 32 bits (the sums stay below the LDS size), so (addr+o)/4 = addr/4 + o/4.
 	q0, q1 := o0>>2, o1>>2
+	// The hot forms (read2_b32, read2_b64, write_b32) address the LDS by byte offset from its
+	// start (ldsAt) without a bounds check per dword: every address is at most the bound just
+	// tested, so addr+offset+4*nd stays inside the LDS.
+	wb, b0, b1 := unsafe.Pointer(unsafe.SliceData(words)), uintptr(o0), uintptr(o1)
 	r0 := rows[0][:]
 	switch {
 	case nd == 2 && two: // read2_b64: rows 0,1 from the first address, 2,3 from the second
 		r1, r2, r3 := rows[1][:], rows[2][:], rows[3][:]
 		for l := 0; l < lanes; l++ {
-			i, j := as[l]>>2+q0, as[l]>>2+q1
-			r0[l], r1[l], r2[l], r3[l] = words[i], words[i+1], words[j], words[j+1]
+			a := uintptr(as[l])
+			r0[l], r1[l], r2[l], r3[l] = *ldsAt(wb, a+b0), *ldsAt(wb, a+b0+4), *ldsAt(wb, a+b1), *ldsAt(wb, a+b1+4)
 		}
 	case nd == 2: // read_b64
 		r1 := rows[1][:]
@@ -334,13 +338,13 @@ func dsWordsFull(lds []byte, addr *[lanes]uint32, rows *[8]*[lanes]uint32, offs 
 		}
 	case store:
 		for l := 0; l < lanes; l++ {
-			words[as[l]>>2+q0] = r0[l]
+			*ldsAt(wb, uintptr(as[l])+b0) = r0[l]
 		}
 	case two:
 		r1 := rows[1][:]
 		for l := 0; l < lanes; l++ {
-			i := as[l] >> 2
-			r0[l], r1[l] = words[i+q0], words[i+q1]
+			a := uintptr(as[l])
+			r0[l], r1[l] = *ldsAt(wb, a+b0), *ldsAt(wb, a+b1)
 		}
 	default:
 		for l := 0; l < lanes; l++ {
@@ -349,6 +353,10 @@ func dsWordsFull(lds []byte, addr *[lanes]uint32, rows *[8]*[lanes]uint32, offs 
 	}
 	return true
 }
+
+// ldsAt is the LDS dword at byte offset b (dword-aligned, inside the LDS: dsWordsFull's bound)
+// from the LDS start p.
+func ldsAt(p unsafe.Pointer, b uintptr) *uint32 { return (*uint32)(unsafe.Add(p, b)) }
 
 // ldsWords is the LDS as dwords (LDS byte order is little-endian), or nil if the host's is not or
 // the slice is not 4-byte aligned (a tiny allocation may not be).

@@ -106,4 +106,5 @@ func (in *Inst) bind() {
 	in.near, in.rmask, in.v32 = r.near, r.rmask, r.v32
 	in.pre = resolvePre(in)
 	in.pre.run = in.pre.ok && in.v32 != nil && in.near != nil
+	in.vneed = vregNeed(in)
 }

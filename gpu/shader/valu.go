@@ -327,8 +327,16 @@ func fill32(w *wave, in *Inst, d *[lanes]uint32, f func(a, b, c uint32) uint32) 
 	return nil
 }
 
-// fillRow writes r to every lane of d, eight lanes per round.
+// fillRow writes r to every lane of d: when d is 8-aligned (the register rows: see u64Row) as 32
+// 64-bit words holding r in both halves, eight words per round, else eight lanes per round.
 func fillRow(d *[lanes]uint32, r uint32) {
+	if uintptr(unsafe.Pointer(d))&7 == 0 {
+		qs, v := u64Row(d)[:], uint64(r)*(1|1<<32)
+		for l := 0; l < lanes/2; l += 8 {
+			qs[l], qs[l+1], qs[l+2], qs[l+3], qs[l+4], qs[l+5], qs[l+6], qs[l+7] = v, v, v, v, v, v, v, v
+		}
+		return
+	}
 	ds := d[:]
 	for l := 0; l < lanes; l += 8 {
 		ds[l], ds[l+1], ds[l+2], ds[l+3], ds[l+4], ds[l+5], ds[l+6], ds[l+7] = r, r, r, r, r, r, r, r
@@ -873,6 +881,12 @@ func fmaKern(d, a, b, c *[lanes]uint32) {
 
 // f32Row is a register row read as f32 values (the same bits: Go's float32 is IEEE binary32).
 func f32Row(r *[lanes]uint32) *[lanes]float32 { return (*[lanes]float32)(unsafe.Pointer(r)) }
+
+// u64Row is a register row read as 32 64-bit words, lanes 2i and 2i+1 in word i (lane 2i the low
+// half on a little-endian host; callers check hostLittleEndian). r must be 8-aligned (checkptr
+// checks it under -race): the rows of w.v are (a slice of whole 256-byte rows); other rows, as
+// w.tmp's, need not be.
+func u64Row(r *[lanes]uint32) *[lanes / 2]uint64 { return (*[lanes / 2]uint64)(unsafe.Pointer(r)) }
 
 func fma32(a, b, c uint32) uint32 {
 	// Fast path: the float64 a*b+c rounds the exact a*b+c once to float64, as math.FMA would: the

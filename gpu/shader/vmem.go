@@ -485,10 +485,43 @@ func vregChecked(name string, fn execFn) execFn {
 	}
 }
 
+// vregNeed is Inst.vneed: 1 + the largest register count checkVRegs' loop over the template's
+// operands asks fit for (so a file of vneed-1 rows or more passes it), or 0 if the loop finds an
+// operand below the VGPRs (an error) or asks for nothing.
+func vregNeed(in *Inst) uint16 {
+	if in.Info == nil {
+		return 0
+	}
+	need := 0
+	for _, t := range in.Info.Ops {
+		if t.Lit != "" || t.C == 's' {
+			continue
+		}
+		switch t.F {
+		case fAddr, fData0, fData1, fDst:
+			c := in.Opnd[t.F]
+			if c == opOff {
+				continue
+			}
+			if c < opVGPR0 {
+				return 0
+			}
+			need = max(need, int(c-opVGPR0)+int(t.W))
+		}
+	}
+	if need == 0 || need >= 1<<16-1 {
+		return 0
+	}
+	return uint16(need + 1)
+}
+
 // checkVRegs checks, once per instruction, that every vector-register operand of a memory
 // instruction lies inside the register file for the width LLVM's template gives it (a client's
 // code can name a[255] as the first of four data registers).
 func (w *wave) checkVRegs(in *Inst, atomic, cmpswap bool) error {
+	if int(in.vneed)-1 <= len(w.v) && in.vneed != 0 && !(in.Glc && in.Fmt != FmtDS && atomic) {
+		return nil // every operand the loop below looks at fits (vregNeed), and no returned value
+	}
 	for _, t := range in.Info.Ops {
 		if t.Lit != "" || t.C == 's' {
 			continue
@@ -541,22 +574,28 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		if a0&pageMask4K+lanes*sz <= 4096 {
 			// Lane l's (low) address dword must be x0 + l*sz without a carry out of 32 bits, and
 			// the high dword (no saddr) that of lane 0.
-			lo := w.v[av][:]
-			x0, s32 := lo[0], uint32(sz)
-			diff := uint32(0)
-			if uint64(x0)+(lanes-1)*sz >= 1<<32 {
-				diff = 1 // the low dwords would wrap: the planner decides
+			// Read as 64-bit words (u64Row: lanes 2i and 2i+1 in word i on a little-endian
+			// host), lane pair i's expected word is x0+2i*sz | (x0+(2i+1)*sz)<<32: the pair at
+			// i+1 is the one at i plus 2*sz in both halves (no carry between them when the low
+			// dwords do not wrap, which the first test rules out; if they do, diff is already
+			// set). Eight lanes per round.
+			x0 := w.v[av][0]
+			diff := uint64(0)
+			if uint64(x0)+(lanes-1)*sz >= 1<<32 || !hostLittleEndian {
+				diff = 1 // the low dwords would wrap (or no 64-bit view): the planner decides
 			}
-			// Four lanes per round (row slices: no nil or bounds checks per lane). (^ and | bind alike.)
+			lo := u64Row(&w.v[av])[:]
+			e := uint64(x0) | uint64(x0+uint32(sz))<<32
+			st := 2 * sz * (1 | 1<<32) // 2*sz in each half
 			if saddr {
-				for l, e := 0, x0; l < lanes; l, e = l+4, e+4*s32 {
-					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + s32)) | (lo[l+2] ^ (e + 2*s32)) | (lo[l+3] ^ (e + 3*s32))
+				for l := 0; l < lanes/2; l, e = l+4, e+4*st {
+					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + st)) | (lo[l+2] ^ (e + 2*st)) | (lo[l+3] ^ (e + 3*st))
 				}
 			} else {
-				hi := w.v[av+1][:]
-				h0 := hi[0]
-				for l, e := 0, x0; l < lanes; l, e = l+4, e+4*s32 {
-					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + s32)) | (lo[l+2] ^ (e + 2*s32)) | (lo[l+3] ^ (e + 3*s32)) |
+				hi := u64Row(&w.v[av+1])[:]
+				h0 := uint64(w.v[av+1][0]) * (1 | 1<<32) // the high dword of lane 0 in both halves
+				for l := 0; l < lanes/2; l, e = l+4, e+4*st {
+					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + st)) | (lo[l+2] ^ (e + 2*st)) | (lo[l+3] ^ (e + 3*st)) |
 						(hi[l] ^ h0) | (hi[l+1] ^ h0) | (hi[l+2] ^ h0) | (hi[l+3] ^ h0)
 				}
 			}

@@ -239,9 +239,16 @@ func vop64Ops() {
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
 		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
-		for l := range dlos {
-			r := (uint64(los[l]) | uint64(his[l])<<32) << (s & 63) // s < 64 (shiftRows): no test for a larger shift
-			dlos[l], dhis[l] = uint32(r), uint32(r>>32)
+		s &= 63 // s < 64 (shiftRows): no test for a larger shift
+		for g := 0; g < lanes; g += 4 {
+			// [4]uint32 views: one bounds check per row and round, none per lane
+			dl, dh, l, h := (*[4]uint32)(dlos[g:]), (*[4]uint32)(dhis[g:]), (*[4]uint32)(los[g:]), (*[4]uint32)(his[g:])
+			r0 := (uint64(l[0]) | uint64(h[0])<<32) << s
+			r1 := (uint64(l[1]) | uint64(h[1])<<32) << s
+			r2 := (uint64(l[2]) | uint64(h[2])<<32) << s
+			r3 := (uint64(l[3]) | uint64(h[3])<<32) << s
+			dl[0], dh[0], dl[1], dh[1] = uint32(r0), uint32(r0>>32), uint32(r1), uint32(r1>>32)
+			dl[2], dh[2], dl[3], dh[3] = uint32(r2), uint32(r2>>32), uint32(r3), uint32(r3>>32)
 		}
 	}))
 	def(OpVLshrrevB64, shiftRows(v64k(tU32, tU64, 2, func(a, b, _ uint64) uint64 { return b >> (a & 63) }, func(d, a, b, _ *[lanes]uint64) {
@@ -639,8 +646,10 @@ func carryDense(w *wave, a, b lane32, dst *[lanes]uint32, ci, m uint64, sub bool
 
 // carryKern computes d = a + (b ^ x) + carry-in bit l of ci for all 64 lanes and returns the
 // carry-outs by lane. At least one of a and b is a register row; a constant is not broadcast.
-// Eight lanes per round with constant shifts: the carry mask is built without a variable shift
-// per lane.
+// Eight lanes per round with constant shifts, two lanes at a time: both results stored and their
+// carry-outs (bit 32 of each 64-bit sum, nothing above it) folded as lo + 2*hi (one LEA), the pairs
+// then as p01 + 4*p23 and q + 16*q': no variable shift per lane, and few sums live at once (eight
+// were spilled).
 func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
 	ds := d[:] // slices of the rows: one nil check each, not one per lane
 	if a.r != nil && b.r != nil {
@@ -648,17 +657,19 @@ func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
 		for g := 0; g < lanes; g += 8 {
 			r, q, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ks[g:]), (*[8]uint32)(ds[g:]) // one bounds check each
 			c := ci >> g
-			s0 := uint64(r[0]^x) + uint64(q[0]) + c&1
-			s1 := uint64(r[1]^x) + uint64(q[1]) + c>>1&1
-			s2 := uint64(r[2]^x) + uint64(q[2]) + c>>2&1
-			s3 := uint64(r[3]^x) + uint64(q[3]) + c>>3&1
-			s4 := uint64(r[4]^x) + uint64(q[4]) + c>>4&1
-			s5 := uint64(r[5]^x) + uint64(q[5]) + c>>5&1
-			s6 := uint64(r[6]^x) + uint64(q[6]) + c>>6&1
-			s7 := uint64(r[7]^x) + uint64(q[7]) + c>>7&1
-			o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
-			o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
-			co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+			s0, s1 := uint64(r[0]^x)+uint64(q[0])+c&1, uint64(r[1]^x)+uint64(q[1])+c>>1&1
+			o[0], o[1] = uint32(s0), uint32(s1)
+			p0 := s0>>32 + s1>>32*2
+			s2, s3 := uint64(r[2]^x)+uint64(q[2])+c>>2&1, uint64(r[3]^x)+uint64(q[3])+c>>3&1
+			o[2], o[3] = uint32(s2), uint32(s3)
+			p0 += (s2>>32 + s3>>32*2) * 4
+			s4, s5 := uint64(r[4]^x)+uint64(q[4])+c>>4&1, uint64(r[5]^x)+uint64(q[5])+c>>5&1
+			o[4], o[5] = uint32(s4), uint32(s5)
+			p1 := s4>>32 + s5>>32*2
+			s6, s7 := uint64(r[6]^x)+uint64(q[6])+c>>6&1, uint64(r[7]^x)+uint64(q[7])+c>>7&1
+			o[6], o[7] = uint32(s6), uint32(s7)
+			p1 += (s6>>32 + s7>>32*2) * 4
+			co |= (p0 + p1*16) << g
 		}
 		return co
 	}
@@ -673,28 +684,38 @@ func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
 	if ci == 0 { // no carry-in (v_add_co_u32 and the like): the same without its terms
 		for g := 0; g < lanes; g += 8 {
 			r, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ds[g:])
-			s0, s1, s2, s3 := uint64(r[0]^xr)+k, uint64(r[1]^xr)+k, uint64(r[2]^xr)+k, uint64(r[3]^xr)+k
-			s4, s5, s6, s7 := uint64(r[4]^xr)+k, uint64(r[5]^xr)+k, uint64(r[6]^xr)+k, uint64(r[7]^xr)+k
-			o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
-			o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
-			co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+			s0, s1 := uint64(r[0]^xr)+k, uint64(r[1]^xr)+k
+			o[0], o[1] = uint32(s0), uint32(s1)
+			p0 := s0>>32 + s1>>32*2
+			s2, s3 := uint64(r[2]^xr)+k, uint64(r[3]^xr)+k
+			o[2], o[3] = uint32(s2), uint32(s3)
+			p0 += (s2>>32 + s3>>32*2) * 4
+			s4, s5 := uint64(r[4]^xr)+k, uint64(r[5]^xr)+k
+			o[4], o[5] = uint32(s4), uint32(s5)
+			p1 := s4>>32 + s5>>32*2
+			s6, s7 := uint64(r[6]^xr)+k, uint64(r[7]^xr)+k
+			o[6], o[7] = uint32(s6), uint32(s7)
+			p1 += (s6>>32 + s7>>32*2) * 4
+			co |= (p0 + p1*16) << g
 		}
 		return co
 	}
 	for g := 0; g < lanes; g += 8 {
 		r, o := (*[8]uint32)(rs[g:]), (*[8]uint32)(ds[g:])
 		c := ci >> g
-		s0 := uint64(r[0]^xr) + k + c&1
-		s1 := uint64(r[1]^xr) + k + c>>1&1
-		s2 := uint64(r[2]^xr) + k + c>>2&1
-		s3 := uint64(r[3]^xr) + k + c>>3&1
-		s4 := uint64(r[4]^xr) + k + c>>4&1
-		s5 := uint64(r[5]^xr) + k + c>>5&1
-		s6 := uint64(r[6]^xr) + k + c>>6&1
-		s7 := uint64(r[7]^xr) + k + c>>7&1
-		o[0], o[1], o[2], o[3] = uint32(s0), uint32(s1), uint32(s2), uint32(s3)
-		o[4], o[5], o[6], o[7] = uint32(s4), uint32(s5), uint32(s6), uint32(s7)
-		co |= (s0>>32 | s1>>32<<1 | s2>>32<<2 | s3>>32<<3 | s4>>32<<4 | s5>>32<<5 | s6>>32<<6 | s7>>32<<7) << g
+		s0, s1 := uint64(r[0]^xr)+k+c&1, uint64(r[1]^xr)+k+c>>1&1
+		o[0], o[1] = uint32(s0), uint32(s1)
+		p0 := s0>>32 + s1>>32*2
+		s2, s3 := uint64(r[2]^xr)+k+c>>2&1, uint64(r[3]^xr)+k+c>>3&1
+		o[2], o[3] = uint32(s2), uint32(s3)
+		p0 += (s2>>32 + s3>>32*2) * 4
+		s4, s5 := uint64(r[4]^xr)+k+c>>4&1, uint64(r[5]^xr)+k+c>>5&1
+		o[4], o[5] = uint32(s4), uint32(s5)
+		p1 := s4>>32 + s5>>32*2
+		s6, s7 := uint64(r[6]^xr)+k+c>>6&1, uint64(r[7]^xr)+k+c>>7&1
+		o[6], o[7] = uint32(s6), uint32(s7)
+		p1 += (s6>>32 + s7>>32*2) * 4
+		co |= (p0 + p1*16) << g
 	}
 	return co
 }

@@ -195,11 +195,9 @@ func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign u
 	mirror := mask&2 | mask&1<<2 | mask>>2&1 // x ? y is y ?' x with less and greater swapped
 	switch {
 	case a.lo != nil && b.lo == nil && wide:
-		lt, gt := cmpPairConst(a.lo, a.hi, cmpKey(b.c, low, sign, signed), signed)
-		return cmpSelect(lt, gt, mask) & m
+		return cmpPairSelect(a.lo, a.hi, cmpKey(b.c, low, sign, signed), signed, mask) & m
 	case a.lo == nil && b.lo != nil && wide:
-		lt, gt := cmpPairConst(b.lo, b.hi, cmpKey(a.c, low, sign, signed), signed)
-		return cmpSelect(lt, gt, mirror) & m
+		return cmpPairSelect(b.lo, b.hi, cmpKey(a.c, low, sign, signed), signed, mirror) & m
 	case a.lo != nil && b.lo == nil:
 		cmpKeys(ka, a, wide, low, sign, signed)
 		lt, gt := cmpRowConst(ka, cmpKey(b.c, low, sign, signed))
@@ -243,6 +241,49 @@ func cmpRowConst(k *[lanes]uint64, y uint64) (lt, gt uint64) {
 		lt, gt = lt<<1|b2u(x < y), gt<<1|b2u(x > y)
 	}
 	return lt, gt
+}
+
+// cmpPairSelect is cmpSelect(cmpPairConst(lo, hi, y, signed), mask). The predicates other than
+// equal and not-equal need one of the two masks (less: lt; greater or equal: ^lt; greater: gt;
+// less or equal: ^gt), which cmpPairOne finds with one comparison per lane.
+func cmpPairSelect(lo, hi *[lanes]uint32, y uint64, signed bool, mask uint8) uint64 {
+	switch mask {
+	case 1:
+		return cmpPairOne(lo, hi, y, signed, false)
+	case 6:
+		return ^cmpPairOne(lo, hi, y, signed, false)
+	case 4:
+		return cmpPairOne(lo, hi, y, signed, true)
+	case 3:
+		return ^cmpPairOne(lo, hi, y, signed, true)
+	}
+	lt, gt := cmpPairConst(lo, hi, y, signed)
+	return cmpSelect(lt, gt, mask)
+}
+
+// cmpPairOne is cmpPairConst's lt (above: its gt) alone, eight lanes per round through [8]uint32
+// views (one bounds check per row and round), the higher lanes shifted in first.
+func cmpPairOne(lo, hi *[lanes]uint32, y uint64, signed, above bool) (r uint64) {
+	flip := uint64(0)
+	if signed {
+		flip = 1 << 63
+	}
+	los, his := lo[:], hi[:]
+	for g := lanes - 8; g >= 0; g -= 8 {
+		p, q := (*[8]uint32)(los[g:]), (*[8]uint32)(his[g:])
+		x0, x1 := (uint64(p[0])|uint64(q[0])<<32)^flip, (uint64(p[1])|uint64(q[1])<<32)^flip
+		x2, x3 := (uint64(p[2])|uint64(q[2])<<32)^flip, (uint64(p[3])|uint64(q[3])<<32)^flip
+		x4, x5 := (uint64(p[4])|uint64(q[4])<<32)^flip, (uint64(p[5])|uint64(q[5])<<32)^flip
+		x6, x7 := (uint64(p[6])|uint64(q[6])<<32)^flip, (uint64(p[7])|uint64(q[7])<<32)^flip
+		if above { // x > y
+			r = r<<8 | b2u(x7 > y)<<7 | b2u(x6 > y)<<6 | b2u(x5 > y)<<5 | b2u(x4 > y)<<4 |
+				b2u(x3 > y)<<3 | b2u(x2 > y)<<2 | b2u(x1 > y)<<1 | b2u(x0 > y)
+		} else {
+			r = r<<8 | b2u(x7 < y)<<7 | b2u(x6 < y)<<6 | b2u(x5 < y)<<5 | b2u(x4 < y)<<4 |
+				b2u(x3 < y)<<3 | b2u(x2 < y)<<2 | b2u(x1 < y)<<1 | b2u(x0 < y)
+		}
+	}
+	return r
 }
 
 // cmpPairConst is cmpRowConst of the 64-bit keys of a register pair (cmpKeys' wide case), read
