@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/kfdemu/kfdemu/internal/seccomp"
+	"github.com/kfdemu/kfdemu/kfd/abi"
 	"golang.org/x/sys/unix"
 )
 
@@ -224,7 +225,7 @@ func (sv *supervisor) answer(call *supCall, n *seccomp.Notif) {
 	}
 	cmd := uint32(n.Args[1])
 	c := &caller{tgid: tgid, d: s.dev}
-	arg := make([]byte, (cmd>>16)&0x3fff)
+	arg := make([]byte, abi.IOCSize(cmd))
 	if len(arg) == 0 || c.ReadMemory(n.Args[2], arg) != nil {
 		reply(syscall.EFAULT)
 		return

@@ -242,8 +242,8 @@ func getDmabufInfo(p *Process, c Caller, a *abi.GetDmabufInfoArgs) syscall.Errno
 	if len(p.d.sys.GPUs()) == 0 {
 		return syscall.EINVAL // no KFD device
 	}
-	if a.MetadataPtr != 0 && a.MetadataSize > 1<<20 {
-		return syscall.ENOMEM // kzalloc(args->metadata_size) of a size no BO's metadata reaches
+	if a.MetadataPtr != 0 && a.MetadataSize > 4<<20 {
+		return syscall.ENOMEM // kzalloc(args->metadata_size) above KMALLOC_MAX_SIZE (4 MiB on x86-64)
 	}
 	b, errno := dmabufOf(p.d, c, a.DmabufFD)
 	if errno != 0 {

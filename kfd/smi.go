@@ -2,6 +2,8 @@ package kfd
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +40,8 @@ type smiClient struct {
 	tgid   int
 	suser  bool
 	events atomic.Uint64
-	conn   *os.File // the driver's end
+	conn   *os.File        // the driver's end
+	raw    syscall.RawConn // conn's, for the nonblocking writes of smiEvent
 }
 
 // smiHub holds every client, by GPU.
@@ -77,11 +80,7 @@ func (d *Driver) smiEvent(gpu uint32, pid int, event uint, format string, args .
 				msg = msg[:abi.KFD_SMI_EVENT_MSG_SIZE-1] // snprintf into KFD_SMI_EVENT_MSG_SIZE
 			}
 		}
-		rc, err := c.conn.SyscallConn()
-		if err != nil {
-			continue
-		}
-		rc.Write(func(fd uintptr) bool {
+		c.raw.Write(func(fd uintptr) bool {
 			unix.Write(int(fd), msg) // nonblocking: a full socket drops the event, as a full kfifo does
 			return true
 		})
@@ -113,17 +112,22 @@ func smiEvents(p *Process, c Caller, a *abi.SMIEventsArgs) syscall.Errno {
 	}
 	mine, theirs := os.NewFile(uintptr(fds[0]), "smi"), os.NewFile(uintptr(fds[1]), "smi-client")
 	defer theirs.Close()
+	raw, err := mine.SyscallConn()
+	if err != nil {
+		mine.Close()
+		return syscall.ENOMEM
+	}
 	fd, err := in.InstallFile(theirs, false) // anon_inode_getfd(..., O_RDWR): no O_CLOEXEC
 	if err != nil {
 		mine.Close()
-		if err == ErrNoInstall {
+		if errors.Is(err, ErrNoInstall) {
 			p.d.log.Info("SMI_EVENTS refused: a FUSE reply cannot install an fd; run the client under kfdemu exec", "tgid", p.tgid)
 			return syscall.EOPNOTSUPP
 		}
 		p.d.log.Warn("SMI fd not installed", "tgid", p.tgid, "err", err)
 		return syscall.EMFILE
 	}
-	cl := &smiClient{gpu: a.GPUID, tgid: p.tgid, suser: capSysAdmin(p.tgid), conn: mine}
+	cl := &smiClient{gpu: a.GPUID, tgid: p.tgid, suser: capSysAdmin(p.tgid), conn: mine, raw: raw}
 	d := p.d
 	d.smi.mu.Lock()
 	if d.smi.clients == nil {
@@ -145,8 +149,7 @@ func (d *Driver) smiServe(c *smiClient) {
 		if _, err := io.ReadFull(c.conn, b[:]); err != nil {
 			break
 		}
-		c.events.Store(uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56)
+		c.events.Store(binary.LittleEndian.Uint64(b[:]))
 	}
 	d.smi.mu.Lock()
 	l := d.smi.clients[c.gpu]
