@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -41,7 +40,35 @@ type smiClient struct {
 	suser  bool
 	events atomic.Uint64
 	conn   *os.File        // the driver's end
-	raw    syscall.RawConn // conn's, for the nonblocking writes of smiEvent
+	raw    syscall.RawConn // conn's, for the nonblocking reads and writes
+
+	mu   sync.Mutex // guards the mask bytes read from conn: smiServe's and smiEvent's drains
+	part [8]byte    // a mask being written
+	n    int        // bytes of part received
+}
+
+// drain takes every mask byte the client has written so far (a nonblocking read of fd, conn's
+// descriptor) and reports whether the client's end is closed. smiEvent drains before it looks at
+// the mask, so a mask written before the event is emitted applies to it, as amdkfd's
+// kfd_smi_ev_write sets client->events before the write returns.
+func (c *smiClient) drain(fd int) (closed bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		k, err := unix.Read(fd, c.part[c.n:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return false, err
+		case err != nil || k == 0:
+			return true, err
+		}
+		if c.n += k; c.n == len(c.part) {
+			c.events.Store(binary.LittleEndian.Uint64(c.part[:]))
+			c.n = 0
+		}
+	}
 }
 
 // smiHub holds every client, by GPU.
@@ -71,6 +98,7 @@ func (d *Driver) smiEvent(gpu uint32, pid int, event uint, format string, args .
 	d.smi.mu.Unlock()
 	var msg []byte
 	for _, c := range clients {
+		c.raw.Control(func(fd uintptr) { c.drain(int(fd)) })
 		if !c.enabled(pid, event) {
 			continue
 		}
@@ -144,13 +172,10 @@ func smiEvents(p *Process, c Caller, a *abi.SMIEventsArgs) syscall.Errno {
 // smiServe takes the masks the client writes (kfd_smi_ev_write: the first 8 bytes of a write) and
 // drops the client when every fd of its end is closed.
 func (d *Driver) smiServe(c *smiClient) {
-	var b [8]byte
-	for {
-		if _, err := io.ReadFull(c.conn, b[:]); err != nil {
-			break
-		}
-		c.events.Store(binary.LittleEndian.Uint64(b[:]))
-	}
+	c.raw.Read(func(fd uintptr) bool {
+		closed, _ := c.drain(int(fd))
+		return closed // false: the poller waits until the client writes or closes
+	})
 	d.smi.mu.Lock()
 	l := d.smi.clients[c.gpu]
 	for i, x := range l {
