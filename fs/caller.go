@@ -15,7 +15,11 @@ type caller struct {
 	d    *devDir
 	intr <-chan struct{} // the request's FUSE_INTERRUPT (go-fuse closes fuse.Context.Cancel)
 	sup  *supCall        // set when the request is the supervisor's on the client's behalf (supervise.go)
+	ret  int32           // a positive syscall result (kfd.Returner)
 }
+
+// SetReturn implements kfd.Returner: the ioctl returns n instead of 0 when it succeeds.
+func (c *caller) SetReturn(n int32) { c.ret = n }
 
 func (c *caller) Interrupted() <-chan struct{} { return c.intr }
 

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"encoding/binary"
+	"os"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -96,7 +97,8 @@ func TestConformanceThroughMount(t *testing.T) {
 		{"EXPORT_DMABUF no such BO", abi.AMDKFD_IOC_EXPORT_DMABUF, &abi.ExportDmabufArgs{Handle: h + 99}, syscall.EINVAL},
 		{"RUNTIME_ENABLE", abi.AMDKFD_IOC_RUNTIME_ENABLE, &abi.RuntimeEnableArgs{ModeMask: 1}, 0},
 		{"RUNTIME_ENABLE twice", abi.AMDKFD_IOC_RUNTIME_ENABLE, &abi.RuntimeEnableArgs{ModeMask: 1}, syscall.EBUSY},
-		{"DBG_TRAP bad op", abi.AMDKFD_IOC_DBG_TRAP, &abi.DbgTrapArgs{Op: 99}, syscall.EINVAL},
+		{"DBG_TRAP of pid 0", abi.AMDKFD_IOC_DBG_TRAP, &abi.DbgTrapArgs{Op: 99}, syscall.ESRCH},
+		{"DBG_TRAP not enabled", abi.AMDKFD_IOC_DBG_TRAP, &abi.DbgTrapArgs{Pid: uint32(os.Getpid()), Op: abi.KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT}, syscall.EINVAL},
 	}
 	seen := map[uint32]bool{}
 	for _, tc := range cases {

@@ -400,11 +400,15 @@ func (h *devHandle) Ioctl(ctx context.Context, cmd uint32, arg uint64, input []b
 	}
 	buf := make([]byte, max(len(input), len(output)))
 	copy(buf, input)
-	errno := h.f.Ioctl(&caller{tgid: tgid, d: h.d, intr: ctx.Done(), sup: sup}, cmd, buf)
+	c := &caller{tgid: tgid, d: h.d, intr: ctx.Done(), sup: sup}
+	errno := h.f.Ioctl(c, cmd, buf)
 	if co, ok := h.f.(kfd.CopyOuter); ok && errno != 0 && !co.CopiesOut(cmd) {
 		return 0, errno // refused before any copy: the argument stays as the caller left it
 	}
 	copy(output, buf)
+	if errno == 0 {
+		return c.ret, 0
+	}
 	return -int32(errno), 0
 }
 

@@ -71,7 +71,7 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error 
 		Suspendable:        true, // a preemption saves the waves in place (CWSR)
 		GroupDone:          e.q.groupOnCU,
 		// s_sendmsg(MSG_INTERRUPT): the SQ interrupt's 24 data bits go to kfd_signal_event_interrupt.
-		Interrupt: func(i shader.Interrupt) { e.q.p.SignalEventInterrupt(i.Data, 24) },
+		Interrupt: e.q.sqInterrupt,
 		Engine:    e.q.engine(),
 	}
 	for d := aql.Dimensions(pkt.Setup); d < 3; d++ { // unused dimensions are 1
@@ -94,6 +94,7 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error 
 func (e *aqlEngine) QueueError(_ *cp.Queue, err error) {
 	q := e.q
 	q.fail(err)
+	q.waveExceptionToRuntime(err)
 	var fault *shader.Fault
 	var fe *cp.FaultError
 	switch {

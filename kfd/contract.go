@@ -33,6 +33,12 @@ type Caller interface {
 	Interrupted() <-chan struct{}
 }
 
+// Returner is a Caller that can give the syscall a positive result (DBG_TRAP's SUSPEND_QUEUES and
+// RESUME_QUEUES return the number of queues they changed).
+type Returner interface {
+	SetReturn(n int32)
+}
+
 // Sentinel errors of Caller implementations.
 var (
 	ErrFault = errors.New("kfd: bad address in client memory") // -> EFAULT

@@ -38,6 +38,9 @@
 // and which ACQUIRE_VM adopts. Teardown closes the files' GEM state (jobs stopped, objects unmapped
 // and freed) before the VMs and memfds go.
 //
+// Debugger (debug.go): DBG_TRAP works on the target's Process.mu alone, never holding the
+// debugger's and the target's together; a debugger's teardown takes its targets' one at a time.
+//
 // Lock order: the dma-buf table's and the SMI clients' mutexes (Driver.dmabuf.mu, Driver.smi.mu)
 // are leaves, taken under Process.mu or the SVM manager's lock and holding nothing else (a
 // dma-buf's last Put frees its memory after dropping its mutex). A render file's drm locks

@@ -33,6 +33,9 @@ type Driver struct {
 
 	mu    sync.Mutex
 	procs map[int]*Process // by tgid
+	// watchIDs are each device's allocated address watch points (dev->alloc_watch_ids, debug.go).
+	watchIDs map[uint32]uint8
+	queueSeq uint64 // creation order of queues (pqm->queues order, debug.go)
 	// vramUsed is the VRAM allocated per GPU by all processes (amdgpu_amdkfd_reserve_mem_limit).
 	vramUsed map[uint32]uint64
 	// gttUsed is the GTT allocated per GPU; meters are the GPUs' busy meters (activity.go).

@@ -265,6 +265,21 @@ func (p *Process) raiseMemoryException(gpuID uint32, err error, va uint64, write
 	}
 	p.d.log.Warn("GPU memory fault", "tgid", p.tgid, "gpu", gpuID, "va", hexVA(f.VA), "access", f.Access.String(), "kind", f.Kind.String())
 	p.d.smiVMFault(gpuID, p.tgid)
+	// kfd_set_dbg_ev_from_interrupt: a debugger subscribed to EC_DEVICE_MEMORY_VIOLATION holds the
+	// fault (it may forward it with SEND_RUNTIME_EVENT); otherwise the runtime's events get it.
+	p.mu.Lock()
+	held := p.dbgRaiseLocked(abi.KFD_EC_MASK(abi.EC_DEVICE_MEMORY_VIOLATION), p.pdds[gpuID], 0, &d)
+	p.mu.Unlock()
+	if held {
+		p.d.log.Info("GPU memory fault held for the debugger", "tgid", p.tgid)
+		return
+	}
+	p.signalMemoryException(d)
+}
+
+// signalMemoryException is kfd_signal_vm_fault_event's delivery: every MEMORY event of the
+// process gets the data and is set.
+func (p *Process) signalMemoryException(d abi.HSAMemoryExceptionData) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, ev := range p.events {

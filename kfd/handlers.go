@@ -15,13 +15,15 @@ import (
 // of its clients' munmaps (SetMMNotifier), which SVM ranges must follow as amdkfd's MMU notifiers
 // make them; without them MinorGPUVM (the 1.2 GPUVM interface) keeps libhsakmt's SVM off.
 //
-// 1.12 is the highest minor whose additions the emulator serves as amdkfd does: 1.10's SMI
+// 1.12 is the highest minor reported, whose additions the emulator serves as amdkfd does: 1.10's SMI
 // profiler events (smi.go), 1.11's GPU_ALWAYS_MAPPED SVM flag (package svm) and 1.12's
 // EXPORT_DMABUF (dmabuf.go). SMI_EVENTS, EXPORT_DMABUF and the render node's PRIME export return a
 // new fd, which only a client under kfdemu exec receives (its seccomp supervisor installs it,
 // fs/supervise.go); through a plain mount they answer EOPNOTSUPP (README, deviations). The CRIU
-// ioctl (1.7) answers with amdkfd's errno for the unsupported case (docs/ioctls.md). 1.13 adds the
-// debugger (DBG_TRAP, RUNTIME_ENABLE), not modelled.
+// ioctl (1.7) answers with amdkfd's errno for the unsupported case (docs/ioctls.md). 1.13 is the
+// debugger (DBG_TRAP, RUNTIME_ENABLE: debug.go), implemented and answered at every version; the
+// number stays at 12 because at 13 ROCr 6.2.4 reports queue exceptions through the runtime-enable
+// path, which the shared ROCr build (PC_SAMPLING_SUPPORT=OFF) cannot link (docs/kfdtest.md).
 const (
 	MinorGPUVM = 2
 	MinorSVM   = 12
@@ -246,6 +248,7 @@ func setTrapHandler(p *Process, c Caller, a *abi.SetTrapHandlerArgs) syscall.Err
 		return errno
 	}
 	pd.tba, pd.tma = a.TBAAddr, a.TMAAddr
+	pd.updateTrap()
 	return 0
 }
 
@@ -286,24 +289,6 @@ func setXnackMode(p *Process, c Caller, a *abi.SetXnackModeArgs) syscall.Errno {
 	return 0
 }
 
-func runtimeEnable(p *Process, c Caller, a *abi.RuntimeEnableArgs) syscall.Errno {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if a.ModeMask&abi.KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK == 0 {
-		p.runtimeEnabled = false
-		return 0
-	}
-	if p.runtimeEnabled {
-		return syscall.EBUSY
-	}
-	if len(p.queues) > 0 {
-		return syscall.EEXIST
-	}
-	p.runtimeEnabled = true
-	a.CapabilitiesMask = 0
-	return 0
-}
-
 func availableMemory(p *Process, c Caller, a *abi.GetAvailableMemoryArgs) syscall.Errno {
 	p.mu.Lock()
 	pd := p.pdds[a.GPUID]
@@ -316,18 +301,6 @@ func availableMemory(p *Process, c Caller, a *abi.GetAvailableMemoryArgs) syscal
 	p.d.mu.Unlock()
 	a.Available = pd.node.VRAMSize() - min(used, pd.node.VRAMSize())
 	return 0
-}
-
-// smiEvents would return a new anonymous fd; FUSE cannot install an fd in the caller, so the
-// emulator refuses with EOPNOTSUPP (documented in docs/ioctls.md).
-
-// dbgTrap: the debugger interface (1.13+) is not modelled; invalid ops get EINVAL as
-// kfd_ioctl_set_debug_trap's default case, valid ones EPERM (no debug support on this device).
-func dbgTrap(p *Process, c Caller, a *abi.DbgTrapArgs) syscall.Errno {
-	if a.Op > abi.KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT {
-		return syscall.EINVAL
-	}
-	return syscall.EPERM
 }
 
 // deprecated: the pre-1.13 debugger ioctls now return -EPERM (kfd_ioctl_dbg_*_deprecated).

@@ -53,7 +53,7 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 		// COMPUTE_DISPATCH_SCRATCH_BASE (the CP divides it among the waves it launches).
 		ScratchSize: uint64(cs.TmpRingSize&0xfff) * uint64(cs.TmpRingSize>>12&0x1fff) << 10,
 		Apertures:   shader.Apertures{SharedBase: ldsApertureBase, PrivateBase: scratchApertureBase},
-		GroupDone:   e.q.groupOnCU, Engine: e.q.engine(),
+		GroupDone:   e.q.groupOnCU, Engine: e.q.engine(), Interrupt: e.q.sqInterrupt,
 		// Context save and restore across a preemption, as for AQL dispatches (sched.go).
 		Kill: e.q.pre.killChan(), Suspendable: true,
 	}

@@ -84,5 +84,15 @@ func (d *Driver) shaderDevice(gpuID uint32) *shader.Device {
 // and, while it holds them, its process's GWS on that GPU.
 func (q *queue) engine() shader.Engine {
 	return shader.Engine{Device: q.p.d.shaderDevice(q.pd.gpuID), CUs: *q.cus.Load(), Ports: q.ports, GWS: q.gws.Load(),
-		Owner: q.p.pasid}
+		Owner: q.p.pasid, Doorbell: q.doorbellID, Trap: q.pd.trap.Load()}
+}
+
+// sqInterrupt is an SQ interrupt of one of the queue's waves (s_sendmsg(MSG_INTERRUPT)): sent
+// from the trap handler it is the debugger's when it takes it (kfd_int_process_v9's
+// kfd_set_dbg_ev_from_interrupt), otherwise its 24 data bits go to kfd_signal_event_interrupt.
+func (q *queue) sqInterrupt(i shader.Interrupt) {
+	if i.Priv && q.p.dbgInterrupt(q.pd, i.Data) {
+		return
+	}
+	q.p.SignalEventInterrupt(i.Data, 24)
 }

@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kfdemu/kfdemu/doorbell"
@@ -27,23 +28,24 @@ type Process struct {
 	// render backs every render node the process opens (VRAM/GTT BOs, GEM objects): one memfd for
 	// all its GPUs, so a BO's mmap offset is valid through any of its render files (libhsakmt 6.2.4
 	// maps every GPU's BOs through the one fd libdrm keeps, see acquireVM). nil until first used.
-	render         *space
-	pdds           map[uint32]*pdd // gpu_id -> per-device data
-	bos            map[uint64]*bo
-	boIdx          boIndex           // bos by GPU VA (boindex.go)
-	nextIDR        map[uint32]uint32 // gpu_id -> next BO idr id
-	events         map[uint32]*event
-	queues         map[uint32]*queue
-	evt            eventState
-	runtimeEnabled bool
-	xnack          bool
-	evicted        bool                     // queues evicted (EvictQueues) until RestoreQueues
-	evictedAt      time.Time                // when they were
-	evictedFor     time.Duration            // evict_duration_counter: summed at each restore
-	svm            *svm.Manager             // the SVM range list (svms); its callbacks run under Process.mu
-	svmPDDs        []*pdd                   // the devices in svm gpu-index order (topology order)
-	mm             *mmnotify.Watch          // the client's munmaps (nil without a notifier); see cpuUnmapped
-	renderFiles    map[*renderFile]struct{} // open render-node files (their GEM state goes at teardown)
+	render      *space
+	pdds        map[uint32]*pdd // gpu_id -> per-device data
+	bos         map[uint64]*bo
+	boIdx       boIndex           // bos by GPU VA (boindex.go)
+	nextIDR     map[uint32]uint32 // gpu_id -> next BO idr id
+	events      map[uint32]*event
+	queues      map[uint32]*queue
+	evt         eventState
+	dbg         debugState    // the debugger interface (debug.go)
+	gone        chan struct{} // closed at teardown
+	xnack       bool
+	evicted     bool                     // queues evicted (EvictQueues) until RestoreQueues
+	evictedAt   time.Time                // when they were
+	evictedFor  time.Duration            // evict_duration_counter: summed at each restore
+	svm         *svm.Manager             // the SVM range list (svms); its callbacks run under Process.mu
+	svmPDDs     []*pdd                   // the devices in svm gpu-index order (topology order)
+	mm          *mmnotify.Watch          // the client's munmaps (nil without a notifier); see cpuUnmapped
+	renderFiles map[*renderFile]struct{} // open render-node files (their GEM state goes at teardown)
 }
 
 // pdd is kfd_process_device: what a process has on one GPU.
@@ -59,6 +61,11 @@ type pdd struct {
 	drmMinor  uint32            // render node whose VM was acquired
 	scratchVA uint64
 	tba, tma  uint64
+	debugTrap bool // the first-level trap handler's debug flag (TMA word 2): set while debugged
+	// trap is the second-level handler dispatches enter (shader.Engine.Trap): tba/tma while
+	// debugTrap, else nil; written under Process.mu, read by the engines without it.
+	trap      atomic.Pointer[shader.TrapHandler]
+	dbg       pddDebug // the debugger's state of the device (debug.go)
 	policySet bool
 	// The process's doorbell slice on this GPU in the kfd space, once allocated.
 	doorbellOff int64
@@ -73,7 +80,8 @@ type pdd struct {
 func newProcess(d *Driver, tgid int) (*Process, error) {
 	p := &Process{d: d, tgid: tgid, pdds: map[uint32]*pdd{},
 		bos: map[uint64]*bo{}, nextIDR: map[uint32]uint32{}, events: map[uint32]*event{},
-		queues: map[uint32]*queue{}, renderFiles: map[*renderFile]struct{}{}}
+		queues: map[uint32]*queue{}, renderFiles: map[*renderFile]struct{}{}, gone: make(chan struct{})}
+	p.dbg.ack = make(chan struct{}, 64)
 	id, err := d.pasid.Alloc(p)
 	if err != nil {
 		return nil, err
@@ -140,12 +148,14 @@ func (p *Process) renderSpace() (*space, error) {
 // teardown releases everything the process holds (kfd_process_wq_release): queues first, then
 // events, memory, memfds and the PASID.
 func (p *Process) teardown() {
+	p.dbgTeardown()
 	p.mu.Lock()
 	if p.dead {
 		p.mu.Unlock()
 		return
 	}
 	p.dead = true
+	close(p.gone)
 	if p.mm != nil {
 		p.mm.Stop()
 	}
@@ -191,4 +201,14 @@ func (p *Process) teardown() {
 	p.kfdSpace.close()
 	p.mu.Unlock()
 	p.d.pasid.Free(p.pasid)
+}
+
+// updateTrap publishes the second-level trap handler the device's dispatches enter; under
+// Process.mu.
+func (pd *pdd) updateTrap() {
+	if pd.debugTrap && pd.tba != 0 {
+		pd.trap.Store(&shader.TrapHandler{TBA: pd.tba, TMA: pd.tma})
+	} else {
+		pd.trap.Store(nil)
+	}
 }

@@ -55,6 +55,10 @@ type queue struct {
 	sdmaQueue  uint32   // SDMA queues: the queue index on its engine
 	sdmaHeld   bool     // the engine/queue pair is taken in Driver.sdmaUsed
 	cuMask     []uint32 // SET_CU_MASK as given
+	seq        uint64   // creation order (Driver.queueSeq)
+	// The debugger's state of the queue, under Process.mu: exception_status and is_suspended.
+	excStatus uint64
+	suspended bool
 	// cus are the CUs the queue's work-groups go to (the mask's bits below the node's CU count;
 	// all CUs without a mask), and cuGroups counts the work-groups each CU ran.
 	cus      atomic.Pointer[[]int]
@@ -294,6 +298,9 @@ func createQueue(p *Process, c Caller, out *abi.CreateQueueArgs) syscall.Errno {
 		p.mu.Unlock()
 		return syscall.EINVAL
 	}
+	p.mu.Lock()
+	p.dbgRaiseLocked(abi.KFD_EC_MASK(abi.EC_QUEUE_NEW), q.pd, q.id, nil) // kfd_ioctl_create_queue
+	p.mu.Unlock()
 	return 0
 }
 
@@ -370,6 +377,10 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, out *abi.CreateQueueA
 	bell.Store(doorbellIdle)
 	q.bell = p.d.bells.Watch(bell, q.kick)
 	p.queues[id] = q
+	p.d.mu.Lock()
+	p.d.queueSeq++
+	q.seq = p.d.queueSeq
+	p.d.mu.Unlock()
 	a.QueueID = id
 	// Doorbell offset: the slice's mmap offset in dev/kfd plus the doorbell's byte offset (SOC15:
 	// doorbell id * 8); libhsakmt maps "offset & ~(slice-1)" and adds "offset & (slice-1)".
@@ -507,6 +518,7 @@ func destroyQueue(p *Process, c Caller, a *abi.DestroyQueueArgs) syscall.Errno {
 	q.stop() // preempt first: wait until the processor has stopped
 	p.mu.Lock()
 	q.release()
+	p.dbgRaiseLocked(abi.KFD_EC_MASK(abi.EC_DEVICE_QUEUE_DELETE), q.pd, 0, nil) // destroy_queue_cpsch
 	p.mu.Unlock()
 	return 0
 }

@@ -62,6 +62,10 @@ type DispatchParams struct {
 type Engine struct {
 	// Device is the GPU (nil: a small default device of 8 CUs).
 	Device *Device
+	// Doorbell is the queue's doorbell id, what s_sendmsg(MSG_GET_DOORBELL) returns.
+	Doorbell uint32
+	// Trap, if not nil, is the process's second-level trap handler, entered by s_trap (trap.go).
+	Trap *TrapHandler
 	// CUs are the CUs the queue's CU mask allows (nil: all).
 	CUs []int
 	// Ports, if not nil, lends each running work-group its own window on the memory; without it
@@ -226,6 +230,8 @@ type launch struct {
 	groupDone           func(uint64, int)
 	interrupt           func(Interrupt)
 	owner               uint32 // Engine.Owner
+	doorbell            uint32 // Engine.Doorbell
+	trap                *TrapHandler
 }
 
 // Dispatch runs a kernel to completion, its work-groups concurrently on the Engine's CUs (workgroup.go).
@@ -262,7 +268,7 @@ func (p *DispatchParams) launch(kd KernelDescriptor) (launch, error) {
 	l := launch{pgm: uint64(int64(p.KernelObject) + kd.KernelCodeEntryOffset), rsrc1: kd.RSRC1, rsrc2: kd.RSRC2,
 		rsrc3: kd.RSRC3, wg: p.WorkgroupSize, scratchBase: p.ScratchBase, scratchSize: p.ScratchSize, waveScratch: p.ScratchWaveBytes,
 		ap: p.Apertures, start: p.StartGroup, maxSteps: p.MaxWaveInstructions, kill: p.Kill, suspendable: p.Suspendable,
-		groupDone: p.GroupDone, interrupt: p.Interrupt, owner: p.Owner}
+		groupDone: p.GroupDone, interrupt: p.Interrupt, owner: p.Owner, doorbell: p.Doorbell, trap: p.Trap}
 	if kd.Flags>>10&1 != 0 && !kd.V2 {
 		return l, fmt.Errorf("%w: wave32 descriptor on gfx90a", ErrBadDispatch)
 	}
@@ -337,7 +343,7 @@ func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	l := launch{pgm: r.PgmAddr, rsrc1: r.RSRC1, rsrc2: r.RSRC2, rsrc3: r.RSRC3, user: r.UserData, wg: r.WorkgroupSize,
 		scratchBase: r.ScratchBase, scratchSize: r.ScratchSize, ap: r.Apertures, start: r.StartGroup,
 		maxSteps: r.MaxWaveInstructions, kill: r.Kill, suspendable: r.Suspendable, groupDone: r.GroupDone, interrupt: r.Interrupt,
-		owner: r.Owner}
+		owner: r.Owner, doorbell: r.Doorbell, trap: r.Trap}
 	for i := 0; i < 3; i++ {
 		l.grid[i] = uint64(r.NumGroups[i]) * uint64(r.WorkgroupSize[i])
 	}

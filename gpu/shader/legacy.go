@@ -33,6 +33,7 @@ type Interrupt struct {
 	PC   uint64 // address of the s_sendmsg
 	Wave int    // wave index in the work-group
 	Data uint32 // M0[23:0]
+	Priv bool   // sent from the trap handler (SQ_INTERRUPT_WORD_WAVE_CTXID.PRIV)
 }
 
 // cubeAxis is the major axis of the cube-map coordinate (x, y, z) as the V_CUBE* pseudo-code picks it:
@@ -227,10 +228,9 @@ func legacySaluOps() {
 		return nil
 	})
 	// S_RFE_B64 / S_RFE_RESTORE_B64: return from exception, PRIV = 0, PC = S0 (the restore form also sets
-	// the instruction ATC bit from S1[0], not modelled: addresses are not translated differently). There is no
-	// trap handler in this model (s_trap ends the dispatch, TrapError), so a wave is never inside one; the
-	// instruction is executed as its pseudo-code says, a jump to S0.
-	rfe := func(w *wave, in *Inst) error { w.pc = w.s64(in, fSrc0) - uint64(in.Size); return nil }
+	// the instruction ATC bit from S1[0], not modelled: addresses are not translated differently). A wave is
+	// in a trap handler only when its process has a second-level one and is debugged (trap.go).
+	rfe := func(w *wave, in *Inst) error { w.priv = false; w.pc = w.s64(in, fSrc0) - uint64(in.Size); return nil }
 	def(OpSRfeB64, rfe)
 	def(OpSRfeRestoreB64, rfe)
 	// S_SETHALT: HALT = SIMM16[0]. 0 is a no-op; 1 would stop the wave until a debugger resumed it.
@@ -372,7 +372,9 @@ func (w *wave) fork(in *Inst, mask, target uint64) error {
 // Message ids of S_SENDMSG SIMM16[3:0] (LLVM SIDefines.h SendMsg, GFX9).
 const (
 	msgInterrupt = 1
-	msgSysMsg    = 15
+	// msgGetDoorbell is MSG_GET_DOORBELL (gfx9 SQ message 10).
+	msgGetDoorbell = 10
+	msgSysMsg      = 15
 )
 
 var msgNames = map[uint16]string{1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE",
@@ -390,8 +392,14 @@ func (w *wave) sendmsg(in *Inst) error {
 		d := w.d
 		atomic.AddUint64(&d.stats.Interrupts, 1)
 		if d.l.interrupt != nil {
-			d.l.interrupt(Interrupt{PC: w.pc, Wave: w.id, Data: w.s[opM0] & 0xffffff})
+			d.l.interrupt(Interrupt{PC: w.pc, Wave: w.id, Data: w.s[opM0] & 0xffffff, Priv: w.priv})
 		}
+		return nil
+	}
+	if id == msgGetDoorbell {
+		// MSG_GET_DOORBELL (gfx9): EXEC_LO gets the queue's doorbell id, its bit 31 clear when the
+		// message has returned (cwsr_trap_gfx9.asm and ROCr's trap handler poll that bit).
+		w.s[opExecLo] = w.d.l.doorbell & 0x3ff
 		return nil
 	}
 	n, ok := msgNames[id]

@@ -433,6 +433,10 @@ func sopkOps() {
 			v = uint32(w.d.l.ap.SharedBase>>48)<<16 | uint32(w.d.l.ap.PrivateBase>>48&0xffff)
 		case 4: // HW_REG_HW_ID: wave id in bits 3:0
 			v = uint32(w.id & 0xf)
+		case 2: // HW_REG_STATUS: PRIV[5], EXECZ[9], VCCZ[10]
+			v = w.status()
+		case 3, 7: // HW_REG_TRAPSTS, HW_REG_IB_STS: no exception, no XNACK replay in this model
+			v = 0
 		default:
 			return fmt.Errorf("%w: s_getreg of hwreg %d", ErrUnimplemented, id)
 		}
@@ -447,6 +451,9 @@ func sopkOps() {
 	// s_setreg: only HW_REG_MODE is writable here (rounding and denormal modes, round.go and v32).
 	setreg := func(w *wave, in *Inst, v uint32) error {
 		id, off, size := in.Imm&0x3f, in.Imm>>6&0x1f, in.Imm>>11&0x1f+1
+		if w.priv && (id == 2 || id == 7) {
+			return nil // the trap handler restoring STATUS and IB_STS: nothing of them is writable state here
+		}
 		if id != 1 {
 			return fmt.Errorf("%w: s_setreg of hwreg %d", ErrUnimplemented, id)
 		}
@@ -504,6 +511,10 @@ func soppOps() {
 	// halts the wave and puts the queue into the error state.
 	def(OpSTrap, func(w *wave, in *Inst) error {
 		code := uint8(in.Imm)
+		if w.d.l.trap != nil && code != 0 {
+			w.enterTrap(code)
+			return nil
+		}
 		if code == 3 {
 			return nil
 		}

@@ -98,6 +98,7 @@ type wave struct {
 	done  bool
 	bar   bool // waiting at s_barrier
 	yield bool // s_sleep: the wave's turn ends
+	priv  bool // STATUS.PRIV: in the trap handler (trap.go)
 	// block, if not nil, stalls the wave until it is closed (a GWS semaphore or barrier); gw is
 	// its waiter entry.
 	block <-chan struct{}
