@@ -391,3 +391,33 @@ func TestDebugTrapNeedsPtrace(t *testing.T) {
 		t.Fatalf("a process not traced: %v", errno)
 	}
 }
+
+// FuzzDebugTrap: any DBG_TRAP operation and union from a debugger attached to itself is answered
+// without a panic, a hang or a leak (the debugger's fd is always the test's pipe: a fuzzed fd
+// number would be a dup of one of the fuzzing engine's own files).
+func FuzzDebugTrap(f *testing.F) {
+	f.Add(uint32(abi.KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT), make([]byte, 24))
+	f.Add(uint32(abi.KFD_IOC_DBG_TRAP_SUSPEND_QUEUES), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0, 0, 2, 0, 0, 0})
+	f.Add(uint32(abi.KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0, 0, 9, 0, 0, 0, 120})
+	f.Fuzz(func(t *testing.T, op uint32, union []byte) {
+		e := newDbgEnv(t)
+		if errno := e.runtime(abi.KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK); errno != 0 {
+			t.Fatal(errno)
+		}
+		e.enable(^uint64(0))
+		a := abi.DbgTrapArgs{Pid: uint32(os.Getpid()), Op: op % 20}
+		copy(a.Union[:], union)
+		if a.Op == abi.KFD_IOC_DBG_TRAP_ENABLE {
+			binaryPutU32(a.Union[20:], uint32(e.w.Fd()))
+		}
+		buf := make([]byte, 32)
+		encode(buf, &a)
+		e.f.Ioctl(e.dc, abi.AMDKFD_IOC_DBG_TRAP, buf)
+		e.dbg(abi.KFD_IOC_DBG_TRAP_DISABLE, nil)
+		e.d.ProcessExited(os.Getpid())
+	})
+}
+
+func binaryPutU32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
