@@ -97,3 +97,16 @@ func (c *caller) RenderNode(fd int) (uint32, int, error) {
 }
 
 func asErrno(err error, e *syscall.Errno) bool { return errors.As(err, e) }
+
+// OnMount implements kfd.MountChecker: f is a file of this mount (a device file the daemon itself
+// serves).
+func (c *caller) OnMount(f *os.File) bool {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var st unix.Stat_t
+	var serr error
+	raw.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) })
+	return serr == nil && st.Dev == c.d.s.devNum()
+}

@@ -39,6 +39,12 @@ type Returner interface {
 	SetReturn(n int32)
 }
 
+// MountChecker is a Caller that can tell whether a file it handed over (GetFD) is one of the
+// mount's own files, which the daemon must not write to while it serves a request.
+type MountChecker interface {
+	OnMount(f *os.File) bool
+}
+
 // Sentinel errors of Caller implementations.
 var (
 	ErrFault = errors.New("kfd: bad address in client memory") // -> EFAULT

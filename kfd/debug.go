@@ -78,7 +78,10 @@ func (p *Process) dbgNotifyLocked() {
 	}
 	if raw, err := p.dbg.ev.SyscallConn(); err == nil {
 		raw.Write(func(fd uintptr) bool {
-			unix.Write(int(fd), []byte{'.'})
+			// kernel_write(file, ".", 1, &pos) with pos 0: at offset 0 of a seekable file.
+			if _, err := unix.Pwrite(int(fd), []byte{'.'}, 0); err == unix.ESPIPE {
+				unix.Write(int(fd), []byte{'.'})
+			}
 			return true
 		})
 	}
@@ -507,6 +510,12 @@ func dbgEnable(p, target *Process, c Caller, e *abi.DbgTrapEnableArgs) syscall.E
 			return syscall.ESRCH
 		}
 		return syscall.EALREADY
+	}
+	if mc, ok := c.(MountChecker); ok && mc.OnMount(f) {
+		// A file of this mount (libhsakmt's hsaKmtDbgEnable passes the kfd fd itself): amdkfd's
+		// kernel_write to /dev/kfd fails silently, and the daemon is not to write to its own files.
+		f.Close()
+		f = nil
 	}
 	target.dbg.ev = f
 	if target.dbg.rt.RuntimeState == abi.DEBUG_RUNTIME_STATE_ENABLED {
