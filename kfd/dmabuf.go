@@ -50,6 +50,8 @@ type DmaBuf struct {
 	size   uint64
 	pa     uint64 // physical segment
 	mem    []byte // the daemon's mapping
+	sp     *space // the memfd holding mem (a process's render-node backing) and its offset there:
+	off    int64  // an import into the same backing can be mmapped at off
 	meta   func() []byte
 	free   func() // releases the memory, its segment and its accounting
 
@@ -159,7 +161,7 @@ func (p *Process) exportBO(b *bo) *DmaBuf {
 	d := p.d
 	b.dmabuf = d.newDmaBuf(&DmaBuf{
 		gpu: b.gpu, vram: flags&allocVRAM != 0, gpuMem: true, public: flags&abi.KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0,
-		size: size, pa: pa, mem: mem, meta: func() []byte { return nil },
+		size: size, pa: pa, mem: mem, sp: sp, off: off, meta: func() []byte { return nil },
 		free: func() {
 			if err := d.phys.Free(pa); err != nil {
 				d.log.Error("dma-buf segment lost", "err", err)

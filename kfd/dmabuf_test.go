@@ -366,3 +366,68 @@ func FuzzDmaBufIoctls(f *testing.F) {
 		}
 	})
 }
+
+// TestGEMVAOfKFDExport is 1.15's use (ROCr's virtual memory API): a KFD BO exported as a dma-buf,
+// imported on the render node (PRIME_FD_TO_HANDLE: the BO itself, GEM_MMAP at its mmap offset)
+// and mapped a second time in the compute VM with GEM_VA; the dma-buf lives until the handle, the
+// fd and the BO are all gone.
+func TestGEMVAOfKFDExport(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const va, alias, size = 0x20000000, 0x30000000, 8192
+	a := abi.AllocMemoryOfGPUArgs{VAAddr: va, Size: size, GPUID: e.gpu, Flags: allocVRAM | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
+		t.Fatal(errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	pattern := bytes.Repeat([]byte{0x12, 0x34, 0x56, 0x78}, size/4)
+	copy(p.bos[a.Handle].mem, pattern)
+	c := newFDCaller(e.c, e.d)
+	do := func(f File, cmd uint32, v any) syscall.Errno {
+		buf := make([]byte, abi.IOCSize(cmd))
+		encode(buf, v)
+		errno := f.Ioctl(c, cmd, buf)
+		decode(buf, v)
+		return errno
+	}
+	ex := abi.ExportDmabufArgs{Handle: a.Handle, Flags: unix.O_CLOEXEC}
+	if errno := do(e.f, abi.AMDKFD_IOC_EXPORT_DMABUF, &ex); errno != 0 {
+		t.Fatal(errno)
+	}
+	n := e.sys.NodeByGPUID(e.gpu)
+	rf, err := e.d.OpenRender(n.RenderMinor(), e.c.tgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Release()
+	ph := abi.DRMPrimeHandle{FD: int32(ex.DmabufFD)}
+	if errno := do(rf, abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, &ph); errno != 0 || ph.Handle == 0 {
+		t.Fatalf("PRIME_FD_TO_HANDLE: %v %+v", errno, ph)
+	}
+	mm := abi.DRMAmdgpuGemMmap{Handle: ph.Handle}
+	if errno := do(rf, abi.DRM_IOCTL_AMDGPU_GEM_MMAP, &mm); errno != 0 || uint64(mm.Handle)|uint64(mm.Pad)<<32 != uint64(p.bos[a.Handle].off) {
+		t.Fatalf("GEM_MMAP of the import: %v %+v, BO offset %#x", errno, mm, p.bos[a.Handle].off)
+	}
+	gva := abi.DRMAmdgpuGemVA{Handle: ph.Handle, Operation: abi.AMDGPU_VA_OP_MAP, Flags: abi.AMDGPU_VM_PAGE_READABLE | abi.AMDGPU_VM_PAGE_WRITEABLE,
+		VAAddress: alias, MapSize: size}
+	if errno := do(rf, abi.DRM_IOCTL_AMDGPU_GEM_VA, &gva); errno != 0 {
+		t.Fatalf("GEM_VA: %v", errno)
+	}
+	got := make([]byte, size)
+	if err := p.port(p.pdds[e.gpu]).Read(alias, got); err != nil || !bytes.Equal(got, pattern) {
+		t.Fatalf("the alias in the compute VM: %v, %x...", err, got[:8])
+	}
+	if errno := do(rf, abi.DRM_IOCTL_GEM_CLOSE, &abi.DRMGemClose{Handle: ph.Handle}); errno != 0 {
+		t.Fatal(errno)
+	}
+	c.close(int(ex.DmabufFD))
+	if errno := e.do(abi.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &abi.UnmapMemoryFromGPUArgs{Handle: a.Handle}); errno != 0 && errno != syscall.EINVAL {
+		t.Fatal(errno)
+	}
+	if errno := e.do(abi.AMDKFD_IOC_FREE_MEMORY_OF_GPU, &abi.FreeMemoryOfGPUArgs{Handle: a.Handle}); errno != 0 {
+		t.Fatal(errno)
+	}
+	if e.d.DmaBufs() != 0 {
+		t.Fatal("the dma-buf outlived the BO, its fd and its import")
+	}
+}

@@ -265,7 +265,7 @@ func (b *gemBackend) ExportFD(m drm.Memory, buf *drm.Buffer, ex drm.Export) (int
 			gpu: b.pd.gpuID, vram: ex.Preferred&abi.AMDGPU_GEM_DOMAIN_VRAM != 0,
 			gpuMem: ex.Preferred&(abi.AMDGPU_GEM_DOMAIN_VRAM|abi.AMDGPU_GEM_DOMAIN_GTT) != 0 && pa != 0,
 			public: ex.Flags&abi.AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED != 0,
-			size:   size, pa: pa, mem: mem, meta: ex.Meta,
+			size:   size, pa: pa, mem: mem, sp: sp, off: off, meta: ex.Meta,
 			free: func() {
 				if pa != 0 {
 					if err := d.phys.Free(pa); err != nil {
@@ -286,4 +286,46 @@ func (b *gemBackend) ExportFD(m drm.Memory, buf *drm.Buffer, ex drm.Export) (int
 	}
 	fd, errno := installDmaBuf(d, c, db, ex.CloExec)
 	return int32(fd), errno
+}
+
+// ImportFD implements drm.Backend (PRIME_FD_TO_HANDLE): an object of this device whose memory is
+// the dma-buf's. amdgpu_gem_prime_import takes a dma-buf of the same device as its own BO (VRAM
+// or GTT as it was placed) and one of another device as a GTT BO over its pages. Its mmap offset
+// is the dma-buf's in this process's render-node backing; memory of another process's backing
+// cannot be mapped through this node (GEM_MMAP EPERM, README deviations).
+func (b *gemBackend) ImportFD(m drm.Memory, fd int32) (*drm.Buffer, uint64, syscall.Errno) {
+	c, ok := m.(Caller)
+	if !ok {
+		return nil, 0, syscall.EINVAL
+	}
+	db, errno := dmabufOf(b.p.d, c, uint32(fd))
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	dom := uint32(abi.AMDGPU_GEM_DOMAIN_GTT)
+	switch {
+	case db.pa == 0:
+		dom = abi.AMDGPU_GEM_DOMAIN_CPU
+	case db.vram && db.gpu == b.pd.gpuID:
+		dom = abi.AMDGPU_GEM_DOMAIN_VRAM
+	}
+	g := &gemBuf{pa: db.pa, mem: db.mem, dom: dom, dmabuf: db, off: -1}
+	buf := &drm.Buffer{Domain: dom, Size: db.size, Mem: db.mem, Priv: g}
+	if db.sp != nil && db.sp == b.sp {
+		g.off, buf.Offset = db.off, uint64(db.off)
+	} else {
+		buf.NoMmap = true
+	}
+	return buf, db.id, 0
+}
+
+// BufferKey implements drm.Backend: the id of the buffer's dma-buf.
+func (b *gemBackend) BufferKey(buf *drm.Buffer) uint64 {
+	g := buf.Priv.(*gemBuf)
+	b.p.mu.Lock()
+	defer b.p.mu.Unlock()
+	if g.dmabuf == nil {
+		return 0
+	}
+	return g.dmabuf.id
 }

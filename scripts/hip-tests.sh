@@ -8,7 +8,7 @@
 #   sh scripts/hip-tests.sh NAME...       only these (file names without .hip)
 #   sh scripts/hip-tests.sh --rocr LIBDIR [--expected|NAME...]
 #                                         the same programs on another HSA runtime: LIBDIR holds its
-#                                         libhsa-runtime64.so.1 (ROCr 6.2.4 from ../shared/rocr/build.sh),
+#                                         libhsa-runtime64.so.1 (ROCr 6.2.4 from scripts/build-rocr.sh),
 #                                         put first on LD_LIBRARY_PATH; --expected reads
 #                                         tests/hip/expected-pass-rocr-6.2.4
 #

@@ -39,14 +39,15 @@ sh scripts/hip-tests.sh --expected
 
 step HIP corpus on ROCr 6.2.4, expected-pass programs '(scripts/hip-tests.sh --rocr ... --expected)'
 # The modern HSA runtime (ROCr 6.2.4 on libhsakmt 6.2.4) as a drop-in for Debian's 5.2.3 one, built
-# once per machine by ../shared/rocr/build.sh (it installs clang-19 and friends; about 12 minutes on
-# 2 cores); the same binaries, run with it first on LD_LIBRARY_PATH. Needs ../shared.
+# once per machine by scripts/build-rocr.sh from ../shared/rocr's source (with PC sampling compiled
+# in; it installs clang-19 and friends; about 5 minutes on 2 cores); the same binaries, run with it
+# first on LD_LIBRARY_PATH. Needs ../shared.
 rocr_out=${KFDTEST_OUT:-/var/tmp/kfdtest}
-if [ -r ../shared/rocr/build.sh ]; then
-	bash ../shared/rocr/build.sh "$rocr_out" >/dev/null
-	sh scripts/hip-tests.sh --rocr "$rocr_out/rocr-6.2.4/lib" --expected
+if [ -r ../shared/rocr/rocr-6.2.4.tar.gz ]; then
+	bash scripts/build-rocr.sh "$rocr_out" >/dev/null
+	sh scripts/hip-tests.sh --rocr "$rocr_out/rocr-6.2.4-pcs/lib" --expected
 else
-	echo "skipping: ../shared/rocr/build.sh is absent (a lone clone), so there is no ROCr 6.2.4 to run on"
+	echo "skipping: ../shared/rocr is absent (a lone clone), so there is no ROCr 6.2.4 to run on"
 fi
 
 step go test -race, the concurrent work-group tests of gpu/shader

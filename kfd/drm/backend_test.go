@@ -22,6 +22,8 @@ type fakeBackend struct {
 	pm4             []IB            // COMPUTE IBs RunPM4 was given
 	exports         []Export        // ExportFD's calls
 	exportErrno     syscall.Errno   // what ExportFD returns (0: fd 100+n)
+	exported        []*Buffer       // the buffer of fd 100+n (n from 1)
+	keys            map[*Buffer]uint64
 }
 
 type page struct {
@@ -127,7 +129,37 @@ func (fb *fakeBackend) ExportFD(m Memory, b *Buffer, ex Export) (int32, syscall.
 	if fb.exportErrno != 0 {
 		return 0, fb.exportErrno
 	}
-	return int32(100 + len(fb.exports)), 0
+	fb.exported = append(fb.exported, b)
+	fd := int32(100 + len(fb.exports))
+	if fb.keys == nil {
+		fb.keys = map[*Buffer]uint64{}
+	}
+	if fb.keys[b] == 0 {
+		fb.keys[b] = uint64(fd)
+	}
+	return fd, 0
+}
+
+// ImportFD: fd 100+n is the nth export; the import is a new buffer over the same bytes.
+func (fb *fakeBackend) ImportFD(m Memory, fd int32) (*Buffer, uint64, syscall.Errno) {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	n := int(fd) - 100
+	if n < 1 || n > len(fb.exported) {
+		return nil, 0, syscall.EINVAL
+	}
+	src := fb.exported[n-1]
+	b := &Buffer{Domain: src.Domain, Size: src.Size, Offset: src.Offset, Mem: src.Mem}
+	fb.live[b] = true
+	key := fb.keys[src]
+	fb.keys[b] = key
+	return b, key, 0
+}
+
+func (fb *fakeBackend) BufferKey(b *Buffer) uint64 {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	return fb.keys[b]
 }
 
 func (fb *fakeBackend) counts() (live, mapped int) {

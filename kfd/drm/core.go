@@ -120,7 +120,7 @@ var coreIoctls = func() [0xD1]ioctlDesc {
 	put(raw(abi.DRM_IOCTL_GEM_FLINK, flagAuth, nil))
 	put(raw(abi.DRM_IOCTL_GEM_OPEN, flagAuth, nil))
 	put(def(abi.DRM_IOCTL_PRIME_HANDLE_TO_FD, flagRenderAllow, (*File).primeHandleToFD))
-	put(raw(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, flagRenderAllow, primeFDToHandle))
+	put(def(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, flagRenderAllow, (*File).primeFDToHandle))
 	put(raw(abi.DRM_IOCTL_CRTC_GET_SEQUENCE, 0, nil))
 	put(raw(abi.DRM_IOCTL_CRTC_QUEUE_SEQUENCE, 0, nil))
 	// The KMS ioctls 0xA0-0xBE: none is DRM_RENDER_ALLOW.
@@ -322,10 +322,5 @@ func (d *Device) getCap(m Memory, c *abi.DRMGetCap) syscall.Errno {
 	}
 	return errno
 }
-
-// primeFDToHandle: the node cannot import dma-bufs (a FUSE server cannot take a dma-buf from a
-// client fd); dma_buf_get's EINVAL ("not a dma-buf this device can use") is returned for every fd.
-// Deviation: an fd that is not open would get EBADF from the kernel.
-func primeFDToHandle(*File, Memory, []byte) syscall.Errno { return syscall.EINVAL }
 
 func noSyncobj(*File, Memory, []byte) syscall.Errno { return syscall.EOPNOTSUPP }

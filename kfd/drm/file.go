@@ -43,6 +43,13 @@ type Backend interface {
 	// export; from then on it owns the buffer's memory, and Free drops the object's reference to
 	// it) installed as a new fd of the caller m. EOPNOTSUPP when m cannot receive fds.
 	ExportFD(m Memory, b *Buffer, ex Export) (fd int32, errno syscall.Errno)
+	// ImportFD is amdgpu_gem_prime_import of the dma-buf the client's fd names: a buffer of this
+	// device sharing its memory, holding a reference to it until Free, and the dma-buf's identity
+	// (one dma-buf is one object of a file, imported or exported). EBADF for an fd that is not open,
+	// EINVAL for one that is not a dma-buf of this device (dma_buf_get, amdgpu_dmabuf_ops).
+	ImportFD(m Memory, fd int32) (b *Buffer, key uint64, errno syscall.Errno)
+	// BufferKey is the identity of b's dma-buf, 0 if it was never exported.
+	BufferKey(b *Buffer) uint64
 }
 
 // Export describes a GEM object to Backend.ExportFD.
@@ -73,6 +80,9 @@ type Buffer struct {
 	Offset uint64 // mmap offset on the render node
 	Mem    []byte // the daemon's mapping of its pages
 	Priv   any    // the Backend's
+	// NoMmap: the pages are not in this node's backing (an import of another process's dma-buf),
+	// so GEM_MMAP cannot give an offset for them.
+	NoMmap bool
 }
 
 // Backend errors.

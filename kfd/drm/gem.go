@@ -220,6 +220,9 @@ func (f *File) gemMmap(m Memory, a *abi.DRMAmdgpuGemMmap) syscall.Errno {
 	if bo.flags&abi.AMDGPU_GEM_CREATE_NO_CPU_ACCESS != 0 {
 		return f.reject(m, syscall.EPERM, "GEM_MMAP: object created with NO_CPU_ACCESS", "handle", h)
 	}
+	if bo.buf.NoMmap {
+		return f.reject(m, syscall.EPERM, "GEM_MMAP: an import of another process's dma-buf cannot be mapped through this node (kfdemu deviation)", "handle", h)
+	}
 	asOut(a, abi.DRMAmdgpuGemMmapOut{AddrPtr: bo.buf.Offset})
 	return 0
 }
@@ -345,6 +348,62 @@ func (f *File) primeHandleToFD(m Memory, h *abi.DRMPrimeHandle) syscall.Errno {
 		return f.reject(m, errno, "PRIME_HANDLE_TO_FD: export failed", "handle", h.Handle)
 	}
 	h.FD = fd
+	return 0
+}
+
+// primeFDToHandle is drm_gem_prime_fd_to_handle with amdgpu_gem_prime_import: the dma-buf of the
+// client's fd becomes a GEM object of the file, the one the file already has for it when it
+// exported or imported it before (drm_prime_lookup_buf_handle), else a new handle to an object
+// that shares the dma-buf's memory. A dma-buf this device exported is its own BO (KFD's
+// EXPORT_DMABUF included: 1.15's GEM_VA of KFD memory in the compute VM maps it).
+func (f *File) primeFDToHandle(m Memory, h *abi.DRMPrimeHandle) syscall.Errno {
+	if f.be == nil {
+		return f.reject(m, syscall.EINVAL, "PRIME_FD_TO_HANDLE: no memory behind this node")
+	}
+	buf, key, errno := f.be.ImportFD(m, h.FD)
+	if errno != 0 {
+		return f.reject(m, errno, "PRIME_FD_TO_HANDLE: not a dma-buf of this device", "fd", h.FD)
+	}
+	// The file's objects, their keys computed without File.mu (the backend takes Process.mu).
+	f.mu.Lock()
+	type cand struct {
+		h  uint32
+		bo *gemBO
+	}
+	var cands []cand
+	if f.usable() {
+		for id, bo := range f.bos.m {
+			cands = append(cands, cand{id, bo.get()})
+		}
+	}
+	f.mu.Unlock()
+	found, have := uint32(0), false
+	for _, c := range cands {
+		if !have && c.bo.buf != nil && f.be.BufferKey(c.bo.buf) == key {
+			found, have = c.h, true
+		}
+		c.bo.put(f)
+	}
+	if have {
+		f.be.Free(buf)
+		h.Handle = found
+		return 0
+	}
+	bo := &gemBO{buf: buf, size: buf.Size, preferred: buf.Domain, allowed: buf.Domain}
+	bo.refs.Store(1)
+	f.mu.Lock()
+	var id uint32
+	ok := f.usable()
+	if ok {
+		id, ok = f.bos.alloc(bo)
+	}
+	f.mu.Unlock()
+	if !ok {
+		bo.put(f)
+		return f.reject(m, syscall.ENOSPC, "PRIME_FD_TO_HANDLE: no handle")
+	}
+	h.Handle = id
+	f.log.Debug("render node: dma-buf imported", "handle", id, "size", buf.Size, "domain", hex(uint64(buf.Domain)))
 	return 0
 }
 

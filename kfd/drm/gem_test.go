@@ -684,3 +684,55 @@ func TestCSCompute(t *testing.T) {
 		t.Errorf("WAIT_CS of a failed PM4 job: %v", errno)
 	}
 }
+
+// TestPrimeImport: PRIME_FD_TO_HANDLE of a dma-buf the file exported gives the object's own handle
+// (drm_prime_lookup_buf_handle); another dma-buf gets a new handle to an object over its memory,
+// which GEM_VA maps and GEM_CLOSE releases; an fd that is no dma-buf of the device is EINVAL.
+func TestPrimeImport(t *testing.T) {
+	e := newGemEnv(t)
+	h := e.mustCreate(8192, abi.AMDGPU_GEM_DOMAIN_GTT)
+	out, errno := e.io(abi.DRM_IOCTL_PRIME_HANDLE_TO_FD, abi.DRMPrimeHandle{Handle: h, Flags: abi.DRM_CLOEXEC})
+	fd := int32(le32(out, 8))
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	out, errno = e.io(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, abi.DRMPrimeHandle{FD: fd})
+	if errno != 0 || le32(out, 0) != h {
+		t.Fatalf("import of its own export: %v handle %d, want %d", errno, le32(out, 0), h)
+	}
+	// A second file imports it as a new object of its own.
+	e2 := newGemEnvOn(t, e.fb)
+	out, errno = e2.io(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, abi.DRMPrimeHandle{FD: fd})
+	h2 := le32(out, 0)
+	if errno != 0 || h2 == 0 {
+		t.Fatalf("import in another file: %v %d", errno, h2)
+	}
+	if out, errno := e2.io(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, abi.DRMPrimeHandle{FD: fd}); errno != 0 || le32(out, 0) != h2 {
+		t.Fatalf("second import: %v %d, want %d", errno, le32(out, 0), h2)
+	}
+	if in := e2.info(h2); in.BOSize != 8192 || in.Domains != abi.AMDGPU_GEM_DOMAIN_GTT {
+		t.Errorf("imported object %+v", in)
+	}
+	if errno := e2.va(abi.AMDGPU_VA_OP_MAP, h2, 0x200000000, 0, 8192, rwx); errno != 0 {
+		t.Fatalf("GEM_VA of the import: %v", errno)
+	}
+	if _, errno := e2.io(abi.DRM_IOCTL_PRIME_FD_TO_HANDLE, abi.DRMPrimeHandle{FD: 3}); errno != syscall.EINVAL {
+		t.Errorf("an fd that is no dma-buf: %v", errno)
+	}
+	live, _ := e.fb.counts()
+	if _, errno := e2.io(abi.DRM_IOCTL_GEM_CLOSE, abi.DRMGemClose{Handle: h2}); errno != 0 {
+		t.Fatal(errno)
+	}
+	if l, _ := e.fb.counts(); l != live-1 {
+		t.Errorf("live buffers %d after closing the import, want %d", l, live-1)
+	}
+}
+
+// newGemEnvOn opens a second file over fb (another client of the same backend); it is closed
+// before the first one's checks.
+func newGemEnvOn(t testing.TB, fb *fakeBackend) *gemEnv {
+	e := &gemEnv{t: t, fb: fb, m: &fakeMem{base: 0x10000, buf: make([]byte, 1<<20), tgid: 4243}}
+	e.f = NewFile(mi210(t), fb, nil)
+	t.Cleanup(e.f.Close)
+	return e
+}
