@@ -8,25 +8,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// GET_VERSION minors (kfd_ioctl.h's version history). libhsakmt and kfdtest gate on the number:
-// SVM (1.5), AVAILABLE_MEMORY (1.9), the SMI profiler events (1.10), the context-save area as an
-// SVM range (1.11), EXPORT_DMABUF (1.12), runtime enable and the debugger (1.13), extended event
-// data (1.14), contiguous VRAM and PC sampling (1.16). MinorSVM is reported when the driver learns
+// GET_VERSION minors (kfd_ioctl.h's version history). libhsakmt, ROCr and kfdtest gate on the
+// number: SVM (1.5), AVAILABLE_MEMORY (1.9), the SMI profiler events (1.10), the context-save area
+// as an SVM range (1.11), EXPORT_DMABUF (1.12), runtime enable and the debugger (1.13), the event
+// age of kfd_event_data (1.14), ROCr's virtual memory API over GEM_VA in the compute VM (1.15),
+// contiguous VRAM and libhsakmt's PC sampling (1.16). MinorSVM is reported when the driver learns
 // of its clients' munmaps (SetMMNotifier), which SVM ranges must follow as amdkfd's MMU notifiers
 // make them; without them MinorGPUVM (the 1.2 GPUVM interface) keeps libhsakmt's SVM off.
 //
-// 1.12 is the highest minor reported, whose additions the emulator serves as amdkfd does: 1.10's SMI
-// profiler events (smi.go), 1.11's GPU_ALWAYS_MAPPED SVM flag (package svm) and 1.12's
-// EXPORT_DMABUF (dmabuf.go). SMI_EVENTS, EXPORT_DMABUF and the render node's PRIME export return a
-// new fd, which only a client under kfdemu exec receives (its seccomp supervisor installs it,
+// 1.18 (kfd_ioctl.h: "Rename pad in set_memory_policy_args to misc_process_flag") is reported,
+// and every addition up to it is served as amdkfd does: 1.10's SMI profiler events (smi.go),
+// 1.11's GPU_ALWAYS_MAPPED SVM flag (package svm), 1.12's EXPORT_DMABUF (dmabuf.go), 1.13's
+// debugger (debug.go), 1.14's event age (events.go), 1.15's import of KFD dma-bufs on the render
+// node for GEM_VA (package drm, gem.go), 1.16's contiguous VRAM flag (every BO is one physical
+// segment), 1.17's SDMA_BY_ENG_ID queues and 1.18's misc_process_flag (SET_MEMORY_POLICY; its one
+// flag is gfx950's). SMI_EVENTS, EXPORT_DMABUF and the render node's PRIME export return a new fd,
+// which only a client under kfdemu exec receives (its seccomp supervisor installs it,
 // fs/supervise.go); through a plain mount they answer EOPNOTSUPP (README, deviations). The CRIU
-// ioctl (1.7) answers with amdkfd's errno for the unsupported case (docs/ioctls.md). 1.13 is the
-// debugger (DBG_TRAP, RUNTIME_ENABLE: debug.go), implemented and answered at every version; the
-// number stays at 12 because at 13 ROCr 6.2.4 reports queue exceptions through the runtime-enable
-// path, which the shared ROCr build (PC_SAMPLING_SUPPORT=OFF) cannot link (docs/kfdtest.md).
+// ioctl (1.7) answers with amdkfd's errno for the unsupported case (docs/ioctls.md). PC sampling
+// (AMDKFD_IOC_PC_SAMPLE, 0x85) is an ioctl of AMD's out-of-tree driver, not upstream's: ENOTTY, as
+// upstream answers it.
 const (
 	MinorGPUVM = 2
-	MinorSVM   = 12
+	MinorSVM   = 18
 )
 
 func getVersion(p *Process, c Caller, a *abi.GetVersionArgs) syscall.Errno {
