@@ -28,11 +28,11 @@ import (
 // The model is the aldebaran (GC 9.4.2) one the profiles' MI210 node describes: per-VMID debug
 // registers, four address watch points per device, precise memory operations
 // (KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP) and the nine launch-override exception bits of
-// kgd_aldebaran_validate_trap_override_request (no trap on wave start or end). A watch point and
-// the launch override are kept and reported as amdkfd does; the shader model does not raise
-// address-watch or math-exception traps from them (docs/ioctls.md). A trap a wave takes with s_trap
-// while its process is debug-enabled runs the process's second-level trap handler (gpu/shader),
-// whose s_sendmsg(MSG_INTERRUPT) from privileged mode reaches dbgInterrupt.
+// kgd_aldebaran_validate_trap_override_request (no trap on wave start or end). While a process is
+// debugged, s_trap and, with the launch override's address-watch bit, an access its watch points
+// match (FLAT, GLOBAL, MUBUF) run its second-level trap handler (gpu/shader/trap.go), whose
+// s_sendmsg(MSG_INTERRUPT) from privileged mode reaches dbgInterrupt. The override's math-exception
+// bits are kept and reported; the shader model raises no math exceptions.
 
 // maxWatchPoints is MAX_WATCH_ADDRESSES: watch points per device, shared by every process.
 const maxWatchPoints = 4
@@ -642,6 +642,7 @@ func (p *Process) setLaunchOverride(e *abi.DbgTrapSetWaveLaunchOverrideArgs) sys
 		prev := pd.dbg.override
 		pd.dbg.override = (e.EnableMask&request | prev&^request) & 0x1ff // SPI_GDBG_PER_VMID_CNTL.EXCP_EN
 		pd.dbg.replace = e.OverrideMode == abi.KFD_DBG_TRAP_OVERRIDE_REPLACE
+		pd.updateTrap()
 		e.EnableMask = prev
 	}
 	return 0
@@ -778,6 +779,7 @@ func (p *Process) setWatch(e *abi.DbgTrapSetNodeAddressWatchArgs) syscall.Errno 
 		return syscall.ENOMEM
 	}
 	pd.dbg.watch[id] = watchPoint{used: true, addr: e.Address, mask: e.Mask, mode: e.Mode}
+	pd.updateTrap()
 	e.ID = uint32(id)
 	return 0
 }
@@ -794,6 +796,7 @@ func (p *Process) clearWatch(gpuID, id uint32) syscall.Errno {
 		return syscall.EINVAL
 	}
 	pd.dbg.watch[id] = watchPoint{}
+	pd.updateTrap()
 	p.d.freeWatch(gpuID, int(id))
 	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kfdemu/kfdemu/doorbell"
 	"github.com/kfdemu/kfdemu/gpu/cp"
 	"github.com/kfdemu/kfdemu/gpu/shader"
+	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/kfd/svm"
 	"github.com/kfdemu/kfdemu/mmnotify"
 	"github.com/kfdemu/kfdemu/mmu"
@@ -62,8 +63,9 @@ type pdd struct {
 	scratchVA uint64
 	tba, tma  uint64
 	debugTrap bool // the first-level trap handler's debug flag (TMA word 2): set while debugged
-	// trap is the second-level handler dispatches enter (shader.Engine.Trap): tba/tma while
-	// debugTrap, else nil; written under Process.mu, read by the engines without it.
+	// trap is the trap handling dispatches get (shader.Engine.Trap): the second-level handler
+	// (tba/tma, 0 when none is set) while debugTrap, else nil; written under Process.mu, read by
+	// the engines without it.
 	trap      atomic.Pointer[shader.TrapHandler]
 	dbg       pddDebug // the debugger's state of the device (debug.go)
 	policySet bool
@@ -206,9 +208,23 @@ func (p *Process) teardown() {
 // updateTrap publishes the second-level trap handler the device's dispatches enter; under
 // Process.mu.
 func (pd *pdd) updateTrap() {
-	if pd.debugTrap && pd.tba != 0 {
-		pd.trap.Store(&shader.TrapHandler{TBA: pd.tba, TMA: pd.tma})
-	} else {
+	if !pd.debugTrap {
 		pd.trap.Store(nil)
+		return
 	}
+	t := &shader.TrapHandler{TBA: pd.tba, TMA: pd.tma}
+	if pd.dbg.override&abi.KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH != 0 {
+		for id, wp := range pd.dbg.watch {
+			if wp.used {
+				if t.Watch == nil {
+					t.Watch = make([]shader.Watch, maxWatchPoints)
+					for i := range t.Watch {
+						t.Watch[i].Mode = shader.WatchOff
+					}
+				}
+				t.Watch[id] = shader.Watch{Addr: wp.addr, Mask: wp.mask, Mode: wp.mode}
+			}
+		}
+	}
+	pd.trap.Store(t)
 }

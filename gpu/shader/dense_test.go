@@ -501,7 +501,7 @@ func TestGlobalBatchFullMatchesLaneByLane(t *testing.T) {
 		}
 		m.Write(base, init)
 		m.Write(base+1<<32, init)
-		w := &wave{v: make([][lanes]uint32, 16), g: &group{mem: m}}
+		w := &wave{v: make([][lanes]uint32, 16), g: &group{mem: m}, d: &dispatch{}}
 		b := uint64(base)
 		w.s[0], w.s[1] = uint32(b), uint32(b>>32)
 		for l := 0; l < lanes; l++ {

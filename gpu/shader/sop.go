@@ -435,7 +435,9 @@ func sopkOps() {
 			v = uint32(w.id & 0xf)
 		case 2: // HW_REG_STATUS: PRIV[5], EXECZ[9], VCCZ[10]
 			v = w.status()
-		case 3, 7: // HW_REG_TRAPSTS, HW_REG_IB_STS: no exception, no XNACK replay in this model
+		case 3: // HW_REG_TRAPSTS: the exception that entered the trap handler (address watch only)
+			v = w.trapsts
+		case 7: // HW_REG_IB_STS: no XNACK replay in this model
 			v = 0
 		default:
 			return fmt.Errorf("%w: s_getreg of hwreg %d", ErrUnimplemented, id)
@@ -511,8 +513,12 @@ func soppOps() {
 	// halts the wave and puts the queue into the error state.
 	def(OpSTrap, func(w *wave, in *Inst) error {
 		code := uint8(in.Imm)
-		if w.d.l.trap != nil && code != 0 {
-			w.enterTrap(code)
+		if t := w.d.l.trap; t != nil && code != 0 {
+			if t.TBA == 0 {
+				return nil // cwsr_trap_gfx9.asm without a second level (L_TRAP_CASE): past the s_trap
+			}
+			w.trapsts = 0
+			w.enterTrap(code, w.pc, in.Size)
 			return nil
 		}
 		if code == 3 {

@@ -375,6 +375,25 @@ func vmemExec(name string) execFn {
 	if !ok {
 		return nil
 	}
+	inner := vmemAccess(m)
+	// Address watch (trap.go): with watch points set for a debugged process, the lanes' addresses
+	// are compared before the access, and a hit traps once it has completed.
+	return func(w *wave, in *Inst) error {
+		t := w.d.l.trap
+		if t == nil || len(t.Watch) == 0 {
+			return inner(w, in)
+		}
+		hit := w.watchHits(in, m)
+		err := inner(w, in)
+		if err == nil && hit != 0 {
+			w.watchTrap(in, hit)
+		}
+		return err
+	}
+}
+
+// vmemAccess is the routine of one FLAT, GLOBAL, SCRATCH or MUBUF memory operation.
+func vmemAccess(m memOp) execFn {
 	return func(w *wave, in *Inst) error {
 		if in.Lds {
 			return fmt.Errorf("%w: lds modifier", ErrUnimplemented)

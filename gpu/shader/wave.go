@@ -99,6 +99,9 @@ type wave struct {
 	bar   bool // waiting at s_barrier
 	yield bool // s_sleep: the wave's turn ends
 	priv  bool // STATUS.PRIV: in the trap handler (trap.go)
+	// trapsts is SQ_WAVE_TRAPSTS as the model keeps it: the address-watch exception bits of the
+	// last trap (trap.go).
+	trapsts uint32
 	// block, if not nil, stalls the wave until it is closed (a GWS semaphore or barrier); gw is
 	// its waiter entry.
 	block <-chan struct{}
