@@ -35,6 +35,7 @@ type dbgEnv struct {
 	*env
 	dc   *dbgCaller
 	r, w *os.File
+	wfd  int // w's descriptor (os.File.Fd would make the pipe blocking)
 }
 
 func newDbgEnv(t *testing.T) *dbgEnv {
@@ -43,9 +44,12 @@ func newDbgEnv(t *testing.T) *dbgEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unix.SetNonblock(int(r.Fd()), true)
 	t.Cleanup(func() { r.Close(); w.Close() })
-	return &dbgEnv{env: e, dc: &dbgCaller{fakeCaller: e.c}, r: r, w: w}
+	de := &dbgEnv{env: e, dc: &dbgCaller{fakeCaller: e.c}, r: r, w: w}
+	if raw, err := w.SyscallConn(); err == nil {
+		raw.Control(func(fd uintptr) { de.wfd = int(fd) })
+	}
+	return de
 }
 
 func (e *dbgEnv) dbg(op uint32, v any) (syscall.Errno, *abi.DbgTrapArgs) {
@@ -70,17 +74,20 @@ func (e *dbgEnv) runtime(mode uint32) syscall.Errno {
 	return e.f.Ioctl(e.dc, abi.AMDKFD_IOC_RUNTIME_ENABLE, buf)
 }
 
-// events reads what the debugger's file holds.
+// events reads what the debugger's file holds (nonblocking: os.File.Fd would make it blocking).
 func (e *dbgEnv) events() int {
 	b := make([]byte, 64)
-	n, _ := unix.Read(int(e.r.Fd()), b)
+	n := 0
+	if raw, err := e.r.SyscallConn(); err == nil {
+		raw.Control(func(fd uintptr) { n, _ = unix.Read(int(fd), b) })
+	}
 	return max(n, 0)
 }
 
 func (e *dbgEnv) enable(mask uint64) abi.RuntimeInfo {
 	e.t.Helper()
 	rinfo := e.c.base + 0x800
-	en := abi.DbgTrapEnableArgs{ExceptionMask: mask, RInfoPtr: rinfo, RInfoSize: 16, DbgFD: uint32(e.w.Fd())}
+	en := abi.DbgTrapEnableArgs{ExceptionMask: mask, RInfoPtr: rinfo, RInfoSize: 16, DbgFD: uint32(e.wfd)}
 	if errno, _ := e.dbg(abi.KFD_IOC_DBG_TRAP_ENABLE, &en); errno != 0 || en.RInfoSize != 16 {
 		e.t.Fatalf("ENABLE: %v, rinfo_size %d", errno, en.RInfoSize)
 	}
@@ -117,7 +124,7 @@ func TestDebugTrapSelf(t *testing.T) {
 	if ri := e.enable(all); ri.RuntimeState != abi.DEBUG_RUNTIME_STATE_ENABLED || ri.TTMPSetup != 1 || ri.RDebug != 0x1234 {
 		t.Fatalf("runtime info %+v", ri)
 	}
-	en := abi.DbgTrapEnableArgs{DbgFD: uint32(e.w.Fd())}
+	en := abi.DbgTrapEnableArgs{DbgFD: uint32(e.wfd)}
 	if errno, _ := e.dbg(abi.KFD_IOC_DBG_TRAP_ENABLE, &en); errno != syscall.EALREADY {
 		t.Fatalf("second ENABLE: %v", errno)
 	}
@@ -201,6 +208,21 @@ func TestDebugTrapSelf(t *testing.T) {
 		e.c.ReadMemory(ids+uint64(4*i), b)
 		return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 	}
+	// A new queue (EC_QUEUE_NEW pending) cannot be suspended: INVALID, a count of 0.
+	qb := e.queueArgs(0x700000000)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &qb); errno != 0 {
+		t.Fatal(errno)
+	}
+	e.events()
+	putIDs(qb.QueueID)
+	if errno, _ := e.dbg(abi.KFD_IOC_DBG_TRAP_SUSPEND_QUEUES, &abi.DbgTrapSuspendQueuesArgs{QueueArrayPtr: ids, NumQueues: 1}); errno != 0 ||
+		e.dc.ret != 0 || getID(0) != qb.QueueID|abi.KFD_DBG_QUEUE_INVALID_MASK {
+		t.Fatalf("SUSPEND of a new queue: %v ret %d id %#x", errno, e.dc.ret, getID(0))
+	}
+	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: qb.QueueID}); errno != 0 {
+		t.Fatal(errno)
+	}
+	e.events()
 	putIDs(qa.QueueID, 77)
 	sus := abi.DbgTrapSuspendQueuesArgs{QueueArrayPtr: ids, NumQueues: 2}
 	if errno, _ := e.dbg(abi.KFD_IOC_DBG_TRAP_SUSPEND_QUEUES, &sus); errno != 0 || e.dc.ret != 1 ||
@@ -274,8 +296,8 @@ func TestDebugTrapSelf(t *testing.T) {
 	}
 	q = abi.DbgTrapQueryDebugEventArgs{}
 	if errno, _ := e.dbg(abi.KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT, &q); errno != 0 || q.GPUID != e.gpu || q.QueueID != 0 ||
-		q.ExceptionMask != abi.KFD_EC_MASK(abi.EC_DEVICE_MEMORY_VIOLATION) {
-		t.Fatalf("memory violation event: %v %+v", errno, q)
+		q.ExceptionMask != abi.KFD_EC_MASK(abi.EC_DEVICE_MEMORY_VIOLATION)|abi.KFD_EC_MASK(abi.EC_DEVICE_QUEUE_DELETE) {
+		t.Fatalf("memory violation event (the device's whole status: the deleted queue too): %v %+v", errno, q)
 	}
 	info = abi.DbgTrapQueryExceptionInfoArgs{InfoPtr: e.c.base + 0x900, InfoSize: 64, SourceID: e.gpu, ExceptionCode: abi.EC_DEVICE_MEMORY_VIOLATION, ClearException: 1}
 	var md abi.HSAMemoryExceptionData
@@ -408,7 +430,7 @@ func FuzzDebugTrap(f *testing.F) {
 		a := abi.DbgTrapArgs{Pid: uint32(os.Getpid()), Op: op % 20}
 		copy(a.Union[:], union)
 		if a.Op == abi.KFD_IOC_DBG_TRAP_ENABLE {
-			binaryPutU32(a.Union[20:], uint32(e.w.Fd()))
+			binaryPutU32(a.Union[20:], uint32(e.wfd))
 		}
 		buf := make([]byte, 32)
 		encode(buf, &a)
