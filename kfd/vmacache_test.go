@@ -42,19 +42,24 @@ func TestVMACache(t *testing.T) {
 		t.Fatalf("fresh mapping: %+v %v", v, ok)
 	}
 	w.Sync()
+	// The Go runtime maps memory of its own at any time (heap growth, the race detector's shadow),
+	// so the first lookup after a Sync may read again; the ones after it, with no Sync between,
+	// must not.
+	c.find(base)
+	r0 := c.reads
 	for i := range 4 { // the next faults, no change: no read
 		if _, ok := c.find(base + uint64(i)*ps); !ok {
 			t.Fatalf("page %d not found", i)
 		}
 	}
-	if c.reads != 1 {
-		t.Fatalf("%d maps reads for five lookups without a change", c.reads)
+	if c.reads != r0 || r0 > 2 {
+		t.Fatalf("%d maps reads for four lookups without a Sync (%d before them)", c.reads-r0, r0)
 	}
 	if _, _, e := unix.Syscall(unix.SYS_MUNMAP, uintptr(base), 4*ps, 0); e != 0 {
 		t.Fatal(e)
 	}
 	w.Sync()
-	if v, ok := c.find(base); c.reads != 2 || (ok && v.End == base+4*ps && v.Write) {
+	if v, ok := c.find(base); c.reads != r0+1 || (ok && v.End == base+4*ps && v.Write) {
 		t.Fatalf("munmap between two faults: %+v %v after %d reads: the stale copy was used", v, ok, c.reads)
 	}
 	r := c.reads
