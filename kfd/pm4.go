@@ -81,6 +81,7 @@ func (e *pm4Engine) Timestamp() uint64 { return gpuClock() }
 func (e *pm4Engine) QueueError(_ *pm4.Queue, err error) {
 	q := e.q
 	q.fail(err)
+	q.waveExceptionToRuntime(err)
 	var fault *shader.Fault
 	var fe *pm4.FaultError
 	switch {
