@@ -278,20 +278,18 @@ func (p *Process) runtimeEnableLocked(c Caller, rDebug uint64, ttmp bool) syscal
 }
 
 func (p *Process) runtimeDisableLocked(c Caller) syscall.Errno {
-	if !p.dbg.retry {
-		was := p.dbg.rt.RuntimeState == abi.DEBUG_RUNTIME_STATE_ENABLED
-		p.dbg.rt.RuntimeState, p.dbg.rt.RDebug = abi.DEBUG_RUNTIME_STATE_DISABLED, 0
-		if p.dbg.enabled {
-			if was {
-				resumed := p.dbgDeactivateLocked()
-				p.mu.Unlock()
-				p.reschedule(resumed)
-				p.mu.Lock()
-			}
+	was := p.dbg.rt.RuntimeState == abi.DEBUG_RUNTIME_STATE_ENABLED
+	p.dbg.rt.RuntimeState, p.dbg.rt.RDebug = abi.DEBUG_RUNTIME_STATE_DISABLED, 0
+	if p.dbg.enabled {
+		if was {
+			resumed := p.dbgDeactivateLocked()
+			p.mu.Unlock()
+			p.reschedule(resumed)
+			p.mu.Lock()
+		}
+		if !p.dbg.retry {
 			p.dbgRaiseLocked(abi.KFD_EC_MASK(abi.EC_PROCESS_RUNTIME), nil, 0, nil)
 		}
-	}
-	if p.dbg.enabled || p.dbg.retry {
 		if errno := p.runtimeWaitLocked(c); errno != 0 {
 			return errno
 		}
@@ -526,7 +524,7 @@ func dbgEnable(p, target *Process, c Caller, e *abi.DbgTrapEnableArgs) syscall.E
 	target.refs++ // the session's reference
 	target.d.mu.Unlock()
 	if target.dbg.stopWatch == nil {
-		target.dbg.stopWatch = target.d.watchExit(target.tgid)
+		target.dbg.stopWatch = target.d.watchExit(target)
 	}
 	info := target.dbg.rt
 	target.mu.Unlock()
@@ -1032,10 +1030,11 @@ func tracerOf(pid int) int {
 	return tg
 }
 
-// watchExit tears the process tgid down when it exits, for a process created on behalf of its
-// debugger (no file of the fs layer watches it). The returned function stops watching.
-func (d *Driver) watchExit(tgid int) func() {
-	pfd, err := unix.PidfdOpen(tgid, unix.PIDFD_NONBLOCK)
+// watchExit tears p down when its process exits, for a process created on behalf of its debugger
+// (no file of the fs layer watches it; for one that has files, the fs layer's own exit watch gets
+// there first and this finds it gone). The returned function stops watching.
+func (d *Driver) watchExit(p *Process) func() {
+	pfd, err := unix.PidfdOpen(p.tgid, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		return func() {}
 	}
@@ -1052,14 +1051,20 @@ func (d *Driver) watchExit(tgid int) func() {
 			exited = n > 0
 			return exited
 		})
-		if exited {
-			d.ProcessExited(tgid)
+		if !exited {
+			return
+		}
+		d.mu.Lock()
+		same := d.procs[p.tgid] == p // not a new process that took the tgid since
+		d.mu.Unlock()
+		if same {
+			d.ProcessExited(p.tgid)
 		}
 	}()
 	return func() { f.Close() }
 }
 
-// dbgTeardownLocked ends the process's own debug session and those it holds as a debugger
+// dbgTeardown ends the process's own debug session and those it holds as a debugger
 // (kfd_process_notifier_release_internal); called by teardown without Process.mu, it takes what
 // it needs.
 func (p *Process) dbgTeardown() {

@@ -3,6 +3,7 @@ package kfd
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -442,4 +443,39 @@ func FuzzDebugTrap(f *testing.F) {
 
 func binaryPutU32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+// TestDebugAttachToTracee: a ptrace parent attaches to a tracee that never opened the device: the
+// driver creates its KFD process (kfd_create_process on the debugger's behalf), the session holds
+// it, and the tracee's exit tears it down.
+func TestDebugAttachToTracee(t *testing.T) {
+	runtime.LockOSThread() // the tracer is this thread
+	defer runtime.UnlockOSThread()
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	pid := cmd.Process.Pid
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	e := newDbgEnv(t)
+	before := e.d.Stats()["processes"]
+	en := abi.DbgTrapEnableArgs{RInfoPtr: e.c.base + 0x800, RInfoSize: 16, DbgFD: uint32(e.wfd)}
+	a := abi.DbgTrapArgs{Pid: uint32(pid), Op: abi.KFD_IOC_DBG_TRAP_ENABLE}
+	encode(a.Union[:], &en)
+	buf := make([]byte, 32)
+	encode(buf, &a)
+	if errno := e.f.Ioctl(e.dc, abi.AMDKFD_IOC_DBG_TRAP, buf); errno != 0 {
+		t.Fatalf("ENABLE of the tracee: %v", errno)
+	}
+	if n := e.d.Stats()["processes"]; n != before+1 {
+		t.Fatalf("%d KFD processes after attaching to a tracee without one, want %d", n, before+1)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for deadline := time.Now().Add(5 * time.Second); e.d.Stats()["processes"] != before; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the tracee's KFD process outlived it")
+		}
+	}
 }
