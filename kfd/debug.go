@@ -25,10 +25,10 @@ import (
 // (exception_enable_mask). QUERY_DEBUG_EVENT, QUERY_EXCEPTION_INFO and the snapshots read and clear
 // them; SUSPEND/RESUME_QUEUES take queues off the hardware scheduler and back.
 //
-// The model is the aldebaran (GC 9.4.2) one the profiles' MI210 node describes: per-VMID debug
-// registers, four address watch points per device, precise memory operations
-// (KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP) and the nine launch-override exception bits of
-// kgd_aldebaran_validate_trap_override_request (no trap on wave start or end). While a process is
+// Per device, the rules are its family's (gcVersion): per-VMID debug registers with precise memory
+// operations (KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP) and nine launch-override exception bits on GC 9.4.2
+// (MI210), 9.4.3 (MI300) and 11+, the global trap mask with the address-watch bit only on older
+// gfx9 (MI100, Vega10) and gfx10; four address watch points per device everywhere. While a process is
 // debugged, s_trap and, with the launch override's address-watch bit, an access its watch points
 // match (FLAT, GLOBAL, MUBUF) run its second-level trap handler (gpu/shader/trap.go), whose
 // s_sendmsg(MSG_INTERRUPT) from privileged mode reaches dbgInterrupt. The override's math-exception
@@ -449,13 +449,9 @@ func dbgTrap(p *Process, c Caller, a *abi.DbgTrapArgs) syscall.Errno {
 	case abi.KFD_IOC_DBG_TRAP_SET_FLAGS:
 		var e abi.DbgTrapSetFlagsArgs
 		decode(u, &e)
-		target.mu.Lock()
-		prev := target.dbg.flags // every device of the model is per-VMID: SINGLE_MEM_OP is accepted
-		target.dbg.flags = e.Flags & abi.KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP
-		target.mu.Unlock()
-		e.Flags = prev
+		errno := target.setFlags(&e.Flags)
 		encode(u, &e)
-		return 0
+		return errno
 	case abi.KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT:
 		var e abi.DbgTrapQueryDebugEventArgs
 		decode(u, &e)
@@ -611,38 +607,112 @@ func (p *Process) queueErrorToRuntime(queueID uint32, mask uint64) {
 	p.mu.Unlock()
 }
 
-// setLaunchOverride is kfd_dbg_trap_set_wave_launch_override with aldebaran's validation
-// (kgd_aldebaran_validate_trap_override_request) and register update
-// (kgd_aldebaran_set_wave_launch_trap_override): the previous mask and the supported one are
-// returned in enable_mask and support_request_mask.
-func (p *Process) setLaunchOverride(e *abi.DbgTrapSetWaveLaunchOverrideArgs) syscall.Errno {
-	const supported = abi.KFD_DBG_TRAP_MASK_FP_INVALID | abi.KFD_DBG_TRAP_MASK_FP_INPUT_DENORMAL |
+// gcVersion is the device's GC IP version as KFD_GC_VERSION compares it (major<<16 | minor<<8 |
+// stepping), from its gfx_target_version (gfx90a's 90010 is GC 9.4.2, gfx908's 90008 9.4.1,
+// gfx94x's 9040x 9.4.3, gfx900's 90000 9.0.1; gfx950 and gfx10 on carry the GC version).
+func gcVersion(gfx uint64) uint32 {
+	major, minor, step := uint32(gfx/10000), uint32(gfx/100%100), uint32(gfx%100)
+	if major == 9 {
+		switch gfx {
+		case 90010: // gfx90a
+			return 9<<16 | 4<<8 | 2
+		case 90008: // gfx908
+			return 9<<16 | 4<<8 | 1
+		case 90000: // gfx900
+			return 9<<16 | 0<<8 | 1
+		case 90400, 90401, 90402: // gfx940, gfx941, gfx942
+			return 9<<16 | 4<<8 | 3
+		}
+	}
+	return major<<16 | minor<<8 | step
+}
+
+// perVMIDDebug is kfd_dbg_is_per_vmid_supported: GC 9.4.2, 9.4.3, 9.4.4, 9.5.0 and 11 onwards
+// have per-VMID debug registers (SPI_GDBG_PER_VMID_CNTL); older parts one global trap mask.
+func perVMIDDebug(pd *pdd) bool {
+	gc := gcVersion(pd.node.Prop(topology.GfxTargetVersion))
+	switch gc {
+	case 9<<16 | 4<<8 | 2, 9<<16 | 4<<8 | 3, 9<<16 | 4<<8 | 4, 9<<16 | 5<<8:
+		return true
+	}
+	return gc >= 11<<16
+}
+
+// overrideRules is the device's validate_trap_override_request: the exception bits its launch
+// override can set and the errno of a mode it refuses (kgd_gfx_v9/v10: the address-watch bit
+// only, OR only (the global SPI_GDBG_TRAP_MASK), EINVAL; per-VMID parts
+// (kgd_aldebaran/gc_9_4_3/v11): nine exception bits, OR or REPLACE, EPERM; GC 11.0.4 and later add
+// trap on wave start and end).
+func overrideRules(pd *pdd, mode uint32) (supported uint32, errno syscall.Errno) {
+	const nine = abi.KFD_DBG_TRAP_MASK_FP_INVALID | abi.KFD_DBG_TRAP_MASK_FP_INPUT_DENORMAL |
 		abi.KFD_DBG_TRAP_MASK_FP_DIVIDE_BY_ZERO | abi.KFD_DBG_TRAP_MASK_FP_OVERFLOW |
 		abi.KFD_DBG_TRAP_MASK_FP_UNDERFLOW | abi.KFD_DBG_TRAP_MASK_FP_INEXACT |
 		abi.KFD_DBG_TRAP_MASK_INT_DIVIDE_BY_ZERO | abi.KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH |
 		abi.KFD_DBG_TRAP_MASK_DBG_MEMORY_VIOLATION
+	if !perVMIDDebug(pd) {
+		if mode != abi.KFD_DBG_TRAP_OVERRIDE_OR {
+			return abi.KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH, syscall.EINVAL
+		}
+		return abi.KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH, 0
+	}
+	supported = nine
+	if gcVersion(pd.node.Prop(topology.GfxTargetVersion)) >= 11<<16|0<<8|4 {
+		supported |= abi.KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_START | abi.KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_END
+	}
+	if mode != abi.KFD_DBG_TRAP_OVERRIDE_OR && mode != abi.KFD_DBG_TRAP_OVERRIDE_REPLACE {
+		return supported, syscall.EPERM
+	}
+	return supported, 0
+}
+
+// setLaunchOverride is kfd_dbg_trap_set_wave_launch_override: every device validates the request
+// (kfd_dbg_validate_trap_override_request: the supported bits ANDed, the first refusal returned;
+// EACCES for a requested bit no device supports), then the trap mask becomes (bits & request) |
+// (previous & ~request) in the override register, which keeps the nine exception bits
+// (SPI_GDBG_PER_VMID_CNTL.EXCP_EN; the global SPI_GDBG_TRAP_MASK has the same field). The previous
+// mask and the supported one are returned in enable_mask and support_request_mask.
+func (p *Process) setLaunchOverride(e *abi.DbgTrapSetWaveLaunchOverrideArgs) syscall.Errno {
 	request := e.SupportRequestMask
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	pdds := p.sortedPDDs()
 	sup := uint32(0xffffffff)
-	if len(p.pdds) > 0 {
-		sup &= supported
-		if e.OverrideMode != abi.KFD_DBG_TRAP_OVERRIDE_OR && e.OverrideMode != abi.KFD_DBG_TRAP_OVERRIDE_REPLACE {
+	for _, pd := range pdds {
+		s, errno := overrideRules(pd, e.OverrideMode)
+		sup &= s
+		if errno != 0 {
 			e.SupportRequestMask = sup
-			return syscall.EPERM
+			return errno
 		}
 	}
 	e.SupportRequestMask = sup
 	if request&^sup != 0 {
 		return syscall.EACCES
 	}
-	for _, pd := range p.sortedPDDs() {
+	for _, pd := range pdds {
 		prev := pd.dbg.override
-		pd.dbg.override = (e.EnableMask&request | prev&^request) & 0x1ff // SPI_GDBG_PER_VMID_CNTL.EXCP_EN
+		pd.dbg.override = (e.EnableMask&request | prev&^request) & 0x1ff
 		pd.dbg.replace = e.OverrideMode == abi.KFD_DBG_TRAP_OVERRIDE_REPLACE
 		pd.updateTrap()
 		e.EnableMask = prev
 	}
+	return 0
+}
+
+// setFlags is kfd_dbg_trap_set_flags: SINGLE_MEM_OP (precise memory operations) needs every device
+// to be per-VMID (else EACCES, the previous flags returned); the previous flags come back in flags.
+func (p *Process) setFlags(flags *uint32) syscall.Errno {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prev := p.dbg.flags
+	for _, pd := range p.pdds {
+		if !perVMIDDebug(pd) && *flags&abi.KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP != 0 {
+			*flags = prev
+			return syscall.EACCES
+		}
+	}
+	p.dbg.flags = *flags & abi.KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP
+	*flags = prev
 	return 0
 }
 

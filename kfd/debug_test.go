@@ -39,8 +39,10 @@ type dbgEnv struct {
 	wfd  int // w's descriptor (os.File.Fd would make the pipe blocking)
 }
 
-func newDbgEnv(t *testing.T) *dbgEnv {
-	e := newEnv(t, "mi210").peer(os.Getpid())
+func newDbgEnv(t *testing.T) *dbgEnv { return newDbgEnvOn(t, "mi210") }
+
+func newDbgEnvOn(t *testing.T, profile string) *dbgEnv {
+	e := newEnv(t, profile).peer(os.Getpid())
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -477,5 +479,40 @@ func TestDebugAttachToTracee(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the tracee's KFD process outlived it")
 		}
+	}
+}
+
+// TestDebugFamilies: the launch override and SINGLE_MEM_OP follow the device family: MI100 (GC
+// 9.4.1) has the global trap mask (address watch only, OR only: EINVAL for REPLACE; no precise
+// memory operations: EACCES), MI300X (GC 9.4.3) per-VMID registers as MI210.
+func TestDebugFamilies(t *testing.T) {
+	for _, c := range []struct {
+		profile string
+		sup     uint32
+		replace syscall.Errno
+		flags   syscall.Errno
+	}{
+		{"mi100", abi.KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH, syscall.EINVAL, syscall.EACCES},
+		{"mi300x", 0x1ff, 0, 0},
+		{"mi210", 0x1ff, 0, 0},
+	} {
+		e := newDbgEnvOn(t, c.profile)
+		if errno := e.runtime(abi.KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK); errno != 0 {
+			t.Fatal(errno)
+		}
+		e.enable(0)
+		ov := abi.DbgTrapSetWaveLaunchOverrideArgs{OverrideMode: abi.KFD_DBG_TRAP_OVERRIDE_REPLACE}
+		if errno, _ := e.dbg(abi.KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE, &ov); errno != c.replace || ov.SupportRequestMask != c.sup {
+			t.Errorf("%s: REPLACE: %v %+v", c.profile, errno, ov)
+		}
+		ov = abi.DbgTrapSetWaveLaunchOverrideArgs{EnableMask: 0x80, SupportRequestMask: 0x80}
+		if errno, _ := e.dbg(abi.KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE, &ov); errno != 0 || ov.SupportRequestMask != c.sup {
+			t.Errorf("%s: OR address watch: %v %+v", c.profile, errno, ov)
+		}
+		fl := abi.DbgTrapSetFlagsArgs{Flags: abi.KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP}
+		if errno, _ := e.dbg(abi.KFD_IOC_DBG_TRAP_SET_FLAGS, &fl); errno != c.flags || fl.Flags != 0 {
+			t.Errorf("%s: SINGLE_MEM_OP: %v %+v", c.profile, errno, fl)
+		}
+		e.dbg(abi.KFD_IOC_DBG_TRAP_DISABLE, nil)
 	}
 }
