@@ -24,7 +24,11 @@ func (f *fakeMem) Interrupted() <-chan struct{} { return f.intr }
 
 var errFault = errors.New("fault")
 
-func newMem() *fakeMem { return &fakeMem{base: 0x10000, buf: make([]byte, 1<<16), tgid: 4242} }
+// fakePid is the tgid of the tests' clients: above any pid_max (1 << 22), so no process of the
+// machine has it (capability and uid lookups in /proc find nothing, as for an unprivileged client).
+const fakePid = 1 << 30
+
+func newMem() *fakeMem { return &fakeMem{base: 0x10000, buf: make([]byte, 1<<16), tgid: fakePid} }
 
 func (f *fakeMem) Tgid() int { return f.tgid }
 
@@ -133,7 +137,7 @@ func TestGetClient(t *testing.T) {
 	}
 	var c abi.DRMClient
 	decode(arg, &c)
-	if c != (abi.DRMClient{Idx: 0, Auth: 0, Pid: 4242, UID: 65534}) {
+	if c != (abi.DRMClient{Idx: 0, Auth: 0, Pid: fakePid, UID: 65534}) {
 		t.Errorf("got %+v", c)
 	}
 	arg = argOf(abi.DRMClient{Idx: 1})

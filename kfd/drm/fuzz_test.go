@@ -69,7 +69,7 @@ func FuzzIoctl(f *testing.F) {
 
 // fuzzMem is a client window of the fuzzer's bytes at 0x10000 (1 MiB, the bytes at its start).
 func fuzzMem(b []byte) *fakeMem {
-	m := &fakeMem{base: 0x10000, buf: make([]byte, 1<<20), tgid: 4242}
+	m := &fakeMem{base: 0x10000, buf: make([]byte, 1<<20), tgid: fakePid}
 	copy(m.buf, b)
 	return m
 }

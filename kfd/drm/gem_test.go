@@ -23,7 +23,7 @@ type gemEnv struct {
 }
 
 func newGemEnv(t testing.TB) *gemEnv {
-	e := &gemEnv{t: t, fb: newFakeBackend(64<<20, 1<<30), m: &fakeMem{base: 0x10000, buf: make([]byte, 1<<20), tgid: 4242}}
+	e := &gemEnv{t: t, fb: newFakeBackend(64<<20, 1<<30), m: &fakeMem{base: 0x10000, buf: make([]byte, 1<<20), tgid: fakePid}}
 	e.f = NewFile(mi210(t), e.fb, nil)
 	t.Cleanup(func() {
 		e.f.Close()
@@ -731,7 +731,7 @@ func TestPrimeImport(t *testing.T) {
 // newGemEnvOn opens a second file over fb (another client of the same backend); it is closed
 // before the first one's checks.
 func newGemEnvOn(t testing.TB, fb *fakeBackend) *gemEnv {
-	e := &gemEnv{t: t, fb: fb, m: &fakeMem{base: 0x10000, buf: make([]byte, 1<<20), tgid: 4243}}
+	e := &gemEnv{t: t, fb: fb, m: &fakeMem{base: 0x10000, buf: make([]byte, 1<<20), tgid: fakePid + 1}}
 	e.f = NewFile(mi210(t), fb, nil)
 	t.Cleanup(e.f.Close)
 	return e
