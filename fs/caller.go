@@ -82,14 +82,11 @@ func (c *caller) RenderNode(fd int) (uint32, int, error) {
 		return 0, 0, kfd.ErrBadFD
 	}
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	ino, ok := c.mountIno(f)
+	if !ok {
 		return 0, 0, kfd.ErrBadFD
 	}
-	if st.Dev != c.d.s.devNum() {
-		return 0, 0, kfd.ErrBadFD
-	}
-	k, ok := c.d.lookupIno(st.Ino)
+	k, ok := c.d.lookupIno(ino)
 	if !ok || k.kind != kindRender {
 		return 0, 0, kfd.ErrBadFD
 	}
@@ -101,12 +98,16 @@ func asErrno(err error, e *syscall.Errno) bool { return errors.As(err, e) }
 // OnMount implements kfd.MountChecker: f is a file of this mount (a device file the daemon itself
 // serves).
 func (c *caller) OnMount(f *os.File) bool {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
+	_, ok := c.mountIno(f)
+	return ok
+}
+
+// mountIno is the inode number of f (a client's file the daemon holds a copy of, GetFD) when f is
+// on this mount.
+func (c *caller) mountIno(f *os.File) (uint64, bool) {
 	var st unix.Stat_t
-	var serr error
-	raw.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) })
-	return serr == nil && st.Dev == c.d.s.devNum()
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Dev != c.d.s.devNum() {
+		return 0, false
+	}
+	return st.Ino, true
 }

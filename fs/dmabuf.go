@@ -11,7 +11,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/kfdemu/kfdemu/kfd"
-	"golang.org/x/sys/unix"
 )
 
 // MNT/dev/dma_buf/ID: the files behind dma-buf fds (the driver's kfd.DmaBuf). Only the daemon
@@ -132,11 +131,11 @@ func (c *caller) DmaBufID(fd int) (uint64, error) {
 		return 0, kfd.ErrBadFD
 	}
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Dev != c.d.s.devNum() || st.Ino <= dmabufInoBase {
+	ino, ok := c.mountIno(f)
+	if !ok || ino <= dmabufInoBase {
 		return 0, kfd.ErrNotDmaBuf
 	}
-	return st.Ino - dmabufInoBase, nil
+	return ino - dmabufInoBase, nil
 }
 
 // InstallFile implements kfd.Installer: a duplicate of f in the client.

@@ -2,6 +2,7 @@ package kfd
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -94,18 +95,8 @@ func (p *Process) queueList() []*queue {
 	for _, q := range p.queues {
 		qs = append(qs, q)
 	}
-	slices.SortFunc(qs, func(a, b *queue) int { return -cmpU64(a.seq, b.seq) })
+	slices.SortFunc(qs, func(a, b *queue) int { return cmp.Compare(b.seq, a.seq) })
 	return qs
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // dbgRaiseLocked is kfd_dbg_ev_raise: records mask on one level (a device's, else the process's,
@@ -373,11 +364,7 @@ func dbgTrap(p *Process, c Caller, a *abi.DbgTrapArgs) syscall.Errno {
 	u := a.Union[:]
 	switch a.Op {
 	case abi.KFD_IOC_DBG_TRAP_ENABLE:
-		var e abi.DbgTrapEnableArgs
-		decode(u, &e)
-		errno := dbgEnable(p, target, c, &e)
-		encode(u, &e)
-		return errno
+		return onUnion(u, func(e *abi.DbgTrapEnableArgs) syscall.Errno { return dbgEnable(p, target, c, e) })
 	case abi.KFD_IOC_DBG_TRAP_DISABLE:
 		target.mu.Lock()
 		resumed, put := target.dbgDisableLocked()
@@ -388,97 +375,85 @@ func dbgTrap(p *Process, c Caller, a *abi.DbgTrapArgs) syscall.Errno {
 		}
 		return 0
 	case abi.KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT:
-		var e abi.DbgTrapSendRuntimeEventArgs
-		decode(u, &e)
-		return target.sendToRuntime(e.GPUID, e.QueueID, e.ExceptionMask)
+		return onUnion(u, func(e *abi.DbgTrapSendRuntimeEventArgs) syscall.Errno {
+			return target.sendToRuntime(e.GPUID, e.QueueID, e.ExceptionMask)
+		})
 	case abi.KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED:
-		var e abi.DbgTrapSetExceptionsEnabledArgs
-		decode(u, &e)
-		target.mu.Lock()
-		found := target.dbg.status
-		for _, q := range target.queues {
-			found |= q.excStatus
-		}
-		for _, pd := range target.pdds {
-			found |= pd.dbg.status
-		}
-		if e.ExceptionMask&found != 0 {
-			target.dbgNotifyLocked()
-		}
-		target.dbg.enableMask = e.ExceptionMask
-		target.mu.Unlock()
-		return 0
+		return onUnion(u, target.setExceptionsEnabled)
 	case abi.KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE:
-		var e abi.DbgTrapSetWaveLaunchOverrideArgs
-		decode(u, &e)
-		errno := target.setLaunchOverride(&e)
-		encode(u, &e)
-		return errno
+		return onUnion(u, target.setLaunchOverride)
 	case abi.KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_MODE:
-		var e abi.DbgTrapSetWaveLaunchModeArgs
-		decode(u, &e)
-		mode := e.LaunchMode & 0xff // (uint8_t) in kfd_ioctl_set_debug_trap
-		if mode != abi.KFD_DBG_TRAP_WAVE_LAUNCH_MODE_NORMAL && mode != abi.KFD_DBG_TRAP_WAVE_LAUNCH_MODE_HALT &&
-			mode != abi.KFD_DBG_TRAP_WAVE_LAUNCH_MODE_DEBUG {
-			return syscall.EINVAL
-		}
-		target.mu.Lock()
-		for _, pd := range target.pdds {
-			pd.dbg.launchMode = mode
-		}
-		target.mu.Unlock()
-		return 0
+		return onUnion(u, target.setLaunchMode)
 	case abi.KFD_IOC_DBG_TRAP_SUSPEND_QUEUES:
-		var e abi.DbgTrapSuspendQueuesArgs
-		decode(u, &e)
-		return target.suspendQueues(c, e.NumQueues, e.ExceptionMask, e.QueueArrayPtr)
+		return onUnion(u, func(e *abi.DbgTrapSuspendQueuesArgs) syscall.Errno {
+			return target.setSuspended(c, true, e.NumQueues, e.ExceptionMask, e.QueueArrayPtr)
+		})
 	case abi.KFD_IOC_DBG_TRAP_RESUME_QUEUES:
-		var e abi.DbgTrapResumeQueuesArgs
-		decode(u, &e)
-		return target.resumeQueues(c, e.NumQueues, e.QueueArrayPtr)
+		return onUnion(u, func(e *abi.DbgTrapResumeQueuesArgs) syscall.Errno {
+			return target.setSuspended(c, false, e.NumQueues, 0, e.QueueArrayPtr)
+		})
 	case abi.KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH:
-		var e abi.DbgTrapSetNodeAddressWatchArgs
-		decode(u, &e)
-		errno := target.setWatch(&e)
-		encode(u, &e)
-		return errno
+		return onUnion(u, target.setWatch)
 	case abi.KFD_IOC_DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH:
-		var e abi.DbgTrapClearNodeAddressWatchArgs
-		decode(u, &e)
-		return target.clearWatch(e.GPUID, e.ID)
+		return onUnion(u, func(e *abi.DbgTrapClearNodeAddressWatchArgs) syscall.Errno { return target.clearWatch(e.GPUID, e.ID) })
 	case abi.KFD_IOC_DBG_TRAP_SET_FLAGS:
-		var e abi.DbgTrapSetFlagsArgs
-		decode(u, &e)
-		errno := target.setFlags(&e.Flags)
-		encode(u, &e)
-		return errno
+		return onUnion(u, func(e *abi.DbgTrapSetFlagsArgs) syscall.Errno { return target.setFlags(&e.Flags) })
 	case abi.KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT:
-		var e abi.DbgTrapQueryDebugEventArgs
-		decode(u, &e)
-		errno := target.queryDebugEvent(&e)
-		encode(u, &e)
-		return errno
+		return onUnion(u, target.queryDebugEvent)
 	case abi.KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO:
-		var e abi.DbgTrapQueryExceptionInfoArgs
-		decode(u, &e)
-		errno := target.queryExceptionInfo(c, &e)
-		encode(u, &e)
-		return errno
+		return onUnion(u, func(e *abi.DbgTrapQueryExceptionInfoArgs) syscall.Errno { return target.queryExceptionInfo(c, e) })
 	case abi.KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT:
-		var e abi.DbgTrapSnapshotArgs
-		decode(u, &e)
-		errno := target.queueSnapshot(c, &e)
-		encode(u, &e)
-		return errno
+		return onUnion(u, func(e *abi.DbgTrapSnapshotArgs) syscall.Errno { return target.queueSnapshot(c, e) })
 	case abi.KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT:
-		var e abi.DbgTrapSnapshotArgs
-		decode(u, &e)
-		errno := target.deviceSnapshot(c, &e)
-		encode(u, &e)
-		return errno
+		return onUnion(u, func(e *abi.DbgTrapSnapshotArgs) syscall.Errno { return target.deviceSnapshot(c, e) })
 	}
 	d.log.Info("DBG_TRAP: invalid op", "tgid", p.tgid, "op", a.Op)
 	return syscall.EINVAL
+}
+
+// onUnion runs fn on the operation's argument struct decoded from the union u, and encodes it back
+// whatever fn returned (kfd_ioctl copies the whole argument out).
+func onUnion[A any](u []byte, fn func(*A) syscall.Errno) syscall.Errno {
+	var a A
+	decode(u, &a)
+	errno := fn(&a)
+	encode(u, &a)
+	return errno
+}
+
+// setExceptionsEnabled is kfd_dbg_set_enabled_debug_exception_mask: the debugger is told at once
+// when an exception it now subscribes to is pending anywhere in the process.
+func (p *Process) setExceptionsEnabled(e *abi.DbgTrapSetExceptionsEnabledArgs) syscall.Errno {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	found := p.dbg.status
+	for _, q := range p.queues {
+		found |= q.excStatus
+	}
+	for _, pd := range p.pdds {
+		found |= pd.dbg.status
+	}
+	if e.ExceptionMask&found != 0 {
+		p.dbgNotifyLocked()
+	}
+	p.dbg.enableMask = e.ExceptionMask
+	return 0
+}
+
+// setLaunchMode is kfd_dbg_trap_set_wave_launch_mode: NORMAL, HALT or DEBUG (the ioctl passes the
+// mode as a uint8_t), kept per device (new waves launch running: README).
+func (p *Process) setLaunchMode(e *abi.DbgTrapSetWaveLaunchModeArgs) syscall.Errno {
+	mode := e.LaunchMode & 0xff
+	if mode != abi.KFD_DBG_TRAP_WAVE_LAUNCH_MODE_NORMAL && mode != abi.KFD_DBG_TRAP_WAVE_LAUNCH_MODE_HALT &&
+		mode != abi.KFD_DBG_TRAP_WAVE_LAUNCH_MODE_DEBUG {
+		return syscall.EINVAL
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pd := range p.pdds {
+		pd.dbg.launchMode = mode
+	}
+	return 0
 }
 
 // dbgEnable is kfd_dbg_trap_enable with the ioctl's debugger_process and exception_enable_mask.
@@ -716,11 +691,12 @@ func (p *Process) setFlags(flags *uint32) syscall.Errno {
 	return 0
 }
 
-// suspendQueues is suspend_queues: the listed queues leave the hardware scheduler (their
-// dispatches saved as a preemption saves them); each id comes back flagged INVALID (no such queue,
-// or a new one whose EC_QUEUE_NEW is pending) or clean. The result is the number suspended, the
-// syscall's return value.
-func (p *Process) suspendQueues(c Caller, n uint32, clear, ptr uint64) syscall.Errno {
+// setSuspended is suspend_queues (suspend) and resume_queues: the listed queues leave the
+// hardware scheduler (their dispatches saved as a preemption saves them) or return to it. Each id
+// comes back flagged INVALID (no such queue; for a suspend also a new one whose EC_QUEUE_NEW is
+// pending) or clean; a suspend clears clear from the queues it took. The result, the syscall's
+// return value, is the number of queues suspended (already suspended ones count) or resumed.
+func (p *Process) setSuspended(c Caller, suspend bool, n uint32, clear, ptr uint64) syscall.Errno {
 	ids, errno := readQueueIDs(c, n, ptr)
 	if errno != 0 {
 		return errno
@@ -736,15 +712,17 @@ func (p *Process) suspendQueues(c Caller, n uint32, clear, ptr uint64) syscall.E
 			if ids[i]&^abi.KFD_DBG_QUEUE_INVALID_MASK != q.id {
 				continue
 			}
-			if !q.suspended && q.excStatus&abi.KFD_EC_MASK(abi.EC_QUEUE_NEW) != 0 {
-				break // -EBUSY: stays INVALID
+			if suspend && !q.suspended && q.excStatus&abi.KFD_EC_MASK(abi.EC_QUEUE_NEW) != 0 {
+				break // suspend_single_queue's -EBUSY: stays INVALID
 			}
-			if !q.suspended {
-				q.suspended = true
+			if q.suspended != suspend {
+				q.suspended = suspend
 				changed = append(changed, q)
 			}
 			ids[i] &^= abi.KFD_DBG_QUEUE_INVALID_MASK
-			q.excStatus &^= clear
+			if suspend {
+				q.excStatus &^= clear
+			}
 			total++
 			break
 		}
@@ -752,41 +730,8 @@ func (p *Process) suspendQueues(c Caller, n uint32, clear, ptr uint64) syscall.E
 	p.mu.Unlock()
 	p.reschedule(changed)
 	if errno := writeQueueIDs(c, ids, ptr); errno != 0 {
-		p.d.log.Info("SUSPEND_QUEUES: queue array not written back", "tgid", p.tgid)
+		p.d.log.Info("DBG_TRAP: queue array not written back", "tgid", p.tgid, "suspend", suspend)
 	}
-	setReturn(c, total)
-	return 0
-}
-
-// resumeQueues is resume_queues.
-func (p *Process) resumeQueues(c Caller, n uint32, ptr uint64) syscall.Errno {
-	ids, errno := readQueueIDs(c, n, ptr)
-	if errno != 0 {
-		return errno
-	}
-	p.mu.Lock()
-	var changed []*queue
-	total := 0
-	for i := range ids {
-		ids[i] |= abi.KFD_DBG_QUEUE_INVALID_MASK
-	}
-	for _, q := range p.queueList() {
-		for i := range ids {
-			if ids[i]&^abi.KFD_DBG_QUEUE_INVALID_MASK != q.id {
-				continue
-			}
-			if q.suspended {
-				q.suspended = false
-				changed = append(changed, q)
-			}
-			ids[i] &^= abi.KFD_DBG_QUEUE_INVALID_MASK
-			total++
-			break
-		}
-	}
-	p.mu.Unlock()
-	p.reschedule(changed)
-	writeQueueIDs(c, ids, ptr)
 	setReturn(c, total)
 	return 0
 }

@@ -1,6 +1,7 @@
 package kfd
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"runtime"
@@ -202,14 +203,14 @@ func TestDebugTrapSelf(t *testing.T) {
 	putIDs := func(v ...uint32) {
 		b := make([]byte, 4*len(v))
 		for i, x := range v {
-			b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+			binary.LittleEndian.PutUint32(b[4*i:], x)
 		}
 		e.c.WriteMemory(ids, b)
 	}
 	getID := func(i int) uint32 {
 		b := make([]byte, 4)
 		e.c.ReadMemory(ids+uint64(4*i), b)
-		return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+		return binary.LittleEndian.Uint32(b)
 	}
 	// A new queue (EC_QUEUE_NEW pending) cannot be suspended: INVALID, a count of 0.
 	qb := e.queueArgs(0x700000000)
@@ -433,7 +434,7 @@ func FuzzDebugTrap(f *testing.F) {
 		a := abi.DbgTrapArgs{Pid: uint32(os.Getpid()), Op: op % 20}
 		copy(a.Union[:], union)
 		if a.Op == abi.KFD_IOC_DBG_TRAP_ENABLE {
-			binaryPutU32(a.Union[20:], uint32(e.wfd))
+			binary.LittleEndian.PutUint32(a.Union[20:], uint32(e.wfd))
 		}
 		buf := make([]byte, 32)
 		encode(buf, &a)
@@ -441,10 +442,6 @@ func FuzzDebugTrap(f *testing.F) {
 		e.dbg(abi.KFD_IOC_DBG_TRAP_DISABLE, nil)
 		e.d.ProcessExited(os.Getpid())
 	})
-}
-
-func binaryPutU32(b []byte, v uint32) {
-	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
 
 // TestDebugAttachToTracee: a ptrace parent attaches to a tracee that never opened the device: the

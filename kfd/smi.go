@@ -1,7 +1,6 @@
 package kfd
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -202,17 +201,8 @@ func (d *Driver) closeSMI() {
 
 // capSysAdmin is capable(CAP_SYS_ADMIN) of process tgid: bit 21 of CapEff in /proc/PID/status.
 func capSysAdmin(tgid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(tgid) + "/status")
-	if err != nil {
-		return false
-	}
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(l, []byte("CapEff:")); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(string(v)), 16, 64)
-			return err == nil && caps&(1<<unix.CAP_SYS_ADMIN) != 0
-		}
-	}
-	return false
+	caps, err := strconv.ParseUint(procStatus(tgid, "CapEff"), 16, 64)
+	return err == nil && caps&(1<<unix.CAP_SYS_ADMIN) != 0
 }
 
 // svmSMI turns the SVM manager's events of process tgid (GPUs by index in gpus) into SMI events,

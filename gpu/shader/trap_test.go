@@ -1,6 +1,7 @@
 package shader
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -53,7 +54,7 @@ func TestTrapHandler(t *testing.T) {
 	}
 	b := make([]byte, 8)
 	m.Read(asmOut, b)
-	if v4, v5 := le32(b), le32(b[4:]); v4 != 1<<16 || v5 != 7 {
+	if v4, v5 := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]); v4 != 1<<16 || v5 != 7 {
 		t.Errorf("ttmp1 in the handler %#x (want trap id 1 << 16), after the trap %d (want 7)", v4, v5)
 	}
 	if len(got) != 2 || !got[0].Priv || got[0].Data != 0x823 || got[1].Priv || got[1].Data != 0x55 {
@@ -64,10 +65,6 @@ func TestTrapHandler(t *testing.T) {
 	if !errors.As(err, &te) || te.Code != 1 {
 		t.Errorf("s_trap 1 without a handler: %v", err)
 	}
-}
-
-func le32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
 // TestAddressWatch: an access a watch point matches (mode and masked address) traps after it has
@@ -124,7 +121,7 @@ exit:
 		})
 		b := make([]byte, 12)
 		m.Read(asmOut, b)
-		if sts, after, traps := le32(b), le32(b[4:]), le32(b[8:]); err != nil || sts != c.sts || after != 5 || traps != c.traps {
+		if sts, after, traps := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:]); err != nil || sts != c.sts || after != 5 || traps != c.traps {
 			t.Errorf("%s: TRAPSTS %#x (want %#x), after %d, traps %d (want %d), %v", c.name, sts, c.sts, after, traps, c.traps, err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,22 +105,7 @@ func TestAgainstCHeader(t *testing.T) {
 		fmt.Fprintf(&c, "printf(\"const %s %%lld\\n\", (long long)(%s));\n", name, name)
 	}
 	c.WriteString("return 0;}\n")
-	src := filepath.Join(dir, "abi.c")
-	os.WriteFile(src, []byte(c.String()), 0644)
-	out, err := exec.Command(cc, "-I", inc, "-o", filepath.Join(dir, "abi"), src).CombinedOutput()
-	if err != nil {
-		t.Fatalf("compile: %v\n%s", err, out)
-	}
-	out, err = exec.Command(filepath.Join(dir, "abi")).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]uint64{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(l)
-		v, _ := strconv.ParseInt(f[2], 10, 64)
-		got[f[0]+" "+f[1]] = uint64(v)
-	}
+	got := runCValues(t, cc, c.String(), "-I", inc)
 	checked := 0
 	for _, s := range structs {
 		typ := s.typ

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -134,21 +133,7 @@ func TestAgainstROCTHeader(t *testing.T) {
 		fmt.Fprintf(&c, "printf(\"const %%s %%llu\\n\", %q, (unsigned long long)(%s));\n", k, k)
 	}
 	c.WriteString("return 0;}\n")
-	src := filepath.Join(dir, "dbg.c")
-	os.WriteFile(src, []byte(c.String()), 0644)
-	if out, err := exec.Command(cc, "-I", inc, "-o", filepath.Join(dir, "dbg"), src).CombinedOutput(); err != nil {
-		t.Fatalf("compile: %v\n%s", err, out)
-	}
-	out, err := exec.Command(filepath.Join(dir, "dbg")).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]uint64{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		i := strings.LastIndexByte(l, ' ')
-		v, _ := strconv.ParseUint(l[i+1:], 10, 64)
-		got[l[:i]] = v
-	}
+	got := runCValues(t, cc, c.String(), "-I", inc)
 	checked := 0
 	check := func(key string, want uint64) {
 		t.Helper()

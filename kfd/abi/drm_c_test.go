@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -276,29 +274,12 @@ func TestDRMABIAgainstLibdrm(t *testing.T) {
 		want["K "+name] = v
 	}
 	c.WriteString("return 0;\n}\n")
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "drm.c"), filepath.Join(dir, "drm")
-	if err := os.WriteFile(src, []byte(c.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(cc, "-Wall", "-Werror", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		i := strings.LastIndexByte(line, ' ')
-		key, val := line[:i], line[i+1:]
-		got, err := strconv.ParseInt(val, 10, 64)
-		if err != nil {
-			t.Fatalf("bad line %q", line)
-		}
+	for key, v := range runCValues(t, cc, c.String(), "-Wall", "-Werror") {
+		got := int64(v)
 		w, ok := want[key]
 		if !ok {
-			t.Fatalf("unexpected line %q", line)
+			t.Fatalf("unexpected value %q", key)
 		}
 		seen++
 		if got != w {

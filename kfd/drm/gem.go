@@ -124,6 +124,20 @@ func (f *File) gemCreate(m Memory, a *abi.DRMAmdgpuGemCreate) syscall.Errno {
 		return f.reject(m, errno, "GEM_CREATE: failed to allocate GEM object", "size", size, "domains", hex(uint64(initial)),
 			"alignment", a.Alignment)
 	}
+	h, ok := f.newHandle(bo)
+	if !ok {
+		return f.reject(m, syscall.ENOSPC, "GEM_CREATE: no handle")
+	}
+	*a = abi.DRMAmdgpuGemCreate{}
+	asOut(a, abi.DRMAmdgpuGemCreateOut{Handle: h})
+	f.log.Debug("render node: GEM object created", "handle", h, "size", bo.size, "domain", hex(uint64(bo.buf.Domain)),
+		"mmap_offset", hex(bo.buf.Offset))
+	return 0
+}
+
+// newHandle is drm_gem_handle_create: bo under the lowest free handle of the file. On failure (no
+// handle left, or the file closing) bo's reference is dropped.
+func (f *File) newHandle(bo *gemBO) (uint32, bool) {
 	f.mu.Lock()
 	var h uint32
 	ok := f.usable()
@@ -133,13 +147,8 @@ func (f *File) gemCreate(m Memory, a *abi.DRMAmdgpuGemCreate) syscall.Errno {
 	f.mu.Unlock()
 	if !ok {
 		bo.put(f)
-		return f.reject(m, syscall.ENOSPC, "GEM_CREATE: no handle")
 	}
-	*a = abi.DRMAmdgpuGemCreate{}
-	asOut(a, abi.DRMAmdgpuGemCreateOut{Handle: h})
-	f.log.Debug("render node: GEM object created", "handle", h, "size", bo.size, "domain", hex(uint64(bo.buf.Domain)),
-		"mmap_offset", hex(bo.buf.Offset))
-	return 0
+	return h, ok
 }
 
 // createBO is amdgpu_gem_object_create -> amdgpu_bo_create for one placement attempt.
@@ -391,15 +400,8 @@ func (f *File) primeFDToHandle(m Memory, h *abi.DRMPrimeHandle) syscall.Errno {
 	}
 	bo := &gemBO{buf: buf, size: buf.Size, preferred: buf.Domain, allowed: buf.Domain}
 	bo.refs.Store(1)
-	f.mu.Lock()
-	var id uint32
-	ok := f.usable()
-	if ok {
-		id, ok = f.bos.alloc(bo)
-	}
-	f.mu.Unlock()
+	id, ok := f.newHandle(bo)
 	if !ok {
-		bo.put(f)
 		return f.reject(m, syscall.ENOSPC, "PRIME_FD_TO_HANDLE: no handle")
 	}
 	h.Handle = id
