@@ -852,13 +852,21 @@ func fmax32(a, b float32) float32 {
 // fma32 is a correctly rounded f32 fused multiply-add: the product of two f32 values is exact in
 // float64 and the sum is rounded to odd (sumOdd, valu16.go) before the one rounding to f32. (Rounding
 // the float64 a*b+c to f32 would round twice: a*b+c can need far more than 53 bits.)
-// fmaKern is fma32's lane loop.
+// fmaKern is fma32's lane loop: fmaAVX2 where the host has it (simd_amd64.s), else fmaKernGo.
 // The rows are read as f32 (f32Row: a load converts straight to float64, not through an integer
 // register) and sliced once (one nil check each, no bounds checks in the loop), two lanes per
 // round, and fma32's "exponent at least f32's normal range and not NaN" is one comparison of x<<1
 // (the sign dropped): 897<<53 <= x<<1 <= 0x7ff<<53. The fallback reads the lane's bits again (d
 // may be a source: only lane l of d is written before lane l+1 is read).
 func fmaKern(d, a, b, c *[lanes]uint32) {
+	if simd && fmaAVX2(d, a, b, c) {
+		return
+	}
+	fmaKernGo(d, a, b, c)
+}
+
+// fmaKernGo is fmaKern's Go loop (every host; on AVX2 hosts the rows with a NaN result).
+func fmaKernGo(d, a, b, c *[lanes]uint32) {
 	ds, as, bs, cs := d[:], a[:], b[:], c[:]
 	af, bf, cf := f32Row(a)[:], f32Row(b)[:], f32Row(c)[:]
 	for l := 0; l < lanes; l += 2 {

@@ -651,6 +651,20 @@ func carryDense(w *wave, a, b lane32, dst *[lanes]uint32, ci, m uint64, sub bool
 // then as p01 + 4*p23 and q + 16*q': no variable shift per lane, and few sums live at once (eight
 // were spilled).
 func carryKern(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
+	if simd { // simd_amd64.s: the same sums and carry-outs, eight lanes per AVX2 instruction
+		switch {
+		case a.r != nil && b.r != nil:
+			return carryRowsAVX2(d, b.r, a.r, x, ci)
+		case b.r == nil:
+			return carryConstAVX2(d, a.r, 0, b.c^x, ci)
+		}
+		return carryConstAVX2(d, b.r, x, a.c, ci)
+	}
+	return carryKernGo(d, a, b, ci, x)
+}
+
+// carryKernGo is carryKern's Go loop.
+func carryKernGo(d *[lanes]uint32, a, b lane32, ci uint64, x uint32) (co uint64) {
 	ds := d[:] // slices of the rows: one nil check each, not one per lane
 	if a.r != nil && b.r != nil {
 		ks, rs := a.r[:], b.r[:] // rs ^ x + ks[l]

@@ -1,0 +1,118 @@
+package shader
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// simdOperand is a random f32/u32 lane value weighted toward the cases the SIMD kernels could get
+// wrong: subnormals, values near overflow, zeros of both signs, infinities, NaNs, ties and carries.
+func simdOperand(rnd *rand.Rand) uint32 {
+	switch rnd.IntN(8) {
+	case 0:
+		return rnd.Uint32() & 0x807fffff // subnormal or zero
+	case 1:
+		return []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001,
+			0xffffffff, 0xfffffffe, 1, 0x7f7fffff, 0xff7fffff, 0x00800000, 0x3f800000}[rnd.IntN(14)]
+	case 2: // exponents near f32's subnormal boundary (products and sums that round into it)
+		return rnd.Uint32()&0x80ffffff | uint32(rnd.IntN(24)+50)<<23
+	case 3: // few significant bits: exact products whose sum is a tie
+		return rnd.Uint32()&0xfff00000 | 1<<19
+	}
+	return rnd.Uint32()
+}
+
+// TestSIMDKernels: the AVX2 kernels (simd_amd64.s) give the Go loops' results bit for bit, NaN
+// lanes included (fmaAVX2 declines a row with a NaN result and the Go loop runs), for random and
+// edge operands, with the destination one of the sources.
+func TestSIMDKernels(t *testing.T) {
+	if !simd {
+		t.Skip("no AVX2/FMA3 on this host (or a purego build): the Go loops are the only path")
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	declined := 0
+	for round := range 20000 {
+		var a, b, c [lanes]uint32
+		for l := range a {
+			a[l], b[l], c[l] = simdOperand(rnd), simdOperand(rnd), simdOperand(rnd)
+			if round%4 != 0 { // most rows without infinities or NaNs, so that fmaAVX2 stores them
+				for _, v := range []*uint32{&a[l], &b[l], &c[l]} {
+					if *v&0x7f800000 == 0x7f800000 {
+						*v = 0x3f800000
+					}
+				}
+			}
+		}
+		alias := rnd.IntN(4) // 0: none; 1..3: the destination is a, b or c
+		src := [3][lanes]uint32{a, b, c}
+		var dGo, dSIMD [lanes]uint32
+		fmaKernGo(&dGo, &a, &b, &c)
+		d := &dSIMD
+		x := src
+		if alias > 0 {
+			d = &x[alias-1]
+		}
+		if !fmaAVX2(d, &x[0], &x[1], &x[2]) {
+			declined++
+			if x != src {
+				t.Fatalf("round %d: fmaAVX2 declined the row but changed a source", round)
+			}
+			continue
+		}
+		if *d != dGo {
+			for l := range dGo {
+				if d[l] != dGo[l] {
+					t.Fatalf("round %d lane %d: fma(%#x, %#x, %#x) = %#x (Go), %#x (AVX2)", round, l, a[l], b[l], c[l], dGo[l], d[l])
+				}
+			}
+		}
+
+		ci, xr := rnd.Uint64(), []uint32{0, ^uint32(0), rnd.Uint32()}[rnd.IntN(3)]
+		k := simdOperand(rnd)
+		for form := range 3 {
+			var la, lb lane32
+			switch form {
+			case 0:
+				la, lb = lane32{r: &a}, lane32{r: &b}
+			case 1:
+				la, lb = lane32{r: &a}, lane32{c: k}
+			case 2:
+				la, lb = lane32{c: k}, lane32{r: &b}
+			}
+			for _, cin := range []uint64{ci, 0} {
+				var want, got [lanes]uint32
+				wco := carryKernGo(&want, la, lb, cin, xr)
+				var gco uint64
+				switch form {
+				case 0:
+					gco = carryRowsAVX2(&got, &b, &a, xr, cin)
+				case 1:
+					gco = carryConstAVX2(&got, &a, 0, k^xr, cin)
+				case 2:
+					gco = carryConstAVX2(&got, &b, xr, k, cin)
+				}
+				if got != want || gco != wco {
+					t.Fatalf("round %d form %d carry-in %#x x %#x: carry-outs %#x (Go), %#x (AVX2); sums equal: %v", round, form, cin, xr, wco, gco, got == want)
+				}
+				// In place: the destination is the register source.
+				in := a
+				if form == 2 {
+					in = b
+				}
+				if form == 0 {
+					gco = carryRowsAVX2(&in, &b, &in, xr, cin)
+				} else if form == 1 {
+					gco = carryConstAVX2(&in, &in, 0, k^xr, cin)
+				} else {
+					gco = carryConstAVX2(&in, &in, xr, k, cin)
+				}
+				if in != want || gco != wco {
+					t.Fatalf("round %d form %d: in place differs", round, form)
+				}
+			}
+		}
+	}
+	if declined == 0 || declined > 20000/2 {
+		t.Fatalf("fmaAVX2 declined %d of 20000 rows: the test's NaN mix is off", declined)
+	}
+}
