@@ -3,6 +3,9 @@
 #include "textflag.h"
 
 // The lane kernels of simd_amd64.go. Registers: Y0-Y14 only (X15 is ABIInternal's zero register).
+// VEX encodings only (VMOVD/VMOVQ, not MOVD/MOVQ, into an X register): a legacy-SSE instruction
+// while the upper halves are dirty cost 1 µs per carry kernel call on this host (a state transition
+// per instruction).
 
 // laneBits holds 1<<i in dword i: a broadcast carry-in byte ANDed with it and compared leaves -1
 // in the lanes whose bit is set.
@@ -69,7 +72,7 @@ nan:
 	VPXOR Y10, Y1, Y1 \
 	Q \
 	VPADDD Y2, Y1, Y3 \
-	MOVQ BX, X4 \
+	VMOVQ BX, X4 \
 	VPBROADCASTD X4, Y4 \
 	VPAND Y12, Y4, Y4 \
 	VPCMPEQD Y12, Y4, Y4 \
@@ -96,7 +99,7 @@ TEXT ·carryRowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ r+8(FP), SI
 	MOVQ q+16(FP), DX
 	MOVL x+24(FP), AX
-	MOVD AX, X10
+	VMOVD AX, X10
 	VPBROADCASTD X10, Y10
 	MOVQ ci+32(FP), BX
 	VMOVDQU laneBits<>(SB), Y12
@@ -119,10 +122,10 @@ TEXT ·carryConstAVX2(SB), NOSPLIT, $0-40
 	MOVQ d+0(FP), DI
 	MOVQ r+8(FP), SI
 	MOVL x+16(FP), AX
-	MOVD AX, X10
+	VMOVD AX, X10
 	VPBROADCASTD X10, Y10
 	MOVL k+20(FP), AX
-	MOVD AX, X11
+	VMOVD AX, X11
 	VPBROADCASTD X11, Y11
 	MOVQ ci+24(FP), BX
 	VMOVDQU laneBits<>(SB), Y12
