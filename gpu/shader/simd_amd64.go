@@ -26,3 +26,48 @@ func carryRowsAVX2(d, r, q *[lanes]uint32, x uint32, ci uint64) uint64
 //
 //go:noescape
 func carryConstAVX2(d, r *[lanes]uint32, x, k uint32, ci uint64) uint64
+
+// addF32AVX2, subF32AVX2 and mulF32AVX2 are v_add_f32's, v_sub_f32's and v_mul_f32's lane loops
+// (VADDPS, VSUBPS, VMULPS: IEEE round to nearest, subnormals kept, as Go's float32 arithmetic),
+// storing the 64 results only when none is NaN (the Go loop then runs: NaN payloads as Go's); they
+// return whether they stored them.
+//
+//go:noescape
+func addF32AVX2(d, a, b *[lanes]uint32) bool
+
+//go:noescape
+func subF32AVX2(d, a, b *[lanes]uint32) bool
+
+//go:noescape
+func mulF32AVX2(d, a, b *[lanes]uint32) bool
+
+// cmpPairGtAVX2 and cmpPairLtAVX2 are cmpPairOne: bit l set when the key lo[l] | hi[l]<<32,
+// XORed with bias, is greater (less) than y as signed 64-bit values (VPCMPGTQ); callers pass
+// bias = flip ^ 1<<63 and y ^ 1<<63 for cmpPairOne's unsigned comparison of flipped keys.
+//
+//go:noescape
+func cmpPairGtAVX2(lo, hi *[lanes]uint32, bias, y uint64) uint64
+
+//go:noescape
+func cmpPairLtAVX2(lo, hi *[lanes]uint32, bias, y uint64) uint64
+
+// shl64AVX2, shr64AVX2 and sar64AVX2 are shiftRows' loops for v_lshlrev_b64, v_lshrrev_b64 and
+// v_ashrrev_i64 (s < 64): the 64-bit value of each lane as its two dwords, eight lanes a round.
+//
+//go:noescape
+func shl64AVX2(dlo, dhi, lo, hi *[lanes]uint32, s uint32)
+
+//go:noescape
+func shr64AVX2(dlo, dhi, lo, hi *[lanes]uint32, s uint32)
+
+//go:noescape
+func sar64AVX2(dlo, dhi, lo, hi *[lanes]uint32, s uint32)
+
+// mad64uAVX2 and mad64iAVX2 are mad64Rows (unsigned, signed): VPMULUDQ/VPMULDQ on the even and
+// the odd lanes, the 64-bit sums and their carry-outs (overflows), eight lanes a round.
+//
+//go:noescape
+func mad64uAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64
+
+//go:noescape
+func mad64iAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64

@@ -7,6 +7,20 @@
 // while the upper halves are dirty cost 1 µs per carry kernel call on this host (a state transition
 // per instruction).
 
+// SHIFTARGS loads the shift kernels' arguments (defined before any TEXT, for vet's asmdecl).
+#define SHIFTARGS \
+	MOVQ dlo+0(FP), DI \
+	MOVQ dhi+8(FP), CX \
+	MOVQ lo+16(FP), SI \
+	MOVQ hi+24(FP), DX \
+	MOVL s+32(FP), AX \
+	VMOVQ AX, X10 \
+	MOVQ $32, BX \
+	SUBQ AX, BX \
+	VMOVQ BX, X11 \
+	SUBQ $32, AX \
+	VMOVQ AX, X12
+
 // laneBits holds 1<<i in dword i: a broadcast carry-in byte ANDed with it and compared leaves -1
 // in the lanes whose bit is set.
 DATA laneBits<>+0(SB)/4, $1
@@ -141,4 +155,352 @@ TEXT ·carryConstAVX2(SB), NOSPLIT, $0-40
 	CARRY8(224, CONSTQ)
 	VZEROUPPER
 	MOVQ R8, ret+32(FP)
+	RET
+
+// F32OP8 computes eight lanes of a OP b into R (a from SI, b from DX) and ORs its NaN lanes into Y10.
+#define F32OP8(OP, off, R) \
+	VMOVUPS off(SI), R \
+	OP off(DX), R, R \
+	VCMPPS $3, R, R, Y9 \
+	VORPS Y9, Y10, Y10
+
+// F32KERN computes all 64 results of a two-source f32 kernel in Y0-Y7, their NaN lanes in Y10.
+#define F32KERN(OP) \
+	VXORPS Y10, Y10, Y10 \
+	F32OP8(OP, 0, Y0) \
+	F32OP8(OP, 32, Y1) \
+	F32OP8(OP, 64, Y2) \
+	F32OP8(OP, 96, Y3) \
+	F32OP8(OP, 128, Y4) \
+	F32OP8(OP, 160, Y5) \
+	F32OP8(OP, 192, Y6) \
+	F32OP8(OP, 224, Y7)
+
+// STORE8 stores Y0-Y7 at DI.
+#define STORE8 \
+	VMOVUPS Y0, 0(DI) \
+	VMOVUPS Y1, 32(DI) \
+	VMOVUPS Y2, 64(DI) \
+	VMOVUPS Y3, 96(DI) \
+	VMOVUPS Y4, 128(DI) \
+	VMOVUPS Y5, 160(DI) \
+	VMOVUPS Y6, 192(DI) \
+	VMOVUPS Y7, 224(DI)
+
+// func addF32AVX2(d, a, b *[64]uint32) bool
+TEXT ·addF32AVX2(SB), NOSPLIT, $0-25
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	F32KERN(VADDPS)
+	VPTEST Y10, Y10
+	JNZ nan
+	STORE8
+	VZEROUPPER
+	MOVB $1, ret+24(FP)
+	RET
+nan:
+	VZEROUPPER
+	MOVB $0, ret+24(FP)
+	RET
+
+// func subF32AVX2(d, a, b *[64]uint32) bool
+TEXT ·subF32AVX2(SB), NOSPLIT, $0-25
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	F32KERN(VSUBPS)
+	VPTEST Y10, Y10
+	JNZ nan
+	STORE8
+	VZEROUPPER
+	MOVB $1, ret+24(FP)
+	RET
+nan:
+	VZEROUPPER
+	MOVB $0, ret+24(FP)
+	RET
+
+// func mulF32AVX2(d, a, b *[64]uint32) bool
+TEXT ·mulF32AVX2(SB), NOSPLIT, $0-25
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	F32KERN(VMULPS)
+	VPTEST Y10, Y10
+	JNZ nan
+	STORE8
+	VZEROUPPER
+	MOVB $1, ret+24(FP)
+	RET
+nan:
+	VZEROUPPER
+	MOVB $0, ret+24(FP)
+	RET
+
+// PAIR8 makes the eight 64-bit keys lo | hi<<32 of lanes off/4 .. off/4+7, XORed with Y12, in Y3
+// (lanes 0-3) and Y4 (lanes 4-7): VPERMQ puts qwords 0,2 in the low half and 1,3 in the high
+// half, so that the in-lane unpacks give lanes in order.
+#define PAIR8(off) \
+	VPERMQ $0xD8, off(SI), Y1 \
+	VPERMQ $0xD8, off(DX), Y2 \
+	VPUNPCKLDQ Y2, Y1, Y3 \
+	VPUNPCKHDQ Y2, Y1, Y4 \
+	VPXOR Y12, Y3, Y3 \
+	VPXOR Y12, Y4, Y4
+
+// CMPGT8 ORs into R8, at bit off/4, the lanes whose key is greater than Y13 (signed).
+#define CMPGT8(off) \
+	PAIR8(off) \
+	VPCMPGTQ Y13, Y3, Y3 \
+	VPCMPGTQ Y13, Y4, Y4 \
+	VMOVMSKPD Y3, AX \
+	VMOVMSKPD Y4, BX \
+	SHLQ $4, BX \
+	ORQ BX, AX \
+	SHLQ $(off/4), AX \
+	ORQ AX, R8
+
+// CMPLT8 ORs into R8, at bit off/4, the lanes whose key is less than Y13 (signed).
+#define CMPLT8(off) \
+	PAIR8(off) \
+	VPCMPGTQ Y3, Y13, Y3 \
+	VPCMPGTQ Y4, Y13, Y4 \
+	VMOVMSKPD Y3, AX \
+	VMOVMSKPD Y4, BX \
+	SHLQ $4, BX \
+	ORQ BX, AX \
+	SHLQ $(off/4), AX \
+	ORQ AX, R8
+
+// func cmpPairGtAVX2(lo, hi *[64]uint32, bias, y uint64) uint64
+TEXT ·cmpPairGtAVX2(SB), NOSPLIT, $0-40
+	MOVQ lo+0(FP), SI
+	MOVQ hi+8(FP), DX
+	VPBROADCASTQ bias+16(FP), Y12
+	VPBROADCASTQ y+24(FP), Y13
+	XORQ R8, R8
+	CMPGT8(0)
+	CMPGT8(32)
+	CMPGT8(64)
+	CMPGT8(96)
+	CMPGT8(128)
+	CMPGT8(160)
+	CMPGT8(192)
+	CMPGT8(224)
+	VZEROUPPER
+	MOVQ R8, ret+32(FP)
+	RET
+
+// func cmpPairLtAVX2(lo, hi *[64]uint32, bias, y uint64) uint64
+TEXT ·cmpPairLtAVX2(SB), NOSPLIT, $0-40
+	MOVQ lo+0(FP), SI
+	MOVQ hi+8(FP), DX
+	VPBROADCASTQ bias+16(FP), Y12
+	VPBROADCASTQ y+24(FP), Y13
+	XORQ R8, R8
+	CMPLT8(0)
+	CMPLT8(32)
+	CMPLT8(64)
+	CMPLT8(96)
+	CMPLT8(128)
+	CMPLT8(160)
+	CMPLT8(192)
+	CMPLT8(224)
+	VZEROUPPER
+	MOVQ R8, ret+32(FP)
+	RET
+
+// SHIFT8 shifts eight lanes of the 64-bit values lo (SI) | hi (DX) << 32 into dlo (DI) and dhi
+// (CX) with the counts X10 (s), X11 (32-s) and X12 (s-32), each an unsigned 64-bit count (a
+// count above 31 shifts every bit out): LEFT for v_lshlrev_b64, RIGHT for v_lshrrev_b64.
+#define SHL8(off) \
+	VMOVDQU off(SI), Y1 \
+	VMOVDQU off(DX), Y2 \
+	VPSLLD X10, Y1, Y3 \
+	VPSLLD X10, Y2, Y4 \
+	VPSRLD X11, Y1, Y5 \
+	VPSLLD X12, Y1, Y6 \
+	VPOR Y5, Y4, Y4 \
+	VPOR Y6, Y4, Y4 \
+	VMOVDQU Y3, off(DI) \
+	VMOVDQU Y4, off(CX)
+
+#define SHR8(off) \
+	VMOVDQU off(SI), Y1 \
+	VMOVDQU off(DX), Y2 \
+	VPSRLD X10, Y2, Y4 \
+	VPSRLD X10, Y1, Y3 \
+	VPSLLD X11, Y2, Y5 \
+	VPSRLD X12, Y2, Y6 \
+	VPOR Y5, Y3, Y3 \
+	VPOR Y6, Y3, Y3 \
+	VMOVDQU Y3, off(DI) \
+	VMOVDQU Y4, off(CX)
+
+// SAR8 is v_ashrrev_i64's: the high half shifted arithmetically; for s >= 32 the low half is
+// hi >> (s-32) arithmetically, selected by Y13 (all ones then, else zero).
+#define SAR8(off) \
+	VMOVDQU off(SI), Y1 \
+	VMOVDQU off(DX), Y2 \
+	VPSRAD X10, Y2, Y4 \
+	VPSRLD X10, Y1, Y3 \
+	VPSLLD X11, Y2, Y5 \
+	VPSRAD X12, Y2, Y6 \
+	VPAND Y13, Y6, Y6 \
+	VPOR Y5, Y3, Y3 \
+	VPOR Y6, Y3, Y3 \
+	VMOVDQU Y3, off(DI) \
+	VMOVDQU Y4, off(CX)
+
+// func shl64AVX2(dlo, dhi, lo, hi *[64]uint32, s uint32)
+TEXT ·shl64AVX2(SB), NOSPLIT, $0-36
+	SHIFTARGS
+	SHL8(0)
+	SHL8(32)
+	SHL8(64)
+	SHL8(96)
+	SHL8(128)
+	SHL8(160)
+	SHL8(192)
+	SHL8(224)
+	VZEROUPPER
+	RET
+
+// func shr64AVX2(dlo, dhi, lo, hi *[64]uint32, s uint32)
+TEXT ·shr64AVX2(SB), NOSPLIT, $0-36
+	SHIFTARGS
+	SHR8(0)
+	SHR8(32)
+	SHR8(64)
+	SHR8(96)
+	SHR8(128)
+	SHR8(160)
+	SHR8(192)
+	SHR8(224)
+	VZEROUPPER
+	RET
+
+// func sar64AVX2(dlo, dhi, lo, hi *[64]uint32, s uint32)
+TEXT ·sar64AVX2(SB), NOSPLIT, $0-36
+	SHIFTARGS
+	VPXOR Y13, Y13, Y13
+	CMPL s+32(FP), $32
+	JLT small
+	VPCMPEQD Y13, Y13, Y13
+small:
+	SAR8(0)
+	SAR8(32)
+	SAR8(64)
+	SAR8(96)
+	SAR8(128)
+	SAR8(160)
+	SAR8(192)
+	SAR8(224)
+	VZEROUPPER
+	RET
+
+// MADLOAD8 loads eight lanes of a (SI), b (DX), clo (R9), chi (R10) and makes the products in
+// Y5 (even lanes as qwords) and Y6 (odd lanes), with MUL VPMULUDQ or VPMULDQ, and the addends
+// c = clo | chi<<32 in Y7 (even) and Y8 (odd).
+#define MADLOAD8(MUL, off) \
+	VMOVDQU off(SI), Y1 \
+	VMOVDQU off(DX), Y2 \
+	VMOVDQU off(R9), Y3 \
+	VMOVDQU off(R10), Y4 \
+	MUL Y2, Y1, Y5 \
+	VPSRLQ $32, Y1, Y1 \
+	VPSRLQ $32, Y2, Y2 \
+	MUL Y2, Y1, Y6 \
+	VPSLLQ $32, Y4, Y7 \
+	VPBLENDD $0xAA, Y7, Y3, Y7 \
+	VPSRLQ $32, Y3, Y8 \
+	VPBLENDD $0xAA, Y4, Y8, Y8
+
+// MADSTORE8 stores the sums r (Y9 even lanes, Y10 odd) as dwords into tl (DI) and th (CX) and
+// ORs the carry masks (Y11 even, Y7 odd: all ones in a lane's qword) into R8 at bit off/4.
+#define MADSTORE8(off) \
+	VPBLENDD $0xAA, Y7, Y11, Y11 \
+	VMOVMSKPS Y11, AX \
+	SHLQ $(off/4), AX \
+	ORQ AX, R8 \
+	VPSLLQ $32, Y10, Y1 \
+	VPBLENDD $0xAA, Y1, Y9, Y1 \
+	VPSRLQ $32, Y9, Y2 \
+	VPBLENDD $0xAA, Y10, Y2, Y2 \
+	VMOVDQU Y1, off(DI) \
+	VMOVDQU Y2, off(CX)
+
+// MADU8: unsigned, the carry-out of the 64-bit sum is r < c (biased by Y13 for VPCMPGTQ).
+#define MADU8(off) \
+	MADLOAD8(VPMULUDQ, off) \
+	VPADDQ Y7, Y5, Y9 \
+	VPADDQ Y8, Y6, Y10 \
+	VPXOR Y13, Y9, Y1 \
+	VPXOR Y13, Y7, Y11 \
+	VPCMPGTQ Y1, Y11, Y11 \
+	VPXOR Y13, Y10, Y1 \
+	VPXOR Y13, Y8, Y7 \
+	VPCMPGTQ Y1, Y7, Y7 \
+	MADSTORE8(off)
+
+// MADI8: signed, overflow when p and c have one sign and r another: ~(p^c) & (r^p) negative.
+#define MADI8(off) \
+	MADLOAD8(VPMULDQ, off) \
+	VPADDQ Y7, Y5, Y9 \
+	VPADDQ Y8, Y6, Y10 \
+	VPXOR Y7, Y5, Y11 \
+	VPXOR Y9, Y5, Y12 \
+	VPANDN Y12, Y11, Y11 \
+	VPCMPGTQ Y11, Y14, Y11 \
+	VPXOR Y8, Y6, Y7 \
+	VPXOR Y10, Y6, Y12 \
+	VPANDN Y12, Y7, Y7 \
+	VPCMPGTQ Y7, Y14, Y7 \
+	MADSTORE8(off)
+
+// func mad64uAVX2(tl, th, a, b, clo, chi *[64]uint32) uint64
+TEXT ·mad64uAVX2(SB), NOSPLIT, $0-56
+	MOVQ tl+0(FP), DI
+	MOVQ th+8(FP), CX
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ clo+32(FP), R9
+	MOVQ chi+40(FP), R10
+	MOVQ $0x8000000000000000, AX
+	VMOVQ AX, X13
+	VPBROADCASTQ X13, Y13
+	XORQ R8, R8
+	MADU8(0)
+	MADU8(32)
+	MADU8(64)
+	MADU8(96)
+	MADU8(128)
+	MADU8(160)
+	MADU8(192)
+	MADU8(224)
+	VZEROUPPER
+	MOVQ R8, ret+48(FP)
+	RET
+
+// func mad64iAVX2(tl, th, a, b, clo, chi *[64]uint32) uint64
+TEXT ·mad64iAVX2(SB), NOSPLIT, $0-56
+	MOVQ tl+0(FP), DI
+	MOVQ th+8(FP), CX
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ clo+32(FP), R9
+	MOVQ chi+40(FP), R10
+	VPXOR Y14, Y14, Y14
+	XORQ R8, R8
+	MADI8(0)
+	MADI8(32)
+	MADI8(64)
+	MADI8(96)
+	MADI8(128)
+	MADI8(160)
+	MADI8(192)
+	MADI8(224)
+	VZEROUPPER
+	MOVQ R8, ret+48(FP)
 	RET

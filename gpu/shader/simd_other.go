@@ -12,3 +12,16 @@ func carryRowsAVX2(d, r, q *[lanes]uint32, x uint32, ci uint64) uint64 {
 func carryConstAVX2(d, r *[lanes]uint32, x, k uint32, ci uint64) uint64 {
 	panic("shader: no SIMD kernels")
 }
+
+func addF32AVX2(d, a, b *[lanes]uint32) bool { panic("shader: no SIMD kernels") }
+func subF32AVX2(d, a, b *[lanes]uint32) bool { panic("shader: no SIMD kernels") }
+func mulF32AVX2(d, a, b *[lanes]uint32) bool { panic("shader: no SIMD kernels") }
+
+func cmpPairGtAVX2(lo, hi *[lanes]uint32, bias, y uint64) uint64 { panic("shader: no SIMD kernels") }
+func cmpPairLtAVX2(lo, hi *[lanes]uint32, bias, y uint64) uint64 { panic("shader: no SIMD kernels") }
+func shl64AVX2(dlo, dhi, lo, hi *[lanes]uint32, s uint32)        { panic("shader: no SIMD kernels") }
+func shr64AVX2(dlo, dhi, lo, hi *[lanes]uint32, s uint32)        { panic("shader: no SIMD kernels") }
+func sar64AVX2(dlo, dhi, lo, hi *[lanes]uint32, s uint32)        { panic("shader: no SIMD kernels") }
+
+func mad64uAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64 { panic("shader: no SIMD kernels") }
+func mad64iAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64 { panic("shader: no SIMD kernels") }

@@ -29,6 +29,7 @@ func TestSIMDKernels(t *testing.T) {
 	if !simd {
 		t.Skip("no AVX2/FMA3 on this host (or a purego build): the Go loops are the only path")
 	}
+	defer func() { simd = true }()
 	rnd := rand.New(rand.NewPCG(3, 4))
 	declined := 0
 	for round := range 20000 {
@@ -64,6 +65,66 @@ func TestSIMDKernels(t *testing.T) {
 				if d[l] != dGo[l] {
 					t.Fatalf("round %d lane %d: fma(%#x, %#x, %#x) = %#x (Go), %#x (AVX2)", round, l, a[l], b[l], c[l], dGo[l], d[l])
 				}
+			}
+		}
+
+		for i, k := range []func(d, a, b *[lanes]uint32) bool{addF32AVX2, subF32AVX2, mulF32AVX2} {
+			var got [lanes]uint32
+			if !k(&got, &a, &b) {
+				continue
+			}
+			for l := range got {
+				want := [3]uint32{u32(f32(a[l]) + f32(b[l])), u32(f32(a[l]) - f32(b[l])), u32(f32(a[l]) * f32(b[l]))}[i]
+				if got[l] != want {
+					t.Fatalf("round %d: f32 op %d lane %d of %#x and %#x: %#x (Go), %#x (AVX2)", round, i, l, a[l], b[l], want, got[l])
+				}
+			}
+		}
+
+		// 64-bit compares and shifts of the pairs (a, b), against a key near some lane's.
+		y := uint64(a[rnd.IntN(lanes)]) | uint64(b[rnd.IntN(lanes)])<<32
+		y += uint64(rnd.IntN(3)) - 1
+		for _, signed := range []bool{false, true} {
+			for _, above := range []bool{false, true} {
+				simd = false
+				want := cmpPairOne(&a, &b, y, signed, above)
+				simd = true
+				if got := cmpPairOne(&a, &b, y, signed, above); got != want {
+					t.Fatalf("round %d: cmpPairOne(y %#x, signed %v, above %v) = %#x (Go), %#x (AVX2)", round, y, signed, above, want, got)
+				}
+			}
+		}
+		s := uint32(rnd.IntN(64))
+		for i, k := range []func(dlo, dhi, lo, hi *[lanes]uint32, s uint32){shl64AVX2, shr64AVX2, sar64AVX2} {
+			var glo, ghi [lanes]uint32
+			k(&glo, &ghi, &a, &b, s)
+			for l := range glo {
+				v := uint64(a[l]) | uint64(b[l])<<32
+				want := [3]uint64{v << s, v >> s, uint64(int64(v) >> s)}[i]
+				if got := uint64(glo[l]) | uint64(ghi[l])<<32; got != want {
+					t.Fatalf("round %d: shift %d of %#x by %d: %#x, want %#x", round, i, v, s, got, want)
+				}
+			}
+			lo, hi := a, b // in place
+			k(&lo, &hi, &lo, &hi, s)
+			if lo != glo || hi != ghi {
+				t.Fatalf("round %d: shift %d in place differs", round, i)
+			}
+		}
+
+		// v_mad_u64_u32/v_mad_i64_i32: the addend pair (c, a) (in place: into a and b).
+		for _, signed := range []bool{false, true} {
+			var wl, wh, gl, gh [lanes]uint32
+			simd = false
+			wco := mad64Rows(&wl, &wh, &a, &b, &c, &a, signed)
+			simd = true
+			gco := mad64Rows(&gl, &gh, &a, &b, &c, &a, signed)
+			if gl != wl || gh != wh || gco != wco {
+				t.Fatalf("round %d: mad64Rows signed %v: carry-outs %#x (Go), %#x (AVX2); results equal: %v", round, signed, wco, gco, gl == wl && gh == wh)
+			}
+			pa, pb := a, b
+			if gco = mad64Rows(&pa, &pb, &pa, &pb, &c, &pa, signed); pa != wl || pb != wh || gco != wco {
+				t.Fatalf("round %d: mad64Rows signed %v in place differs", round, signed)
 			}
 		}
 

@@ -14,12 +14,18 @@ func vopF32Ops() {
 		return v32(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f(f32(a), f32(b))) })
 	}
 	def(OpVAddF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) + f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		if simd && addF32AVX2(d, a, b) {
+			return
+		}
 		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
 		for l := range ds {
 			ds[l] = as[l] + bs[l]
 		}
 	}), v32Add))
 	def(OpVSubF32, v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) - f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		if simd && subF32AVX2(d, a, b) {
+			return
+		}
 		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
 		for l := range ds {
 			ds[l] = as[l] - bs[l]
@@ -27,6 +33,9 @@ func vopF32Ops() {
 	}))
 	def(OpVSubrevF32, f2(func(a, b float32) float32 { return b - a }))
 	def(OpVMulF32, v32tag(v32k(tF32, 2, func(a, b, _ uint32) uint32 { return u32(f32(a) * f32(b)) }, func(d, a, b, _ *[lanes]uint32) {
+		if simd && mulF32AVX2(d, a, b) {
+			return
+		}
 		ds, as, bs := f32Row(d)[:], f32Row(a)[:], f32Row(b)[:] // f32 views: no moves through integer registers
 		for l := range ds {
 			ds[l] = as[l] * bs[l]
@@ -238,6 +247,10 @@ func vop64Ops() {
 			ds[l] = bs[l] << (as[l] & 63)
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
+		if simd {
+			shl64AVX2(dlo, dhi, lo, hi, s&63)
+			return
+		}
 		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
 		s &= 63 // s < 64 (shiftRows): no test for a larger shift
 		for g := 0; g < lanes; g += 4 {
@@ -257,6 +270,10 @@ func vop64Ops() {
 			ds[l] = bs[l] >> (as[l] & 63)
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
+		if simd {
+			shr64AVX2(dlo, dhi, lo, hi, s&63)
+			return
+		}
 		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
 		for l := range dlos {
 			r := (uint64(los[l]) | uint64(his[l])<<32) >> (s & 63)
@@ -269,6 +286,10 @@ func vop64Ops() {
 			ds[l] = uint64(int64(bs[l]) >> (as[l] & 63))
 		}
 	}), func(s uint32, dlo, dhi, lo, hi *[lanes]uint32) {
+		if simd {
+			sar64AVX2(dlo, dhi, lo, hi, s&63)
+			return
+		}
 		dlos, dhis, los, his := dlo[:], dhi[:], lo[:], hi[:]
 		for l := range dlos {
 			r := uint64(int64(uint64(los[l])|uint64(his[l])<<32) >> (s & 63))
@@ -525,6 +546,12 @@ func carryE32Full(w *wave, in *Inst, b, d *[lanes]uint32, cin, sub, rev bool) er
 // of the 64-bit sum; signed: its overflow) returned by lane. The rows are sliced once (no nil checks
 // per lane).
 func mad64Rows(tl, th, a, b, clo, chi *[lanes]uint32, signed bool) (co uint64) {
+	if simd {
+		if signed {
+			return mad64iAVX2(tl, th, a, b, clo, chi)
+		}
+		return mad64uAVX2(tl, th, a, b, clo, chi)
+	}
 	tls, ths, as, bs, cls, chs := tl[:], th[:], a[:], b[:], clo[:], chi[:]
 	if signed {
 		for l := range tls {

@@ -268,6 +268,12 @@ func cmpPairOne(lo, hi *[lanes]uint32, y uint64, signed, above bool) (r uint64) 
 	if signed {
 		flip = 1 << 63
 	}
+	if simd { // simd_amd64.s: VPCMPGTQ compares signed, so both sides are biased by 1<<63
+		if above {
+			return cmpPairGtAVX2(lo, hi, flip^1<<63, y^1<<63)
+		}
+		return cmpPairLtAVX2(lo, hi, flip^1<<63, y^1<<63)
+	}
 	los, his := lo[:], hi[:]
 	for g := lanes - 8; g >= 0; g -= 8 {
 		p, q := (*[8]uint32)(los[g:]), (*[8]uint32)(his[g:])
