@@ -71,3 +71,17 @@ func mad64uAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64
 
 //go:noescape
 func mad64iAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64
+
+// seqLoAVX2 reports whether lo[l] = x0 + l*sz (mod 2^32) for every lane; seqLoHiAVX2 also whether
+// hi[l] = h: globalBatch's test that a full wave's addresses are one contiguous run.
+//
+//go:noescape
+func seqLoAVX2(lo *[lanes]uint32, x0, sz uint32) bool
+
+//go:noescape
+func seqLoHiAVX2(lo, hi *[lanes]uint32, x0, sz, h uint32) bool
+
+// fillAVX2 is fillRow: v in every lane of d.
+//
+//go:noescape
+func fillAVX2(d *[lanes]uint32, v uint32)

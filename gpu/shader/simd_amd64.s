@@ -504,3 +504,98 @@ TEXT ·mad64iAVX2(SB), NOSPLIT, $0-56
 	VZEROUPPER
 	MOVQ R8, ret+48(FP)
 	RET
+
+// laneIdx holds i in dword i.
+DATA laneIdx<>+0(SB)/4, $0
+DATA laneIdx<>+4(SB)/4, $1
+DATA laneIdx<>+8(SB)/4, $2
+DATA laneIdx<>+12(SB)/4, $3
+DATA laneIdx<>+16(SB)/4, $4
+DATA laneIdx<>+20(SB)/4, $5
+DATA laneIdx<>+24(SB)/4, $6
+DATA laneIdx<>+28(SB)/4, $7
+GLOBL laneIdx<>(SB), RODATA|NOPTR, $32
+
+// SEQSETUP sets Y10 to x0 + i*sz (i = 0..7), Y11 to 8*sz in every dword, Y9 to zero (from AX =
+// x0, BX = sz).
+#define SEQSETUP \
+	VMOVD AX, X10 \
+	VPBROADCASTD X10, Y10 \
+	VMOVD BX, X11 \
+	VPBROADCASTD X11, Y11 \
+	VPMULLD laneIdx<>(SB), Y11, Y1 \
+	VPADDD Y1, Y10, Y10 \
+	VPSLLD $3, Y11, Y11 \
+	VPXOR Y9, Y9, Y9
+
+// SEQ8 ORs into Y9 the difference of eight low dwords (SI) from the expected ones (Y10) and
+// advances Y10.
+#define SEQ8(off) \
+	VPXOR off(SI), Y10, Y1 \
+	VPOR Y1, Y9, Y9 \
+	VPADDD Y11, Y10, Y10
+
+// SEQHI8 is SEQ8 with the high dwords (DX) compared with Y12.
+#define SEQHI8(off) \
+	SEQ8(off) \
+	VPXOR off(DX), Y12, Y2 \
+	VPOR Y2, Y9, Y9
+
+// func seqLoAVX2(lo *[64]uint32, x0, sz uint32) bool
+TEXT ·seqLoAVX2(SB), NOSPLIT, $0-17
+	MOVQ lo+0(FP), SI
+	MOVL x0+8(FP), AX
+	MOVL sz+12(FP), BX
+	SEQSETUP
+	SEQ8(0)
+	SEQ8(32)
+	SEQ8(64)
+	SEQ8(96)
+	SEQ8(128)
+	SEQ8(160)
+	SEQ8(192)
+	SEQ8(224)
+	VPTEST Y9, Y9
+	SETEQ ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func seqLoHiAVX2(lo, hi *[64]uint32, x0, sz, h uint32) bool
+TEXT ·seqLoHiAVX2(SB), NOSPLIT, $0-33
+	MOVQ lo+0(FP), SI
+	MOVQ hi+8(FP), DX
+	MOVL x0+16(FP), AX
+	MOVL sz+20(FP), BX
+	MOVL h+24(FP), CX
+	SEQSETUP
+	VMOVD CX, X12
+	VPBROADCASTD X12, Y12
+	SEQHI8(0)
+	SEQHI8(32)
+	SEQHI8(64)
+	SEQHI8(96)
+	SEQHI8(128)
+	SEQHI8(160)
+	SEQHI8(192)
+	SEQHI8(224)
+	VPTEST Y9, Y9
+	SETEQ ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func fillAVX2(d *[64]uint32, v uint32)
+TEXT ·fillAVX2(SB), NOSPLIT, $0-12
+	MOVQ d+0(FP), DI
+	MOVL v+8(FP), AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU Y0, 0(DI)
+	VMOVDQU Y0, 32(DI)
+	VMOVDQU Y0, 64(DI)
+	VMOVDQU Y0, 96(DI)
+	VMOVDQU Y0, 128(DI)
+	VMOVDQU Y0, 160(DI)
+	VMOVDQU Y0, 192(DI)
+	VMOVDQU Y0, 224(DI)
+	VZEROUPPER
+	RET

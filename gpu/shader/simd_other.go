@@ -25,3 +25,7 @@ func sar64AVX2(dlo, dhi, lo, hi *[lanes]uint32, s uint32)        { panic("shader
 
 func mad64uAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64 { panic("shader: no SIMD kernels") }
 func mad64iAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64 { panic("shader: no SIMD kernels") }
+
+func seqLoAVX2(lo *[lanes]uint32, x0, sz uint32) bool          { panic("shader: no SIMD kernels") }
+func seqLoHiAVX2(lo, hi *[lanes]uint32, x0, sz, h uint32) bool { panic("shader: no SIMD kernels") }
+func fillAVX2(d *[lanes]uint32, v uint32)                      { panic("shader: no SIMD kernels") }

@@ -128,6 +128,30 @@ func TestSIMDKernels(t *testing.T) {
 			}
 		}
 
+		// globalBatch's contiguity test: a sequence, then one lane (or the high dword) off.
+		x0, sz := a[0], []uint32{4, 8, 12, 16, 0, rnd.Uint32()}[rnd.IntN(6)]
+		var sl, sh [lanes]uint32
+		for l := range sl {
+			sl[l], sh[l] = x0+uint32(l)*sz, b[0]
+		}
+		if !seqLoAVX2(&sl, x0, sz) || !seqLoHiAVX2(&sl, &sh, x0, sz, b[0]) {
+			t.Fatalf("round %d: the sequence %#x + l*%d is not seen as one", round, x0, sz)
+		}
+		l := rnd.IntN(lanes)
+		if sh[l]++; seqLoHiAVX2(&sl, &sh, x0, sz, b[0]) || !seqLoAVX2(&sl, x0, sz) {
+			t.Fatalf("round %d: high dword of lane %d off: not seen", round, l)
+		}
+		if sl[l] ^= 1 << rnd.IntN(32); seqLoAVX2(&sl, x0, sz) {
+			t.Fatalf("round %d: low dword of lane %d off: not seen", round, l)
+		}
+		var f [lanes]uint32
+		fillAVX2(&f, c[0])
+		for l := range f {
+			if f[l] != c[0] {
+				t.Fatalf("round %d: fillAVX2 lane %d %#x, want %#x", round, l, f[l], c[0])
+			}
+		}
+
 		ci, xr := rnd.Uint64(), []uint32{0, ^uint32(0), rnd.Uint32()}[rnd.IntN(3)]
 		k := simdOperand(rnd)
 		for form := range 3 {

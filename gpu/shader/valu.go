@@ -330,6 +330,10 @@ func fill32(w *wave, in *Inst, d *[lanes]uint32, f func(a, b, c uint32) uint32) 
 // fillRow writes r to every lane of d: when d is 8-aligned (the register rows: see u64Row) as 32
 // 64-bit words holding r in both halves, eight words per round, else eight lanes per round.
 func fillRow(d *[lanes]uint32, r uint32) {
+	if simd {
+		fillAVX2(d, r)
+		return
+	}
 	if uintptr(unsafe.Pointer(d))&7 == 0 {
 		qs, v := u64Row(d)[:], uint64(r)*(1|1<<32)
 		for l := 0; l < lanes/2; l += 8 {

@@ -603,19 +603,32 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 			if uint64(x0)+(lanes-1)*sz >= 1<<32 || !hostLittleEndian {
 				diff = 1 // the low dwords would wrap (or no 64-bit view): the planner decides
 			}
-			lo := u64Row(&w.v[av])[:]
-			e := uint64(x0) | uint64(x0+uint32(sz))<<32
-			st := 2 * sz * (1 | 1<<32) // 2*sz in each half
-			if saddr {
-				for l := 0; l < lanes/2; l, e = l+4, e+4*st {
-					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + st)) | (lo[l+2] ^ (e + 2*st)) | (lo[l+3] ^ (e + 3*st))
+			if simd && diff == 0 { // simd_amd64.s: the same test, eight lanes per instruction
+				var seq bool
+				if saddr {
+					seq = seqLoAVX2(&w.v[av], x0, uint32(sz))
+				} else {
+					seq = seqLoHiAVX2(&w.v[av], &w.v[av+1], x0, uint32(sz), w.v[av+1][0])
 				}
-			} else {
-				hi := u64Row(&w.v[av+1])[:]
-				h0 := uint64(w.v[av+1][0]) * (1 | 1<<32) // the high dword of lane 0 in both halves
-				for l := 0; l < lanes/2; l, e = l+4, e+4*st {
-					diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + st)) | (lo[l+2] ^ (e + 2*st)) | (lo[l+3] ^ (e + 3*st)) |
-						(hi[l] ^ h0) | (hi[l+1] ^ h0) | (hi[l+2] ^ h0) | (hi[l+3] ^ h0)
+				if !seq {
+					diff = 1
+				}
+			}
+			if diff == 0 && !simd {
+				lo := u64Row(&w.v[av])[:]
+				e := uint64(x0) | uint64(x0+uint32(sz))<<32
+				st := 2 * sz * (1 | 1<<32) // 2*sz in each half
+				if saddr {
+					for l := 0; l < lanes/2; l, e = l+4, e+4*st {
+						diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + st)) | (lo[l+2] ^ (e + 2*st)) | (lo[l+3] ^ (e + 3*st))
+					}
+				} else {
+					hi := u64Row(&w.v[av+1])[:]
+					h0 := uint64(w.v[av+1][0]) * (1 | 1<<32) // the high dword of lane 0 in both halves
+					for l := 0; l < lanes/2; l, e = l+4, e+4*st {
+						diff |= (lo[l] ^ e) | (lo[l+1] ^ (e + st)) | (lo[l+2] ^ (e + 2*st)) | (lo[l+3] ^ (e + 3*st)) |
+							(hi[l] ^ h0) | (hi[l+1] ^ h0) | (hi[l+2] ^ h0) | (hi[l+3] ^ h0)
+					}
 				}
 			}
 			if diff == 0 {
