@@ -45,24 +45,34 @@ func (m *flatMem) do(va uint64, p []byte, write bool) error {
 			// Each dword atomic (concurrent work-groups, CPU threads, Atomic's compare-and-swap):
 			// two at a time as one atomic 64-bit access where 8-byte aligned (the page is), a dword
 			// at an odd dword address or at the end alone.
-			i := 0
-			for ; i < n; i += 4 {
-				if (o+uint64(i))%8 == 0 && i+8 <= n {
-					w := (*uint64)(ptr32(pg[:], o+uint64(i)))
-					if write {
-						atomic.StoreUint64(w, binary.LittleEndian.Uint64(p[i:]))
-					} else {
-						binary.LittleEndian.PutUint64(p[i:], atomic.LoadUint64(w))
-					}
-					i += 4
-					continue
-				}
+			dword := func(i int) {
 				w := (*uint32)(ptr32(pg[:], o+uint64(i)))
 				if write {
 					atomic.StoreUint32(w, binary.LittleEndian.Uint32(p[i:]))
 				} else {
 					binary.LittleEndian.PutUint32(p[i:], atomic.LoadUint32(w))
 				}
+			}
+			i := 0
+			if o%8 != 0 {
+				dword(0)
+				i = 4
+			}
+			if nw := (n - i) / 8; nw > 0 {
+				ws, q := unsafe.Slice((*uint64)(ptr32(pg[:], o+uint64(i))), nw), p[i:i+8*nw]
+				if write {
+					for k := range ws {
+						atomic.StoreUint64(&ws[k], binary.LittleEndian.Uint64(q[8*k:]))
+					}
+				} else {
+					for k := range ws {
+						binary.LittleEndian.PutUint64(q[8*k:], atomic.LoadUint64(&ws[k]))
+					}
+				}
+				i += 8 * nw
+			}
+			if i < n {
+				dword(i)
 			}
 		} else if write {
 			copy(pg[o:], p[:n])
