@@ -85,3 +85,13 @@ func seqLoHiAVX2(lo, hi *[lanes]uint32, x0, sz, h uint32) bool
 //
 //go:noescape
 func fillAVX2(d *[lanes]uint32, v uint32)
+
+// cmp32RowsAVX2 and cmp32ConstAVX2 are cmpDense's 32-bit integer compares (register rows a and b,
+// or a and the constant y): the lanes where a is below and above, as signed dwords after an XOR
+// with bias (1<<31 for an unsigned compare, 0 for a signed one).
+//
+//go:noescape
+func cmp32RowsAVX2(a, b *[lanes]uint32, bias uint32) (lt, gt uint64)
+
+//go:noescape
+func cmp32ConstAVX2(a *[lanes]uint32, y, bias uint32) (lt, gt uint64)

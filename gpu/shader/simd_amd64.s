@@ -599,3 +599,67 @@ TEXT ·fillAVX2(SB), NOSPLIT, $0-12
 	VMOVDQU Y0, 224(DI)
 	VZEROUPPER
 	RET
+
+// CMP32 compares eight lanes of a (SI, XORed with Y12) with B (in Y2, already XORed): the lanes
+// below into R8, above into R9, at bit off/4.
+#define CMP32(off, B) \
+	VPXOR off(SI), Y12, Y1 \
+	B \
+	VPCMPGTD Y1, Y2, Y3 \
+	VPCMPGTD Y2, Y1, Y4 \
+	VMOVMSKPS Y3, AX \
+	VMOVMSKPS Y4, BX \
+	SHLQ $(off/4), AX \
+	SHLQ $(off/4), BX \
+	ORQ AX, R8 \
+	ORQ BX, R9
+
+#define ROWB(off) VPXOR off(DX), Y12, Y2
+#define CONSTB VMOVDQA Y11, Y2
+
+// func cmp32RowsAVX2(a, b *[64]uint32, bias uint32) (lt, gt uint64)
+TEXT ·cmp32RowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVL bias+16(FP), AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	XORQ R8, R8
+	XORQ R9, R9
+	CMP32(0, ROWB(0))
+	CMP32(32, ROWB(32))
+	CMP32(64, ROWB(64))
+	CMP32(96, ROWB(96))
+	CMP32(128, ROWB(128))
+	CMP32(160, ROWB(160))
+	CMP32(192, ROWB(192))
+	CMP32(224, ROWB(224))
+	VZEROUPPER
+	MOVQ R8, lt+24(FP)
+	MOVQ R9, gt+32(FP)
+	RET
+
+// func cmp32ConstAVX2(a *[64]uint32, y, bias uint32) (lt, gt uint64)
+TEXT ·cmp32ConstAVX2(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVL bias+12(FP), AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL y+8(FP), BX
+	XORL AX, BX
+	VMOVD BX, X11
+	VPBROADCASTD X11, Y11
+	XORQ R8, R8
+	XORQ R9, R9
+	CMP32(0, CONSTB)
+	CMP32(32, CONSTB)
+	CMP32(64, CONSTB)
+	CMP32(96, CONSTB)
+	CMP32(128, CONSTB)
+	CMP32(160, CONSTB)
+	CMP32(192, CONSTB)
+	CMP32(224, CONSTB)
+	VZEROUPPER
+	MOVQ R8, lt+16(FP)
+	MOVQ R9, gt+24(FP)
+	RET

@@ -29,3 +29,10 @@ func mad64iAVX2(tl, th, a, b, clo, chi *[lanes]uint32) uint64 { panic("shader: n
 func seqLoAVX2(lo *[lanes]uint32, x0, sz uint32) bool          { panic("shader: no SIMD kernels") }
 func seqLoHiAVX2(lo, hi *[lanes]uint32, x0, sz, h uint32) bool { panic("shader: no SIMD kernels") }
 func fillAVX2(d *[lanes]uint32, v uint32)                      { panic("shader: no SIMD kernels") }
+
+func cmp32RowsAVX2(a, b *[lanes]uint32, bias uint32) (lt, gt uint64) {
+	panic("shader: no SIMD kernels")
+}
+func cmp32ConstAVX2(a *[lanes]uint32, y, bias uint32) (lt, gt uint64) {
+	panic("shader: no SIMD kernels")
+}

@@ -152,6 +152,36 @@ func TestSIMDKernels(t *testing.T) {
 			}
 		}
 
+		// cmpDense's 32-bit integer compares: rows, a row and a constant either side, every
+		// predicate mask, signed and unsigned, under a random EXEC; half the lanes of b equal a's.
+		cw := &wave{}
+		eb := b
+		for l := range eb {
+			if rnd.IntN(2) == 0 {
+				eb[l] = a[l]
+			}
+		}
+		k32 := uint64(a[rnd.IntN(lanes)])
+		for _, signed := range []bool{false, true} {
+			for mask := uint8(0); mask < 8; mask++ {
+				for form := range 3 {
+					la, lb := lane64{lo: &a}, lane64{lo: &eb}
+					if form == 1 {
+						lb = lane64{c: k32}
+					} else if form == 2 {
+						la = lane64{c: k32}
+					}
+					m := rnd.Uint64()
+					simd = false
+					want := cmpDense(cw, la, lb, m, mask, false, 1<<32-1, 1<<31, signed)
+					simd = true
+					if got := cmpDense(cw, la, lb, m, mask, false, 1<<32-1, 1<<31, signed); got != want {
+						t.Fatalf("round %d: 32-bit compare form %d mask %d signed %v: %#x (Go), %#x (AVX2)", round, form, mask, signed, want, got)
+					}
+				}
+			}
+		}
+
 		ci, xr := rnd.Uint64(), []uint32{0, ^uint32(0), rnd.Uint32()}[rnd.IntN(3)]
 		k := simdOperand(rnd)
 		for form := range 3 {

@@ -193,6 +193,25 @@ func cmpDense(w *wave, a, b lane64, m uint64, mask uint8, wide bool, low, sign u
 	// outcome mirrored. A 64-bit register pair against a constant is compared without a key row.
 	ka, kb := &w.tmp64[0], &w.tmp64[1]
 	mirror := mask&2 | mask&1<<2 | mask>>2&1 // x ? y is y ?' x with less and greater swapped
+	if simd && !wide && low == 1<<32-1 && (a.lo != nil || b.lo != nil) {
+		// 32-bit integers (simd_amd64.s): the keys' order is that of the dwords as signed
+		// values after an XOR with bias.
+		bias := uint32(1 << 31)
+		if signed {
+			bias = 0
+		}
+		var lt, gt uint64
+		switch {
+		case a.lo != nil && b.lo != nil:
+			lt, gt = cmp32RowsAVX2(a.lo, b.lo, bias)
+		case a.lo != nil:
+			lt, gt = cmp32ConstAVX2(a.lo, uint32(b.c), bias)
+		default:
+			lt, gt = cmp32ConstAVX2(b.lo, uint32(a.c), bias)
+			mask = mirror
+		}
+		return cmpSelect(lt, gt, mask) & m
+	}
 	switch {
 	case a.lo != nil && b.lo == nil && wide:
 		return cmpPairSelect(a.lo, a.hi, cmpKey(b.c, low, sign, signed), signed, mask) & m
