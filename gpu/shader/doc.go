@@ -48,7 +48,10 @@
 //
 // Lane loops (wave.go, valu.go): an operation with few active lanes visits only those (sources read
 // lane by lane, nothing broadcast); with many, the common ones run a loop over all 64 lanes without
-// a call per lane and keep the active results (STATUS.md "Speed").
+// a call per lane and keep the active results (STATUS.md "Speed"); on amd64 with AVX2 and FMA3 the hottest
+// of those loops are assembly kernels (simd_amd64.s: f32 add/sub/mul/fma, carry ops, 64-bit
+// multiply-add, shifts and compares, 32-bit compares), the Go loops their fallback and reference
+// (TestSIMDKernels; -tags purego runs the Go loops alone).
 //
 // Concurrency and lock order: a Dispatch owns its state. Its work-groups share the decoded-code
 // cache (a sync.Map plus atomic links between instructions) and take dispatch.mu only to record an
