@@ -268,9 +268,9 @@ func TestDRMSysfsBusy(t *testing.T) {
 		t.Fatalf("gpu_busy_percent %d before any work", b)
 	}
 	done := make(chan error, 1)
-	// A kernel long enough for the busy meter's window: with work-groups on every core a 4 Mi
-	// element vadd could end before the meter showed more than half busy.
-	go func() { _, err := interpRate(mnt, 1<<24); done <- err }()
+	// Kernels for at least two of the busy meter's windows (1 s): one 16 Mi element vadd takes
+	// about 0.5 s since the AVX2 lane kernels, too short for the meter to show more than half busy.
+	go func() { _, err := interpRate(mnt, 1<<24, 2500*time.Millisecond); done <- err }()
 	var maxBusy, maxClk, maxPower, maxTemp int
 	for running := true; running; {
 		select {
