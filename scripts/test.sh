@@ -53,6 +53,9 @@ fi
 step go test -race, the concurrent work-group tests of gpu/shader
 go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop|TestSuspend' ./gpu/shader
 
+step go test -tags purego, gpu/shader without its AVX2 lane kernels (the Go loops alone)
+go test -count=1 -tags purego -timeout 15m ./gpu/shader
+
 # amdkfd's own conformance suite (docs/kfdtest.md): every case of the expected-pass lists, each alone
 # under kfdemu exec; a case of a list that fails is a regression. kfdtest is built once per machine
 # by ../shared/kfdtest/build.sh (KFDTEST_BUILD overrides it; about 3 minutes on 2 cores).
