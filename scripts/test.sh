@@ -53,7 +53,7 @@ fi
 step go test -race, the concurrent work-group tests of gpu/shader
 go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop|TestSuspend' ./gpu/shader
 
-step go test -tags purego, gpu/shader without its AVX2 lane kernels (the Go loops alone)
+step go test -tags purego, gpu/shader without its AVX2 lane kernels: the Go loops alone
 go test -count=1 -tags purego -timeout 15m ./gpu/shader
 
 # amdkfd's own conformance suite (docs/kfdtest.md): every case of the expected-pass lists, each alone
