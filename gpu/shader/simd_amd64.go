@@ -95,3 +95,37 @@ func cmp32RowsAVX2(a, b *[lanes]uint32, bias uint32) (lt, gt uint64)
 
 //go:noescape
 func cmp32ConstAVX2(a *[lanes]uint32, y, bias uint32) (lt, gt uint64)
+
+// The two-source 32-bit integer lane loops (v32k kernels of vopIntOps: d, a = src0, b = src1), eight
+// lanes per instruction: v_add_u32, v_sub_u32, v_subrev_u32, v_mul_lo_u32, v_lshlrev_b32,
+// v_lshrrev_b32, v_ashrrev_i32 (counts masked to 5 bits as the Go loops do), v_and/or/xor_b32.
+
+//go:noescape
+func addU32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func subU32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func subrevU32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func mulLoU32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func lshlrevB32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func lshrrevB32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func ashrrevI32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func andB32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func orB32AVX2(d, a, b *[lanes]uint32)
+
+//go:noescape
+func xorB32AVX2(d, a, b *[lanes]uint32)

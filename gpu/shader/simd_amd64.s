@@ -663,3 +663,157 @@ TEXT ·cmp32ConstAVX2(SB), NOSPLIT, $0-32
 	MOVQ R8, lt+16(FP)
 	MOVQ R9, gt+24(FP)
 	RET
+
+// shiftMask is 31 in a dword (the shift count's bits).
+DATA shiftMask<>+0(SB)/4, $31
+GLOBL shiftMask<>(SB), RODATA|NOPTR, $4
+
+// INT8 runs BODY (Y1 = a, Y2 = b -> Y3) on eight lanes of a (SI) and b (DX) into d (DI).
+#define INT8(off, BODY) \
+	VMOVDQU off(SI), Y1 \
+	VMOVDQU off(DX), Y2 \
+	BODY \
+	VMOVDQU Y3, off(DI)
+
+#define INT64(BODY) \
+	INT8(0, BODY) \
+	INT8(32, BODY) \
+	INT8(64, BODY) \
+	INT8(96, BODY) \
+	INT8(128, BODY) \
+	INT8(160, BODY) \
+	INT8(192, BODY) \
+	INT8(224, BODY)
+
+#define BODY_addU32 \
+	VPADDD Y2, Y1, Y3
+
+// func addU32AVX2(d, a, b *[64]uint32): v_add_u32: a + b
+TEXT ·addU32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_addU32)
+	VZEROUPPER
+	RET
+
+#define BODY_subU32 \
+	VPSUBD Y2, Y1, Y3
+
+// func subU32AVX2(d, a, b *[64]uint32): v_sub_u32: a - b
+TEXT ·subU32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_subU32)
+	VZEROUPPER
+	RET
+
+#define BODY_subrevU32 \
+	VPSUBD Y1, Y2, Y3
+
+// func subrevU32AVX2(d, a, b *[64]uint32): v_subrev_u32: b - a
+TEXT ·subrevU32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_subrevU32)
+	VZEROUPPER
+	RET
+
+#define BODY_mulLoU32 \
+	VPMULLD Y2, Y1, Y3
+
+// func mulLoU32AVX2(d, a, b *[64]uint32): v_mul_lo_u32: the low 32 bits of a * b
+TEXT ·mulLoU32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_mulLoU32)
+	VZEROUPPER
+	RET
+
+#define BODY_lshlrevB32 \
+	VPAND Y14, Y1, Y1 \
+	VPSLLVD Y1, Y2, Y3
+
+// func lshlrevB32AVX2(d, a, b *[64]uint32): v_lshlrev_b32: b << (a & 31)
+TEXT ·lshlrevB32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_lshlrevB32)
+	VZEROUPPER
+	RET
+
+#define BODY_lshrrevB32 \
+	VPAND Y14, Y1, Y1 \
+	VPSRLVD Y1, Y2, Y3
+
+// func lshrrevB32AVX2(d, a, b *[64]uint32): v_lshrrev_b32: b >> (a & 31)
+TEXT ·lshrrevB32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_lshrrevB32)
+	VZEROUPPER
+	RET
+
+#define BODY_ashrrevI32 \
+	VPAND Y14, Y1, Y1 \
+	VPSRAVD Y1, Y2, Y3
+
+// func ashrrevI32AVX2(d, a, b *[64]uint32): v_ashrrev_i32: b >> (a & 31), arithmetic
+TEXT ·ashrrevI32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_ashrrevI32)
+	VZEROUPPER
+	RET
+
+#define BODY_andB32 \
+	VPAND Y2, Y1, Y3
+
+// func andB32AVX2(d, a, b *[64]uint32): v_and_b32
+TEXT ·andB32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_andB32)
+	VZEROUPPER
+	RET
+
+#define BODY_orB32 \
+	VPOR Y2, Y1, Y3
+
+// func orB32AVX2(d, a, b *[64]uint32): v_or_b32
+TEXT ·orB32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_orB32)
+	VZEROUPPER
+	RET
+
+#define BODY_xorB32 \
+	VPXOR Y2, Y1, Y3
+
+// func xorB32AVX2(d, a, b *[64]uint32): v_xor_b32
+TEXT ·xorB32AVX2(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VPBROADCASTD shiftMask<>(SB), Y14
+	INT64(BODY_xorB32)
+	VZEROUPPER
+	RET

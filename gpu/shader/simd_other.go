@@ -36,3 +36,14 @@ func cmp32RowsAVX2(a, b *[lanes]uint32, bias uint32) (lt, gt uint64) {
 func cmp32ConstAVX2(a *[lanes]uint32, y, bias uint32) (lt, gt uint64) {
 	panic("shader: no SIMD kernels")
 }
+
+func addU32AVX2(d, a, b *[lanes]uint32)     { panic("shader: no SIMD kernels") }
+func subU32AVX2(d, a, b *[lanes]uint32)     { panic("shader: no SIMD kernels") }
+func subrevU32AVX2(d, a, b *[lanes]uint32)  { panic("shader: no SIMD kernels") }
+func mulLoU32AVX2(d, a, b *[lanes]uint32)   { panic("shader: no SIMD kernels") }
+func lshlrevB32AVX2(d, a, b *[lanes]uint32) { panic("shader: no SIMD kernels") }
+func lshrrevB32AVX2(d, a, b *[lanes]uint32) { panic("shader: no SIMD kernels") }
+func ashrrevI32AVX2(d, a, b *[lanes]uint32) { panic("shader: no SIMD kernels") }
+func andB32AVX2(d, a, b *[lanes]uint32)     { panic("shader: no SIMD kernels") }
+func orB32AVX2(d, a, b *[lanes]uint32)      { panic("shader: no SIMD kernels") }
+func xorB32AVX2(d, a, b *[lanes]uint32)     { panic("shader: no SIMD kernels") }

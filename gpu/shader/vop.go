@@ -98,6 +98,10 @@ func vopIntOps() {
 		return uint32(bits.TrailingZeros32(a))
 	}))
 	def(OpVAddU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a + b }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			addU32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = as[l] + bs[l]
@@ -109,18 +113,30 @@ func vopIntOps() {
 		return a + b
 	}))
 	def(OpVSubU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a - b }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			subU32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = as[l] - bs[l]
 		}
 	}), func(a, b uint32) uint32 { return a - min(a, b) }))
 	def(OpVSubrevU32, satU32(v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b - a }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			subrevU32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = bs[l] - as[l]
 		}
 	}), func(a, b uint32) uint32 { return b - min(a, b) }))
 	def(OpVMulLoU32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a * b }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			mulLoU32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = as[l] * bs[l]
@@ -146,36 +162,60 @@ func vopIntOps() {
 	}))
 	def(OpVMadI32I24, i3(func(a, b, c uint32) uint32 { return uint32(s24(a)*s24(b)) + c }))
 	def(OpVLshlrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b << (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			lshlrevB32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = bs[l] << (as[l] & 31)
 		}
 	}))
 	def(OpVLshrrevB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return b >> (a & 31) }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			lshrrevB32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = bs[l] >> (as[l] & 31)
 		}
 	}))
 	def(OpVAshrrevI32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return uint32(int32(b) >> (a & 31)) }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			ashrrevI32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = uint32(int32(bs[l]) >> (as[l] & 31))
 		}
 	}))
 	def(OpVAndB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a & b }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			andB32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = as[l] & bs[l]
 		}
 	}))
 	def(OpVOrB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a | b }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			orB32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = as[l] | bs[l]
 		}
 	}))
 	def(OpVXorB32, v32k(tU32, 2, func(a, b, _ uint32) uint32 { return a ^ b }, func(d, a, b, _ *[lanes]uint32) {
+		if simd {
+			xorB32AVX2(d, a, b)
+			return
+		}
 		ds, as, bs := d[:], a[:], b[:]
 		for l := range ds {
 			ds[l] = as[l] ^ bs[l]
