@@ -8,8 +8,8 @@
 // handler.
 //
 // Ordering. The records are written at the syscall's entry (munmap) or exit (mremap, mmap), before
-// it returns to the client, and a per-process counter in the kernel map counts them. Sync reads the
-// counter and waits until the handler has seen that many records, so a driver that calls Sync
+// it returns to the client, and a per-process counter counts them. Sync reads the counter and waits
+// until the handler has seen that many records, so a driver that calls Sync
 // before acting on a client's request sees every unmap the client made before the request (as the
 // notifier has run before munmap returns on amdkfd). Unmaps by another thread racing with the
 // request may or may not be seen, as on amdkfd.
@@ -28,6 +28,13 @@
 // in given address ranges, from the exceptions/page_fault_user tracepoint. The doorbell watcher
 // sleeps on them instead of polling (kfd/doorbellarm.go).
 //
+// Counters. A watched tgid maps (hash map) to a slot of an array map created BPF_F_MMAPABLE, which
+// the daemon maps: Sync reads the counter with an atomic load instead of a bpf(2) lookup (one
+// syscall of 2 to 5 µs on every GPU retry fault, kfdemu bench's fault storm). A slot holds the tgid
+// it was given to, and the programs count only when it still matches theirs, so a program that
+// looked up a slot just before it was freed and given to another process cannot count for it;
+// freed slots are reused last (FIFO).
+//
 // The BPF side is built with cilium/ebpf's assembler (no clang, no generated object), as package
 // trace does. Loading needs CAP_BPF, CAP_PERFMON (root) and tracefs; Open reports why it cannot.
 //
@@ -43,6 +50,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -50,6 +58,7 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
 	"github.com/kfdemu/kfdemu/internal/tracefs"
+	"golang.org/x/sys/unix"
 )
 
 // Record kinds, one per attached tracepoint.
@@ -64,6 +73,8 @@ const (
 	recSize        = 16 + 8*maxArgs
 	ctxArgs        = 16 // first syscall argument (or ret) in the tracepoint context (events/syscalls/*/format)
 	watchedEntries = 1 << 14
+	// A slot of the counts map: {tgid u32, pad u32, records u64, lost u64}.
+	slotTgid, slotRecords, slotLost, slotSize = 0, 8, 16, 24
 )
 
 // Linux mman.h values the decoder needs.
@@ -79,6 +90,7 @@ const (
 type Handler func(start, size uint64)
 
 type proc struct {
+	slot    uint32              // index in Notifier.counts
 	h       Handler
 	touch   func()              // ArmTouch's function
 	synced  atomic.Uint64       // Synced's generation + 1 (0: no Sync yet, stopped or records lost); under Notifier.mu
@@ -90,7 +102,10 @@ type proc struct {
 
 // Notifier watches processes' unmaps. The zero value is not usable; see Open.
 type Notifier struct {
-	watched, events *ebpf.Map
+	watched, events *ebpf.Map // watched: tgid -> slot of counts
+	counts          *ebpf.Map // BPF_F_MMAPABLE array of slot records: {tgid, records emitted, records lost}
+	countMem        []byte    // counts mapped into the daemon; nil once closed (under mu)
+	free            []uint32  // unused slots, oldest first (under mu)
 	armed           *ebpf.Map // touch notices (touch.go): tgid -> ranges; nil when unavailable
 	touchErr        error     // why armed is nil
 	progs           []*ebpf.Program
@@ -150,10 +165,21 @@ func Open(warn func(msg string, args ...any)) (*Notifier, error) {
 		}
 	}()
 	var err error
-	// watched: tgid -> {records emitted, records lost}
-	n.watched, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kfdemu_mmw", Type: ebpf.Hash, KeySize: 4, ValueSize: 16, MaxEntries: watchedEntries})
+	n.watched, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kfdemu_mmw", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: watchedEntries})
 	if err != nil {
 		return nil, unavailable("create map", err)
+	}
+	n.counts, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kfdemu_mmc", Type: ebpf.Array, KeySize: 4, ValueSize: slotSize,
+		MaxEntries: watchedEntries, Flags: unix.BPF_F_MMAPABLE})
+	if err != nil {
+		return nil, unavailable("create mmapable array map (Linux >= 5.5)", err)
+	}
+	if n.countMem, err = unix.Mmap(n.counts.FD(), 0, slotSize*watchedEntries, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+		return nil, unavailable("mmap the counter map", err)
+	}
+	n.free = make([]uint32, watchedEntries)
+	for i := range n.free {
+		n.free[i] = uint32(i)
 	}
 	n.events, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kfdemu_mmev", Type: ebpf.RingBuf, MaxEntries: 1 << 20})
 	if err != nil {
@@ -161,7 +187,7 @@ func Open(warn func(msg string, args ...any)) (*Notifier, error) {
 	}
 	for _, tp := range tracepoints {
 		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kfdemu_mm" + fmt.Sprint(tp.kind), Type: ebpf.TracePoint,
-			License: "GPL", Instructions: prog(n.watched, n.events, tp.kind, tp.args)})
+			License: "GPL", Instructions: prog(n.watched, n.counts, n.events, tp.kind, tp.args)})
 		if err != nil {
 			return nil, unavailable("load program for "+tp.name, err)
 		}
@@ -204,9 +230,19 @@ func lookupTgid(m *ebpf.Map) asm.Instructions {
 }
 
 // prog is one tracepoint program: for a watched tgid it emits {tgid, tid, kind, args...} and
-// counts it in the tgid's map value (word 0), or counts a loss (word 1) when the ring is full.
-func prog(watched, events *ebpf.Map, kind, nargs int) asm.Instructions {
+// counts it in the tgid's slot of counts (records), or counts a loss when the ring is full.
+func prog(watched, counts, events *ebpf.Map, kind, nargs int) asm.Instructions {
 	in := append(lookupTgid(watched),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.StoreMem(asm.RFP, -8, asm.R1, asm.Word),
+		asm.LoadMapPtr(asm.R1, counts.FD()),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -8),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.LoadMem(asm.R1, asm.R0, slotTgid, asm.Word), // the slot is still this tgid's
+		asm.LoadMem(asm.R2, asm.RFP, -4, asm.Word),
+		asm.JNE.Reg(asm.R1, asm.R2, "out"),
 		asm.Mov.Reg(asm.R8, asm.R0),
 		asm.LoadMapPtr(asm.R1, events.FD()),
 		asm.Mov.Imm(asm.R2, recSize),
@@ -234,10 +270,10 @@ func prog(watched, events *ebpf.Map, kind, nargs int) asm.Instructions {
 		asm.Mov.Imm(asm.R2, 0),
 		asm.FnRingbufSubmit.Call(),
 		asm.Mov.Imm(asm.R1, 1),
-		asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, 0),
+		asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, slotRecords),
 		asm.Ja.Label("out"),
 		asm.Mov.Imm(asm.R1, 1).WithSymbol("lost"),
-		asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, 8),
+		asm.AddAtomic.Mem(asm.R8, asm.R1, asm.DWord, slotLost),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),
 	)
@@ -255,13 +291,42 @@ type Watch struct {
 func (n *Notifier) Watch(tgid int, h Handler) (*Watch, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	key := uint32(tgid)
-	if err := n.watched.Put(key, [2]uint64{}); err != nil {
+	if n.countMem == nil {
+		return nil, fmt.Errorf("mmnotify: watch %d: notifier closed", tgid)
+	}
+	if len(n.free) == 0 {
+		return nil, fmt.Errorf("mmnotify: watch %d: %d processes watched already", tgid, watchedEntries)
+	}
+	key, slot := uint32(tgid), n.free[0]
+	n.word64(slot, slotRecords).Store(0)
+	n.word64(slot, slotLost).Store(0)
+	n.word32(slot, slotTgid).Store(key)
+	if err := n.watched.Put(key, slot); err != nil {
+		n.word32(slot, slotTgid).Store(0)
 		return nil, fmt.Errorf("mmnotify: watch %d: %w", tgid, err)
 	}
-	p := &proc{h: h, pending: map[uint32][]uint64{}}
+	n.free = n.free[1:]
+	if old := n.procs[key]; old != nil {
+		n.release(old)
+	}
+	p := &proc{slot: slot, h: h, pending: map[uint32][]uint64{}}
 	n.procs[key] = p
 	return &Watch{n: n, tgid: key, p: p}, nil
+}
+
+// release returns p's slot to the free list; under mu.
+func (n *Notifier) release(p *proc) {
+	n.word32(p.slot, slotTgid).Store(0)
+	n.free = append(n.free, p.slot)
+}
+
+// word64 and word32 are the fields of a slot of the mapped counts; under mu, with countMem set.
+func (n *Notifier) word64(slot uint32, off int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&n.countMem[int(slot)*slotSize+off]))
+}
+
+func (n *Notifier) word32(slot uint32, off int) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&n.countMem[int(slot)*slotSize+off]))
 }
 
 // Stop ends the watch; records still queued for it are dropped. Stopping a watch that a later
@@ -278,33 +343,38 @@ func (w *Watch) Stop() {
 	if n.armed != nil {
 		n.armed.Delete(w.tgid)
 	}
+	if n.countMem != nil {
+		n.release(w.p)
+	}
 	delete(n.procs, w.tgid)
 	n.cond.Broadcast()
 }
 
 // Sync returns once every record the process's unmapping syscalls emitted before the call has
-// been handed to the handler. It must not be called with a lock the handler takes.
+// been handed to the handler. It must not be called with a lock the handler takes. It makes no
+// syscall: the counter is read from the mapped counts.
 func (w *Watch) Sync() {
 	n := w.n
-	var v [2]uint64
-	if err := n.watched.Lookup(w.tgid, &v); err != nil {
-		w.p.synced.Store(0)
-		return // stopped
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if v[1] > w.p.lost {
-		n.warn("munmap notices lost (ring buffer full): SVM ranges of the process may be stale", "tgid", w.tgid, "lost", v[1])
-		w.p.lost = v[1]
+	if n.procs[w.tgid] != w.p || n.countMem == nil {
+		w.p.synced.Store(0)
+		return // stopped, replaced or closed
 	}
-	if v[1] != 0 {
+	lost := n.word64(w.p.slot, slotLost).Load()
+	records := n.word64(w.p.slot, slotRecords).Load()
+	if lost > w.p.lost {
+		n.warn("munmap notices lost (ring buffer full): SVM ranges of the process may be stale", "tgid", w.tgid, "lost", lost)
+		w.p.lost = lost
+	}
+	if lost != 0 {
 		w.p.synced.Store(0) // a lost record: the count misses a change
 	} else if g := w.p.synced.Load(); g != 0 || w.p.syncs == 0 {
 		// Monotonic: a concurrent Sync that read the counter earlier must not store it later.
-		w.p.synced.Store(max(g, v[0]+1))
+		w.p.synced.Store(max(g, records+1))
 	}
 	w.p.syncs++
-	for n.procs[w.tgid] == w.p && w.p.applied < v[0] {
+	for n.procs[w.tgid] == w.p && w.p.applied < records {
 		select {
 		case <-n.done:
 			return
@@ -472,6 +542,15 @@ func (n *Notifier) closeKernel() {
 	}
 	if n.watched != nil {
 		n.watched.Close()
+	}
+	n.mu.Lock()
+	if n.countMem != nil {
+		unix.Munmap(n.countMem)
+		n.countMem = nil
+	}
+	n.mu.Unlock()
+	if n.counts != nil {
+		n.counts.Close()
 	}
 	if n.armed != nil {
 		n.armed.Close()

@@ -256,3 +256,62 @@ func TestSynced(t *testing.T) {
 		t.Error("a generation after Stop")
 	}
 }
+
+// A slot counts only for the tgid it was given to: a stale hash entry (a program that looked up the
+// slot just before Stop gave it away) counts nothing in the slot's new owner, and Sync, which
+// reads the counter from the mapped slot, does not wait for records that never come.
+func TestSlotTgidCheck(t *testing.T) {
+	n := open(t)
+	pid := os.Getpid()
+	w, err := n.Watch(pid, func(uint64, uint64) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := w.p.slot
+	w.Stop()
+	n.mu.Lock()
+	if n.free[len(n.free)-1] != slot {
+		n.mu.Unlock()
+		t.Fatalf("slot %d not returned to the end of the free list", slot)
+	}
+	// Give the slot to another tgid and leave this one's hash entry pointing at it.
+	n.word32(slot, slotTgid).Store(uint32(pid) + 1)
+	n.mu.Unlock()
+	if err := n.watched.Put(uint32(pid), slot); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	munmap(uint64(uintptrOf(mem)), 4096)
+	n.mu.Lock()
+	got := n.word64(slot, slotRecords).Load()
+	n.word32(slot, slotTgid).Store(0)
+	n.mu.Unlock()
+	n.watched.Delete(uint32(pid))
+	if got != 0 {
+		t.Fatalf("a stale entry counted %d records in a slot of another tgid", got)
+	}
+
+	// Watching again takes a fresh slot whose counts start at zero and move with the process.
+	w, err = n.Watch(pid, func(uint64, uint64) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if w.p.slot == slot {
+		t.Fatalf("slot %d reused at once", slot)
+	}
+	w.Sync()
+	g, _ := w.Synced()
+	mem, err = unix.Mmap(-1, 0, 4096, unix.PROT_READ, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	munmap(uint64(uintptrOf(mem)), 4096)
+	w.Sync()
+	if g2, ok := w.Synced(); !ok || g2 < g+2 {
+		t.Fatalf("generation %d -> %d (ok %v) over an mmap and a munmap", g, g2, ok)
+	}
+}
