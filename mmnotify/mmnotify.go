@@ -90,7 +90,7 @@ const (
 type Handler func(start, size uint64)
 
 type proc struct {
-	slot    uint32              // index in Notifier.counts
+	slot    uint32 // index in Notifier.counts
 	h       Handler
 	touch   func()              // ArmTouch's function
 	synced  atomic.Uint64       // Synced's generation + 1 (0: no Sync yet, stopped or records lost); under Notifier.mu
