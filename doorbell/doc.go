@@ -35,13 +35,22 @@
 // and the first store after any idle time is seen within microseconds. Without the notices (not
 // root, no eBPF, another architecture) the deep-idle poll bounds it at 50 ms.
 //
+// A queue that is running looks at its own doorbell (Bell.Poll), as the MEC polls the doorbell of
+// an active queue: while it scans its ring and for a short spin after the ring drains (gpu/hqd
+// DoorbellSpin) it holds the bell (Bell.Hold), and the scanner skips it: no kick, no spin after the
+// store, no arming while a queue holds one. A client that submits again right after its completion
+// signal (a barrier round trip) is then served by the queue alone, without the scan-and-kick
+// handoff between goroutines. A blocked queue (a barrier waiting on a signal) gives its bell back.
+//
 // A changed value calls the doorbell's kick function, which must not block (the packet
 // processors' Kick is a non-blocking channel send). kfdemu bench and BenchmarkIdle measure the
 // idle cost; the README quotes it.
 //
 // # Concurrency and lock order
 //
-// Watcher.mu guards registration only; the scanner reads an atomic copy-on-write snapshot of the
+// Bell.last (the value taken) and Bell.held are atomics shared by the scanner and the bell's
+// queue; Poll takes a store with a compare-and-swap, so a store is the scanner's or the queue's,
+// never both. Watcher.mu guards registration only; the scanner reads an atomic copy-on-write snapshot of the
 // registered doorbells and holds Watcher.scanMu while it reads their words, so Bell.Close (which
 // takes scanMu after unregistering) guarantees that the word is no longer read when it returns
 // and the memory behind it may be unmapped. Lock order: Watcher.mu, then Watcher.scanMu. Slice

@@ -283,3 +283,34 @@ func TestArm(t *testing.T) {
 		w.Close()
 	}
 }
+
+// A store the queue took with Poll is not kicked for by the scanner; a store Poll did not take is.
+func TestPollTakesStore(t *testing.T) {
+	w := NewWatcher(Tuning{MaxPoll: time.Millisecond})
+	defer w.Close()
+	var word atomic.Uint64
+	var kicks atomic.Int32
+	b := w.Watch(&word, func() { kicks.Add(1) })
+	defer b.Close()
+	if b.Poll() {
+		t.Fatal("Poll saw a store before any")
+	}
+	for i := uint64(1); i <= 1000; i++ {
+		word.Store(i)
+		if b.Poll() {
+			continue // taken by the queue
+		}
+		waitKicks(t, &kicks, 1) // the scanner took it first: it kicks
+		kicks.Store(0)
+	}
+	taken := kicks.Load()
+	time.Sleep(20 * time.Millisecond)
+	if kicks.Load() != taken {
+		t.Fatalf("%d kicks for stores Poll had taken", kicks.Load()-taken)
+	}
+	word.Store(1001)
+	waitKicks(t, &kicks, taken+1)
+	if b.Poll() {
+		t.Fatal("Poll took a store the scanner had taken")
+	}
+}

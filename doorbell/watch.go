@@ -63,7 +63,8 @@ type Watcher struct {
 type Bell struct {
 	w    *Watcher
 	word *atomic.Uint64
-	last uint64 // owned by the scanner
+	last atomic.Uint64 // the last value taken, by the scanner or by Poll
+	held atomic.Bool   // Hold: the queue looks at the word itself
 	kick func()
 }
 
@@ -77,7 +78,8 @@ func NewWatcher(t Tuning) *Watcher {
 // Watch registers a doorbell word; kick is called (from the scanner goroutine) whenever the value
 // changes, and must not block. The current value is the baseline.
 func (w *Watcher) Watch(word *atomic.Uint64, kick func()) *Bell {
-	b := &Bell{w: w, word: word, last: word.Load(), kick: kick}
+	b := &Bell{w: w, word: word, kick: kick}
+	b.last.Store(word.Load())
 	w.mu.Lock()
 	var next []*Bell
 	if cur := w.bells.Load(); cur != nil {
@@ -107,6 +109,21 @@ func (b *Bell) Close() {
 	w.scanMu.Unlock()
 	w.mu.Unlock()
 }
+
+// Poll is the queue's own look at its doorbell, as the command processor of an active queue
+// polls it: it reports whether the word changed since the last value the scanner or Poll took,
+// and takes the new value, so that the scanner neither kicks for it nor spins after it. It takes
+// no lock and does not allocate. A store the scanner takes first is the scanner's kick.
+func (b *Bell) Poll() bool {
+	old := b.last.Load()
+	v := b.word.Load()
+	return v != old && b.last.CompareAndSwap(old, v)
+}
+
+// Hold(true) says the queue looks at the doorbell itself (Poll): the scanner leaves the bell
+// alone (no kick, no spin after a store; the watcher counts it as busy, so it does not arm) until
+// Hold(false). A store made before Hold(false) and not polled is the scanner's to kick for.
+func (b *Bell) Hold(on bool) { b.held.Store(on) }
 
 // SetArm gives the watcher a way to sleep without polling: after ArmAfter without a store it calls
 // arm (on its own goroutine, with none of its locks held), which arranges for Touched to be called
@@ -157,20 +174,25 @@ func (w *Watcher) Len() int {
 	return 0
 }
 
-// scan reads every doorbell once and kicks those that changed.
-func (w *Watcher) scan() bool {
+// scan reads every doorbell not held by its queue once and kicks those that changed; held
+// reports whether a queue held its doorbell.
+func (w *Watcher) scan() (changed, held bool) {
 	if cur := w.bells.Load(); cur == nil || len(*cur) == 0 {
-		return false
+		return false, false
 	}
-	changed, all := false, w.touched.Swap(false)
+	all := w.touched.Swap(false)
 	// The snapshot is loaded under scanMu: Bell.Close stores the new snapshot and then takes scanMu,
 	// so once Close returns no scan can read the closed word (its page may be unmapped next). A
 	// snapshot loaded before taking scanMu could still hold it: a CI run died of SIGSEGV that way.
 	w.scanMu.Lock()
 	cur := w.bells.Load()
 	for _, b := range *cur {
-		if v := b.word.Load(); v != b.last || all {
-			b.last = v
+		if b.held.Load() {
+			held = true
+			continue
+		}
+		if v := b.word.Load(); v != b.last.Load() || all {
+			b.last.Store(v)
 			b.kick()
 			w.kicks.Add(1)
 			changed = true
@@ -178,7 +200,7 @@ func (w *Watcher) scan() bool {
 	}
 	w.scanMu.Unlock()
 	w.scans.Add(1)
-	return changed
+	return changed, held
 }
 
 func (w *Watcher) run() {
@@ -200,10 +222,19 @@ func (w *Watcher) run() {
 		delay, tried, armed = w.t.MinPoll, false, false
 	}
 	for {
-		if w.scan() {
+		changed, held := w.scan()
+		if changed {
 			woke()
 		}
 		now := time.Now()
+		if held && !changed {
+			// A queue takes its own stores: it is busy, but the scanner need not spin for it,
+			// and must not arm (the next store would fault for nothing).
+			tried, armed = false, false
+			if now.Sub(last) >= w.t.SpinFor {
+				last = now.Add(-w.t.SpinFor)
+			}
+		}
 		if now.Sub(last) < w.t.SpinFor {
 			// Fast phase: a client that just rang is likely to ring again soon.
 			runtime.Gosched()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/cp"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 )
 
@@ -34,11 +35,12 @@ func newAQL(q *queue) (*aqlEngine, error) {
 	return e, nil
 }
 
-func (e *aqlEngine) Start() error  { return e.cq.Start() }
-func (e *aqlEngine) Stop()         { e.cq.Stop() }
-func (e *aqlEngine) Kick()         { e.cq.Kick() }
-func (e *aqlEngine) HasWork() bool { return e.cq.HasWork() }
-func (e *aqlEngine) Err() error    { return e.cq.Err() }
+func (e *aqlEngine) Start() error               { return e.cq.Start() }
+func (e *aqlEngine) Stop()                      { e.cq.Stop() }
+func (e *aqlEngine) Kick()                      { e.cq.Kick() }
+func (e *aqlEngine) HasWork() bool              { return e.cq.HasWork() }
+func (e *aqlEngine) SetDoorbell(d hqd.Doorbell) { e.cq.SetDoorbell(d) }
+func (e *aqlEngine) Err() error                 { return e.cq.Err() }
 
 func (e *aqlEngine) status() string {
 	s := e.cq.Status()

@@ -277,9 +277,9 @@ func (d *Driver) Stats() map[string]int {
 	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(), "dmabufs": d.DmaBufs(),
 		"smi_clients":       int(d.smi.n.Load()),
 		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
-	scans, _ := d.bells.Stats()
+	scans, kicks := d.bells.Stats()
 	arms, touches := d.bells.Arms()
-	st["doorbell_scans"], st["doorbell_arms"], st["doorbell_touches"] = int(scans), int(arms), int(touches)
+	st["doorbell_scans"], st["doorbell_kicks"], st["doorbell_arms"], st["doorbell_touches"] = int(scans), int(kicks), int(arms), int(touches)
 	ps := d.phys.Stats()
 	st["gpu_memory_segments"], st["page_table_bytes"] = ps.Segments, int(ps.PageTableBytes)
 	for _, p := range procs {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kfdemu/kfdemu/gpu/cp/pm4"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 )
 
@@ -31,11 +32,12 @@ func newPM4(q *queue) (*pm4Engine, error) {
 	return e, nil
 }
 
-func (e *pm4Engine) Start() error  { return e.pq.Start() }
-func (e *pm4Engine) Stop()         { e.pq.Stop() }
-func (e *pm4Engine) Kick()         { e.pq.Kick() }
-func (e *pm4Engine) HasWork() bool { return e.pq.HasWork() }
-func (e *pm4Engine) Err() error    { return e.pq.Err() }
+func (e *pm4Engine) Start() error               { return e.pq.Start() }
+func (e *pm4Engine) Stop()                      { e.pq.Stop() }
+func (e *pm4Engine) Kick()                      { e.pq.Kick() }
+func (e *pm4Engine) HasWork() bool              { return e.pq.HasWork() }
+func (e *pm4Engine) SetDoorbell(d hqd.Doorbell) { e.pq.SetDoorbell(d) }
+func (e *pm4Engine) Err() error                 { return e.pq.Err() }
 
 func (e *pm4Engine) status() string {
 	s := e.pq.Status()

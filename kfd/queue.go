@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"github.com/kfdemu/kfdemu/topology"
 	"sort"
 	"strings"
@@ -34,7 +35,8 @@ type engine interface {
 	Start() error
 	Stop()
 	Kick()
-	HasWork() bool // gpu/hqd Runner.HasWork
+	HasWork() bool              // gpu/hqd Runner.HasWork
+	SetDoorbell(d hqd.Doorbell) // gpu/hqd Runner.SetDoorbell
 	Err() error
 	status() string // one debugfs line: state and pointers
 }
@@ -376,6 +378,7 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, out *abi.CreateQueueA
 	bell := word64(pd.doorbellMem[8*dbID:])
 	bell.Store(doorbellIdle)
 	q.bell = p.d.bells.Watch(bell, q.kick)
+	q.eng.SetDoorbell(q.bell)
 	p.queues[id] = q
 	p.d.mu.Lock()
 	p.d.queueSeq++

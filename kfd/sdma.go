@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"github.com/kfdemu/kfdemu/gpu/sdma"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -46,10 +47,11 @@ func newSDMA(q *queue) (*sdmaEngine, error) {
 	return e, nil
 }
 
-func (e *sdmaEngine) Start() error  { return e.sq.Start() }
-func (e *sdmaEngine) Kick()         { e.sq.Kick() }
-func (e *sdmaEngine) HasWork() bool { return e.sq.HasWork() }
-func (e *sdmaEngine) Err() error    { return e.sq.Err() }
+func (e *sdmaEngine) Start() error               { return e.sq.Start() }
+func (e *sdmaEngine) Kick()                      { e.sq.Kick() }
+func (e *sdmaEngine) HasWork() bool              { return e.sq.HasWork() }
+func (e *sdmaEngine) SetDoorbell(d hqd.Doorbell) { e.sq.SetDoorbell(d) }
+func (e *sdmaEngine) Err() error                 { return e.sq.Err() }
 
 // Stop stops the queue and adds the bytes it moved to the driver's sdma_bytes counter.
 func (e *sdmaEngine) Stop() {

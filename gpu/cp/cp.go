@@ -26,6 +26,12 @@ type Memory interface {
 	Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error)
 }
 
+// atomicAdder is the Memory that adds with one LOCK XADD (mmu.Port.AtomicAdd): a completion
+// signal's decrement then takes no closure (no allocation on the packet path) and never retries.
+type atomicAdder interface {
+	AtomicAdd(va uint64, size int, delta uint64) (uint64, error)
+}
+
 // Host is what the packet processor reports to. All methods are called from the queue's goroutine.
 type Host interface {
 	// RaiseEvent delivers the interrupt of a completion signal whose amd_signal_t has an event
@@ -137,6 +143,7 @@ const maxRingSize = 1 << 26
 type Queue struct {
 	hqd.Runner // doorbell, run state, stop and the error state
 	cfg        Config
+	adder      atomicAdder // cfg.Memory, when it is one
 	// amdQueue is the VA of the ring's amd_queue_t (0: none): scratch, properties, inactive signal.
 	amdQueue uint64
 
@@ -171,6 +178,7 @@ func New(cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("%w: negative MaxPoll", ErrConfig)
 	}
 	q := &Queue{cfg: cfg, amdQueue: amdQueueOf(cfg.ReadIndexVA, cfg.WriteIndexVA)}
+	q.adder, _ = cfg.Memory.(atomicAdder)
 	eng := hqd.Engine{Step: q.step, Fail: q.report, MaxPoll: cfg.MaxPoll}
 	if g := cfg.Group; g != nil {
 		eng.Starting = func() { g.add(q) }

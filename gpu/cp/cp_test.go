@@ -467,6 +467,32 @@ func TestKickDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// The packet path (a barrier-AND whose completion signal is decremented) does not allocate on a
+// memory with AtomicAdd, as the daemon's GPUVM ports are; both ways decrement the signal.
+func TestBarrierDoesNotAllocate(t *testing.T) {
+	for _, adder := range []bool{true, false} {
+		e := newEnv(t)
+		q := e.queue(qopt{noStart: true, adder: adder})
+		sig := e.signal(1 << 20)
+		pkt := barrier(aql.PacketTypeBarrierAnd, false, sig)
+		stop := make(chan struct{})
+		n := 0
+		allocs := testing.AllocsPerRun(100, func() {
+			q.write(q.reserve(), pkt)
+			n++
+			if progressed, err := q.step(stop); !progressed || err != nil {
+				t.Fatalf("step: %v %v", progressed, err)
+			}
+		})
+		if got := e.value(sig); got != 1<<20-int64(n) {
+			t.Fatalf("adder %v: signal %d after %d packets", adder, got, n)
+		}
+		if adder && allocs != 0 {
+			t.Errorf("%v allocations per barrier packet", allocs)
+		}
+	}
+}
+
 func TestNewRejectsBadConfig(t *testing.T) {
 	e := newEnv(t)
 	good := Config{RingBase: ringArea, RingSize: 64, ReadIndexVA: indexArea, WriteIndexVA: indexArea + 8, Memory: e.m, Host: e.host}

@@ -231,6 +231,21 @@ type qopt struct {
 	maxPoll time.Duration
 	noStart bool
 	noPoll  bool // only kicks and Group.Wake re-check barriers
+	adder   bool // the memory has AtomicAdd (as mmu.Port)
+}
+
+// adderMemory is memory with AtomicAdd, as the daemon's mmu.Port.
+type adderMemory struct{ *memory }
+
+func (m adderMemory) AtomicAdd(va uint64, size int, d uint64) (uint64, error) {
+	b, err := m.Slice(va, uint64(size))
+	if err != nil {
+		return 0, err
+	}
+	if size == 4 {
+		return uint64(atomic.AddUint32(word32(b), uint32(d)) - uint32(d)), nil
+	}
+	return atomic.AddUint64(word64(b), d) - d, nil
 }
 
 func (e *env) queue(o qopt) *tq {
@@ -245,8 +260,12 @@ func (e *env) queue(o qopt) *tq {
 	for s := uint64(0); s < uint64(o.size); s++ {
 		atomic.StoreUint32(e.m.word32(t.base+s*64), aql.PacketTypeInvalid)
 	}
+	var mem Memory = e.m
+	if o.adder {
+		mem = adderMemory{e.m}
+	}
 	q, err := New(Config{RingBase: t.base, RingSize: o.size, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA,
-		Memory: e.m, Host: e.host, Group: o.group, MaxPoll: o.maxPoll, Doorbell: func() uint64 { return 0 }})
+		Memory: mem, Host: e.host, Group: o.group, MaxPoll: o.maxPoll, Doorbell: func() uint64 { return 0 }})
 	if err != nil {
 		e.t.Fatal(err)
 	}

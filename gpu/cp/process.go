@@ -58,7 +58,13 @@ func (q *Queue) add64(va uint64, d uint64, op string) error {
 	if va%8 != 0 {
 		return &FaultError{VA: va, Op: op}
 	}
-	if _, err := q.cfg.Memory.Atomic(va, 8, func(old uint64) uint64 { return old + d }); err != nil {
+	var err error
+	if q.adder != nil {
+		_, err = q.adder.AtomicAdd(va, 8, d)
+	} else {
+		_, err = q.cfg.Memory.Atomic(va, 8, func(old uint64) uint64 { return old + d })
+	}
+	if err != nil {
 		return &FaultError{VA: va, Op: op, Err: err}
 	}
 	return nil

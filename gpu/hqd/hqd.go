@@ -15,6 +15,12 @@
 // re-checked on every kick and on a bounded exponential backoff, from Engine.MinPoll doubling to
 // Engine.MaxPoll, and to LongWaitFactor times MaxPoll once it has waited LongWait; nothing spins.
 //
+// A queue given its doorbell (SetDoorbell) polls it for DoorbellSpin after a scan drains the
+// ring, yielding between looks, before it sleeps: a client that submits again at once (a wait
+// for the completion signal, then the next packet) is served without the doorbell watcher's scan
+// and kick, as the MEC polls the doorbell of an active queue. The spin is short and follows
+// work only, so an idle queue costs nothing.
+//
 // Stop closes the run's stop channel and waits for the goroutine: a wait is abandoned and a packet
 // in execution should watch Stopping. The first error a Step returns puts the queue in StateError:
 // Engine.Fail reports it to the engine's host, and Start refuses to run the queue again.
@@ -35,6 +41,7 @@ package hqd
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,8 +88,9 @@ var (
 const (
 	DefaultMinPoll = 20 * time.Microsecond
 	DefaultMaxPoll = time.Millisecond
-	LongWait       = time.Second // after this long waiting, the ceiling rises ...
-	LongWaitFactor = 50          // ... to MaxPoll*LongWaitFactor (50 ms by default)
+	LongWait       = time.Second           // after this long waiting, the ceiling rises ...
+	LongWaitFactor = 50                    // ... to MaxPoll*LongWaitFactor (50 ms by default)
+	DoorbellSpin   = 50 * time.Microsecond // a queue's look at its doorbell after its ring drained
 )
 
 // Engine is what an engine supplies to its queues' Runner.
@@ -105,6 +113,9 @@ type Engine struct {
 	Blocking func(blocked bool)
 	// MinPoll and MaxPoll bound Wait's backoff (zero: the defaults).
 	MinPoll, MaxPoll time.Duration
+	// DoorbellSpin is how long the queue polls its doorbell (SetDoorbell) after its ring drained
+	// (zero: DoorbellSpin).
+	DoorbellSpin time.Duration
 }
 
 // Runner is the shared part of one hardware queue. Embed it in the engine's queue type and call
@@ -112,6 +123,7 @@ type Engine struct {
 type Runner struct {
 	eng              Engine
 	minPoll, maxPoll time.Duration
+	spinFor          time.Duration
 	kick             chan struct{}
 	state            atomic.Int32
 	scans            atomic.Uint64
@@ -126,6 +138,91 @@ type Runner struct {
 	stopped chan struct{} // the current run's stop channel, for Stopping
 
 	timer *time.Timer // the queue goroutine's
+
+	doorbell atomic.Pointer[Doorbell] // SetDoorbell
+	held     Doorbell                  // the doorbell the queue goroutine holds (Doorbell.Hold)
+}
+
+// Doorbell is a queue's doorbell as the queue itself looks at it (doorbell.Bell).
+type Doorbell interface {
+	// Poll reports whether a store came that nobody took yet, and takes it.
+	Poll() bool
+	// Hold(true) tells the doorbell watcher that the queue looks at the doorbell itself, so it
+	// neither kicks for stores nor spins after them; Hold(false) gives the doorbell back.
+	Hold(on bool)
+}
+
+// SetDoorbell gives the queue its doorbell (nil: none; the queue then runs on kicks only). It may
+// be called at any time.
+func (r *Runner) SetDoorbell(d Doorbell) {
+	if d == nil {
+		r.doorbell.Store(nil)
+		return
+	}
+	r.doorbell.Store(&d)
+}
+
+func (r *Runner) bell() Doorbell {
+	if p := r.doorbell.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// spin polls the doorbell for Engine.DoorbellSpin after a scan drained the ring; it reports whether
+// a store (or a kick) came, in which case the queue scans again at once. Otherwise it gives the
+// doorbell back to the watcher, with a last look after that for a store made in between.
+func (r *Runner) spin(stop <-chan struct{}) bool {
+	d := r.held
+	if d == nil {
+		return false
+	}
+	var deadline time.Time
+	for i := 0; ; i++ {
+		if d.Poll() || len(r.kick) > 0 {
+			select { // the scan about to run is what the kick asks for
+			case <-r.kick:
+			default:
+			}
+			return true
+		}
+		if i%64 != 0 {
+			continue // a look is two loads: check the time and yield every 64
+		}
+		select {
+		case <-stop:
+			return false
+		default:
+		}
+		now := time.Now()
+		if i == 0 {
+			deadline = now.Add(r.spinFor)
+		} else if now.After(deadline) {
+			break
+		}
+		runtime.Gosched()
+	}
+	r.release()
+	if d.Poll() {
+		r.hold()
+		return true
+	}
+	return false
+}
+
+// hold takes the queue's doorbell from the watcher while the queue goroutine scans; release
+// gives it back. Both are for the queue goroutine only.
+func (r *Runner) hold() {
+	if r.held = r.bell(); r.held != nil {
+		r.held.Hold(true)
+	}
+}
+
+func (r *Runner) release() {
+	if r.held != nil {
+		r.held.Hold(false)
+		r.held = nil
+	}
 }
 
 // Init sets the engine. The queue is stopped.
@@ -139,6 +236,10 @@ func (r *Runner) Init(e Engine) {
 		r.maxPoll = DefaultMaxPoll
 	}
 	r.maxPoll = min(max(r.maxPoll, r.minPoll), time.Hour)
+	r.spinFor = e.DoorbellSpin
+	if r.spinFor <= 0 {
+		r.spinFor = DoorbellSpin
+	}
 	r.kick = make(chan struct{}, 1)
 	r.state.Store(int32(StateStopped))
 }
@@ -252,6 +353,7 @@ func (r *Runner) run(stop <-chan struct{}, done chan<- struct{}) {
 	if r.eng.Exit != nil {
 		defer r.eng.Exit()
 	}
+	defer r.release()
 	if r.timer == nil {
 		r.timer = time.NewTimer(time.Hour)
 		r.timer.Stop()
@@ -263,8 +365,12 @@ func (r *Runner) run(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		case <-r.kick:
 		}
+		r.hold()
 		r.scanning.Store(true)
 		for {
+			if r.held != nil {
+				r.held.Poll() // a store this look at the ring covers is not the watcher's to kick for
+			}
 			progressed, err := r.eng.Step(stop)
 			if errors.Is(err, ErrStopped) {
 				r.SetState(StateStopped)
@@ -280,6 +386,11 @@ func (r *Runner) run(stop <-chan struct{}, done chan<- struct{}) {
 			}
 			if !progressed {
 				r.scanning.Store(false)
+				r.SetState(StateIdle)
+				if r.spin(stop) {
+					r.scanning.Store(true)
+					continue
+				}
 				break
 			}
 			select {
@@ -306,6 +417,10 @@ func (r *Runner) Wait(stop <-chan struct{}, cond func() (bool, error)) error {
 	}
 	prev := r.State()
 	r.SetState(StateBlocked)
+	if r.held != nil { // submissions re-check the wait: the watcher kicks for them meanwhile
+		r.release()
+		defer r.hold()
+	}
 	if r.eng.Blocking != nil {
 		r.eng.Blocking(true)
 		defer r.eng.Blocking(false)

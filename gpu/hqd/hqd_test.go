@@ -242,3 +242,118 @@ func TestHasWork(t *testing.T) {
 		t.Error("a drained, stopped queue has work")
 	}
 }
+
+// testBell is doorbell.Bell's queue side.
+type testBell struct {
+	word, seen atomic.Uint64
+	held       atomic.Int32
+}
+
+func (b *testBell) Poll() bool {
+	old := b.seen.Load()
+	v := b.word.Load()
+	return v != old && b.seen.CompareAndSwap(old, v)
+}
+
+func (b *testBell) Hold(on bool) {
+	if on {
+		b.held.Add(1)
+	} else {
+		b.held.Add(-1)
+	}
+}
+
+// A queue given its doorbell takes a store made after its ring drained without a kick (the MEC's
+// own poll of an active queue's doorbell) while its spin lasts, holding the doorbell; after that it
+// gives the doorbell back and needs the kick again.
+func TestDoorbellSpin(t *testing.T) {
+	for _, spin := range []time.Duration{time.Hour, time.Millisecond} {
+		g := &ring{}
+		g.r.Init(Engine{Step: func(<-chan struct{}) (bool, error) {
+			if p := g.pos.Load(); p < g.published.Load() {
+				g.pos.Add(1)
+				return true, nil
+			}
+			return false, nil
+		}, DoorbellSpin: spin})
+		d := &testBell{}
+		bell := &d.word
+		g.r.SetDoorbell(d)
+		if err := g.r.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if spin == time.Hour {
+			for i := uint64(1); i <= 100; i++ {
+				g.published.Store(i)
+				bell.Store(i) // no Kick
+				waitFor(t, "the packet taken from the doorbell alone", func() bool { return g.pos.Load() == i })
+			}
+			if h := d.held.Load(); h != 1 {
+				t.Fatalf("spinning queue: doorbell held %d times, want 1", h)
+			}
+			g.r.Stop()
+			if h := d.held.Load(); h != 0 {
+				t.Fatalf("stopped queue: doorbell held %d times", h)
+			}
+			continue
+		}
+		// The spin ends: a store alone is no longer seen, a kick is.
+		waitFor(t, "the first scan", func() bool { return g.r.Scans() > 0 })
+		time.Sleep(20 * spin)
+		if h := d.held.Load(); h != 0 {
+			t.Fatalf("after the spin: doorbell held %d times", h)
+		}
+		g.published.Store(1)
+		bell.Store(1)
+		time.Sleep(20 * spin)
+		if g.pos.Load() != 0 {
+			t.Fatalf("a store seen %v after a %v spin ended, without a kick", 20*spin, spin)
+		}
+		g.r.Kick()
+		waitFor(t, "the packet after a kick", func() bool { return g.pos.Load() == 1 })
+		// Without a doorbell the queue waits for kicks only (from its next scan on).
+		g.r.SetDoorbell(nil)
+		time.Sleep(20 * spin)
+		g.published.Store(2)
+		bell.Store(2)
+		time.Sleep(20 * spin)
+		if g.pos.Load() != 1 {
+			t.Fatal("a store seen without a doorbell and a kick")
+		}
+		g.r.Kick()
+		waitFor(t, "the packet after a kick", func() bool { return g.pos.Load() == 2 })
+		g.r.Stop()
+	}
+}
+
+// A queue blocked in Wait gives its doorbell back (submissions kick the wait through the watcher)
+// and takes it again when the wait ends.
+func TestWaitReleasesDoorbell(t *testing.T) {
+	g := &ring{}
+	var open atomic.Bool
+	g.r.Init(Engine{Step: func(stop <-chan struct{}) (bool, error) {
+		if g.pos.Load() >= g.published.Load() {
+			return false, nil
+		}
+		if err := g.r.Wait(stop, func() (bool, error) { return open.Load(), nil }); err != nil {
+			return false, err
+		}
+		g.pos.Add(1)
+		return true, nil
+	}, DoorbellSpin: time.Hour})
+	d := &testBell{}
+	g.r.SetDoorbell(d)
+	g.published.Store(1)
+	if err := g.r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer g.r.Stop()
+	waitFor(t, "the wait", func() bool { return g.r.State() == StateBlocked })
+	if h := d.held.Load(); h != 0 {
+		t.Fatalf("blocked queue: doorbell held %d times", h)
+	}
+	open.Store(true)
+	g.r.Kick()
+	waitFor(t, "the packet", func() bool { return g.pos.Load() == 1 })
+	waitFor(t, "the doorbell taken again", func() bool { return d.held.Load() == 1 })
+}
