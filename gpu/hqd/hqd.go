@@ -140,7 +140,7 @@ type Runner struct {
 	timer *time.Timer // the queue goroutine's
 
 	doorbell atomic.Pointer[Doorbell] // SetDoorbell
-	held     Doorbell                  // the doorbell the queue goroutine holds (Doorbell.Hold)
+	held     Doorbell                 // the doorbell the queue goroutine holds (Doorbell.Hold)
 }
 
 // Doorbell is a queue's doorbell as the queue itself looks at it (doorbell.Bell).
