@@ -56,9 +56,22 @@ func TestRemapHasNoHole(t *testing.T) {
 	if err := p.Read(va, b); err != nil || binary.LittleEndian.Uint64(b) != paA {
 		t.Fatalf("after remap: %#x, %v", binary.LittleEndian.Uint64(b), err)
 	}
-	// Remap over a hole maps; bad arguments are refused as by Map.
-	if err := vm.Remap(va+4*pageSize, pageSize, paB, rw); err != nil {
+	// Remap over a hole maps, and invalidates nothing: no TLB flush, no wait for a port that is
+	// inside an access (a GPU retry fault maps that way while other work-groups run).
+	flushes := vm.Stats().TLBFlushes
+	if err := p.enter(); err != nil {
 		t.Fatal(err)
+	}
+	err := vm.Remap(va+4*pageSize, pageSize, paB, rw) // would wait for p forever if it quiesced
+	p.leave()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := vm.Stats().TLBFlushes; n != flushes {
+		t.Fatalf("Remap over a hole flushed the TLBs (%d -> %d)", flushes, n)
+	}
+	if err := p.Read(va+4*pageSize, b); err != nil || binary.LittleEndian.Uint64(b) != paB {
+		t.Fatalf("after remap over a hole: %#x, %v", binary.LittleEndian.Uint64(b), err)
 	}
 	if err := vm.Remap(va+1, pageSize, paB, rw); err == nil {
 		t.Fatal("unaligned va accepted")

@@ -392,7 +392,8 @@ func (vm *VM) modify(vpn, end uint64, unmap bool, set, clear PTE) error {
 
 // Remap replaces whatever maps [va, va+size) by [pa, pa+size) with flags in one step under the
 // table lock, as amdgpu_vm_update_range rewrites valid PTEs in place: a concurrent walk sees the
-// old or the new translation, never a hole. Then it invalidates like Unmap.
+// old or the new translation, never a hole. Then it invalidates like Unmap, if a valid leaf was
+// replaced.
 func (vm *VM) Remap(va, size, pa uint64, flags PTE) error {
 	if err := checkVA(va, size); err != nil {
 		return err
@@ -409,8 +410,15 @@ func (vm *VM) Remap(va, size, pa uint64, flags PTE) error {
 		vm.mu.Unlock()
 		return ErrClosed
 	}
-	vm.modifyLocked(vpn, end, true, 0, 0)
+	replaced := vm.modifyLocked(vpn, end, true, 0, 0)
 	vm.fill(vpn, end, ppn, flags|PTEValid)
+	if !replaced {
+		// Nothing was mapped there: no TLB can hold a translation of the range (a miss loads
+		// none), so there is nothing to invalidate; this is Map (a GPU retry fault's common case,
+		// which must not stall every other port of the VM).
+		vm.mu.Unlock()
+		return nil
+	}
 	g := vm.gen.Add(1)
 	vm.flushes.Add(1)
 	vm.mu.Unlock()

@@ -294,6 +294,15 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 		} else {
 			figs = append(figs, fig)
 		}
+		// The same through shader waves: every lane's store faults on a page of its own.
+		if err := waitNoProcess(dir); err != nil {
+			return nil, err
+		}
+		if fig, err := waveStorm(dir, o.stormPages); err != nil {
+			figs = append(figs, figure{Name: "wave fault storm", Note: "not measured: " + err.Error()})
+		} else {
+			figs = append(figs, fig)
+		}
 	}
 
 	// The ISA interpreter on a real compiled kernel.
@@ -638,28 +647,7 @@ func interpRate(mnt string, n int, busy time.Duration) (figure, error) {
 	if n < 256 {
 		return figure{}, fmt.Errorf("-vadd %d: at least 256 elements", n)
 	}
-	for _, tool := range []string{"clang-14", "ld.lld-14"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return figure{}, fmt.Errorf("%s not installed", tool)
-		}
-	}
-	dir, err := os.MkdirTemp("", "kfdemu-bench-vadd-")
-	if err != nil {
-		return figure{}, err
-	}
-	defer os.RemoveAll(dir)
-	src, obj, co := filepath.Join(dir, "vadd.cl"), filepath.Join(dir, "vadd.o"), filepath.Join(dir, "vadd.co")
-	if err := os.WriteFile(src, []byte(vaddSource), 0o644); err != nil {
-		return figure{}, err
-	}
-	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
-		"-cl-std=CL2.0", "-c", src, "-o", obj).CombinedOutput(); err != nil {
-		return figure{}, fmt.Errorf("clang-14: %v: %s", err, out)
-	}
-	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
-		return figure{}, fmt.Errorf("ld.lld-14: %v: %s", err, out)
-	}
-	b, err := os.ReadFile(co)
+	b, err := compileCL("vadd", vaddSource)
 	if err != nil {
 		return figure{}, err
 	}
@@ -738,6 +726,33 @@ func interpRate(mnt string, n int, busy time.Duration) (figure, error) {
 	return figure{Name: fmt.Sprintf("ISA interpreter, vadd over %d elements", n), Unit: "elements/s", Value: rate,
 		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor),
 		Note: fmt.Sprintf("%.3gM wave-instructions/s (%d in %v)", float64(insts)/el.Seconds()/1e6, insts, el.Round(time.Millisecond))}, nil
+}
+
+// compileCL builds an OpenCL C kernel source for gfx90a with clang-14 and ld.lld-14 (needed on PATH)
+// and returns the code object.
+func compileCL(name, source string) ([]byte, error) {
+	for _, tool := range []string{"clang-14", "ld.lld-14"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("%s not installed", tool)
+		}
+	}
+	dir, err := os.MkdirTemp("", "kfdemu-bench-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	src, obj, co := filepath.Join(dir, name+".cl"), filepath.Join(dir, name+".o"), filepath.Join(dir, name+".co")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		return nil, err
+	}
+	if out, err := exec.Command("clang-14", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O2",
+		"-cl-std=CL2.0", "-c", src, "-o", obj).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("clang-14: %v: %s", err, out)
+	}
+	if out, err := exec.Command("ld.lld-14", "-shared", obj, "-o", co).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("ld.lld-14: %v: %s", err, out)
+	}
+	return os.ReadFile(co)
 }
 
 // statValue reads one counter of MNT/sys/kernel/debug/kfdemu/stats (0 if absent).

@@ -79,3 +79,28 @@ func BenchmarkFaultStorm(b *testing.B) {
 	b.ReportMetric(floor, "mapped-pages/s")
 	b.ReportMetric(rate/floor, "ratio")
 }
+
+// BenchmarkWaveStorm is kfdemu bench's wave fault storm in go test (needs clang-14 and ld.lld-14).
+func BenchmarkWaveStorm(b *testing.B) {
+	testenv.NeedMount(b)
+	f := serveFlags{mount: b.TempDir(), profile: "mi210", logLevel: "warn"}
+	srv, _, err := mountEmulator(&f, newLogger("warn"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Unmount()
+	const pages = 1 << 15
+	var rate, floor float64
+	for range b.N {
+		fig, err := waveStorm(f.mount, pages)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rate += fig.Value
+		floor += fig.FloorValue
+	}
+	rate, floor = rate/float64(b.N), floor/float64(b.N)
+	b.ReportMetric(rate, "faults/s")
+	b.ReportMetric(1e6/rate, "µs/fault")
+	b.ReportMetric(floor, "mapped-pages/s")
+}

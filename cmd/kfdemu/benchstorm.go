@@ -1,6 +1,8 @@
 package main
 
 import (
+	_ "embed"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"time"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/runtime/hsa"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"golang.org/x/sys/unix"
 )
@@ -113,4 +116,93 @@ func (c *aqlClient) stormPass(base uint64, pages int, timeout time.Duration) err
 		}
 	}
 	return nil
+}
+
+//go:embed testdata/rocm/touch.cl
+var touchSource string
+
+// waveStorm is the fault storm through shader waves, the whole path of a GPU retry fault (wave
+// access -> GPUVM walk -> svm_range_restore_pages -> replay): work-item i of the touch kernel
+// (testdata/rocm/touch.cl) stores to page i of plain client memory, an SVM range with XNACK on and
+// granularity 0, so every lane's store takes a retry fault of its own. The floor is the same
+// dispatch again over the pages, now mapped.
+func waveStorm(mnt string, pages int) (figure, error) {
+	co, err := compileCL("touch", touchSource)
+	if err != nil {
+		return figure{}, err
+	}
+	r, err := hsa.Init(hsa.Config{Root: mnt, XNACK: true})
+	if err != nil {
+		return figure{}, err
+	}
+	defer r.Shutdown()
+	g := r.GPUs()[0]
+	exe, err := g.LoadCodeObject(co)
+	if err != nil {
+		return figure{}, err
+	}
+	k, err := exe.Kernel("touch")
+	if err != nil {
+		return figure{}, err
+	}
+	size := pages * 4096
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return figure{}, err
+	}
+	defer unix.Munmap(mem)
+	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	if err := r.SVMSetAttr(base, uint64(size), kmt.SVMAttr{Type: abi.KFD_IOCTL_SVM_ATTR_GRANULARITY, Value: 0}); err != nil {
+		return figure{}, fmt.Errorf("SVM SET_ATTR granularity 0: %w", err)
+	}
+	args, err := r.KernargPool().Allocate(uint64(max(k.KernargSize, 8)))
+	if err != nil {
+		return figure{}, err
+	}
+	defer args.Free()
+	binary.LittleEndian.PutUint64(args.Bytes(), base)
+	q, err := g.CreateQueue(64, nil)
+	if err != nil {
+		return figure{}, err
+	}
+	defer q.Destroy()
+	done, err := r.NewSignal(1, true)
+	if err != nil {
+		return figure{}, err
+	}
+	defer done.Destroy()
+	pass := func() (time.Duration, error) {
+		done.Store(1, hsa.Relaxed)
+		start := time.Now()
+		if _, err := q.SubmitDispatch(hsa.Dispatch{Kernel: k, Grid: [3]uint32{uint32(pages)}, Workgroup: [3]uint16{256},
+			Kernarg: args.VA, Completion: done}); err != nil {
+			return 0, err
+		}
+		if _, ok, err := done.Wait(hsa.Eq, 0, 10*time.Minute); !ok || err != nil {
+			return 0, fmt.Errorf("touch did not complete: %v %v", err, q.Err())
+		}
+		el := time.Since(start)
+		for i := range pages {
+			if v := binary.LittleEndian.Uint32(mem[i*4096:]); v != uint32(i) {
+				return 0, fmt.Errorf("page %d holds %#x after the dispatch, want %#x", i, v, i)
+			}
+		}
+		return el, nil
+	}
+	storm, err := pass()
+	if err != nil {
+		return figure{}, err
+	}
+	mapped, err := pass()
+	if err != nil {
+		return figure{}, err
+	}
+	rate, floorRate := float64(pages)/storm.Seconds(), float64(pages)/mapped.Seconds()
+	goal := time.Duration(float64(stormGoalPages) / rate * 1e9)
+	return figure{Name: fmt.Sprintf("wave fault storm, %d distinct SVM pages", pages), Unit: "faults/s", Value: rate,
+		Floor: "the same dispatch again, pages mapped (/s)", FloorValue: floorRate, Ratio: ratio(rate, floorRate),
+		Note: fmt.Sprintf("%v for %d pages (%v each, %v mapped); 1 M pages at this rate: %.1f s (goal <= %v: %s)",
+			storm.Round(time.Millisecond), pages, (storm / time.Duration(pages)).Round(time.Microsecond/10),
+			(mapped / time.Duration(pages)).Round(time.Microsecond/10), goal.Seconds(), stormGoalTime,
+			goalText(goal <= stormGoalTime))}, nil
 }

@@ -279,6 +279,7 @@ func TestBench(t *testing.T) {
 		"ioctl round trip (GET_VERSION)", "AQL barrier round trip (doorbell -> signal)", "AQL packets per second, 1 queue(s)",
 		"AQL packets per second, 8 queue(s)", "first doorbell after 3s idle (doorbell -> signal)", "MAP 1 GiB GTT (4 KiB PTEs)",
 		"MAP 1 GiB VRAM (2 MiB PDEs)", "GPU retry faults serviced (SVM, XNACK on)", "fault storm, 620 distinct SVM pages",
+		"wave fault storm, 620 distinct SVM pages",
 		"ISA interpreter, vadd over 65536 elements", "topology snapshot, mi300x-cpx (65 nodes)"}
 	if len(res.Figures) != len(want) || res.Profile != "mi210" {
 		t.Fatalf("profile %q, %d figures, want %d:\n%s", res.Profile, len(res.Figures), len(want), out)

@@ -40,6 +40,9 @@ type Config struct {
 	// Root is the directory the device files and sysfs live under: "" for kmt's default (the real
 	// /dev/kfd, else the kfdemu mount), "/" for the real driver, or a kfdemu mount point.
 	Root string
+	// XNACK turns on recoverable GPU page faults for the process (ROCr's HSA_XNACK=1:
+	// hsaKmtSetXNACKMode(1) at start), so kernels reach any CPU memory through SVM.
+	XNACK bool
 }
 
 // Runtime is an initialized runtime (hsa_init .. hsa_shut_down).
@@ -63,6 +66,12 @@ func Init(cfg Config) (*Runtime, error) {
 	d, err := kmt.Open(kmt.Config{Root: cfg.Root})
 	if err != nil {
 		return nil, wrap(err)
+	}
+	if cfg.XNACK {
+		if err := d.SetXNACKMode(true); err != nil {
+			d.Close()
+			return nil, wrap(err)
+		}
 	}
 	r := &Runtime{d: d, sigMem: map[uint64][]byte{}}
 	for _, n := range d.Topology().Nodes {
@@ -117,6 +126,14 @@ func (r *Runtime) GPUs() []*Agent {
 		}
 	}
 	return out
+}
+
+// SVMSetAttr sets attributes of an SVM range of the process's memory (hsa_amd_svm_attributes_set).
+func (r *Runtime) SVMSetAttr(start, size uint64, attrs ...kmt.SVMAttr) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	return wrap(r.d.SVMSetAttr(start, size, attrs...))
 }
 
 // Version is the driver interface version (KFD major.minor).
