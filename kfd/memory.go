@@ -239,6 +239,59 @@ func (c clientMemory) ReadAt(buf []byte, addr uint64) error {
 	return err
 }
 
+// ReadV and WriteV are mmu.RemoteV: one process_vm_readv/writev with an iovec per piece (at most
+// IOV_MAX, 1024, per call).
+func (c clientMemory) ReadV(bufs [][]byte, addrs []uint64) (int, error) {
+	return c.vec(bufs, addrs, false)
+}
+
+func (c clientMemory) WriteV(bufs [][]byte, addrs []uint64) (int, error) {
+	return c.vec(bufs, addrs, true)
+}
+
+const iovMax = 1024 // UIO_MAXIOV
+
+func (c clientMemory) vec(bufs [][]byte, addrs []uint64, write bool) (int, error) {
+	done := 0
+	for len(bufs) > 0 {
+		k := min(len(bufs), iovMax)
+		l := make([]unix.Iovec, 0, k)
+		r := make([]unix.RemoteIovec, 0, k)
+		total := 0
+		for i, b := range bufs[:k] {
+			if len(b) == 0 {
+				continue
+			}
+			v := unix.Iovec{Base: &b[0]}
+			v.SetLen(len(b))
+			l = append(l, v)
+			r = append(r, unix.RemoteIovec{Base: uintptr(addrs[i]), Len: len(b)})
+			total += len(b)
+		}
+		var n int
+		var err error
+		if write {
+			n, err = unix.ProcessVMWritev(int(c), l, r, 0)
+		} else {
+			n, err = unix.ProcessVMReadv(int(c), l, r, 0)
+		}
+		if err == nil && n != total {
+			err = fmt.Errorf("process_vm_%s: %d of %d bytes", map[bool]string{false: "readv", true: "writev"}[write], n, total)
+		}
+		if err != nil {
+			// The pieces moved whole before the error (n counts bytes; a partial piece is not moved).
+			i := 0
+			for ; i < k && n >= len(bufs[i]); i++ {
+				n -= len(bufs[i])
+			}
+			return done + i, err
+		}
+		done += k
+		bufs, addrs = bufs[k:], addrs[k:]
+	}
+	return done, nil
+}
+
 func (c clientMemory) WriteAt(buf []byte, addr uint64) error {
 	if len(buf) == 0 {
 		return nil

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/kfdemu/kfdemu/gpu/hqd"
-	"github.com/kfdemu/kfdemu/topology"
 	"sort"
 	"strings"
 	"sync"
@@ -13,10 +11,12 @@ import (
 	"syscall"
 
 	"github.com/kfdemu/kfdemu/doorbell"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/mmu"
+	"github.com/kfdemu/kfdemu/topology"
 )
 
 // Queues: CREATE/DESTROY/UPDATE_QUEUE as kfd_chardev.c (set_queue_properties_from_user),

@@ -2,8 +2,9 @@ package kfd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
-	"github.com/kfdemu/kfdemu/topology"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/kfdemu/kfdemu/kfd/svm"
 	"github.com/kfdemu/kfdemu/mmnotify"
 	"github.com/kfdemu/kfdemu/mmu"
+	"github.com/kfdemu/kfdemu/topology"
 )
 
 // Shared virtual memory: AMDKFD_IOC_SVM, SET_XNACK_MODE and GPU retry faults, on the range list of
@@ -258,7 +260,9 @@ func (p *Process) gpuFault(gi int) mmu.FaultHandler {
 		}
 		write := f.Access == mmu.AccessWrite || f.Access == mmu.AccessAtomic
 		ok := p.svm.Fault(gi, f.VA, write)
-		p.d.log.Debug("GPU retry fault", "tgid", p.tgid, "gpu", f.GPU, "va", hexVA(f.VA), "access", f.Access.String(), "resolved", ok)
+		if p.d.log.Enabled(context.Background(), slog.LevelDebug) { // a storm: no formatting per fault
+			p.d.log.Debug("GPU retry fault", "tgid", p.tgid, "gpu", f.GPU, "va", hexVA(f.VA), "access", f.Access.String(), "resolved", ok)
+		}
 		return ok
 	}
 }

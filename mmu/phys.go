@@ -45,6 +45,15 @@ type Remote interface {
 	WriteAt(p []byte, addr uint64) error
 }
 
+// RemoteV is a Remote that moves several pieces in one call (process_vm_readv/writev with one
+// iovec per piece): bufs[i] from or to addrs[i], in order. n is the number of whole pieces moved
+// before an error.
+type RemoteV interface {
+	Remote
+	ReadV(bufs [][]byte, addrs []uint64) (n int, err error)
+	WriteV(bufs [][]byte, addrs []uint64) (n int, err error)
+}
+
 // Backing says where the bytes of a physical segment live. Exactly one of Mem and Remote is set.
 type Backing struct {
 	Mem        []byte // the daemon's mapping (memfd-backed BO), len == segment size, 8-byte aligned

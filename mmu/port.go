@@ -34,6 +34,11 @@ type Port struct {
 	closed  bool
 	scratch [8]byte
 	tlb     [tlbSize]tlbEntry
+	// A vectored access's pending pieces of one RemoteV backing (ReadV, WriteV).
+	vr     RemoteV
+	vbufs  [][]byte
+	vaddrs []uint64
+	vfirst int // index of the first pending piece in the caller's slice
 }
 
 // NewPort returns a new Port on vm.
@@ -183,6 +188,132 @@ func (p *Port) copyAccess(va uint64, b []byte, acc Access) error {
 	}
 	p.leave()
 	return nil
+}
+
+// ReadV reads the pieces bufs[i] at vas[i], each within one page, as Read would one after the
+// other, and returns how many were read before an error (the error is the one Read of piece n
+// would return). Pieces that live in one RemoteV backing move in one call: a wave's lanes on
+// distinct pages of client memory cost one process_vm_readv, not one each.
+func (p *Port) ReadV(vas []uint64, bufs [][]byte) (int, error) {
+	return p.vecAccess(vas, bufs, AccessRead)
+}
+
+// WriteV writes the pieces bufs[i] to vas[i], as Write would one after the other (see ReadV).
+func (p *Port) WriteV(vas []uint64, bufs [][]byte) (int, error) {
+	return p.vecAccess(vas, bufs, AccessWrite)
+}
+
+// vecAccess is ReadV and WriteV. First every page is translated in order, so that retry faults
+// are serviced (each leaves the access section) before anything moves; a fatal fault ends the
+// batch there. Then one access section moves the pieces, batching consecutive pieces of the same
+// RemoteV backing; a piece whose page is no longer in the TLB (invalidated meanwhile) flushes the
+// batch before it is translated again, so that no batched piece outlives a section.
+func (p *Port) vecAccess(vas []uint64, bufs [][]byte, acc Access) (int, error) {
+	if len(vas) != len(bufs) {
+		return 0, fmt.Errorf("%w: %d addresses, %d buffers", ErrInvalid, len(vas), len(bufs))
+	}
+	if err := p.enter(); err != nil {
+		return 0, err
+	}
+	lim, ferr := len(vas), error(nil)
+	for i, va := range vas {
+		if va&pageMask+uint64(len(bufs[i])) > pageSize {
+			lim, ferr = i, fmt.Errorf("%w: piece at %#x of %d bytes crosses a page", ErrInvalid, va, len(bufs[i]))
+			break
+		}
+		if _, err := p.translate(va, acc); err != nil {
+			lim, ferr = i, err
+			break
+		}
+	}
+	if ferr != nil && lim == 0 {
+		p.leave()
+		return 0, ferr
+	}
+	if err := p.enter(); err != nil { // re-enter: a fault at the end may have left the section
+		return 0, err
+	}
+	for i := 0; i < lim; i++ {
+		va, b := vas[i], bufs[i]
+		off := va & pageMask
+		vpn := va >> pageShift
+		e := &p.tlb[vpn%tlbSize]
+		if !(e.gen == p.cur && e.vpn == vpn && e.flags&accessNeed[acc] == accessNeed[acc]) {
+			if n, err := p.flushV(acc); err != nil {
+				p.leave()
+				return n, err
+			}
+			var err error
+			if e, err = p.translate(va, acc); err != nil {
+				p.leave()
+				return i, err
+			}
+		}
+		if r, ok := e.remote.(RemoteV); ok && e.mem == nil {
+			if p.vr != nil && p.vr != r {
+				if n, err := p.flushV(acc); err != nil {
+					p.leave()
+					return n, err
+				}
+			}
+			if p.vr == nil {
+				p.vr, p.vfirst = r, i
+			}
+			p.vbufs = append(p.vbufs, b)
+			p.vaddrs = append(p.vaddrs, e.raddr+off)
+			continue
+		}
+		if n, err := p.flushV(acc); err != nil { // keep the pieces in order
+			p.leave()
+			return n, err
+		}
+		var err error
+		switch {
+		case e.mem != nil && acc == AccessWrite:
+			copy(e.mem[off:], b)
+		case e.mem != nil:
+			copy(b, e.mem[off:])
+		case acc == AccessWrite:
+			err = e.remote.WriteAt(b, e.raddr+off)
+		default:
+			err = e.remote.ReadAt(b, e.raddr+off)
+		}
+		if err != nil {
+			p.leave()
+			return i, fmt.Errorf("%w: va %#x: %w", ErrRemote, va, err)
+		}
+	}
+	n, err := p.flushV(acc)
+	p.leave()
+	if err != nil {
+		return n, err
+	}
+	return lim, ferr
+}
+
+// flushV moves the pending pieces of p.vr; on an error it returns the index of the first piece not
+// moved.
+func (p *Port) flushV(acc Access) (int, error) {
+	if p.vr == nil {
+		return 0, nil
+	}
+	var n int
+	var err error
+	if acc == AccessWrite {
+		n, err = p.vr.WriteV(p.vbufs, p.vaddrs)
+	} else {
+		n, err = p.vr.ReadV(p.vbufs, p.vaddrs)
+	}
+	first, addr := p.vfirst, uint64(0)
+	if err != nil && n < len(p.vaddrs) {
+		addr = p.vaddrs[n]
+	}
+	clear(p.vbufs) // drop the references to the caller's buffers
+	p.vr, p.vbufs, p.vaddrs = nil, p.vbufs[:0], p.vaddrs[:0]
+	if err != nil {
+		return first + n, fmt.Errorf("%w: remote %#x: %w", ErrRemote, addr, err)
+	}
+	return 0, nil
 }
 
 // Read copies len(b) bytes at va into b (needs PTEReadable).

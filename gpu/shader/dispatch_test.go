@@ -49,9 +49,16 @@ func runAsm(t *testing.T, code []uint32, n int, lds uint32, setup func(m *flatMe
 	if setup != nil {
 		setup(m, &p)
 	}
-	st, err := Dispatch(context.Background(), m, p)
+	var mem Memory = m
+	if asmMemory != nil {
+		mem = asmMemory(m)
+	}
+	st, err := Dispatch(context.Background(), mem, p)
 	return m, st, err
 }
+
+// asmMemory, if set, wraps the memory runAsm dispatches on (a test of another Memory kind).
+var asmMemory func(*flatMem) Memory
 
 // runAsmBytes is runAsm without setup that fails the test on a dispatch error and returns the first
 // size bytes at asmOut.

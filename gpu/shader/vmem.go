@@ -668,12 +668,45 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		nr++
 		mm &^= (1<<n - 1) << l
 	}
+	if nr > 1 && m.dwords == 1 && hostLittleEndian {
+		if vm, ok := w.g.mem.(VecMemory); ok {
+			return true, w.globalRunsV(in, m, vm, runs[:nr])
+		}
+	}
 	for _, r := range runs[:nr] {
 		if err := w.globalRun(in, m, r.l, r.n, r.a); err != nil {
 			return true, err
 		}
 	}
 	return true, nil
+}
+
+// globalRunsV moves the runs of one-dword lanes in one vectored access (VecMemory): each run's
+// lanes are its bytes in the register row, as in globalRun. A fault is the fault of the first run
+// not moved, the runs before it done, as one access per run would leave them.
+func (w *wave) globalRunsV(in *Inst, m memOp, vm VecMemory, runs []laneRun) error {
+	row := &w.v[in.Opnd[fDst]-opVGPR0]
+	if m.store {
+		row = &w.v[in.Opnd[fData0]-opVGPR0]
+	}
+	g := w.g
+	vas, bufs := g.vas[:0], g.vbufs[:0]
+	for _, r := range runs {
+		vas = append(vas, r.a)
+		bufs = append(bufs, unsafe.Slice((*byte)(unsafe.Pointer(&row[r.l])), 4*r.n))
+	}
+	var n int
+	var err error
+	if m.store {
+		n, err = vm.WriteV(vas, bufs)
+	} else {
+		n, err = vm.ReadV(vas, bufs)
+	}
+	clear(bufs) // no reference to the registers outlives the access
+	if err != nil {
+		return w.fault(in, vas[n], m.store, err)
+	}
+	return nil
 }
 
 // globalRun moves the elements of lanes [first, first+n), contiguous at a0 within one page.

@@ -20,6 +20,15 @@ type Memory interface {
 	Atomic(va uint64, size int, f func(old uint64) uint64) (uint64, error)
 }
 
+// VecMemory is a Memory that moves several pieces, each within one page, in one call (mmu.Port's
+// ReadV and WriteV: the lanes of a wave on distinct pages of client memory cost one
+// process_vm_readv/writev). The pieces move as Read or Write would move them one after the other;
+// n is how many did before err, which is the error of piece n.
+type VecMemory interface {
+	ReadV(vas []uint64, bufs [][]byte) (n int, err error)
+	WriteV(vas []uint64, bufs [][]byte) (n int, err error)
+}
+
 // Fault is a memory access error of a wave: the access at Addr failed (unmapped, permission, ...).
 type Fault struct {
 	Addr  uint64

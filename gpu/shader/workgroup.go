@@ -117,6 +117,9 @@ type group struct {
 	waves []*wave
 	mem   Memory // while the group holds its token
 	tok   token
+	// A vectored access's pieces (vmem.go globalRunsV), kept to avoid allocating per access.
+	vas   [lanes]uint64
+	vbufs [lanes][]byte
 	slots []uint32 // scratch wave slots of its waves
 	fresh bool     // counted in dispatch.fresh
 }

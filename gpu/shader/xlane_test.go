@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"sync/atomic"
 	"testing"
 )
 
@@ -611,7 +612,47 @@ func TestGlobalBatch(t *testing.T) {
 // TestGlobalBatchRuns: GLOBAL accesses whose lanes form several contiguous runs (the rows of a tile)
 // move one run at a time, and a fault in a later run comes after the earlier runs' stores, at the
 // address of its first element, as on the per-lane path.
-func TestGlobalBatchRuns(t *testing.T) {
+func TestGlobalBatchRuns(t *testing.T) { testGlobalBatchRuns(t) }
+
+// vecMem is flatMem with VecMemory (as mmu.Port): its pieces move one by one, counted.
+type vecMem struct {
+	*flatMem
+	pieces atomic.Int64
+}
+
+func (m *vecMem) ReadV(vas []uint64, bufs [][]byte) (int, error) {
+	for i, va := range vas {
+		if err := m.Read(va, bufs[i]); err != nil {
+			return i, err
+		}
+		m.pieces.Add(1)
+	}
+	return len(vas), nil
+}
+
+func (m *vecMem) WriteV(vas []uint64, bufs [][]byte) (int, error) {
+	for i, va := range vas {
+		if err := m.Write(va, bufs[i]); err != nil {
+			return i, err
+		}
+		m.pieces.Add(1)
+	}
+	return len(vas), nil
+}
+
+// TestGlobalBatchRunsVec: the same through a VecMemory, where the runs of one access move in one
+// vectored call (globalRunsV); results and the fault are the same.
+func TestGlobalBatchRunsVec(t *testing.T) {
+	var vm *vecMem
+	asmMemory = func(m *flatMem) Memory { vm = &vecMem{flatMem: m}; return vm }
+	defer func() { asmMemory = nil }()
+	testGlobalBatchRuns(t)
+	if vm == nil || vm.pieces.Load() == 0 {
+		t.Fatal("no vectored access")
+	}
+}
+
+func testGlobalBatchRuns(t *testing.T) {
 	code := asm(t, `
 	v_lshrrev_b32 v1, 4, v0
 	v_lshlrev_b32 v1, 8, v1

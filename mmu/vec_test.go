@@ -1,0 +1,188 @@
+package mmu
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+)
+
+// fakeRemoteV is a fakeRemote with vectored calls, counted; failAt >= 0 fails the call at that
+// piece of the call (the pieces before it moved, as process_vm_writev's byte count says).
+type fakeRemoteV struct {
+	*fakeRemote
+	calls  int
+	failAt int
+}
+
+func (r *fakeRemoteV) vec(bufs [][]byte, addrs []uint64, write bool) (int, error) {
+	r.calls++
+	for i, b := range bufs {
+		if i == r.failAt {
+			return i, errors.New("fake remote: injected failure")
+		}
+		var err error
+		if write {
+			err = r.WriteAt(b, addrs[i])
+		} else {
+			err = r.ReadAt(b, addrs[i])
+		}
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(bufs), nil
+}
+
+func (r *fakeRemoteV) ReadV(bufs [][]byte, addrs []uint64) (int, error) {
+	return r.vec(bufs, addrs, false)
+}
+
+func (r *fakeRemoteV) WriteV(bufs [][]byte, addrs []uint64) (int, error) {
+	return r.vec(bufs, addrs, true)
+}
+
+// vecSetup maps, from va 0x10000000: pages 0-3 on RemoteV a, 4-5 VRAM, 6-7 on RemoteV b, 8 on a
+// plain Remote; page 9 is unmapped. With retry, page 10 and up fault and the handler maps them on
+// RemoteV a's second half.
+func vecSetup(t *testing.T, retry bool) (*Port, *fakeRemoteV, *fakeRemoteV) {
+	t.Helper()
+	const va = 0x10000000
+	ph := NewPhys()
+	a := &fakeRemoteV{fakeRemote: &fakeRemote{base: 0x7f0000000000, mem: make([]byte, 64<<10)}, failAt: -1}
+	b := &fakeRemoteV{fakeRemote: &fakeRemote{base: 0x7e0000000000, mem: make([]byte, 8<<10)}, failAt: -1}
+	plain := &fakeRemote{base: 0x7d0000000000, mem: make([]byte, 4<<10)}
+	paA, err := ph.AllocSystem(64<<10, Backing{Remote: a, RemoteAddr: a.base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paB, _ := ph.AllocSystem(8<<10, Backing{Remote: b, RemoteAddr: b.base})
+	paP, _ := ph.AllocSystem(4<<10, Backing{Remote: plain, RemoteAddr: plain.base})
+	paV, _ := vram(t, ph, 8<<10)
+	var vm *VM
+	cfg := Config{PASID: 1}
+	if retry {
+		cfg.Filter = NewFilter(time.Nanosecond)
+		cfg.Fault = func(f *Fault) bool {
+			pg := (f.VA - va) >> 12
+			return pg >= 10 && pg < 16 && vm.Map(f.VA&^4095, 4096, paA+(pg)<<12, rw|PTESystem) == nil
+		}
+	}
+	vm = NewVM(ph, cfg)
+	for _, m := range []struct{ va, size, pa uint64 }{
+		{va, 4 << 12, paA}, {va + 4<<12, 2 << 12, paV}, {va + 6<<12, 2 << 12, paB}, {va + 8<<12, 1 << 12, paP},
+	} {
+		if err := vm.Map(m.va, m.size, m.pa, rw|PTESystem); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := vm.NewPort()
+	t.Cleanup(p.Close)
+	return p, a, b
+}
+
+// WriteV and ReadV move the pieces as Write and Read would one after the other, with one call per
+// run of pieces on the same RemoteV backing; a fault or a remote failure says how many moved.
+func TestVecAccess(t *testing.T) {
+	const va = 0x10000000
+	pg := func(n, off uint64) uint64 { return va + n<<12 + off }
+	p, a, b := vecSetup(t, false)
+	vas := []uint64{pg(0, 0), pg(1, 8), pg(3, 4092), pg(4, 16), pg(6, 0), pg(7, 100), pg(2, 0), pg(8, 4), pg(0, 0)}
+	bufs := make([][]byte, len(vas))
+	for i := range bufs {
+		bufs[i] = bytes.Repeat([]byte{byte(i + 1)}, 4)
+	}
+	n, err := p.WriteV(vas, bufs)
+	if n != len(vas) || err != nil {
+		t.Fatalf("WriteV: %d, %v", n, err)
+	}
+	// Calls: a (pieces 0-2), then VRAM, b (4-5), a (6), plain, a (8): a three times, b once.
+	if a.calls != 3 || b.calls != 1 {
+		t.Errorf("RemoteV calls a %d b %d, want 3 and 1", a.calls, b.calls)
+	}
+	for i, v := range vas {
+		want := bufs[i]
+		if v == pg(0, 0) {
+			want = bufs[8] // written twice: the later piece wins, as in order
+		}
+		got := make([]byte, 4)
+		if err := p.Read(v, got); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("piece %d at %#x: %x, %v; want %x", i, v, got, err, want)
+		}
+	}
+	back := make([][]byte, len(vas))
+	for i := range back {
+		back[i] = make([]byte, 4)
+	}
+	if n, err := p.ReadV(vas, back); n != len(vas) || err != nil {
+		t.Fatalf("ReadV: %d, %v", n, err)
+	}
+	for i := range vas {
+		want := bufs[i]
+		if i == 0 {
+			want = bufs[8]
+		}
+		if !bytes.Equal(back[i], want) {
+			t.Errorf("ReadV piece %d: %x, want %x", i, back[i], want)
+		}
+	}
+
+	// A fatal fault (page 9 is unmapped) ends the batch there: the pieces before it moved.
+	fresh := [][]byte{{0xaa, 0xaa, 0xaa, 0xaa}, {0xbb, 0xbb, 0xbb, 0xbb}, {0xcc}, {0xdd, 0xdd, 0xdd, 0xdd}}
+	n, err = p.WriteV([]uint64{pg(1, 0), pg(6, 8), pg(9, 0), pg(2, 8)}, fresh)
+	if n != 2 || faultKindOf(t, err) != FaultNotPresent {
+		t.Fatalf("WriteV over an unmapped page: %d, %v", n, err)
+	}
+	got := make([]byte, 4)
+	p.Read(pg(2, 8), got)
+	if bytes.Equal(got, fresh[3]) {
+		t.Error("a piece after the fault was written")
+	}
+	p.Read(pg(6, 8), got)
+	if !bytes.Equal(got, fresh[1]) {
+		t.Error("a piece before the fault was not written")
+	}
+
+	// A remote failure in the middle of a batch: n is the first piece not moved.
+	a.failAt = 1
+	n, err = p.WriteV([]uint64{pg(4, 0), pg(0, 0), pg(1, 0), pg(2, 0)}, fresh)
+	if n != 2 || !errors.Is(err, ErrRemote) {
+		t.Fatalf("WriteV with a failing remote: %d, %v; want 2, ErrRemote", n, err)
+	}
+	a.failAt = -1
+
+	// A piece that crosses a page is refused at its index.
+	if n, err := p.WriteV([]uint64{pg(0, 0), pg(0, 4094)}, [][]byte{{1}, {1, 2, 3, 4}}); n != 1 || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("piece across a page: %d, %v", n, err)
+	}
+}
+
+// With retry faults every page is faulted in first, then the pieces move in one call.
+func TestVecAccessRetryFaults(t *testing.T) {
+	const va = 0x10000000
+	p, a, _ := vecSetup(t, true)
+	var vas []uint64
+	var bufs [][]byte
+	for pg := uint64(10); pg < 16; pg++ {
+		vas = append(vas, va+pg<<12+4*pg)
+		bufs = append(bufs, []byte{byte(pg), 1, 2, 3})
+	}
+	calls := a.calls
+	if n, err := p.WriteV(vas, bufs); n != len(vas) || err != nil {
+		t.Fatalf("WriteV: %d, %v", n, err)
+	}
+	if a.calls-calls != 1 {
+		t.Errorf("%d RemoteV calls for pages faulted in, want 1", a.calls-calls)
+	}
+	for i, v := range vas {
+		got := make([]byte, 4)
+		if err := p.Read(v, got); err != nil || !bytes.Equal(got, bufs[i]) {
+			t.Errorf("page %d: %x, %v", 10+i, got, err)
+		}
+	}
+	// Page 16 is beyond what the handler maps: the pages before it still move.
+	n, err := p.WriteV([]uint64{vas[0], va + 16<<12}, [][]byte{{9, 9, 9, 9}, {9}})
+	if n != 1 || faultKindOf(t, err) != FaultNotPresent {
+		t.Fatalf("WriteV onto a page the handler refuses: %d, %v", n, err)
+	}
+}
