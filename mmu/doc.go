@@ -40,7 +40,17 @@
 // and are used only in a section of the same generation. Unmap, Update (when they change anything)
 // and Close modify the tables, increment the generation and then wait until each Port is outside
 // any section or in one of the new generation (amdgpu_vm_flush_compute_tlb plus the fence wait). So
-// once Unmap returns no engine touches the unmapped memory and the daemon may munmap it.
+// once Unmap returns no engine touches the unmapped memory and the daemon may munmap it. Map, and
+// Remap over pages nothing mapped, invalidate nothing: a TLB never holds a translation a walk did
+// not find (a GPU retry fault maps this way without stalling the VM's other Ports).
+//
+// # Vectored access
+//
+// ReadV and WriteV move several pieces, each within a page, as Read and Write would one after the
+// other: every page is translated first (retry faults serviced in order; a fatal one ends the
+// batch), then one access section moves the pieces, and consecutive pieces on one RemoteV backing
+// go in one call (process_vm_readv/writev with an iovec per piece, package kfd). A wave whose lanes
+// store to 64 pages of client memory costs one syscall instead of 64.
 //
 // # Faults
 //
