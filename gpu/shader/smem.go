@@ -8,8 +8,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// sbufferOp marks the S_BUFFER_* operations (a V# base, NUM_RECORDS range checks), set by smemOps:
+// an array index per access instead of a name comparison.
+var sbufferOp [NumOps]bool
+
+func isSBuffer(in *Inst) bool { return sbufferOp[in.Info.Op] }
+
 // smemOps registers the scalar memory operations (SMEM).
 func smemOps() {
+	for op := Op(1); op < NumOps; op++ {
+		sbufferOp[op] = strings.HasPrefix(opNames[op], "s_buffer_")
+	}
 	// SMEM: loads through the scalar cache (kcache.go; GLC bypasses it).
 	defs([]Op{OpSLoadDword, OpSLoadDwordx2, OpSLoadDwordx4, OpSLoadDwordx8, OpSLoadDwordx16, OpSBufferLoadDword,
 		OpSBufferLoadDwordx2, OpSBufferLoadDwordx4, OpSBufferLoadDwordx8, OpSBufferLoadDwordx16}, smemLoad)
@@ -70,7 +79,7 @@ func RefClock() uint64 {
 // immediate and the SGPR offset.
 func smemAddr(w *wave, in *Inst) uint64 {
 	base := w.sget64(in.Opnd[fSrc0])
-	if strings.HasPrefix(in.Info.Name, "s_buffer") {
+	if isSBuffer(in) {
 		base &= 0xffffffffffff
 	}
 	addr := base + uint64(int64(in.Imm))
@@ -90,7 +99,7 @@ func smemStore(w *wave, in *Inst) error {
 	for i := 0; i < n; i++ {
 		binary.LittleEndian.PutUint32(buf[4*i:], w.s[int(in.Opnd[fDst])+i])
 	}
-	if strings.HasPrefix(in.Info.Name, "s_buffer") {
+	if isSBuffer(in) {
 		if n = smemInRange(w, in, n); n == 0 {
 			return nil
 		}
@@ -147,7 +156,7 @@ func smemLoad(w *wave, in *Inst) error {
 	p := w.mbuf[:4*n]
 	clear(p)
 	k := n
-	if strings.HasPrefix(in.Info.Name, "s_buffer") {
+	if isSBuffer(in) {
 		k = smemInRange(w, in, n)
 	}
 	var err error
