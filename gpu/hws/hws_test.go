@@ -311,8 +311,13 @@ func TestIdleQueueGetsWork(t *testing.T) {
 		}
 		lat = append(lat, time.Since(start))
 		qs[i].work.Store(false) // done: it stays mapped until a queue with work needs its slot
-		if n := mappedWork(qs); n != 2 {
-			t.Fatalf("%d mapped on 2 slots", n)
+		// IsMapped is the runlist's view: the queues' Map and Unmap callbacks run just after it,
+		// so the count may lag for a moment, but never exceeds the slots.
+		for n := mappedWork(qs); n != 2; n = mappedWork(qs) {
+			if n > 2 || time.Since(start) > 5*time.Second {
+				t.Fatalf("%d mapped on 2 slots", n)
+			}
+			time.Sleep(20 * time.Microsecond)
 		}
 	}
 	t.Logf("doorbell to mapped: %v", lat)
