@@ -268,15 +268,13 @@ func (c clientMemory) vec(bufs [][]byte, addrs []uint64, write bool) (int, error
 			r = append(r, unix.RemoteIovec{Base: uintptr(addrs[i]), Len: len(b)})
 			total += len(b)
 		}
-		var n int
-		var err error
+		move, name := unix.ProcessVMReadv, "process_vm_readv"
 		if write {
-			n, err = unix.ProcessVMWritev(int(c), l, r, 0)
-		} else {
-			n, err = unix.ProcessVMReadv(int(c), l, r, 0)
+			move, name = unix.ProcessVMWritev, "process_vm_writev"
 		}
+		n, err := move(int(c), l, r, 0)
 		if err == nil && n != total {
-			err = fmt.Errorf("process_vm_%s: %d of %d bytes", map[bool]string{false: "readv", true: "writev"}[write], n, total)
+			err = fmt.Errorf("%s: %d of %d bytes", name, n, total)
 		}
 		if err != nil {
 			// The pieces moved whole before the error (n counts bytes; a partial piece is not moved).

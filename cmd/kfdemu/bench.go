@@ -647,24 +647,11 @@ func interpRate(mnt string, n int, busy time.Duration) (figure, error) {
 	if n < 256 {
 		return figure{}, fmt.Errorf("-vadd %d: at least 256 elements", n)
 	}
-	b, err := compileCL("vadd", vaddSource)
-	if err != nil {
-		return figure{}, err
-	}
-	r, err := hsa.Init(hsa.Config{Root: mnt})
+	r, g, k, err := openKernel(hsa.Config{Root: mnt}, "vadd", vaddSource)
 	if err != nil {
 		return figure{}, err
 	}
 	defer r.Shutdown()
-	g := r.GPUs()[0]
-	exe, err := g.LoadCodeObject(b)
-	if err != nil {
-		return figure{}, err
-	}
-	k, err := exe.Kernel("vadd")
-	if err != nil {
-		return figure{}, err
-	}
 	buf, err := g.SystemPool().Allocate(uint64(12 * n))
 	if err != nil {
 		return figure{}, err
@@ -753,6 +740,29 @@ func compileCL(name, source string) ([]byte, error) {
 		return nil, fmt.Errorf("ld.lld-14: %v: %s", err, out)
 	}
 	return os.ReadFile(co)
+}
+
+// openKernel builds the OpenCL C kernel name from source (compileCL), starts runtime/hsa with cfg
+// and loads it on the first GPU. The caller shuts the runtime down.
+func openKernel(cfg hsa.Config, name, source string) (*hsa.Runtime, *hsa.Agent, *hsa.Kernel, error) {
+	co, err := compileCL(name, source)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := hsa.Init(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g := r.GPUs()[0]
+	exe, err := g.LoadCodeObject(co)
+	if err == nil {
+		var k *hsa.Kernel
+		if k, err = exe.Kernel(name); err == nil {
+			return r, g, k, nil
+		}
+	}
+	r.Shutdown()
+	return nil, nil, nil, err
 }
 
 // statValue reads one counter of MNT/sys/kernel/debug/kfdemu/stats (0 if absent).

@@ -45,16 +45,11 @@ func faultStorm(mnt string, pages int) (figure, error) {
 	if err := c.setupQueue(); err != nil {
 		return figure{}, err
 	}
-	size := pages * 4096
-	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	mem, base, err := stormPages(pages, d.SVMSetAttr)
 	if err != nil {
 		return figure{}, err
 	}
 	defer unix.Munmap(mem)
-	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
-	if err := d.SVMSetAttr(base, uint64(size), kmt.SVMAttr{Type: abi.KFD_IOCTL_SVM_ATTR_GRANULARITY, Value: 0}); err != nil {
-		return figure{}, fmt.Errorf("SVM SET_ATTR granularity 0: %w", err)
-	}
 	// The signals' pages are not touched by the CPU before the GPU writes them: the value word
 	// (0) drops to -1 on the first pass, -2 on the second.
 	pass := func(want uint64) (time.Duration, error) {
@@ -78,14 +73,37 @@ func faultStorm(mnt string, pages int) (figure, error) {
 	if err != nil {
 		return figure{}, err
 	}
+	return stormFigure("fault storm", "the same bursts again, pages mapped (/s)", pages, storm, mapped), nil
+}
+
+// stormPages maps pages pages of plain client memory (never touched) and makes them an SVM range of
+// granularity 0 with set (SVM SET_ATTR), so that every page takes a retry fault of its own (with
+// the default granularity of 2^9 pages one fault maps 2 MiB).
+func stormPages(pages int, set func(start, size uint64, attrs ...kmt.SVMAttr) error) ([]byte, uint64, error) {
+	size := pages * 4096
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, 0, err
+	}
+	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	if err := set(base, uint64(size), kmt.SVMAttr{Type: abi.KFD_IOCTL_SVM_ATTR_GRANULARITY, Value: 0}); err != nil {
+		unix.Munmap(mem)
+		return nil, 0, fmt.Errorf("SVM SET_ATTR granularity 0: %w", err)
+	}
+	return mem, base, nil
+}
+
+// stormFigure is a fault storm's row: pages faulted in storm, again mapped in mapped (the floor),
+// and how long 1 M pages would take at that rate against issue 20's goal.
+func stormFigure(name, floor string, pages int, storm, mapped time.Duration) figure {
 	rate, floorRate := float64(pages)/storm.Seconds(), float64(pages)/mapped.Seconds()
 	goal := time.Duration(float64(stormGoalPages) / rate * 1e9)
-	return figure{Name: fmt.Sprintf("fault storm, %d distinct SVM pages", pages), Unit: "faults/s", Value: rate,
-		Floor: "the same bursts again, pages mapped (/s)", FloorValue: floorRate, Ratio: ratio(rate, floorRate),
+	return figure{Name: fmt.Sprintf("%s, %d distinct SVM pages", name, pages), Unit: "faults/s", Value: rate,
+		Floor: floor, FloorValue: floorRate, Ratio: ratio(rate, floorRate),
 		Note: fmt.Sprintf("%v for %d pages (%v each, %v mapped); 1 M pages at this rate: %.1f s (goal <= %v: %s)",
 			storm.Round(time.Millisecond), pages, (storm / time.Duration(pages)).Round(time.Microsecond/10),
 			(mapped / time.Duration(pages)).Round(time.Microsecond/10), goal.Seconds(), stormGoalTime,
-			goalText(goal <= stormGoalTime))}, nil
+			goalText(goal <= stormGoalTime))}
 }
 
 // stormPass submits one barrier packet per page of [base, base+pages*4096), the completion signal
@@ -128,34 +146,16 @@ var touchSource string
 // granularity 0, so every lane's store takes a retry fault of its own. The floor is the same
 // dispatch again over the pages, now mapped.
 func waveStorm(mnt string, pages int) (figure, error) {
-	co, err := compileCL("touch", touchSource)
-	if err != nil {
-		return figure{}, err
-	}
-	r, err := hsa.Init(hsa.Config{Root: mnt, XNACK: true})
+	r, g, k, err := openKernel(hsa.Config{Root: mnt, XNACK: true}, "touch", touchSource)
 	if err != nil {
 		return figure{}, err
 	}
 	defer r.Shutdown()
-	g := r.GPUs()[0]
-	exe, err := g.LoadCodeObject(co)
-	if err != nil {
-		return figure{}, err
-	}
-	k, err := exe.Kernel("touch")
-	if err != nil {
-		return figure{}, err
-	}
-	size := pages * 4096
-	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	mem, base, err := stormPages(pages, r.SVMSetAttr)
 	if err != nil {
 		return figure{}, err
 	}
 	defer unix.Munmap(mem)
-	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
-	if err := r.SVMSetAttr(base, uint64(size), kmt.SVMAttr{Type: abi.KFD_IOCTL_SVM_ATTR_GRANULARITY, Value: 0}); err != nil {
-		return figure{}, fmt.Errorf("SVM SET_ATTR granularity 0: %w", err)
-	}
 	args, err := r.KernargPool().Allocate(uint64(max(k.KernargSize, 8)))
 	if err != nil {
 		return figure{}, err
@@ -202,15 +202,10 @@ func waveStorm(mnt string, pages int) (figure, error) {
 	if err != nil {
 		return figure{}, err
 	}
-	rate, floorRate := float64(pages)/storm.Seconds(), float64(pages)/mapped.Seconds()
-	goal := time.Duration(float64(stormGoalPages) / rate * 1e9)
-	return figure{Name: fmt.Sprintf("wave fault storm, %d distinct SVM pages", pages), Unit: "faults/s", Value: rate,
-		Floor: "the same dispatch again, pages mapped (/s)", FloorValue: floorRate, Ratio: ratio(rate, floorRate),
-		Note: fmt.Sprintf("%v for %d pages (%v each, %v mapped); 1 M pages at this rate: %.1f s (goal <= %v: %s); "+
-			"the kernel alone populating as many fresh client pages through process_vm_writev (64 per call, 2 threads): %v each",
-			storm.Round(time.Millisecond), pages, (storm / time.Duration(pages)).Round(time.Microsecond/10),
-			(mapped / time.Duration(pages)).Round(time.Microsecond/10), goal.Seconds(), stormGoalTime,
-			goalText(goal <= stormGoalTime), kernel.Round(time.Microsecond/10))}, nil
+	fig := stormFigure("wave fault storm", "the same dispatch again, pages mapped (/s)", pages, storm, mapped)
+	fig.Note += fmt.Sprintf("; the kernel alone populating as many fresh client pages through process_vm_writev "+
+		"(64 per call, 2 threads): %v each", kernel.Round(time.Microsecond/10))
+	return fig, nil
 }
 
 // freshPageFloor is the part of a fault storm no daemon can avoid: the kernel allocating and
