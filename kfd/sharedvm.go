@@ -267,6 +267,32 @@ func (p *Process) gpuFault(gi int) mmu.FaultHandler {
 	}
 }
 
+// gpuFaultBatch is gpuFault for the faults of one vectored access (mmu.Config.FaultBatch): one
+// munmap sync and one lock for all of them.
+func (p *Process) gpuFaultBatch(gi int) mmu.BatchFaultHandler {
+	var vas []uint64
+	return func(fs []mmu.Fault, resolved []bool) {
+		p.syncMM()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.dead || p.svm == nil {
+			return
+		}
+		// One access: every fault has its kind of access.
+		write := fs[0].Access == mmu.AccessWrite || fs[0].Access == mmu.AccessAtomic
+		vas = vas[:0]
+		for _, f := range fs {
+			vas = append(vas, f.VA)
+		}
+		p.svm.FaultBatch(gi, vas, write, resolved)
+		if p.d.log.Enabled(context.Background(), slog.LevelDebug) {
+			for i, f := range fs {
+				p.d.log.Debug("GPU retry fault", "tgid", p.tgid, "gpu", f.GPU, "va", hexVA(f.VA), "access", f.Access.String(), "resolved", resolved[i])
+			}
+		}
+	}
+}
+
 // svmIoctl is kfd_ioctl_svm: the argument is the header followed by nattr attributes (tail), its
 // size the command's _IOC_SIZE (libhsakmt encodes the whole size into the command word).
 func svmIoctl(p *Process, c Caller, a *abi.SVMArgs, tail []byte) syscall.Errno {

@@ -50,7 +50,11 @@
 // other: every page is translated first (retry faults serviced in order; a fatal one ends the
 // batch), then one access section moves the pieces, and consecutive pieces on one RemoteV backing
 // go in one call (process_vm_readv/writev with an iovec per piece, package kfd). A wave whose lanes
-// store to 64 pages of client memory costs one syscall instead of 64.
+// store to 64 pages of client memory costs one syscall instead of 64. With Config.FaultBatch set,
+// the retry faults those translations find go to it in one call before any is retried (what it
+// refuses ends the access at that piece): a wave whose lanes fault on 64 pages costs one handler
+// call (one lock of the SVM manager) instead of 64; a page another Port is servicing, or that the
+// Filter drops, is left to the per-page path.
 //
 // # Faults
 //

@@ -126,9 +126,11 @@ type FaultRecord struct {
 // faultLogSize bounds the per-VM fault log.
 const faultLogSize = 256
 
-func (vm *VM) record(f Fault, o Outcome, retries int) {
+func (vm *VM) record(f Fault, o Outcome, retries int) { vm.recordAt(time.Now(), f, o, retries) }
+
+func (vm *VM) recordAt(t time.Time, f Fault, o Outcome, retries int) {
 	vm.logMu.Lock()
-	vm.log[vm.logN%faultLogSize] = FaultRecord{Time: time.Now(), Fault: f, Outcome: o, Retries: retries}
+	vm.log[vm.logN%faultLogSize] = FaultRecord{Time: t, Fault: f, Outcome: o, Retries: retries}
 	vm.logN++
 	vm.logMu.Unlock()
 	switch o {
@@ -196,4 +198,50 @@ func (vm *VM) callHandler(f *Fault, key uint64, pf *pendingFault) bool {
 		close(pf.done)
 	}()
 	return vm.cfg.Fault(f)
+}
+
+// serviceBatch is service for the first faults of a vectored access (Port.batchFaults), all at
+// once: those whose page no access is servicing and that the filter lets through go to
+// Config.FaultBatch in one call, in order, each recorded as service records it. The others (a page
+// another Port is servicing, a duplicate page of fs, a fault the filter drops) are left to the
+// access's own walk, which services them one at a time. It returns the faults it handled (sel),
+// their indices in fs (si) and what the handler said of each (ok), reusing the slices' storage.
+func (vm *VM) serviceBatch(fs, sel []Fault, si []int, ok []bool) ([]Fault, []int, []bool) {
+	sel, si = sel[:0], si[:0]
+	pf := &pendingFault{done: make(chan struct{})}
+	vm.faultMu.Lock()
+	for i := range fs {
+		key := fs[i].VA &^ pageMask
+		if vm.pending[key] != nil || !vm.filter.Add(fs[i].PASID, fs[i].VA) {
+			continue
+		}
+		vm.pending[key] = pf
+		sel, si = append(sel, fs[i]), append(si, i)
+	}
+	vm.faultMu.Unlock()
+	if len(sel) == 0 {
+		return sel, si, ok[:0]
+	}
+	vm.faults.Add(uint64(len(sel)))
+	ok = append(ok[:0], make([]bool, len(sel))...)
+	func() {
+		defer func() {
+			vm.faultMu.Lock()
+			for _, f := range sel {
+				delete(vm.pending, f.VA&^pageMask)
+			}
+			vm.faultMu.Unlock()
+			close(pf.done)
+		}()
+		vm.cfg.FaultBatch(sel, ok)
+	}()
+	now := time.Now()
+	for k, f := range sel {
+		o := OutcomeFatal
+		if ok[k] {
+			o = OutcomeRetry
+		}
+		vm.recordAt(now, f, o, 0)
+	}
+	return sel, si, ok
 }

@@ -39,6 +39,12 @@ type Port struct {
 	vbufs  [][]byte
 	vaddrs []uint64
 	vfirst int // index of the first pending piece in the caller's slice
+	// batchFaults' scratch: the faults found, their pieces, those serviced and the outcomes.
+	bf   []Fault
+	bi   []int
+	bsel []Fault
+	bsi  []int
+	bok  []bool
 }
 
 // NewPort returns a new Port on vm.
@@ -216,7 +222,13 @@ func (p *Port) vecAccess(vas []uint64, bufs [][]byte, acc Access) (int, error) {
 		return 0, err
 	}
 	lim, ferr := len(vas), error(nil)
-	for i, va := range vas {
+	if p.vm.cfg.FaultBatch != nil && p.vm.retry.Load() {
+		var err error
+		if lim, ferr, err = p.batchFaults(vas, acc); err != nil {
+			return 0, err
+		}
+	}
+	for i, va := range vas[:lim] {
 		if va&pageMask+uint64(len(bufs[i])) > pageSize {
 			lim, ferr = i, fmt.Errorf("%w: piece at %#x of %d bytes crosses a page", ErrInvalid, va, len(bufs[i]))
 			break
@@ -289,6 +301,53 @@ func (p *Port) vecAccess(vas []uint64, bufs [][]byte, acc Access) (int, error) {
 		return n, err
 	}
 	return lim, ferr
+}
+
+// batchFaults walks the pages of a vectored access's pieces that miss the TLB and services the
+// retry faults it finds in one Config.FaultBatch call (VM.serviceBatch), so that the access's own
+// translations find them mapped: a wave whose lanes store to 64 unmapped pages costs one handler
+// call, not 64. The walk stops at a fault that is not a retry fault (the access ends there). One
+// fault alone is left to translate. It returns how many pieces the access may move and, when that
+// is fewer than all, the error of the first piece whose fault the handler did not resolve (as
+// miss returns it); err is the access section's (ErrClosed). Called inside the access section; it
+// leaves and re-enters it around the handler.
+func (p *Port) batchFaults(vas []uint64, acc Access) (lim int, ferr, err error) {
+	vm := p.vm
+	p.bf, p.bi = p.bf[:0], p.bi[:0]
+	for i, va := range vas {
+		vpn := va >> pageShift
+		if n := len(p.bf); n > 0 && p.bf[n-1].VA>>pageShift == vpn {
+			continue
+		}
+		e := &p.tlb[vpn%tlbSize]
+		if e.gen == p.cur && e.vpn == vpn && e.flags&accessNeed[acc] == accessNeed[acc] {
+			continue
+		}
+		vm.misses.Add(1)
+		kind, ok := p.fill(va, acc)
+		if ok {
+			continue
+		}
+		if kind != FaultNotPresent && kind != FaultProtection {
+			break
+		}
+		p.bf = append(p.bf, Fault{VA: va, PASID: vm.cfg.PASID, GPU: vm.cfg.GPU, Access: acc, Kind: kind, Retryable: true})
+		p.bi = append(p.bi, i)
+	}
+	if len(p.bf) < 2 {
+		return len(vas), nil, nil
+	}
+	p.leave()
+	p.bsel, p.bsi, p.bok = vm.serviceBatch(p.bf, p.bsel, p.bsi, p.bok)
+	if err := p.enter(); err != nil {
+		return 0, nil, err
+	}
+	for k, ok := range p.bok {
+		if !ok {
+			return p.bi[p.bsi[k]], &FaultError{Fault: p.bsel[k]}, nil
+		}
+	}
+	return len(vas), nil, nil
 }
 
 // flushV moves the pending pieces of p.vr; on an error it returns the index of the first piece not

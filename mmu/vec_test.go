@@ -3,6 +3,7 @@ package mmu
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -184,5 +185,98 @@ func TestVecAccessRetryFaults(t *testing.T) {
 	n, err := p.WriteV([]uint64{vas[0], va + 16<<12}, [][]byte{{9, 9, 9, 9}, {9}})
 	if n != 1 || faultKindOf(t, err) != FaultNotPresent {
 		t.Fatalf("WriteV onto a page the handler refuses: %d, %v", n, err)
+	}
+}
+
+// With Config.FaultBatch, a vectored access services the retry faults of its pages in one call,
+// in order, before it moves any piece; what the handler refuses ends the access at that piece
+// (the pieces before it move, the page is not serviced again), as the per-page service would.
+func TestVecAccessFaultBatch(t *testing.T) {
+	const va = 0x10000000
+	p, a, _ := vecSetup(t, true)
+	vm := p.vm
+	var paA uint64 // RemoteV a's first page
+	for _, s := range *vm.ph.segs.Load() {
+		if s.b.Remote == Remote(a) {
+			paA = s.pa
+		}
+	}
+	refuse := uint64(13)
+	var single, batches int
+	var seen []uint64
+	one := func(f *Fault) bool {
+		pg := (f.VA - va) >> 12
+		seen = append(seen, pg)
+		return pg >= 10 && pg < 16 && pg != refuse && vm.Map(f.VA&^4095, 4096, paA+pg<<12, rw|PTESystem) == nil
+	}
+	vm.cfg.Fault = func(f *Fault) bool { single++; return one(f) }
+	vm.cfg.FaultBatch = func(fs []Fault, ok []bool) {
+		batches++
+		for i := range fs {
+			ok[i] = one(&fs[i])
+		}
+	}
+	pg := func(n uint64) uint64 { return va + n<<12 + 4*n }
+	piece := func(n uint64) []byte { return []byte{byte(n), 7, 7, 7} }
+
+	// Pages 10, 11, 12 (two pieces on 11, a third piece on 10 later) fault: one batch of three.
+	vas := []uint64{pg(10), pg(11), pg(11) + 8, pg(12), pg(10) + 16}
+	bufs := [][]byte{piece(10), piece(11), piece(11), piece(12), piece(10)}
+	calls := a.calls
+	if n, err := p.WriteV(vas, bufs); n != len(vas) || err != nil {
+		t.Fatalf("WriteV: %d, %v", n, err)
+	}
+	if batches != 1 || single != 0 || !slices.Equal(seen, []uint64{10, 11, 12}) {
+		t.Fatalf("%d batches, %d single calls, faults on pages %v; want 1, 0, [10 11 12]", batches, single, seen)
+	}
+	if a.calls-calls != 1 {
+		t.Errorf("%d RemoteV calls, want 1", a.calls-calls)
+	}
+	for i, v := range vas {
+		got := make([]byte, 4)
+		if err := p.Read(v, got); err != nil || !bytes.Equal(got, bufs[i]) {
+			t.Errorf("piece %d: %x, %v; want %x", i, got, err, bufs[i])
+		}
+	}
+	log := vm.Faults()
+	if len(log) != 3 || log[0].Outcome != OutcomeRetry || log[2].Fault.VA != pg(12) {
+		t.Errorf("fault log %+v, want three retries, the last at %#x", log, pg(12))
+	}
+
+	// Page 13 is refused: pages 14 and 15 are serviced in the same batch, the piece on 14 before
+	// it moves, the piece on 15 after it does not, and 13 is not serviced a second time.
+	seen = seen[:0]
+	vas = []uint64{pg(14), pg(13), pg(15)}
+	bufs = [][]byte{piece(14), piece(13), piece(15)}
+	n, err := p.WriteV(vas, bufs)
+	if n != 1 || faultKindOf(t, err) != FaultNotPresent {
+		t.Fatalf("WriteV onto a refused page: %d, %v", n, err)
+	}
+	var fe *FaultError
+	if errors.As(err, &fe); fe.Fault.VA != pg(13) {
+		t.Errorf("fault at %#x, want %#x", fe.Fault.VA, pg(13))
+	}
+	if batches != 2 || single != 0 || !slices.Equal(seen, []uint64{14, 13, 15}) {
+		t.Fatalf("%d batches, %d single calls, faults on pages %v; want 2, 0, [14 13 15]", batches, single, seen)
+	}
+	got := make([]byte, 4)
+	if p.Read(pg(14), got); !bytes.Equal(got, piece(14)) {
+		t.Errorf("page 14 (before the refused page): %x", got)
+	}
+	if p.Read(pg(15), got); bytes.Equal(got, piece(15)) {
+		t.Error("page 15 (after the refused page) was written")
+	}
+	log = vm.Faults()
+	if last := log[len(log)-3:]; last[1].Outcome != OutcomeFatal || last[0].Outcome != OutcomeRetry || last[2].Outcome != OutcomeRetry {
+		t.Errorf("fault log %+v, want retry, fatal, retry", last)
+	}
+
+	// One faulting page alone takes the per-page service.
+	refuse = 99
+	if n, err := p.WriteV([]uint64{pg(13)}, [][]byte{piece(13)}); n != 1 || err != nil {
+		t.Fatalf("WriteV of one page: %d, %v", n, err)
+	}
+	if batches != 2 || single != 1 {
+		t.Errorf("%d batches, %d single calls; want 2 and 1", batches, single)
 	}
 }

@@ -73,13 +73,22 @@ func (t *table) own() *[entries]PTE {
 // section, so it may Map, Unmap and Update this VM. retry=true walks the page tables again.
 type FaultHandler func(f *Fault) (retry bool)
 
+// BatchFaultHandler services several retry faults of one access at once (a vectored access whose
+// pieces are on distinct unmapped pages: a wave's lanes). It reports in resolved[i] what the
+// FaultHandler would have returned for fs[i]; it must behave as the FaultHandler called for each
+// fault in order, and may share work between them (one lock, one mapping of adjacent pages).
+type BatchFaultHandler func(fs []Fault, resolved []bool)
+
 // Config configures a VM.
 type Config struct {
-	PASID      uint32
-	GPU        uint32
-	Fault      FaultHandler // nil: every fault is fatal (XNACK off, noretry)
-	MaxRetries int          // walks after a serviced fault, per access and page; default 3
-	Filter     *Filter      // shared retry-fault filter (per GPU); nil: the VM makes its own
+	PASID uint32
+	GPU   uint32
+	Fault FaultHandler // nil: every fault is fatal (XNACK off, noretry)
+	// FaultBatch, if set with Fault, services the faults a vectored access (ReadV, WriteV) finds
+	// on its pages before it moves any: one call instead of one per page.
+	FaultBatch BatchFaultHandler
+	MaxRetries int     // walks after a serviced fault, per access and page; default 3
+	Filter     *Filter // shared retry-fault filter (per GPU); nil: the VM makes its own
 }
 
 // DefaultMaxRetries is Config.MaxRetries when zero.

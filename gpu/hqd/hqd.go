@@ -16,7 +16,7 @@
 // Engine.MaxPoll, and to LongWaitFactor times MaxPoll once it has waited LongWait; nothing spins.
 //
 // A queue given its doorbell (SetDoorbell) polls it for DoorbellSpin after a scan drains the
-// ring, yielding between looks, before it sleeps: a client that submits again at once (a wait
+// ring, yielding its thread every spinYield, before it sleeps: a client that submits again at once (a wait
 // for the completion signal, then the next packet) is served without the doorbell watcher's scan
 // and kick, as the MEC polls the doorbell of an active queue. The spin is short and follows
 // work only, so an idle queue costs nothing.
@@ -91,6 +91,11 @@ const (
 	LongWait       = time.Second           // after this long waiting, the ceiling rises ...
 	LongWaitFactor = 50                    // ... to MaxPoll*LongWaitFactor (50 ms by default)
 	DoorbellSpin   = 50 * time.Microsecond // a queue's look at its doorbell after its ring drained
+	// spinYield is how often the doorbell spin yields its thread (runtime.Gosched). A yield costs
+	// about a microsecond of the scheduler's own work even with nothing else to run (a look at the
+	// timers, the global run queue's lock); yielding every 64 looks put the spin inside Gosched
+	// most of the time, so that a store waited for the yield to end.
+	spinYield = 10 * time.Microsecond
 )
 
 // Engine is what an engine supplies to its queues' Runner.
@@ -177,7 +182,7 @@ func (r *Runner) spin(stop <-chan struct{}) bool {
 	if d == nil {
 		return false
 	}
-	var deadline time.Time
+	var deadline, yield time.Time
 	for i := 0; ; i++ {
 		if d.Poll() || len(r.kick) > 0 {
 			select { // the scan about to run is what the kick asks for
@@ -187,7 +192,7 @@ func (r *Runner) spin(stop <-chan struct{}) bool {
 			return true
 		}
 		if i%64 != 0 {
-			continue // a look is two loads: check the time and yield every 64
+			continue // a look is two loads: check the time every 64
 		}
 		select {
 		case <-stop:
@@ -196,11 +201,13 @@ func (r *Runner) spin(stop <-chan struct{}) bool {
 		}
 		now := time.Now()
 		if i == 0 {
-			deadline = now.Add(r.spinFor)
+			deadline, yield = now.Add(r.spinFor), now.Add(spinYield)
 		} else if now.After(deadline) {
 			break
+		} else if now.After(yield) {
+			runtime.Gosched()
+			yield = time.Now().Add(spinYield)
 		}
-		runtime.Gosched()
 	}
 	r.release()
 	if d.Poll() {

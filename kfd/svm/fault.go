@@ -14,6 +14,20 @@ import (
 func (m *Manager) Fault(gpuIndex int, va uint64, write bool) (resolved bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.fault(gpuIndex, va, write)
+}
+
+// FaultBatch is Fault for several faults of one GPU in order (the pages of one wave access), under
+// one lock: resolved[i] is what Fault(gpuIndex, vas[i], write) would return.
+func (m *Manager) FaultBatch(gpuIndex int, vas []uint64, write bool, resolved []bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, va := range vas {
+		resolved[i] = m.fault(gpuIndex, va, write)
+	}
+}
+
+func (m *Manager) fault(gpuIndex int, va uint64, write bool) (resolved bool) {
 	if m.closed || !m.xnack || gpuIndex < 0 || gpuIndex >= len(m.ids) ||
 		m.supported&(1<<gpuIndex) == 0 {
 		return false

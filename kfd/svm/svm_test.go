@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -1049,5 +1050,46 @@ func TestQueueBufferGet(t *testing.T) {
 	}
 	if e.m.QueueBufferGet(0x12345, base, 8*ps) {
 		t.Fatal("unknown gpu accepted")
+	}
+}
+
+// FaultBatch answers and records as Fault called for each fault in order: two managers given the
+// same faults (resolved, refused, unregistered, a read-only VMA, a second fault on one chunk) end
+// with the same results, page tables, ranges and event logs.
+func TestFaultBatchIsFaultInOrder(t *testing.T) {
+	setup := func() *env {
+		e := newEnv(t, true)
+		e.mustSet(base, 32*ps, at(abi.KFD_IOCTL_SVM_ATTR_GRANULARITY, 1), at(abi.KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, sys))
+		e.mustSet(0x20000000, 4*ps, at(abi.KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, sys))
+		return e
+	}
+	vas := []uint64{base + 3*ps, base + 2*ps, base + 9*ps + 5, 0x66600000, base + 40*ps, base + 2*ps, base + 0x210000}
+	for _, write := range []bool{false, true} {
+		one, batch := setup(), setup()
+		want := make([]bool, len(vas))
+		for i, va := range vas {
+			want[i] = one.m.Fault(1, va, write)
+		}
+		if n := strings.Count(fmt.Sprint(want), "true"); n < 2 || n == len(vas) {
+			t.Fatalf("write %v: Fault resolved %v: the case needs both outcomes", write, want)
+		}
+		got := make([]bool, len(vas))
+		batch.m.FaultBatch(1, vas, write, got)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("write %v: FaultBatch %v, Fault %v", write, got, want)
+		}
+		if !reflect.DeepEqual(batch.mp.calls, one.mp.calls) || !reflect.DeepEqual(batch.m.Ranges(), one.m.Ranges()) {
+			t.Errorf("write %v: mapper calls %+v vs %+v", write, batch.mp.calls, one.mp.calls)
+		}
+		if !reflect.DeepEqual(batch.m.Log(), one.m.Log()) {
+			t.Errorf("write %v: events differ:\n%+v\n%+v", write, batch.m.Log(), one.m.Log())
+		}
+	}
+	// The read-only VMA refuses writes and resolves reads in a batch as well.
+	e := setup()
+	got := make([]bool, 2)
+	e.m.FaultBatch(0, []uint64{0x20000000, 0x20001000}, true, got)
+	if got[0] || got[1] {
+		t.Errorf("write faults on a read-only VMA: %v", got)
 	}
 }
