@@ -33,6 +33,7 @@ type Driver struct {
 
 	mu    sync.Mutex
 	procs map[int]*Process // by tgid
+	dying int              // processes out of procs whose teardown has not ended (Stats counts them)
 	// watchIDs are each device's allocated address watch points (dev->alloc_watch_ids, debug.go).
 	watchIDs map[uint32]uint8
 	queueSeq uint64 // creation order of queues (pqm->queues order, debug.go)
@@ -190,11 +191,20 @@ func (d *Driver) put(p *Process) {
 	last := p.refs == 0 && d.procs[p.tgid] == p
 	if last {
 		delete(d.procs, p.tgid)
+		d.dying++
 	}
 	d.mu.Unlock()
 	if last {
-		p.teardown()
+		d.teardown(p)
 	}
+}
+
+// teardown tears down p, which its caller took out of d.procs (counting it in d.dying).
+func (d *Driver) teardown(p *Process) {
+	p.teardown()
+	d.mu.Lock()
+	d.dying--
+	d.mu.Unlock()
 }
 
 // OpenKFD implements Device.
@@ -249,11 +259,12 @@ func (d *Driver) ProcessExited(tgid int) {
 	p := d.procs[tgid]
 	if p != nil {
 		delete(d.procs, tgid)
+		d.dying++
 	}
 	d.mu.Unlock()
 	if p != nil {
 		d.log.Info("kfd process exited", "tgid", tgid)
-		p.teardown()
+		d.teardown(p)
 	}
 }
 
@@ -273,8 +284,10 @@ func (d *Driver) Stats() map[string]int {
 	for _, p := range d.procs {
 		procs = append(procs, p)
 	}
+	dying := d.dying
 	d.mu.Unlock()
-	st := map[string]int{"processes": len(procs), "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(), "dmabufs": d.DmaBufs(),
+	// A process being torn down still holds what it had (its PASID last): it counts until it ends.
+	st := map[string]int{"processes": len(procs) + dying, "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(), "dmabufs": d.DmaBufs(),
 		"smi_clients":       int(d.smi.n.Load()),
 		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
 	scans, kicks := d.bells.Stats()
