@@ -1,0 +1,175 @@
+package shader
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/kfdemu/kfdemu/mmu"
+)
+
+// mmuPorts is the daemon's memory path for a benchmark: the loaded kernel's pages copied into VRAM
+// segments of an mmu.Phys, mapped in a VM, and each running work-group given its own mmu.Port (its
+// TLB), as kfd's cuPorts lends them. A TLB hit is a copy from the segment, as in the daemon; flatMem
+// (a map lookup and an atomic store per 8 bytes) is the tests' memory, not the daemon's.
+type mmuPorts struct {
+	vm   *mmu.VM
+	mu   sync.Mutex
+	free []*mmu.Port
+}
+
+func (p *mmuPorts) Get() Memory {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		pt := p.free[n-1]
+		p.free = p.free[:n-1]
+		return pt
+	}
+	return p.vm.NewPort()
+}
+
+func (p *mmuPorts) Put(m Memory) {
+	p.mu.Lock()
+	p.free = append(p.free, m.(*mmu.Port))
+	p.mu.Unlock()
+}
+
+// portsOf copies every page of l's memory into VRAM behind a VM (one segment per run of
+// consecutive pages) and returns the ports.
+func portsOf(t testing.TB, l *loaded) *mmuPorts {
+	t.Helper()
+	ph := mmu.NewPhys()
+	vm := mmu.NewVM(ph, mmu.Config{PASID: 1})
+	vas := make([]uint64, 0, len(l.mem.pages))
+	for va := range l.mem.pages {
+		vas = append(vas, va)
+	}
+	slices.Sort(vas)
+	for i := 0; i < len(vas); {
+		j := i + 1
+		for j < len(vas) && vas[j] == vas[j-1]+4096 {
+			j++
+		}
+		mem := make([]byte, (j-i)*4096)
+		for k := i; k < j; k++ {
+			copy(mem[(k-i)*4096:], l.mem.pages[vas[k]][:])
+		}
+		pa, err := ph.AllocVRAM(0, uint64(len(mem)), mmu.Backing{Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := vm.Map(vas[i], uint64(len(mem)), pa, mmu.PTEReadable|mmu.PTEWriteable|mmu.PTEExecutable); err != nil {
+			t.Fatal(err)
+		}
+		i = j
+	}
+	return &mmuPorts{vm: vm}
+}
+
+// runPorts is l.run on the ports (the dispatch's own Memory is a port too: the kernarg and
+// packet reads before the work-groups start).
+func (l *loaded) runPorts(t testing.TB, ports *mmuPorts, name string, grid [3]uint32, wg [3]uint16, ka, pkt uint64) Stats {
+	t.Helper()
+	mem := ports.Get()
+	defer ports.Put(mem)
+	st, err := Dispatch(context.Background(), mem, DispatchParams{GridSize: grid, WorkgroupSize: wg, KernelObject: l.syms[name+".kd"],
+		KernargAddress: ka, DispatchPacket: pkt, ScratchBase: l.scratch, ScratchSize: 4 << 20, Apertures: DefaultApertures,
+		MaxWaveInstructions: 1 << 24, Engine: Engine{Ports: ports}})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return st
+}
+
+// benchPorts runs kernel name of l b.N times through mmu ports and reports wave-instructions per
+// second; check verifies the result in the VM's memory after the last run.
+func benchPorts(b *testing.B, l *loaded, name string, grid [3]uint32, wg [3]uint16, kernarg []byte, check func(read func(va uint64, p []byte) error)) {
+	ka := l.alloc(uint64(len(kernarg)) + 256)
+	l.mem.Write(ka, kernarg)
+	pkt := l.packet(grid, wg, l.syms[name+".kd"], ka)
+	if l.scratch == 0 {
+		l.scratch = l.alloc(4 << 20)
+	}
+	ports := portsOf(b, l)
+	var total uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		total += l.runPorts(b, ports, name, grid, wg, ka, pkt).WaveInstructions
+	}
+	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "wave-inst/s")
+	b.StopTimer()
+	pt := ports.vm.NewPort()
+	defer pt.Close()
+	check(pt.Read)
+}
+
+// floats writes v(i) for i < n at va of l's memory.
+func (l *loaded) floats(va uint64, n int, v func(i int) float32) {
+	b := make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v(i)))
+	}
+	l.mem.Write(va, b)
+}
+
+// readFloats reads n floats at va.
+func readFloats(t testing.TB, read func(va uint64, p []byte) error, va uint64, n int) []float32 {
+	b := make([]byte, 4*n)
+	if err := read(va, b); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// BenchmarkVaddWaveInstructionsPorts is BenchmarkVaddWaveInstructions on the daemon's memory path
+// (mmuPorts), its result checked.
+func BenchmarkVaddWaveInstructionsPorts(b *testing.B) {
+	l := load(b)
+	const n = 1 << 20
+	pa, pb, pc := l.alloc(4*n), l.alloc(4*n), l.alloc(4*n)
+	l.floats(pa, n, func(i int) float32 { return float32(i) })
+	l.floats(pb, n, func(int) float32 { return 0.5 })
+	benchPorts(b, l, "vadd", [3]uint32{n, 1, 1}, [3]uint16{256, 1, 1}, args(pa, pb, pc, uint32(n)), func(read func(uint64, []byte) error) {
+		for i, c := range readFloats(b, read, pc, n) {
+			if c != float32(i)+0.5 {
+				b.Fatalf("c[%d] = %v, want %v", i, c, float32(i)+0.5)
+			}
+		}
+	})
+}
+
+// BenchmarkMatmulWaveInstructionsPorts is BenchmarkMatmulWaveInstructions on mmuPorts, its result
+// checked: A has ones on row r from column 0 to r, B is the identity times 2, so C = 2A.
+func BenchmarkMatmulWaveInstructionsPorts(b *testing.B) {
+	l := load(b)
+	const M = 128
+	pa, pb, pc := l.alloc(4*M*M), l.alloc(4*M*M), l.alloc(4*M*M)
+	a := func(i int) float32 {
+		if i%M <= i/M {
+			return 1
+		}
+		return 0
+	}
+	l.floats(pa, M*M, a)
+	l.floats(pb, M*M, func(i int) float32 {
+		if i%M == i/M {
+			return 2
+		}
+		return 0
+	})
+	benchPorts(b, l, "matmul", [3]uint32{M, M, 1}, [3]uint16{16, 16, 1}, args(pa, pb, pc, uint32(M), uint32(M), uint32(M)), func(read func(uint64, []byte) error) {
+		for i, c := range readFloats(b, read, pc, M*M) {
+			if c != 2*a(i) {
+				b.Fatalf("C[%d] = %v, want %v", i, c, 2*a(i))
+			}
+		}
+	})
+}
