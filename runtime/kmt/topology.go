@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // TopologyDir is the sysfs topology directory under the root (kfd_topology.c; libhsakmt's
@@ -166,8 +168,40 @@ func ReadTopology(dir string) (*Topology, error) {
 	return nil, ErrTopologyUnstable
 }
 
+// readFile reads a sysfs file as libhsakmt does (fopen, read to the end, fclose): plain open(2),
+// read(2) and close(2). os.ReadFile would also register the descriptor with Go's netpoller
+// (two epoll_ctl calls and an fcntl per file) wherever epoll accepts it, and it accepts FUSE files
+// (and sysfs's own kernfs files), unlike files on tmpfs: a topology snapshot reads thousands.
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 4096) // a sysfs attribute is at most a page
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+}
+
 func readUint(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -179,7 +213,7 @@ func readUint(path string) (uint64, error) {
 }
 
 func readProps(path string) (Properties, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return Properties{}, err
 	}
@@ -244,7 +278,7 @@ func readTopologyOnce(dir string) (*Topology, error) {
 		if g, err := readUint(filepath.Join(nd, "gpu_id")); err == nil {
 			n.GPUID = uint32(g)
 		}
-		if b, err := os.ReadFile(filepath.Join(nd, "name")); err == nil {
+		if b, err := readFile(filepath.Join(nd, "name")); err == nil {
 			n.Name = strings.TrimSpace(string(b))
 		}
 		if n.Props, err = readProps(filepath.Join(nd, "properties")); err != nil {
