@@ -94,8 +94,11 @@ const (
 	// spinYield is how often the doorbell spin yields its thread (runtime.Gosched). A yield costs
 	// about a microsecond of the scheduler's own work even with nothing else to run (a look at the
 	// timers, the global run queue's lock); yielding every 64 looks put the spin inside Gosched
-	// most of the time, so that a store waited for the yield to end.
-	spinYield = 10 * time.Microsecond
+	// most of the time, so that a store often waited for the yield to end. A goroutine queued on
+	// the spinning queue's P waits up to spinYield: with 10 µs one kfdemu bench run of ten had its
+	// in-process client (which yields between looks at the signal) wait that long for every
+	// round trip (p50 11.5 µs).
+	spinYield = 2 * time.Microsecond
 )
 
 // Engine is what an engine supplies to its queues' Runner.
