@@ -245,7 +245,8 @@ func (p *Process) ensureVM(pd *pdd) {
 			gi = i
 		}
 	}
-	pd.vm = mmu.NewVM(p.d.phys, mmu.Config{PASID: p.pasid, GPU: pd.gpuID, Filter: p.d.filter(pd.gpuID), Fault: p.gpuFault(gi), FaultBatch: p.gpuFaultBatch(gi)})
+	one, batch := p.gpuFaults(gi)
+	pd.vm = mmu.NewVM(p.d.phys, mmu.Config{PASID: p.pasid, GPU: pd.gpuID, Filter: p.d.filter(pd.gpuID), Fault: one, FaultBatch: batch})
 	pd.vm.SetRetryFaults(p.xnack)
 }
 

@@ -246,32 +246,15 @@ func (p *Process) freeSVMChunks(pd *pdd) {
 	}
 }
 
-// gpuFault is the retry-fault handler of pd's VM (amdgpu_vm_handle_fault ->
+// gpuFaults are the retry-fault handlers of pd's VM (amdgpu_vm_handle_fault ->
 // svm_range_restore_pages): the range list maps the faulting granule and the access walks again.
-// It runs on the faulting engine's goroutine outside any access section; engines hold no kfd lock
-// while they access memory, so it may take Process.mu.
-func (p *Process) gpuFault(gi int) mmu.FaultHandler {
-	return func(f *mmu.Fault) bool {
-		p.syncMM()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.dead || p.svm == nil {
-			return false
-		}
-		write := f.Access == mmu.AccessWrite || f.Access == mmu.AccessAtomic
-		ok := p.svm.Fault(gi, f.VA, write)
-		if p.d.log.Enabled(context.Background(), slog.LevelDebug) { // a storm: no formatting per fault
-			p.d.log.Debug("GPU retry fault", "tgid", p.tgid, "gpu", f.GPU, "va", hexVA(f.VA), "access", f.Access.String(), "resolved", ok)
-		}
-		return ok
-	}
-}
-
-// gpuFaultBatch is gpuFault for the faults of one vectored access (mmu.Config.FaultBatch): one
-// munmap sync and one lock for all of them.
-func (p *Process) gpuFaultBatch(gi int) mmu.BatchFaultHandler {
-	var vas []uint64
-	return func(fs []mmu.Fault, resolved []bool) {
+// The first serves one fault (mmu.Config.Fault), the second the faults of one vectored access
+// (Config.FaultBatch) with one munmap sync and one lock for all of them. They run on the faulting
+// engine's goroutine outside any access section; engines hold no kfd lock while they access memory,
+// so they may take Process.mu.
+func (p *Process) gpuFaults(gi int) (mmu.FaultHandler, mmu.BatchFaultHandler) {
+	var vas []uint64 // under p.mu
+	batch := func(fs []mmu.Fault, resolved []bool) {
 		p.syncMM()
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -285,12 +268,18 @@ func (p *Process) gpuFaultBatch(gi int) mmu.BatchFaultHandler {
 			vas = append(vas, f.VA)
 		}
 		p.svm.FaultBatch(gi, vas, write, resolved)
-		if p.d.log.Enabled(context.Background(), slog.LevelDebug) {
+		if p.d.log.Enabled(context.Background(), slog.LevelDebug) { // a storm: no formatting per fault
 			for i, f := range fs {
 				p.d.log.Debug("GPU retry fault", "tgid", p.tgid, "gpu", f.GPU, "va", hexVA(f.VA), "access", f.Access.String(), "resolved", resolved[i])
 			}
 		}
 	}
+	one := func(f *mmu.Fault) bool {
+		fs, resolved := [1]mmu.Fault{*f}, [1]bool{}
+		batch(fs[:], resolved[:])
+		return resolved[0]
+	}
+	return one, batch
 }
 
 // svmIoctl is kfd_ioctl_svm: the argument is the header followed by nattr attributes (tail), its

@@ -153,6 +153,13 @@ func (vm *VM) Faults() []FaultRecord {
 	return out
 }
 
+// newFault is the fault of an access of kind acc at va whose walk found kind: a retry fault when
+// retry faults are on and the kind is one the handler may fix.
+func (vm *VM) newFault(va uint64, acc Access, kind FaultKind) Fault {
+	return Fault{VA: va, PASID: vm.cfg.PASID, GPU: vm.cfg.GPU, Access: acc, Kind: kind,
+		Retryable: vm.retry.Load() && (kind == FaultNotPresent || kind == FaultProtection)}
+}
+
 type pendingFault struct{ done chan struct{} }
 
 // service runs the retry-fault path for f, called by a Port outside its access section with no

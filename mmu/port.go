@@ -95,12 +95,20 @@ func (p *Port) leave() { p.active.Store(0) }
 // translate returns the TLB entry for va's page, walking and servicing faults on a miss. Called
 // inside the access section; the fault path leaves and re-enters it.
 func (p *Port) translate(va uint64, acc Access) (*tlbEntry, error) {
-	vpn := va >> pageShift
-	e := &p.tlb[vpn%tlbSize]
-	if e.gen == p.cur && e.vpn == vpn && e.flags&accessNeed[acc] == accessNeed[acc] {
+	if e := p.hit(va>>pageShift, acc); e != nil {
 		return e, nil
 	}
 	return p.miss(va, acc)
+}
+
+// hit returns the TLB entry of page vpn if it holds a translation of the current access section
+// with the permission acc needs, else nil.
+func (p *Port) hit(vpn uint64, acc Access) *tlbEntry {
+	e := &p.tlb[vpn%tlbSize]
+	if e.gen == p.cur && e.vpn == vpn && e.flags&accessNeed[acc] == accessNeed[acc] {
+		return e
+	}
+	return nil
 }
 
 func (p *Port) miss(va uint64, acc Access) (*tlbEntry, error) {
@@ -111,8 +119,7 @@ func (p *Port) miss(va uint64, acc Access) (*tlbEntry, error) {
 		if ok {
 			return &p.tlb[(va>>pageShift)%tlbSize], nil
 		}
-		f := Fault{VA: va, PASID: vm.cfg.PASID, GPU: vm.cfg.GPU, Access: acc, Kind: kind,
-			Retryable: vm.retry.Load() && (kind == FaultNotPresent || kind == FaultProtection)}
+		f := vm.newFault(va, acc, kind)
 		if !f.Retryable || retries >= vm.maxRetries {
 			vm.faults.Add(1)
 			vm.record(f, OutcomeFatal, retries)
@@ -248,9 +255,8 @@ func (p *Port) vecAccess(vas []uint64, bufs [][]byte, acc Access) (int, error) {
 	for i := 0; i < lim; i++ {
 		va, b := vas[i], bufs[i]
 		off := va & pageMask
-		vpn := va >> pageShift
-		e := &p.tlb[vpn%tlbSize]
-		if !(e.gen == p.cur && e.vpn == vpn && e.flags&accessNeed[acc] == accessNeed[acc]) {
+		e := p.hit(va>>pageShift, acc)
+		if e == nil {
 			if n, err := p.flushV(acc); err != nil {
 				p.leave()
 				return n, err
@@ -319,8 +325,7 @@ func (p *Port) batchFaults(vas []uint64, acc Access) (lim int, ferr, err error) 
 		if n := len(p.bf); n > 0 && p.bf[n-1].VA>>pageShift == vpn {
 			continue
 		}
-		e := &p.tlb[vpn%tlbSize]
-		if e.gen == p.cur && e.vpn == vpn && e.flags&accessNeed[acc] == accessNeed[acc] {
+		if p.hit(vpn, acc) != nil {
 			continue
 		}
 		vm.misses.Add(1)
@@ -328,10 +333,11 @@ func (p *Port) batchFaults(vas []uint64, acc Access) (lim int, ferr, err error) 
 		if ok {
 			continue
 		}
-		if kind != FaultNotPresent && kind != FaultProtection {
+		f := vm.newFault(va, acc, kind)
+		if !f.Retryable {
 			break
 		}
-		p.bf = append(p.bf, Fault{VA: va, PASID: vm.cfg.PASID, GPU: vm.cfg.GPU, Access: acc, Kind: kind, Retryable: true})
+		p.bf = append(p.bf, f)
 		p.bi = append(p.bi, i)
 	}
 	if len(p.bf) < 2 {
