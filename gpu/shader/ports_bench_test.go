@@ -3,7 +3,6 @@ package shader
 import (
 	"context"
 	"encoding/binary"
-	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -70,35 +69,23 @@ func portsOf(t testing.TB, l *loaded) *mmuPorts {
 	return &mmuPorts{vm: vm}
 }
 
-// runPorts is l.run on the ports (the dispatch's own Memory is a port too: the kernarg and
-// packet reads before the work-groups start).
-func (l *loaded) runPorts(t testing.TB, ports *mmuPorts, name string, grid [3]uint32, wg [3]uint16, ka, pkt uint64) Stats {
-	t.Helper()
-	mem := ports.Get()
-	defer ports.Put(mem)
-	st, err := Dispatch(context.Background(), mem, DispatchParams{GridSize: grid, WorkgroupSize: wg, KernelObject: l.syms[name+".kd"],
-		KernargAddress: ka, DispatchPacket: pkt, ScratchBase: l.scratch, ScratchSize: 4 << 20, Apertures: DefaultApertures,
-		MaxWaveInstructions: 1 << 24, Engine: Engine{Ports: ports}})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return st
-}
-
-// benchPorts runs kernel name of l b.N times through mmu ports and reports wave-instructions per
-// second; check verifies the result in the VM's memory after the last run.
+// benchPorts runs kernel name of l b.N times through mmu ports (the dispatch's own Memory is a
+// port too: the kernarg and packet reads before the work-groups start) and reports
+// wave-instructions per second; check verifies the result in the VM's memory after the last run.
 func benchPorts(b *testing.B, l *loaded, name string, grid [3]uint32, wg [3]uint16, kernarg []byte, check func(read func(va uint64, p []byte) error)) {
-	ka := l.alloc(uint64(len(kernarg)) + 256)
-	l.mem.Write(ka, kernarg)
-	pkt := l.packet(grid, wg, l.syms[name+".kd"], ka)
-	if l.scratch == 0 {
-		l.scratch = l.alloc(4 << 20)
-	}
+	params := l.prepare(b, name, grid, wg, kernarg)
 	ports := portsOf(b, l)
+	params.Engine = Engine{Ports: ports}
 	var total uint64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		total += l.runPorts(b, ports, name, grid, wg, ka, pkt).WaveInstructions
+		mem := ports.Get()
+		st, err := Dispatch(context.Background(), mem, params)
+		ports.Put(mem)
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		total += st.WaveInstructions
 	}
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "wave-inst/s")
 	b.StopTimer()
@@ -107,25 +94,22 @@ func benchPorts(b *testing.B, l *loaded, name string, grid [3]uint32, wg [3]uint
 	check(pt.Read)
 }
 
-// floats writes v(i) for i < n at va of l's memory.
-func (l *loaded) floats(va uint64, n int, v func(i int) float32) {
-	b := make([]byte, 4*n)
-	for i := range n {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v(i)))
+// floats is v(0), ..., v(n-1).
+func floats(n int, v func(i int) float32) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = v(i)
 	}
-	l.mem.Write(va, b)
+	return out
 }
 
 // readFloats reads n floats at va.
 func readFloats(t testing.TB, read func(va uint64, p []byte) error, va uint64, n int) []float32 {
-	b := make([]byte, 4*n)
+	b, out := make([]byte, 4*n), make([]float32, n)
 	if err := read(va, b); err != nil {
 		t.Fatal(err)
 	}
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	binary.Decode(b, binary.LittleEndian, out)
 	return out
 }
 
@@ -134,9 +118,8 @@ func readFloats(t testing.TB, read func(va uint64, p []byte) error, va uint64, n
 func BenchmarkVaddWaveInstructionsPorts(b *testing.B) {
 	l := load(b)
 	const n = 1 << 20
-	pa, pb, pc := l.alloc(4*n), l.alloc(4*n), l.alloc(4*n)
-	l.floats(pa, n, func(i int) float32 { return float32(i) })
-	l.floats(pb, n, func(int) float32 { return 0.5 })
+	pa, pb := l.put(floats(n, func(i int) float32 { return float32(i) })), l.put(floats(n, func(int) float32 { return 0.5 }))
+	pc := l.alloc(4 * n)
 	benchPorts(b, l, "vadd", [3]uint32{n, 1, 1}, [3]uint16{256, 1, 1}, args(pa, pb, pc, uint32(n)), func(read func(uint64, []byte) error) {
 		for i, c := range readFloats(b, read, pc, n) {
 			if c != float32(i)+0.5 {
@@ -151,20 +134,20 @@ func BenchmarkVaddWaveInstructionsPorts(b *testing.B) {
 func BenchmarkMatmulWaveInstructionsPorts(b *testing.B) {
 	l := load(b)
 	const M = 128
-	pa, pb, pc := l.alloc(4*M*M), l.alloc(4*M*M), l.alloc(4*M*M)
 	a := func(i int) float32 {
 		if i%M <= i/M {
 			return 1
 		}
 		return 0
 	}
-	l.floats(pa, M*M, a)
-	l.floats(pb, M*M, func(i int) float32 {
+	pa := l.put(floats(M*M, a))
+	pb := l.put(floats(M*M, func(i int) float32 {
 		if i%M == i/M {
 			return 2
 		}
 		return 0
-	})
+	}))
+	pc := l.alloc(4 * M * M)
 	benchPorts(b, l, "matmul", [3]uint32{M, M, 1}, [3]uint16{16, 16, 1}, args(pa, pb, pc, uint32(M), uint32(M), uint32(M)), func(read func(uint64, []byte) error) {
 		for i, c := range readFloats(b, read, pc, M*M) {
 			if c != 2*a(i) {

@@ -192,6 +192,17 @@ func (l *loaded) get(va uint64, out any) {
 // run dispatches kernel name over grid/wg with kernarg bytes.
 func (l *loaded) run(t testing.TB, name string, grid [3]uint32, wg [3]uint16, kernarg []byte) Stats {
 	t.Helper()
+	st, err := Dispatch(context.Background(), l.mem, l.prepare(t, name, grid, wg, kernarg))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return st
+}
+
+// prepare writes kernarg and a dispatch packet of kernel name over grid/wg into l's memory (and
+// allocates the scratch, once) and returns the dispatch's parameters.
+func (l *loaded) prepare(t testing.TB, name string, grid [3]uint32, wg [3]uint16, kernarg []byte) DispatchParams {
+	t.Helper()
 	kd, ok := l.syms[name+".kd"]
 	if !ok {
 		t.Fatalf("no symbol %s.kd", name)
@@ -202,14 +213,8 @@ func (l *loaded) run(t testing.TB, name string, grid [3]uint32, wg [3]uint16, ke
 	if l.scratch == 0 {
 		l.scratch = l.alloc(4 << 20)
 	}
-	scratch := l.scratch
-	st, err := Dispatch(context.Background(), l.mem, DispatchParams{GridSize: grid, WorkgroupSize: wg, KernelObject: kd,
-		KernargAddress: ka, DispatchPacket: pkt, ScratchBase: scratch, ScratchSize: 4 << 20, Apertures: DefaultApertures,
-		MaxWaveInstructions: 1 << 24})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return st
+	return DispatchParams{GridSize: grid, WorkgroupSize: wg, KernelObject: kd, KernargAddress: ka, DispatchPacket: pkt,
+		ScratchBase: l.scratch, ScratchSize: 4 << 20, Apertures: DefaultApertures, MaxWaveInstructions: 1 << 24}
 }
 
 // packet writes an AQL kernel dispatch packet (the Dispatch Ptr of the kernels) and returns its address.
