@@ -14,7 +14,8 @@ import (
 // The AQL engine: gpu/cp's packet processor on the queue's ring, with kernel dispatches handed to
 // gpu/shader and completion-signal interrupts delivered as kfd events. The CP reports queue errors
 // to ROCr itself (amd_queue_t's queue_inactive_signal); the driver only learns that the queue went
-// inactive and, for GPUVM faults, raises the memory exception event (kfd_signal_vm_fault_event).
+// inactive. A GPUVM fault is the driver's instead: it evicts the queues and raises the memory
+// exception event (kfd_signal_vm_fault_event), and the CP reports nothing.
 
 type aqlEngine struct {
 	q  *queue
@@ -90,10 +91,11 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error 
 	return err
 }
 
-// QueueError implements cp.Host: the CP has stopped the queue and stores the error's code in the
-// inactive signal after this returns; the driver logs it and raises a memory exception for a GPUVM
-// fault.
-func (e *aqlEngine) QueueError(_ *cp.Queue, err error) {
+// QueueError implements cp.Host: the CP has stopped the queue. The driver logs the error; a GPUVM
+// fault is the memory controller's interrupt, not the CP's: the driver evicts the process's queues
+// on the device and raises the memory exception (raiseMemoryException), and the CP stores no
+// queue-inactive code. Every other error's code is stored (the trap handler's or the CP's report).
+func (e *aqlEngine) QueueError(_ *cp.Queue, err error) bool {
 	q := e.q
 	q.fail(err)
 	q.waveExceptionToRuntime(err)
@@ -101,10 +103,11 @@ func (e *aqlEngine) QueueError(_ *cp.Queue, err error) {
 	var fe *cp.FaultError
 	switch {
 	case errors.As(err, &fault):
-		q.p.raiseMemoryException(q.pd.gpuID, err, fault.Addr, fault.Write)
+		return !q.p.raiseMemoryException(q.pd.gpuID, err, fault.Addr, fault.Write)
 	case errors.As(err, &fe):
-		q.p.raiseMemoryException(q.pd.gpuID, err, fe.VA, false)
+		return !q.p.raiseMemoryException(q.pd.gpuID, err, fe.VA, false)
 	}
+	return true
 }
 
 // stopContext is a context cancelled when stop closes (the queue is being stopped, so a dispatch

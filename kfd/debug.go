@@ -1112,6 +1112,20 @@ func (p *Process) dbgTeardown() {
 	}
 }
 
+// waveException is the exception mask the trap handler reports for a queue error, 0 for none.
+func waveException(err error) uint64 {
+	var te *shader.TrapError
+	switch {
+	case errors.As(err, &te) && te.Code == 2:
+		return abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_ABORT)
+	case errors.As(err, &te):
+		return abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_TRAP)
+	case aql.QueueInactiveCode(err) == aql.QueueInactiveIllegalInstruction:
+		return abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION)
+	}
+	return 0
+}
+
 // waveExceptionToRuntime is the runtime's trap handler's report of a wave exception as KFD 1.13
 // delivers it: the handler's interrupt (m0 = doorbell | EC mask << 10) reaches
 // kfd_set_dbg_ev_from_interrupt, which, with no debugger taking it and the runtime enabled, puts
@@ -1119,17 +1133,13 @@ func (p *Process) dbgTeardown() {
 // (kfd_send_exception_to_runtime). The model stands in for ROCr's handler (gpu/shader TrapError):
 // llvm.trap is EC_QUEUE_WAVE_ABORT, other trap codes EC_QUEUE_WAVE_TRAP, an illegal instruction
 // EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION. ROCr 6.2.4 at 1.13 learns of them this way only.
+// The class is the one the queue-inactive code takes (aql.QueueInactiveCode, most specific
+// first): a failed dispatch is an illegal instruction only when nothing more specific holds. A
+// GPUVM fault is no wave exception: the memory controller's interrupt reports it
+// (raiseMemoryException).
 func (q *queue) waveExceptionToRuntime(err error) {
-	var mask uint64
-	var te *shader.TrapError
-	switch {
-	case errors.As(err, &te) && te.Code == 2:
-		mask = abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_ABORT)
-	case errors.As(err, &te):
-		mask = abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_TRAP)
-	case errors.Is(err, aql.ErrIllegalInstruction):
-		mask = abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION)
-	default:
+	mask := waveException(err)
+	if mask == 0 {
 		return
 	}
 	p := q.p

@@ -2,6 +2,8 @@ package kfd
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -9,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfdemu/kfdemu/gpu/cp"
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/kfd/abi"
+	"github.com/kfdemu/kfdemu/mmu"
 	"golang.org/x/sys/unix"
 )
 
@@ -511,5 +516,31 @@ func TestDebugFamilies(t *testing.T) {
 			t.Errorf("%s: SINGLE_MEM_OP: %v %+v", c.profile, errno, fl)
 		}
 		e.dbg(abi.KFD_IOC_DBG_TRAP_DISABLE, nil)
+	}
+}
+
+// The wave exception a queue error is reported as at KFD 1.13 follows the queue-inactive code's
+// class: a failed dispatch (cp.ErrDispatchFailed, illegal instruction by default) that holds a
+// GPUVM fault is no wave exception (the fault interrupt reports it), one that holds an
+// unimplemented instruction is an illegal instruction.
+func TestWaveException(t *testing.T) {
+	failed := func(err error) error { return fmt.Errorf("%w: %w", cp.ErrDispatchFailed, err) }
+	vm := &mmu.FaultError{Fault: mmu.Fault{VA: 0x1000, Kind: mmu.FaultNotPresent, Access: mmu.AccessWrite}}
+	for _, c := range []struct {
+		name string
+		err  error
+		want uint64
+	}{
+		{"GPUVM fault", failed(&shader.Fault{Addr: 0x1000, Write: true, Err: vm}), 0},
+		{"CP fault", &cp.FaultError{VA: 0x1000, Op: "signal", Err: vm}, 0},
+		{"unimplemented", failed(&shader.WaveError{Err: shader.ErrUnimplemented}), abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION)},
+		{"host failure", failed(errors.New("no shader")), abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION)},
+		{"llvm.trap", failed(&shader.TrapError{Code: 2}), abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_ABORT)},
+		{"trap 3", failed(&shader.TrapError{Code: 3}), abi.KFD_EC_MASK(abi.EC_QUEUE_WAVE_TRAP)},
+		{"malformed packet", cp.ErrMalformed, 0},
+	} {
+		if got := waveException(c.err); got != c.want {
+			t.Errorf("%s: mask %#x, want %#x", c.name, got, c.want)
+		}
 	}
 }

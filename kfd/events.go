@@ -239,19 +239,25 @@ func (p *Process) SignalEventInterrupt(partial uint32, validBits uint) {
 	}
 }
 
-// raiseMemoryException is kfd_signal_vm_fault_event: every MEMORY event of the process gets the
-// fault's data and is set. err is the engine's error: when it holds the GPUVM's *mmu.FaultError,
-// that fault's page and kind fill the data as the gfx9 fault status does (NotPresent for a missing
-// or invalid PTE, ReadOnly for a write without WRITEABLE, NoExecute for a fetch without
-// EXECUTABLE); otherwise va and write describe the failed access. The VA is the faulting page
-// (info->page_addr << PAGE_SHIFT).
-func (p *Process) raiseMemoryException(gpuID uint32, err error, va uint64, write bool) {
+// raiseMemoryException is the GPUVM fault interrupt's handling (event_interrupt_wq_v9 ->
+// kfd_set_dbg_ev_from_interrupt with EC_DEVICE_MEMORY_VIOLATION). err is the engine's error:
+// when it holds the GPUVM's *mmu.FaultError, that fault's page and kind fill the data as the gfx9
+// fault status does (NotPresent for a missing or invalid PTE, ReadOnly for a write without
+// WRITEABLE, NoExecute for a fetch without EXECUTABLE); otherwise va and write describe the failed
+// access. The VA is the faulting page (info->page_addr << PAGE_SHIFT). A debugger subscribed to
+// the exception holds it; otherwise a GPUVM fault evicts the process's queues on the device
+// (kfd_dqm_evict_pasid, evictForVMFault) and then every MEMORY event of the process gets the data
+// and is set (kfd_signal_vm_fault_event). It reports whether it evicted: an engine error without
+// an mmu fault (a misaligned or aperture access, which a GPU does not send to the memory
+// controller) only sets the events.
+func (p *Process) raiseMemoryException(gpuID uint32, err error, va uint64, write bool) (evicted bool) {
 	f := mmu.Fault{VA: va, Kind: mmu.FaultNotPresent, Access: mmu.AccessRead}
 	if write {
 		f.Access = mmu.AccessWrite
 	}
 	var fe *mmu.FaultError
-	if errors.As(err, &fe) {
+	vmFault := errors.As(err, &fe)
+	if vmFault {
 		f = fe.Fault
 	}
 	d := abi.HSAMemoryExceptionData{VA: f.VA &^ (pageSize - 1), GPUID: gpuID}
@@ -265,16 +271,56 @@ func (p *Process) raiseMemoryException(gpuID uint32, err error, va uint64, write
 	}
 	p.d.log.Warn("GPU memory fault", "tgid", p.tgid, "gpu", gpuID, "va", hexVA(f.VA), "access", f.Access.String(), "kind", f.Kind.String())
 	p.d.smiVMFault(gpuID, p.tgid)
-	// kfd_set_dbg_ev_from_interrupt: a debugger subscribed to EC_DEVICE_MEMORY_VIOLATION holds the
-	// fault (it may forward it with SEND_RUNTIME_EVENT); otherwise the runtime's events get it.
 	p.mu.Lock()
 	held := p.dbgRaiseLocked(abi.KFD_EC_MASK(abi.EC_DEVICE_MEMORY_VIOLATION), p.pdds[gpuID], 0, &d)
+	pd := p.pdds[gpuID]
+	evict := !held && vmFault && pd != nil && !p.dead
+	if evict {
+		// The engine that faulted reports from its own goroutine and its queue is among those
+		// preempted: the eviction runs apart, as amdkfd's interrupt worker does, and the events
+		// are set after it. Teardown waits for it (Process.bg).
+		p.bg.Add(1)
+	}
 	p.mu.Unlock()
-	if held {
+	switch {
+	case held:
 		p.d.log.Info("GPU memory fault held for the debugger", "tgid", p.tgid)
+	case evict:
+		go func() {
+			defer p.bg.Done()
+			p.evictForVMFault(pd)
+			p.signalMemoryException(d)
+		}()
+	default:
+		p.signalMemoryException(d)
+	}
+	return evict
+}
+
+// evictForVMFault is kfd_dqm_evict_pasid: the process's queues on the device leave the hardware
+// (evict_process_queues) and stay off it, those created later too (qpd->evicted): nothing
+// restores them, the process is expected to die of the fault (ROCr's VMFaultHandler aborts).
+func (p *Process) evictForVMFault(pd *pdd) {
+	p.mu.Lock()
+	if pd.vmFaultEvicted {
+		p.mu.Unlock()
 		return
 	}
-	p.signalMemoryException(d)
+	pd.vmFaultEvicted = true
+	var qs []*queue
+	for _, q := range p.queues {
+		if q.pd == pd && q.scheduled {
+			qs = append(qs, q)
+		}
+	}
+	p.mu.Unlock()
+	p.d.log.Warn("queues evicted after a GPU memory fault", "tgid", p.tgid, "gpu", pd.gpuID, "queues", len(qs))
+	for _, q := range qs {
+		p.mu.Lock()
+		par := q.params()
+		p.mu.Unlock()
+		p.d.scheduler(pd.gpuID).Update(q, par)
+	}
 }
 
 // signalMemoryException is kfd_signal_vm_fault_event's delivery: every MEMORY event of the

@@ -1012,6 +1012,77 @@ func TestAQLFaultRaisesMemoryException(t *testing.T) {
 	}
 }
 
+// TestVMFaultEvictsDeviceQueues: a GPUVM fault is the memory controller's interrupt, not the CP's.
+// The driver evicts the process's queues on the device for good (kfd_dqm_evict_pasid: the other
+// queue stops running, a queue created later never runs) before it sets the memory events, and the
+// faulting queue's amd_queue_t gets no queue-inactive code (ROCr learns of the fault from the
+// memory event alone, and its VMFaultHandler reports it).
+func TestVMFaultEvictsDeviceQueues(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base1, base2, base3, unmapped = 0x600000000, 0x680000000, 0x700000000, 0x7000000000
+	a1, a2 := e.queueArgs(base1), e.queueArgs(base2)
+	for _, a := range []*abi.CreateQueueArgs{&a1, &a2} {
+		if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, a); errno != 0 {
+			t.Fatalf("create: %v", errno)
+		}
+	}
+	mev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_MEMORY}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &mev); errno != 0 {
+		t.Fatal(errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	submitBarrier := func(a abi.CreateQueueArgs, base, signal uint64) {
+		ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+		var pkt [aql.PacketSize]byte
+		(&aql.BarrierPacket{CompletionSignal: signal}).Encode(pkt[:])
+		copy(ring[4:64], pkt[4:])
+		word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
+		word64(aq[0x38:]).Store(1)
+		word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
+	}
+	// Queue 1's amd_queue_t has a queue-inactive signal (in its own page, at 0x800).
+	aq1 := p.boAt(e.gpu, base1+0x10000).mem
+	word64(aq1[aql.AMDQueueInactiveSignalOffset:]).Store(base1 + 0x10000 + 0x800)
+	submitBarrier(a1, base1, unmapped)
+	eventData(e.c.mem, mev.EventID)
+	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
+	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+		t.Fatalf("memory event: %v result %d", errno, w.WaitResult)
+	}
+	if v := binary.LittleEndian.Uint64(aq1[0x800+aql.SignalValueOffset:]); v != 0 {
+		t.Errorf("queue-inactive code %#x stored for a GPUVM fault", v)
+	}
+	// The memory event is set after the eviction: queue 2 is off the hardware and runs nothing.
+	q2 := p.queues[a2.QueueID]
+	if e.d.scheduler(e.gpu).IsMapped(q2) {
+		t.Errorf("another queue of the device still mapped after the fault:\n%s", e.d.debugRunlists())
+	}
+	aq2 := p.boAt(e.gpu, base2+0x10000).mem
+	binary.LittleEndian.PutUint64(aq2[0x900+aql.SignalValueOffset:], 1)
+	submitBarrier(a2, base2, base2+0x10000+0x900)
+	// A queue created after the fault is created evicted (qpd->evicted).
+	a3 := e.queueArgs(base3)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a3); errno != 0 {
+		t.Fatalf("create after the fault: %v", errno)
+	}
+	aq3 := p.boAt(e.gpu, base3+0x10000).mem
+	binary.LittleEndian.PutUint64(aq3[0x900+aql.SignalValueOffset:], 1)
+	submitBarrier(a3, base3, base3+0x10000+0x900)
+	time.Sleep(200 * time.Millisecond)
+	if v2, v3 := binary.LittleEndian.Uint64(aq2[0x900+aql.SignalValueOffset:]), binary.LittleEndian.Uint64(aq3[0x900+aql.SignalValueOffset:]); v2 != 1 || v3 != 1 {
+		t.Errorf("evicted queues ran their barriers: signals %d %d", v2, v3)
+	}
+	if e.d.scheduler(e.gpu).IsMapped(p.queues[a3.QueueID]) {
+		t.Error("a queue created after the fault is mapped")
+	}
+	for _, id := range []uint32{a1.QueueID, a2.QueueID, a3.QueueID} {
+		if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: id}); errno != 0 {
+			t.Errorf("destroy %d: %v", id, errno)
+		}
+	}
+}
+
 // TestSDMAQueue drives an SDMA queue through the driver: a copy, an atomic decrement of a signal
 // and a trap, as ROCr's BlitSdma submits them; the trap signals the event.
 func TestSDMAQueue(t *testing.T) {

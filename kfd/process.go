@@ -47,6 +47,7 @@ type Process struct {
 	svmPDDs     []*pdd                   // the devices in svm gpu-index order (topology order)
 	mm          *mmnotify.Watch          // the client's munmaps (nil without a notifier); see cpuUnmapped
 	renderFiles map[*renderFile]struct{} // open render-node files (their GEM state goes at teardown)
+	bg          sync.WaitGroup           // work the queues' fault reports started (evictForVMFault)
 }
 
 // pdd is kfd_process_device: what a process has on one GPU.
@@ -77,6 +78,8 @@ type pdd struct {
 	sizes       ctxSaveSizes // queue buffer sizes of the node (kfd_queue_ctx_save_restore_size)
 	sdmaPast    uint64       // sdma_past_activity_counter: activity of its destroyed SDMA queues
 	group       cp.Group     // the process's AQL queues on this GPU wake each other's barriers
+	// vmFaultEvicted: a GPUVM fault evicted the device's queues for good (evictForVMFault).
+	vmFaultEvicted bool
 }
 
 func newProcess(d *Driver, tgid int) (*Process, error) {
@@ -169,6 +172,7 @@ func (p *Process) teardown() {
 	for _, q := range queues {
 		q.stop()
 	}
+	p.bg.Wait() // a fault's eviction the stopped queues started (they start no more)
 	// amdgpu_driver_postclose_kms of every render-node file still open: its jobs stop, its GEM
 	// objects are unmapped and freed while the VMs and memfds still exist.
 	for f := range files {

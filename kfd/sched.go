@@ -62,7 +62,7 @@ func (d *Driver) closeSchedulers() {
 // params are the queue's runlist parameters; under Process.mu.
 func (q *queue) params() hws.Params {
 	return hws.Params{Priority: q.args.QueuePriority, Percentage: q.args.QueuePercentage & 0xff, RingUnset: q.ringUnset,
-		Evicted: q.p.evicted || q.suspended, Dedicated: isSDMA(q.args.QueueType)}
+		Evicted: q.p.evicted || q.suspended || q.pd.vmFaultEvicted, Dedicated: isSDMA(q.args.QueueType)}
 }
 
 // EvictQueues preempts every AQL queue of process tgid and keeps them off the hardware

@@ -42,10 +42,14 @@ type Host interface {
 	// the call. A non-nil error puts the queue in the error state (the kfd layer decides the event).
 	// A long-running dispatch should watch q.Stopping() and return early when it is closed.
 	Dispatch(q *Queue, pkt *aql.KernelDispatchPacket) error
-	// QueueError reports the queue's first and only error; the queue has stopped launching. The CP
-	// stores the error's queue-inactive code (aql.QueueInactiveCode) in the inactive signal after
-	// QueueError returns; the host only raises what the driver raises (memory exceptions).
-	QueueError(q *Queue, err error)
+	// QueueError reports the queue's first and only error; the queue has stopped launching. If it
+	// returns true the CP stores the error's queue-inactive code (aql.QueueInactiveCode) in the
+	// inactive signal after it; the host only raises what the driver raises (memory exceptions).
+	// It returns false when the error never reaches the CP on a GPU: a GPUVM fault is the
+	// memory controller's interrupt, and amdkfd answers it by evicting the process's queues
+	// (kfd_set_dbg_ev_from_interrupt: kfd_dqm_evict_pasid, kfd_signal_vm_fault_event), so the
+	// runtime learns of it from the memory exception event alone.
+	QueueError(q *Queue, err error) (storeCode bool)
 }
 
 // Config describes one hardware queue (kfd CREATE_QUEUE: ring_base_address, ring_size,

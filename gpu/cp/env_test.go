@@ -138,6 +138,7 @@ type fakeHost struct {
 	errs       map[*Queue][]error
 	dispatches []aql.KernelDispatchPacket
 	dispatch   func(q *Queue, p *aql.KernelDispatchPacket) error
+	keepCode   bool // QueueError returns false: the CP stores no queue-inactive code
 }
 
 func (h *fakeHost) RaiseEvent(q *Queue, id uint64) {
@@ -157,13 +158,14 @@ func (h *fakeHost) Dispatch(q *Queue, p *aql.KernelDispatchPacket) error {
 	return nil
 }
 
-func (h *fakeHost) QueueError(q *Queue, err error) {
+func (h *fakeHost) QueueError(q *Queue, err error) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.errs == nil {
 		h.errs = map[*Queue][]error{}
 	}
 	h.errs[q] = append(h.errs[q], err)
-	h.mu.Unlock()
+	return !h.keepCode
 }
 
 func (h *fakeHost) queueErrors(q *Queue) []error {

@@ -323,6 +323,35 @@ func TestInactiveCodes(t *testing.T) {
 	}
 }
 
+// A queue error the host keeps from the CP (Host.QueueError false: a GPUVM fault, which amdkfd
+// answers by evicting the queue) stores no code and raises no interrupt: the queue is in the error
+// state, its packet unlaunched and its completion signal untouched.
+func TestQueueErrorWithoutCode(t *testing.T) {
+	e := newEnv(t)
+	e.host.keepCode = true
+	e.host.dispatch = func(*Queue, *aql.KernelDispatchPacket) error {
+		return &shader.Fault{Addr: 0x1000, Err: errUnmapped}
+	}
+	a := e.aqlQueue(nil)
+	done := e.signal(1)
+	p := validDispatch(done)
+	p.PrivateSegmentSize = 0
+	a.submit(dispatchPacket(p))
+	waitFor(t, "queue error", func() bool { return a.State() == hqd.StateError })
+	if v := e.value(a.inactive); v != 0 {
+		t.Errorf("inactive code %#x stored, want none", v)
+	}
+	if n := len(e.host.queueErrors(a.Queue)); n != 1 {
+		t.Errorf("%d QueueError calls, want 1", n)
+	}
+	e.host.mu.Lock()
+	events := len(e.host.events)
+	e.host.mu.Unlock()
+	if events != 0 || e.value(done) != 1 || a.readIndex() != 0 {
+		t.Errorf("after the error: %d interrupts, signal %d, read index %d", events, e.value(done), a.readIndex())
+	}
+}
+
 // An amd_queue_t without a queue-inactive signal cannot be given scratch by anyone: the dispatch is
 // launched (the shader model then fails it on its own scratch check) instead of hanging the queue.
 func TestScratchWithoutInactiveSignal(t *testing.T) {

@@ -77,12 +77,14 @@ func (q *Queue) signalValue(h uint64) (int64, error) {
 	return int64(v), err
 }
 
-// report tells the host about the queue's first error (PSA-2.9.3-02) and takes the queue offline
-// for the runtime: a fault here leaves the code unreported (the queue is in the error state either
-// way). The runner enters StateError after it.
+// report tells the host about the queue's first error (PSA-2.9.3-02) and, unless the host keeps
+// it from the CP (Host.QueueError), takes the queue offline for the runtime: a fault here leaves
+// the code unreported (the queue is in the error state either way). The runner enters StateError
+// after it.
 func (q *Queue) report(err error) {
-	q.cfg.Host.QueueError(q, err)
-	_, _ = q.reportInactive(aql.QueueInactiveCode(err))
+	if q.cfg.Host.QueueError(q, err) {
+		_, _ = q.reportInactive(aql.QueueInactiveCode(err))
+	}
 }
 
 // step processes the packet at the read index. It returns false when there is none to process.
