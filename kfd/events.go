@@ -41,7 +41,8 @@ type eventState struct {
 	pageOff   int64
 	own       bool // page allocated by the driver in the kfd space
 	nextOther uint32
-	changed   chan struct{} // closed and replaced on every state change
+	changed   chan struct{} // closed and replaced on a state change while a waiter sleeps on it
+	sleeping  int           // WAIT_EVENTS calls asleep on changed (released Process.mu)
 }
 
 func (e *eventState) init() {
@@ -49,8 +50,14 @@ func (e *eventState) init() {
 	e.changed = make(chan struct{})
 }
 
-// broadcast wakes every waiter of the process; called with Process.mu held.
+// broadcast wakes every waiter of the process; called with Process.mu held. With none asleep
+// it does nothing: a waiter tests the events and takes the channel in one critical section, so a
+// change it has not slept through is one it has seen. The completion-signal interrupt of a client
+// that spins (ROCr's active wait) costs no channel close and no allocation.
 func (e *eventState) broadcast() {
+	if e.sleeping == 0 {
+		return
+	}
 	close(e.changed)
 	e.changed = make(chan struct{})
 }
@@ -449,6 +456,7 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 			break
 		}
 		ch := p.evt.changed
+		p.evt.sleeping++
 		p.mu.Unlock()
 		timedOut := false
 		select {
@@ -459,6 +467,7 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 			errno = syscall.EINTR // kfd_wait_on_events: -ERESTARTSYS on a pending signal
 		}
 		p.mu.Lock()
+		p.evt.sleeping--
 		if errno != 0 {
 			break
 		}

@@ -48,6 +48,41 @@ func BenchmarkIdleQueues(b *testing.B) {
 	}
 }
 
+// BenchmarkBarrierRoundTrip is kfdemu bench's row "AQL barrier round trip (doorbell -> signal)" in
+// go test: b.N round trips of one barrier-AND packet (doorbell store, completion signal with an
+// event mailbox, the client spinning on it) on a mounted mi210, against the two-thread
+// shared-memory ping-pong of the same run; metrics are both p50s and their ratio. With -cpuprofile
+// it profiles the daemon's packet path (doorbell spin -> CP -> signal -> interrupt):
+//
+//	go test -run '^$' -bench BenchmarkBarrierRoundTrip -benchtime 20000x ./cmd/kfdemu
+func BenchmarkBarrierRoundTrip(b *testing.B) {
+	testenv.NeedMount(b)
+	f := serveFlags{mount: b.TempDir(), profile: "mi210", logLevel: "warn"}
+	srv, _, err := mountEmulator(&f, newLogger("warn"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Unmount()
+	c, err := newAQLClient(f.mount)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	floor := pingPong(max(b.N, 1000))
+	rt := make([]time.Duration, b.N)
+	b.ResetTimer()
+	for i := range rt {
+		if rt[i], err = c.barrier(5 * time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	p50, _ := percentiles(rt)
+	b.ReportMetric(float64(p50), "ns-p50")
+	b.ReportMetric(float64(floor), "ns-pingpong")
+	b.ReportMetric(ratio(float64(p50), float64(floor)), "ratio")
+}
+
 // BenchmarkFaultStorm is kfdemu bench's fault-storm row in go test: the GPU touches pages
 // distinct pages of plain client memory (SVM, XNACK on, granularity 0: one retry fault each) in
 // bursts of 62 barrier packets; metrics are retry faults per second, µs per fault and the same
