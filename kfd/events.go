@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -14,6 +16,15 @@ import (
 // Events follow kfd_events.c: signal events own a slot of the signal page (4096 slots of 8 bytes,
 // all-ones = unsignalled) whose index is the event id; other event types get ids from
 // (INT_MAX >> 1) + 1 upwards. Waiters never hold Process.mu while blocked.
+//
+// Locking, as amdkfd's per-event ev->lock: Process.mu guards the event table and each event's
+// exception data; an event's own mu guards its state (signalled, sets, age, waiters), taken after
+// Process.mu where both are held. The completion-signal interrupt (SignalInterrupt, a queue's hot
+// path) takes neither Process.mu nor any lock another queue takes for its own events: it finds the
+// event in eventState.hot (published under Process.mu), sets it under its mu, and takes Process.mu
+// only when a WAIT_EVENTS is asleep (eventState.sleeping), to wake it. A waiter counts itself
+// asleep before its last test of the events, a setter updates the event before it reads the count
+// (both sequentially consistent), so one of them sees the other.
 
 const (
 	signalSlots     = abi.KFD_SIGNAL_EVENT_LIMIT
@@ -27,12 +38,34 @@ type event struct {
 	id        uint32
 	typ       uint32
 	autoReset bool
-	signaled  bool
-	sets      uint64 // signals so far; a waiter registered at sets == n is activated once it moves
-	age       uint64
-	waiters   int
-	memExc    *abi.HSAMemoryExceptionData
-	hwExc     *abi.HSAHWExceptionData
+	memExc    *abi.HSAMemoryExceptionData // under Process.mu
+	hwExc     *abi.HSAHWExceptionData     // under Process.mu
+
+	mu       sync.Mutex // ev->lock: guards the state below
+	signaled bool
+	sets     uint64 // signals so far; a waiter registered at sets == n is activated once it moves
+	age      uint64
+	waiters  int
+}
+
+// set is set_event under the event's lock: age advances (to 2, not 0, on wrap: 0 and 1 are
+// reserved); every current waiter is activated, and an auto-reset event with waiters does not stay
+// signalled (they consume the set).
+func (ev *event) set() {
+	ev.mu.Lock()
+	if ev.age++; ev.age == 0 {
+		ev.age = 2
+	}
+	ev.sets++
+	ev.signaled = !ev.autoReset || ev.waiters == 0
+	ev.mu.Unlock()
+}
+
+// hotEvents is what the completion-signal interrupt reads without Process.mu: the signal page and
+// the signal and debug events by slot (ids below signalSlots are only those).
+type hotEvents struct {
+	page []byte
+	ev   [signalSlots]atomic.Pointer[event]
 }
 
 type eventState struct {
@@ -41,8 +74,9 @@ type eventState struct {
 	pageOff   int64
 	own       bool // page allocated by the driver in the kfd space
 	nextOther uint32
-	changed   chan struct{} // closed and replaced on a state change while a waiter sleeps on it
-	sleeping  int           // WAIT_EVENTS calls asleep on changed (released Process.mu)
+	changed   chan struct{}             // closed and replaced on a state change while a waiter sleeps on it
+	sleeping  atomic.Int32              // WAIT_EVENTS calls about to sleep or asleep on changed
+	hot       atomic.Pointer[hotEvents] // set with the signal page; nil after closeAll
 }
 
 func (e *eventState) init() {
@@ -51,11 +85,10 @@ func (e *eventState) init() {
 }
 
 // broadcast wakes every waiter of the process; called with Process.mu held. With none asleep
-// it does nothing: a waiter tests the events and takes the channel in one critical section, so a
-// change it has not slept through is one it has seen. The completion-signal interrupt of a client
-// that spins (ROCr's active wait) costs no channel close and no allocation.
+// it does nothing (see the locking note above): the completion-signal interrupt of a client that
+// spins (ROCr's active wait) costs no channel close and no allocation.
 func (e *eventState) broadcast() {
-	if e.sleeping == 0 {
+	if e.sleeping.Load() == 0 {
 		return
 	}
 	close(e.changed)
@@ -64,6 +97,7 @@ func (e *eventState) broadcast() {
 
 func (e *eventState) closeAll(p *Process) {
 	p.events = map[uint32]*event{}
+	e.hot.Store(nil)
 	if e.own && e.page != nil {
 		p.kfdSpace.release(e.pageOff, e.page)
 	}
@@ -85,6 +119,7 @@ func createEvent(p *Process, c Caller, a *abi.CreateEventArgs) syscall.Errno {
 			return syscall.EINVAL
 		}
 		p.evt.page, p.evt.pageBO = b.mem[:signalSlots*8], b
+		p.evt.hot.Store(&hotEvents{page: p.evt.page})
 	}
 	ev := &event{typ: a.EventType, autoReset: a.AutoReset != 0, age: 1} // kfd_event_create: event_age = 1
 	switch a.EventType {
@@ -99,6 +134,7 @@ func createEvent(p *Process, c Caller, a *abi.CreateEventArgs) syscall.Errno {
 				binary.LittleEndian.PutUint64(mem[i:], slotUnsignalled)
 			}
 			p.evt.page, p.evt.pageOff, p.evt.own = mem, off, true
+			p.evt.hot.Store(&hotEvents{page: p.evt.page})
 		}
 		id := uint32(0)
 		for i := uint32(1); i < signalSlots; i++ { // slot 0 stays reserved
@@ -134,6 +170,9 @@ func createEvent(p *Process, c Caller, a *abi.CreateEventArgs) syscall.Errno {
 		return syscall.EINVAL
 	}
 	p.events[ev.id] = ev
+	if h := p.evt.hot.Load(); h != nil && ev.id < signalSlots {
+		h.ev[ev.id].Store(ev)
+	}
 	a.EventID = ev.id
 	return 0
 }
@@ -145,19 +184,17 @@ func destroyEvent(p *Process, c Caller, a *abi.DestroyEventArgs) syscall.Errno {
 		return syscall.EINVAL
 	}
 	delete(p.events, a.EventID)
+	if h := p.evt.hot.Load(); h != nil && a.EventID < signalSlots {
+		h.ev[a.EventID].Store(nil)
+	}
 	p.evt.broadcast()
 	return 0
 }
 
-// signalLocked is set_event: age advances (to 2, not 0, on wrap: 0 and 1 are reserved); every
-// current waiter is activated, and an auto-reset event with waiters does not stay signalled
-// ("ev->signaled = !ev->auto_reset || !waitqueue_active(&ev->wq)").
+// signalLocked is set_event (event.set) and the wake-up of the process's waiters; under
+// Process.mu.
 func (p *Process) signalLocked(ev *event) {
-	if ev.age++; ev.age == 0 {
-		ev.age = 2
-	}
-	ev.sets++
-	ev.signaled = !ev.autoReset || ev.waiters == 0
+	ev.set()
 	p.evt.broadcast()
 }
 
@@ -179,21 +216,32 @@ func resetEvent(p *Process, c Caller, a *abi.ResetEventArgs) syscall.Errno {
 	if ev == nil || ev.typ != abi.KFD_IOC_EVENT_SIGNAL {
 		return syscall.EINVAL // event_can_be_cpu_signaled
 	}
+	ev.mu.Lock()
 	ev.signaled = false
+	ev.mu.Unlock()
 	return 0
 }
 
 // SignalInterrupt is kfd_signal_event_interrupt for the hardware model: the CP wrote id to an event
-// mailbox; the matching signal event is set.
+// mailbox; the matching signal event is set (only signal and debug events have ids below
+// signalSlots). It takes no lock shared with other queues: Process.mu only to wake a sleeping
+// WAIT_EVENTS.
 func (p *Process) SignalInterrupt(id uint32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ev := p.events[id]; ev != nil && (ev.typ == abi.KFD_IOC_EVENT_SIGNAL || ev.typ == abi.KFD_IOC_EVENT_DEBUG_EVENT) {
-		// acknowledge_signal: the slot the CP wrote goes back to "unsignalled".
-		if p.evt.page != nil && int(id) < signalSlots {
-			word64(p.evt.page[8*id:]).Store(slotUnsignalled)
-		}
-		p.signalLocked(ev)
+	h := p.evt.hot.Load()
+	if h == nil || id >= signalSlots {
+		return
+	}
+	ev := h.ev[id].Load()
+	if ev == nil {
+		return
+	}
+	// acknowledge_signal: the slot the CP wrote goes back to "unsignalled".
+	word64(h.page[8*id:]).Store(slotUnsignalled)
+	ev.set()
+	if p.evt.sleeping.Load() != 0 {
+		p.mu.Lock()
+		p.evt.broadcast()
+		p.mu.Unlock()
 	}
 }
 
@@ -398,8 +446,10 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 	ids := make([]uint32, n)
 	release := func() {
 		for i := range ws {
-			if ws[i].queued {
-				ws[i].ev.waiters--
+			if w := &ws[i]; w.queued {
+				w.ev.mu.Lock()
+				w.ev.waiters--
+				w.ev.mu.Unlock()
 			}
 		}
 	}
@@ -412,6 +462,7 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 			return syscall.EINVAL
 		}
 		w := &ws[i]
+		ev.mu.Lock()
 		w.ev, w.activated = ev, ev.signaled
 		ev.signaled = ev.signaled && !ev.autoReset
 		if age := binary.LittleEndian.Uint64(raw[48*i:]); ev.typ == abi.KFD_IOC_EVENT_SIGNAL && age != 0 {
@@ -424,6 +475,7 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 			w.queued, w.sets = true, ev.sets
 			ev.waiters++
 		}
+		ev.mu.Unlock()
 	}
 	// test_event_condition
 	test := func() uint32 {
@@ -433,8 +485,10 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 			if p.events[ids[i]] != w.ev {
 				return abi.KFD_IOC_WAIT_RESULT_FAIL // destroyed (or its id reused) under the wait
 			}
-			if w.queued && w.ev.sets != w.sets {
-				w.activated = true
+			if w.queued {
+				w.ev.mu.Lock()
+				w.activated = w.activated || w.ev.sets != w.sets
+				w.ev.mu.Unlock()
 			}
 			if w.activated {
 				if !all {
@@ -455,8 +509,13 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 			errno = syscall.ENODEV // the driver went away (daemon stopping) under the wait
 			break
 		}
+		// Counted asleep first, then tested again: a set the test misses sees the count.
+		p.evt.sleeping.Add(1)
+		if result = test(); result != abi.KFD_IOC_WAIT_RESULT_TIMEOUT {
+			p.evt.sleeping.Add(-1)
+			break
+		}
 		ch := p.evt.changed
-		p.evt.sleeping++
 		p.mu.Unlock()
 		timedOut := false
 		select {
@@ -467,7 +526,7 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 			errno = syscall.EINTR // kfd_wait_on_events: -ERESTARTSYS on a pending signal
 		}
 		p.mu.Lock()
-		p.evt.sleeping--
+		p.evt.sleeping.Add(-1)
 		if errno != 0 {
 			break
 		}
@@ -507,7 +566,9 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 				}
 				encode(d[:16], h)
 			case w.ev.typ == abi.KFD_IOC_EVENT_SIGNAL && w.ageWait:
+				w.ev.mu.Lock()
 				binary.LittleEndian.PutUint64(d, w.ev.age) // signal_event_data.last_event_age
+				w.ev.mu.Unlock()
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -967,6 +968,40 @@ func TestPM4QueueInactiveByUpdate(t *testing.T) {
 	}
 	if errno := e.do(abi.AMDKFD_IOC_DESTROY_QUEUE, &abi.DestroyQueueArgs{QueueID: a.QueueID}); errno != 0 {
 		t.Errorf("destroy: %v", errno)
+	}
+}
+
+// A completion interrupt racing a WAIT_EVENTS on its way to sleep is never lost (SignalInterrupt
+// sets the event without Process.mu and wakes only a counted sleeper): rounds of one set from
+// another goroutine, at a varying moment, against one wait on an auto-reset signal event; every
+// wait is answered long before its 5 s timeout.
+func TestSignalInterruptRacesWaiter(t *testing.T) {
+	e := newEnv(t, "mi210")
+	ev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_SIGNAL, AutoReset: 1}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
+		t.Fatal(errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	go_ := make(chan int)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for spin := range go_ {
+			for k := 0; k < spin; k++ {
+				runtime.Gosched()
+			}
+			p.SignalInterrupt(ev.EventID)
+		}
+	}()
+	defer func() { close(go_); <-done }()
+	for i := range 3000 {
+		go_ <- i % 7
+		eventData(e.c.mem, ev.EventID)
+		w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
+		start := time.Now()
+		if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE || time.Since(start) > time.Second {
+			t.Fatalf("round %d: %v result %d after %v", i, errno, w.WaitResult, time.Since(start))
+		}
 	}
 }
 
