@@ -142,17 +142,104 @@ func testAQLChains(t *testing.T, root string) {
 	}
 }
 
-// testAQLErrors: the error paths a client meets, each ending as amdkfd and the CP end them.
+// testAQLErrors: the error paths a client meets, each ending as amdkfd and the CP end them. Each
+// case has a device (a kfd process) of its own: a GPUVM fault evicts the process's queues on the
+// GPU for good (kfd_dqm_evict_pasid), so the two faulting cases come last, and the suite is the
+// last of suites (on a real amdkfd the process outlives its files).
 func testAQLErrors(t *testing.T, root string) {
-	d := open(t, root)
-	g := d.GPUs()[0]
-	mem, err := d.CreateEvent(EventMemory, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Destroy()
+	t.Run("malformed packet", func(t *testing.T) {
+		d := open(t, root)
+		g := d.GPUs()[0]
+		q, ring, amdq := aqlQueue(t, d, g)
+		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
+		r := aqlRing{q, ring, amdq}
+		s := newSignals(t, d, g)
+		ev, err := d.CreateEvent(EventSignal, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ev.Destroy()
+		s.set(0, 0)
+		s.event(0, ev)
+		Word64(amdq.Bytes(), aql.AMDQueueInactiveSignalOffset).Store(s.va(0))
+		r.submit(7, aql.BarrierPacket{}) // packet type 7 is reserved
+		if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
+			t.Fatalf("queue_inactive_signal event: %v %v%s", ok, err, debugQueues())
+		}
+		if v := s.value(0); v != 32 { // SQ_WAVE... invalid packet format, as ROCr decodes it
+			t.Errorf("queue_inactive_signal value %#x, want 0x20 (invalid packet format)", v)
+		}
+	})
+
+	t.Run("ring unmapped under a live queue", func(t *testing.T) {
+		d := open(t, root)
+		g := d.GPUs()[0]
+		q, ring, amdq := aqlQueue(t, d, g)
+		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
+		// kfd_queue_acquire_buffers holds the ring: UNMAP and FREE are EBUSY until DESTROY_QUEUE.
+		if err := ring.Unmap(); !errors.Is(err, syscall.EBUSY) {
+			t.Fatalf("UNMAP of a live queue's ring: %v, want EBUSY", err)
+		}
+		r := aqlRing{q, ring, amdq}
+		s := newSignals(t, d, g)
+		s.set(0, 1)
+		r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: s.va(0)})
+		waitUntil(t, "the queue to go on after the refused UNMAP", func() bool { return s.value(0) == 0 })
+	})
+
+	t.Run("kernel that never ends", func(t *testing.T) {
+		d := open(t, root)
+		g := d.GPUs()[0]
+		q, ring, amdq := aqlQueue(t, d, g)
+		code := dispatchCode(t, d, g, &aqlRing{q, ring, amdq}, []uint32{0xBF82FFFF}) // s_branch -1
+		defer code.Free()
+		time.Sleep(20 * time.Millisecond)
+		begin := time.Now()
+		if err := q.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(begin); el > 2*time.Second {
+			t.Errorf("DESTROY_QUEUE of a queue running a never-ending kernel took %v", el)
+		}
+		ring.Free()
+		amdq.Free()
+	})
+
+	t.Run("destroy with packets in flight", func(t *testing.T) {
+		d := open(t, root)
+		g := d.GPUs()[0]
+		q, ring, amdq := aqlQueue(t, d, g)
+		r := aqlRing{q, ring, amdq}
+		s := newSignals(t, d, g)
+		s.set(0, 1)
+		for range 3 {
+			r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{DepSignal: [5]uint64{s.va(0)}})
+		}
+		time.Sleep(10 * time.Millisecond)
+		begin := time.Now()
+		if err := q.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(begin); el > time.Second {
+			t.Errorf("Destroy took %v with a blocked barrier", el)
+		}
+		if r.readIndex() != 0 {
+			t.Errorf("blocked barrier retired: read index %d", r.readIndex())
+		}
+		if err := ring.Free(); err != nil {
+			t.Errorf("Free of the ring after Destroy: %v", err)
+		}
+		amdq.Free()
+	})
 
 	t.Run("unmapped completion signal", func(t *testing.T) {
+		d := open(t, root)
+		g := d.GPUs()[0]
+		mem, err := d.CreateEvent(EventMemory, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mem.Destroy()
 		q, ring, amdq := aqlQueue(t, d, g)
 		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
 		r := aqlRing{q, ring, amdq}
@@ -179,89 +266,25 @@ func testAQLErrors(t *testing.T, root string) {
 		}
 	})
 
-	t.Run("malformed packet", func(t *testing.T) {
-		q, ring, amdq := aqlQueue(t, d, g)
-		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
-		r := aqlRing{q, ring, amdq}
-		s := newSignals(t, d, g)
-		ev, err := d.CreateEvent(EventSignal, false, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ev.Destroy()
-		s.set(0, 0)
-		s.event(0, ev)
-		Word64(amdq.Bytes(), aql.AMDQueueInactiveSignalOffset).Store(s.va(0))
-		r.submit(7, aql.BarrierPacket{}) // packet type 7 is reserved
-		if ok, err := ev.Wait(5 * time.Second); !ok || err != nil {
-			t.Fatalf("queue_inactive_signal event: %v %v%s", ok, err, debugQueues())
-		}
-		if v := s.value(0); v != 32 { // SQ_WAVE... invalid packet format, as ROCr decodes it
-			t.Errorf("queue_inactive_signal value %#x, want 0x20 (invalid packet format)", v)
-		}
-	})
-
-	t.Run("ring unmapped under a live queue", func(t *testing.T) {
-		q, ring, amdq := aqlQueue(t, d, g)
-		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
-		// kfd_queue_acquire_buffers holds the ring: UNMAP and FREE are EBUSY until DESTROY_QUEUE.
-		if err := ring.Unmap(); !errors.Is(err, syscall.EBUSY) {
-			t.Fatalf("UNMAP of a live queue's ring: %v, want EBUSY", err)
-		}
-		r := aqlRing{q, ring, amdq}
-		s := newSignals(t, d, g)
-		s.set(0, 1)
-		r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{CompletionSignal: s.va(0)})
-		waitUntil(t, "the queue to go on after the refused UNMAP", func() bool { return s.value(0) == 0 })
-	})
-
-	// kernel places a kernel descriptor and code in an executable BO and dispatches it (one
-	// work-item) on r.
-	kernel := func(t *testing.T, r *aqlRing, code []uint32) *Memory {
-		t.Helper()
-		m, err := d.AllocGTT(g, 4096, Coherent|Executable)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Map(); err != nil {
-			t.Fatal(err)
-		}
-		b := m.Bytes()
-		binary.LittleEndian.PutUint64(b[16:], 0x100) // kernel_code_entry_byte_offset
-		binary.LittleEndian.PutUint32(b[52:], 2<<1)  // COMPUTE_PGM_RSRC2: USER_SGPR_COUNT 2
-		binary.LittleEndian.PutUint16(b[56:], 1<<3)  // kernarg segment pointer
-		for i, w := range code {
-			binary.LittleEndian.PutUint32(b[0x100+4*i:], w)
-		}
-		var pkt [64]byte
-		(&aql.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1,
-			GridSizeX: 1, GridSizeY: 1, GridSizeZ: 1, KernelObject: m.VA}).Encode(pkt[:])
-		ab, rb := r.amdq.Bytes(), r.ring.Bytes()
-		idx := Word64(ab, aql.AMDQueueWriteDispatchIDOffset).Load()
-		slot := int(idx%64) * 64
-		copy(rb[slot+4:slot+64], pkt[4:])
-		Word64(ab, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
-		Word32(rb, slot).Store(uint32(aql.MakeHeader(aql.PacketTypeKernelDispatch, true, aql.FenceScopeSystem, aql.FenceScopeSystem)) | 1<<16)
-		r.q.RingDoorbell(idx)
-		return m
-	}
-
 	t.Run("kernel storing to an unmapped address", func(t *testing.T) {
-		// A fresh event: a memory event cannot be reset from the CPU (kfd_reset_event: only
-		// signal events), so the first one stays signalled with the first fault's data.
-		mem2, err := d.CreateEvent(EventMemory, true, false)
+		d := open(t, root)
+		g := d.GPUs()[0]
+		mem, err := d.CreateEvent(EventMemory, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer mem2.Destroy()
+		defer mem.Destroy()
+		if root == "/" {
+			t.Skip("skipping on a real amdkfd: the fault of the case before left this process's queues evicted for the life of the process (kfd_dqm_evict_pasid); kfdemu ends a process with its last file")
+		}
 		q, ring, amdq := aqlQueue(t, d, g)
 		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
 		const bad = 0x7fe000000000
 		// v[2:3] = bad + 0x10; global_store_dword v[2:3], v1, off; s_endpgm
-		code := kernel(t, &aqlRing{q, ring, amdq}, []uint32{0x7E0402FF, (bad + 0x10) & 0xffffffff, 0x7E0602FF, (bad + 0x10) >> 32,
+		code := dispatchCode(t, d, g, &aqlRing{q, ring, amdq}, []uint32{0x7E0402FF, (bad + 0x10) & 0xffffffff, 0x7E0602FF, (bad + 0x10) >> 32,
 			0xDC708000, 0x007F0102, 0xBF810000})
 		defer code.Free()
-		ok, data, err := d.WaitEvents([]*Event{mem2}, false, 5*time.Second)
+		ok, data, err := d.WaitEvents([]*Event{mem}, false, 5*time.Second)
 		if !ok || err != nil {
 			t.Fatalf("memory exception: %v %v%s", ok, err, debugQueues())
 		}
@@ -269,47 +292,37 @@ func testAQLErrors(t *testing.T, root string) {
 			t.Errorf("exception data %+v", m)
 		}
 	})
+}
 
-	t.Run("kernel that never ends", func(t *testing.T) {
-		q, ring, amdq := aqlQueue(t, d, g)
-		code := kernel(t, &aqlRing{q, ring, amdq}, []uint32{0xBF82FFFF}) // s_branch -1
-		defer code.Free()
-		time.Sleep(20 * time.Millisecond)
-		begin := time.Now()
-		if err := q.Destroy(); err != nil {
-			t.Fatal(err)
-		}
-		if el := time.Since(begin); el > 2*time.Second {
-			t.Errorf("DESTROY_QUEUE of a queue running a never-ending kernel took %v", el)
-		}
-		ring.Free()
-		amdq.Free()
-	})
-
-	t.Run("destroy with packets in flight", func(t *testing.T) {
-		q, ring, amdq := aqlQueue(t, d, g)
-		r := aqlRing{q, ring, amdq}
-		s := newSignals(t, d, g)
-		s.set(0, 1)
-		for range 3 {
-			r.submit(aql.PacketTypeBarrierAnd, aql.BarrierPacket{DepSignal: [5]uint64{s.va(0)}})
-		}
-		time.Sleep(10 * time.Millisecond)
-		begin := time.Now()
-		if err := q.Destroy(); err != nil {
-			t.Fatal(err)
-		}
-		if el := time.Since(begin); el > time.Second {
-			t.Errorf("Destroy took %v with a blocked barrier", el)
-		}
-		if r.readIndex() != 0 {
-			t.Errorf("blocked barrier retired: read index %d", r.readIndex())
-		}
-		if err := ring.Free(); err != nil {
-			t.Errorf("Free of the ring after Destroy: %v", err)
-		}
-		amdq.Free()
-	})
+// dispatchCode places a kernel descriptor and code in an executable BO of d and dispatches it (one
+// work-item) on r.
+func dispatchCode(t *testing.T, d *Device, g *GPU, r *aqlRing, code []uint32) *Memory {
+	t.Helper()
+	m, err := d.AllocGTT(g, 4096, Coherent|Executable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Map(); err != nil {
+		t.Fatal(err)
+	}
+	b := m.Bytes()
+	binary.LittleEndian.PutUint64(b[16:], 0x100) // kernel_code_entry_byte_offset
+	binary.LittleEndian.PutUint32(b[52:], 2<<1)  // COMPUTE_PGM_RSRC2: USER_SGPR_COUNT 2
+	binary.LittleEndian.PutUint16(b[56:], 1<<3)  // kernarg segment pointer
+	for i, w := range code {
+		binary.LittleEndian.PutUint32(b[0x100+4*i:], w)
+	}
+	var pkt [64]byte
+	(&aql.KernelDispatchPacket{Setup: 1, WorkgroupSizeX: 1, WorkgroupSizeY: 1, WorkgroupSizeZ: 1,
+		GridSizeX: 1, GridSizeY: 1, GridSizeZ: 1, KernelObject: m.VA}).Encode(pkt[:])
+	ab, rb := r.amdq.Bytes(), r.ring.Bytes()
+	idx := Word64(ab, aql.AMDQueueWriteDispatchIDOffset).Load()
+	slot := int(idx%64) * 64
+	copy(rb[slot+4:slot+64], pkt[4:])
+	Word64(ab, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+	Word32(rb, slot).Store(uint32(aql.MakeHeader(aql.PacketTypeKernelDispatch, true, aql.FenceScopeSystem, aql.FenceScopeSystem)) | 1<<16)
+	r.q.RingDoorbell(idx)
+	return m
 }
 
 // helperEnv names the device root in the environment of the helper process of

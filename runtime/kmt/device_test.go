@@ -41,11 +41,11 @@ var suites = []struct {
 	{"Events", testEvents},
 	{"AQLQueue", testAQLQueue},
 	{"AQLChains", testAQLChains},
-	{"AQLErrors", testAQLErrors},
 	{"AQLAcrossProcesses", testAQLAcrossProcesses},
 	{"SVM", testSVM},
 	{"IsolationAcrossProcesses", testIsolationAcrossProcesses},
 	{"Misc", testMisc},
+	{"AQLErrors", testAQLErrors}, // last: its GPU faults leave a real amdkfd process evicted
 }
 
 // waitReleased waits until the daemon serving root holds no process: FUSE reports the release of
