@@ -3,6 +3,8 @@ package mmu
 import (
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/kfdemu/kfdemu/internal/relstore"
 )
 
 // Word-sized atomics on backing memory. The caller has checked that off is naturally aligned and
@@ -13,10 +15,18 @@ func aligned8(b []byte) bool { return uintptr(unsafe.Pointer(unsafe.SliceData(b)
 func p32(b []byte, off uint64) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
 func p64(b []byte, off uint64) *uint64 { return (*uint64)(unsafe.Pointer(&b[off])) }
 
-func load32(b []byte, off uint64) uint32     { return atomic.LoadUint32(p32(b, off)) }
-func load64(b []byte, off uint64) uint64     { return atomic.LoadUint64(p64(b, off)) }
-func store32(b []byte, off uint64, v uint32) { atomic.StoreUint32(p32(b, off), v) }
-func store64(b []byte, off uint64, v uint64) { atomic.StoreUint64(p64(b, off), v) }
+func load32(b []byte, off uint64) uint32 { return atomic.LoadUint32(p32(b, off)) }
+func load64(b []byte, off uint64) uint64 { return atomic.LoadUint64(p64(b, off)) }
+
+// store32/store64 are release stores (internal/relstore): a GPU engine's store is ordered after
+// its earlier accesses but is no fence, so the CP's release of a packet slot and its read index
+// store do not each wait for their cache line before the completion signal's atomic add.
+func store32(b []byte, off uint64, v uint32) {
+	relstore.Store32((*atomic.Uint32)(unsafe.Pointer(p32(b, off))), v)
+}
+func store64(b []byte, off uint64, v uint64) {
+	relstore.Store64((*atomic.Uint64)(unsafe.Pointer(p64(b, off))), v)
+}
 
 // add32/add64 add with one locked instruction and return the old value.
 func add32(b []byte, off uint64, d uint32) uint32 { return atomic.AddUint32(p32(b, off), d) - d }

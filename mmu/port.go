@@ -547,7 +547,8 @@ func (p *Port) Load64(va uint64) (uint64, error) {
 	return v, remoteErr(va, err)
 }
 
-// Store32 atomically stores the aligned 32-bit word at va.
+// Store32 atomically stores the aligned 32-bit word at va (a release store: ordered after the
+// Port's earlier accesses, no fence).
 func (p *Port) Store32(va uint64, v uint32) error {
 	e, err := p.word(va, 4, AccessWrite)
 	if err != nil {
@@ -566,7 +567,7 @@ func (p *Port) Store32(va uint64, v uint32) error {
 	return remoteErr(va, err)
 }
 
-// Store64 atomically stores the aligned 64-bit word at va.
+// Store64 atomically stores the aligned 64-bit word at va (a release store, as Store32).
 func (p *Port) Store64(va uint64, v uint64) error {
 	e, err := p.word(va, 8, AccessWrite)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/fs/nsexec"
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/internal/relstore"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/hsa"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
@@ -453,9 +454,9 @@ func (c *aqlClient) batch63(timeout time.Duration) error {
 		} else {
 			copy(slot[4:], none[4:])
 		}
-		kmt.Word32(slot, 0).Store(c.hdr)
+		relstore.Store32(kmt.Word32(slot, 0), c.hdr)
 	}
-	kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 63)
+	relstore.Store64(kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset), idx+63)
 	c.q.RingDoorbell(idx + 62)
 	start := time.Now()
 	for sig.Load() != 0 {

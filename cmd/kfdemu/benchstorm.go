@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/internal/relstore"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/hsa"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
@@ -126,7 +127,7 @@ func (c *aqlClient) stormPass(base uint64, pages int, timeout time.Duration) err
 			} else {
 				copy(slot[4:], c.pkt[4:])
 			}
-			kmt.Word32(slot, 0).Store(c.hdr)
+			relstore.Store32(kmt.Word32(slot, 0), c.hdr)
 		}
 		wptr.Store(idx + uint64(n) + 1)
 		c.q.RingDoorbell(idx + uint64(n))

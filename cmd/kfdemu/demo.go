@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/internal/relstore"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 	"github.com/kfdemu/kfdemu/topology"
 	"golang.org/x/sys/unix"
@@ -194,7 +195,7 @@ func (c *aqlClient) Close() {
 func (c *aqlClient) barrier(timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
 	sig := kmt.Word64(c.aq, aqlSignalOff+aql.SignalValueOffset)
-	sig.Store(1)
+	relstore.Store64(sig, 1) // hsa_signal_store_relaxed
 	if err := c.submit(c.pkt, sig, timeout); err != nil {
 		return 0, err
 	}
@@ -215,8 +216,8 @@ func (c *aqlClient) publish(pkt [aql.PacketSize]byte) uint64 {
 	idx := kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Load()
 	slot := c.ring[64*(idx%64) : 64*(idx%64)+64]
 	copy(slot[4:], pkt[4:])
-	kmt.Word32(slot, 0).Store(c.hdr)
-	kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset).Store(idx + 1)
+	relstore.Store32(kmt.Word32(slot, 0), c.hdr) // release stores, as ROCr publishes a packet
+	relstore.Store64(kmt.Word64(c.aq, aql.AMDQueueWriteDispatchIDOffset), idx+1)
 	c.q.RingDoorbell(idx)
 	return idx
 }

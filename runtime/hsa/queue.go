@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/internal/relstore"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -186,7 +187,7 @@ func (q *Queue) publish(idx uint64, pkt *[aql.PacketSize]byte, header uint16) {
 	off := int(idx%uint64(q.Size)) * aql.PacketSize
 	copy(q.ringB[off+4:off+aql.PacketSize], pkt[4:])
 	setup := uint32(pkt[2]) | uint32(pkt[3])<<8
-	kmt.Word32(q.ringB, off).Store(uint32(header) | setup<<16)
+	relstore.Store32(kmt.Word32(q.ringB, off), uint32(header)|setup<<16)
 	q.q.RingDoorbell(idx)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/kfdemu/kfdemu/internal/relstore"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"golang.org/x/sys/unix"
 )
@@ -317,9 +318,10 @@ func (d *Device) mapDoorbells(g *GPU, off, size uint64) (*Memory, error) {
 	return m, nil
 }
 
-// RingDoorbell writes v to the queue's doorbell: a 64-bit store on GFX9+ (for AQL queues the
-// packet index, for SDMA queues the byte write pointer).
-func (q *Queue) RingDoorbell(v uint64) { q.doorbell.Store(v) }
+// RingDoorbell writes v to the queue's doorbell: a 64-bit release store on GFX9+ (for AQL queues
+// the packet index, for SDMA queues the byte write pointer), as ROCr's doorbell signal stores it:
+// the packet written before it is visible first, and the store does not wait for the line.
+func (q *Queue) RingDoorbell(v uint64) { relstore.Store64(q.doorbell, v) }
 
 // Doorbell is the queue's doorbell word.
 func (q *Queue) Doorbell() *atomic.Uint64 { return q.doorbell }
