@@ -50,7 +50,7 @@ type event struct {
 
 // set is set_event under the event's lock: age advances (to 2, not 0, on wrap: 0 and 1 are
 // reserved); every current waiter is activated, and an auto-reset event with waiters does not stay
-// signalled (they consume the set).
+// signalled ("ev->signaled = !ev->auto_reset || !waitqueue_active(&ev->wq)").
 func (ev *event) set() {
 	ev.mu.Lock()
 	if ev.age++; ev.age == 0 {
@@ -119,7 +119,6 @@ func createEvent(p *Process, c Caller, a *abi.CreateEventArgs) syscall.Errno {
 			return syscall.EINVAL
 		}
 		p.evt.page, p.evt.pageBO = b.mem[:signalSlots*8], b
-		p.evt.hot.Store(&hotEvents{page: p.evt.page})
 	}
 	ev := &event{typ: a.EventType, autoReset: a.AutoReset != 0, age: 1} // kfd_event_create: event_age = 1
 	switch a.EventType {
@@ -134,6 +133,8 @@ func createEvent(p *Process, c Caller, a *abi.CreateEventArgs) syscall.Errno {
 				binary.LittleEndian.PutUint64(mem[i:], slotUnsignalled)
 			}
 			p.evt.page, p.evt.pageOff, p.evt.own = mem, off, true
+		}
+		if p.evt.hot.Load() == nil { // the page is set once: publish it for SignalInterrupt
 			p.evt.hot.Store(&hotEvents{page: p.evt.page})
 		}
 		id := uint32(0)
@@ -327,8 +328,8 @@ func (p *Process) raiseMemoryException(gpuID uint32, err error, va uint64, write
 	p.d.log.Warn("GPU memory fault", "tgid", p.tgid, "gpu", gpuID, "va", hexVA(f.VA), "access", f.Access.String(), "kind", f.Kind.String())
 	p.d.smiVMFault(gpuID, p.tgid)
 	p.mu.Lock()
-	held := p.dbgRaiseLocked(abi.KFD_EC_MASK(abi.EC_DEVICE_MEMORY_VIOLATION), p.pdds[gpuID], 0, &d)
 	pd := p.pdds[gpuID]
+	held := p.dbgRaiseLocked(abi.KFD_EC_MASK(abi.EC_DEVICE_MEMORY_VIOLATION), pd, 0, &d)
 	evict := !held && vmFault && pd != nil && !p.dead
 	if evict {
 		// The engine that faulted reports from its own goroutine and its queue is among those
@@ -364,18 +365,13 @@ func (p *Process) evictForVMFault(pd *pdd) {
 	pd.vmFaultEvicted = true
 	var qs []*queue
 	for _, q := range p.queues {
-		if q.pd == pd && q.scheduled {
+		if q.pd == pd {
 			qs = append(qs, q)
 		}
 	}
 	p.mu.Unlock()
 	p.d.log.Warn("queues evicted after a GPU memory fault", "tgid", p.tgid, "gpu", pd.gpuID, "queues", len(qs))
-	for _, q := range qs {
-		p.mu.Lock()
-		par := q.params()
-		p.mu.Unlock()
-		p.d.scheduler(pd.gpuID).Update(q, par)
-	}
+	p.reschedule(qs)
 }
 
 // signalMemoryException is kfd_signal_vm_fault_event's delivery: every MEMORY event of the

@@ -499,6 +499,19 @@ func (e *env) queueArgs(base uint64) abi.CreateQueueArgs {
 		CtxSaveRestoreAddress: base + 0x100000, CtxSaveRestoreSize: sz.cwsr, CtlStackSize: sz.ctlStack}
 }
 
+// submitBarrier writes bp as packet 0 of the AQL queue a made on queueArgs(base)'s buffers, its
+// header last (barrier-AND, system-scope fences), sets the write index to 1 and rings the doorbell.
+func (e *env) submitBarrier(a abi.CreateQueueArgs, base uint64, bp aql.BarrierPacket) {
+	p := e.d.procs[e.c.tgid]
+	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
+	var pkt [aql.PacketSize]byte
+	bp.Encode(pkt[:])
+	copy(ring[4:64], pkt[4:])
+	word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
+	word64(aq[0x38:]).Store(1)
+	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
+}
+
 // The sizes kfd_queue_ctx_save_restore_size gives an MI210 are the ones ROCr 5.2.3 passes
 // (traced: ctl_stack_size 0x9000, ctx_save_restore_size 0x3c91000, a 0x3cb1000 BO, EOP 0x1000).
 func TestQueueSizesMI210(t *testing.T) {
@@ -1021,13 +1034,7 @@ func TestAQLFaultRaisesMemoryException(t *testing.T) {
 		t.Fatal(errno)
 	}
 	p := e.d.procs[e.c.tgid]
-	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
-	var pkt [aql.PacketSize]byte
-	(&aql.BarrierPacket{CompletionSignal: sig}).Encode(pkt[:])
-	copy(ring[4:64], pkt[4:])
-	word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
-	word64(aq[0x38:]).Store(1)
-	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
+	e.submitBarrier(a, base, aql.BarrierPacket{CompletionSignal: sig})
 
 	eventData(e.c.mem, mev.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
@@ -1067,19 +1074,10 @@ func TestVMFaultEvictsDeviceQueues(t *testing.T) {
 		t.Fatal(errno)
 	}
 	p := e.d.procs[e.c.tgid]
-	submitBarrier := func(a abi.CreateQueueArgs, base, signal uint64) {
-		ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
-		var pkt [aql.PacketSize]byte
-		(&aql.BarrierPacket{CompletionSignal: signal}).Encode(pkt[:])
-		copy(ring[4:64], pkt[4:])
-		word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
-		word64(aq[0x38:]).Store(1)
-		word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
-	}
 	// Queue 1's amd_queue_t has a queue-inactive signal (in its own page, at 0x800).
 	aq1 := p.boAt(e.gpu, base1+0x10000).mem
 	word64(aq1[aql.AMDQueueInactiveSignalOffset:]).Store(base1 + 0x10000 + 0x800)
-	submitBarrier(a1, base1, unmapped)
+	e.submitBarrier(a1, base1, aql.BarrierPacket{CompletionSignal: unmapped})
 	eventData(e.c.mem, mev.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
@@ -1095,7 +1093,7 @@ func TestVMFaultEvictsDeviceQueues(t *testing.T) {
 	}
 	aq2 := p.boAt(e.gpu, base2+0x10000).mem
 	binary.LittleEndian.PutUint64(aq2[0x900+aql.SignalValueOffset:], 1)
-	submitBarrier(a2, base2, base2+0x10000+0x900)
+	e.submitBarrier(a2, base2, aql.BarrierPacket{CompletionSignal: base2 + 0x10000 + 0x900})
 	// A queue created after the fault is created evicted (qpd->evicted).
 	a3 := e.queueArgs(base3)
 	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a3); errno != 0 {
@@ -1103,7 +1101,7 @@ func TestVMFaultEvictsDeviceQueues(t *testing.T) {
 	}
 	aq3 := p.boAt(e.gpu, base3+0x10000).mem
 	binary.LittleEndian.PutUint64(aq3[0x900+aql.SignalValueOffset:], 1)
-	submitBarrier(a3, base3, base3+0x10000+0x900)
+	e.submitBarrier(a3, base3, aql.BarrierPacket{CompletionSignal: base3 + 0x10000 + 0x900})
 	time.Sleep(200 * time.Millisecond)
 	if v2, v3 := binary.LittleEndian.Uint64(aq2[0x900+aql.SignalValueOffset:]), binary.LittleEndian.Uint64(aq3[0x900+aql.SignalValueOffset:]); v2 != 1 || v3 != 1 {
 		t.Errorf("evicted queues ran their barriers: signals %d %d", v2, v3)
@@ -1225,14 +1223,7 @@ func TestQueueIsolation(t *testing.T) {
 	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &a); errno != 0 {
 		t.Fatalf("create: %v", errno)
 	}
-	p := e.d.procs[e.c.tgid]
-	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
-	var pkt [aql.PacketSize]byte
-	(&aql.BarrierPacket{CompletionSignal: victim}).Encode(pkt[:])
-	copy(ring[4:64], pkt[4:])
-	word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
-	word64(aq[0x38:]).Store(1)
-	word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
+	e.submitBarrier(a, base, aql.BarrierPacket{CompletionSignal: victim})
 	eventData(e.c.mem, mev.EventID)
 	w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 	if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
@@ -1261,15 +1252,7 @@ func TestBarrierChainAcrossQueues(t *testing.T) {
 	sigB, doneA := uint64(sigs), uint64(sigs+64) // amd_signal_t handles
 	binary.LittleEndian.PutUint64(smem[aql.SignalValueOffset:], 1)
 	binary.LittleEndian.PutUint64(smem[64+aql.SignalValueOffset:], 1)
-	submit := func(base uint64, a abi.CreateQueueArgs, bp aql.BarrierPacket) {
-		ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
-		var pkt [aql.PacketSize]byte
-		bp.Encode(pkt[:])
-		copy(ring[4:64], pkt[4:])
-		word32(ring).Store(uint32(aql.MakeHeader(aql.PacketTypeBarrierAnd, true, aql.FenceScopeSystem, aql.FenceScopeSystem)))
-		word64(aq[0x38:]).Store(1)
-		word64(p.pdds[e.gpu].doorbellMem[a.DoorbellOffset&(doorbellSlice-1):]).Store(0)
-	}
+	submit := func(base uint64, a abi.CreateQueueArgs, bp aql.BarrierPacket) { e.submitBarrier(a, base, bp) }
 	qa, qb := e.queueArgs(baseA), e.queueArgs(baseB)
 	for _, a := range []*abi.CreateQueueArgs{&qa, &qb} {
 		if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, a); errno != 0 {

@@ -20,16 +20,12 @@ func BenchmarkIdleQueues(b *testing.B) {
 	testenv.NeedMount(b)
 	for _, profile := range []string{"mi210", "mi210x8"} {
 		b.Run(profile, func(b *testing.B) {
-			f := serveFlags{mount: b.TempDir(), profile: profile, logLevel: "warn"}
-			srv, _, err := mountEmulator(&f, newLogger("warn"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Unmount()
+			mnt, unmount := benchMount(b, profile)
+			defer unmount()
 			var base, busy float64
 			for range b.N {
 				base += float64(idleCPU(200 * time.Millisecond))
-				ps, err := startClients(f.mount, idleProcs, clientSpec{queues: idleQueuesPerProc}, time.Minute)
+				ps, err := startClients(mnt, idleProcs, clientSpec{queues: idleQueuesPerProc}, time.Minute)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -37,7 +33,7 @@ func BenchmarkIdleQueues(b *testing.B) {
 				if err := stopClients(ps, 10*time.Second); err != nil {
 					b.Fatal(err)
 				}
-				if err := waitNoProcess(f.mount); err != nil {
+				if err := waitNoProcess(mnt); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -57,13 +53,9 @@ func BenchmarkIdleQueues(b *testing.B) {
 //	go test -run '^$' -bench BenchmarkBarrierRoundTrip -benchtime 20000x ./cmd/kfdemu
 func BenchmarkBarrierRoundTrip(b *testing.B) {
 	testenv.NeedMount(b)
-	f := serveFlags{mount: b.TempDir(), profile: "mi210", logLevel: "warn"}
-	srv, _, err := mountEmulator(&f, newLogger("warn"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Unmount()
-	c, err := newAQLClient(f.mount)
+	mnt, unmount := benchMount(b, "mi210")
+	defer unmount()
+	c, err := newAQLClient(mnt)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,16 +94,12 @@ func BenchmarkWaveStorm(b *testing.B) { benchStorm(b, waveStorm) }
 // rate, µs per fault and the floor (the same pages again, mapped).
 func benchStorm(b *testing.B, storm func(mnt string, pages int) (figure, error)) {
 	testenv.NeedMount(b)
-	f := serveFlags{mount: b.TempDir(), profile: "mi210", logLevel: "warn"}
-	srv, _, err := mountEmulator(&f, newLogger("warn"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Unmount()
+	mnt, unmount := benchMount(b, "mi210")
+	defer unmount()
 	const pages = 1 << 15
 	var rate, floor float64
 	for range b.N {
-		fig, err := storm(f.mount, pages)
+		fig, err := storm(mnt, pages)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -123,4 +111,15 @@ func benchStorm(b *testing.B, storm func(mnt string, pages int) (figure, error))
 	b.ReportMetric(1e6/rate, "µs/fault")
 	b.ReportMetric(floor, "mapped-pages/s")
 	b.ReportMetric(rate/floor, "ratio")
+}
+
+// benchMount mounts the emulator with profile in a temporary directory for one run of a benchmark
+// function (warn-level log); the caller defers unmount.
+func benchMount(b *testing.B, profile string) (mnt string, unmount func()) {
+	f := serveFlags{mount: b.TempDir(), profile: profile, logLevel: "warn"}
+	srv, _, err := mountEmulator(&f, newLogger("warn"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f.mount, func() { srv.Unmount() }
 }

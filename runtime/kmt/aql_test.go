@@ -232,14 +232,19 @@ func testAQLErrors(t *testing.T, root string) {
 		amdq.Free()
 	})
 
-	t.Run("unmapped completion signal", func(t *testing.T) {
+	// faultDevice is a fault case's device, with a memory event (destroyed at the case's end).
+	faultDevice := func(t *testing.T) (*Device, *GPU, *Event) {
 		d := open(t, root)
-		g := d.GPUs()[0]
 		mem, err := d.CreateEvent(EventMemory, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer mem.Destroy()
+		t.Cleanup(func() { mem.Destroy() })
+		return d, d.GPUs()[0], mem
+	}
+
+	t.Run("unmapped completion signal", func(t *testing.T) {
+		d, g, mem := faultDevice(t)
 		q, ring, amdq := aqlQueue(t, d, g)
 		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
 		r := aqlRing{q, ring, amdq}
@@ -267,16 +272,10 @@ func testAQLErrors(t *testing.T, root string) {
 	})
 
 	t.Run("kernel storing to an unmapped address", func(t *testing.T) {
-		d := open(t, root)
-		g := d.GPUs()[0]
-		mem, err := d.CreateEvent(EventMemory, true, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer mem.Destroy()
 		if root == "/" {
 			t.Skip("skipping on a real amdkfd: the fault of the case before left this process's queues evicted for the life of the process (kfd_dqm_evict_pasid); kfdemu ends a process with its last file")
 		}
+		d, g, mem := faultDevice(t)
 		q, ring, amdq := aqlQueue(t, d, g)
 		defer func() { q.Destroy(); ring.Free(); amdq.Free() }()
 		const bad = 0x7fe000000000
