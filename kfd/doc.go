@@ -49,9 +49,9 @@
 // table and the fault filters, and is never held while taking a Process.mu) before space.mu;
 // Process.mu before the mmu locks (package mmu documents its own order; engines hold no kfd lock
 // while they access memory). An event's own mutex (event.mu, amdkfd's ev->lock) is a leaf, taken
-// under Process.mu or alone (the completion-signal interrupt, events.go). Event waits drop
+// under Process.mu or alone (the completion-signal and s_sendmsg interrupts, events.go). Event waits drop
 // Process.mu before blocking. No lock is held while reading or writing client memory through a
-// Caller. Queue engines run on their own goroutines and take Process.mu to deliver most events (a
-// completion interrupt only to wake a sleeping waiter), so an engine is always stopped without
+// Caller. Queue engines run on their own goroutines and take Process.mu to deliver most events (an
+// event interrupt only to wake a sleeping waiter), so an engine is always stopped without
 // Process.mu held (DESTROY_QUEUE, teardown).
 package kfd

@@ -3,7 +3,6 @@ package kfd
 import (
 	"encoding/binary"
 	"errors"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -232,11 +231,17 @@ func (p *Process) SignalInterrupt(id uint32) {
 	if h == nil || id >= signalSlots {
 		return
 	}
-	ev := h.ev[id].Load()
-	if ev == nil {
-		return
+	if ev := h.ev[id].Load(); ev != nil {
+		p.setFromInterrupt(h, id, ev)
 	}
-	// acknowledge_signal: the slot the CP wrote goes back to "unsignalled".
+}
+
+// setFromInterrupt is set_event_from_interrupt: the event's slot goes back to "unsignalled"
+// (acknowledge_signal), the event is set, and a WAIT_EVENTS asleep is woken.
+func (p *Process) setFromInterrupt(h *hotEvents, id uint32, ev *event) {
+	if ev.typ != abi.KFD_IOC_EVENT_SIGNAL && ev.typ != abi.KFD_IOC_EVENT_DEBUG_EVENT {
+		return // event_can_be_gpu_signaled
+	}
 	word64(h.page[8*id:]).Store(slotUnsignalled)
 	ev.set()
 	if p.evt.sleeping.Load() != 0 {
@@ -250,32 +255,24 @@ func (p *Process) SignalInterrupt(id uint32) {
 // interrupt handler calls it for a wave's s_sendmsg(MSG_INTERRUPT) (kfd_int_process_v9.c: the
 // SQ_INTERRUPT_MSG source with its 24 data bits, M0[23:0]): the event with that id is set if its slot
 // in the signal page was written (lookup_signaled_event_by_partial_id); if none matches, every event
-// whose slot was written is set (the exhaustive search). Each event set has its slot acknowledged.
+// whose slot was written is set, in id order (the exhaustive search over the signal slots). Each
+// event set has its slot acknowledged. Like amdkfd, which searches under rcu_read_lock without
+// p->event_mutex, it reads the events through the slot table and takes no lock shared with other
+// queues (Process.mu only to wake a sleeping WAIT_EVENTS).
 func (p *Process) SignalEventInterrupt(partial uint32, validBits uint) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	page := p.evt.page
-	if page == nil {
-		return
+	h := p.evt.hot.Load()
+	if h == nil {
+		return // no signal page
 	}
-	written := func(id uint32) bool {
-		return int(id) < signalSlots && word64(page[8*id:]).Load() != slotUnsignalled
-	}
-	set := func(id uint32, ev *event) { // set_event_from_interrupt: acknowledge_signal, then set_event
-		if ev == nil || ev.typ != abi.KFD_IOC_EVENT_SIGNAL && ev.typ != abi.KFD_IOC_EVENT_DEBUG_EVENT {
-			return // event_can_be_gpu_signaled
-		}
-		word64(page[8*id:]).Store(slotUnsignalled)
-		p.signalLocked(ev)
-	}
+	written := func(id uint32) bool { return word64(h.page[8*id:]).Load() != slotUnsignalled }
 	if int(partial) < signalSlots {
 		step := uint32(0)
 		if validBits < 32 && 1<<validBits < signalSlots {
 			step = 1 << validBits // a partial id: every id with the same low bits
 		}
 		for id := partial; int(id) < signalSlots; id += step {
-			if ev := p.events[id]; ev != nil && written(id) {
-				set(id, ev)
+			if ev := h.ev[id].Load(); ev != nil && written(id) {
+				p.setFromInterrupt(h, id, ev)
 				return
 			}
 			if step == 0 {
@@ -283,14 +280,9 @@ func (p *Process) SignalEventInterrupt(partial uint32, validBits uint) {
 			}
 		}
 	}
-	ids := make([]uint32, 0, len(p.events))
-	for id := range p.events {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids) // idr_for_each_entry order
-	for _, id := range ids {
-		if written(id) {
-			set(id, p.events[id])
+	for id := range uint32(signalSlots) {
+		if ev := h.ev[id].Load(); ev != nil && written(id) {
+			p.setFromInterrupt(h, id, ev)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1014,6 +1015,50 @@ func TestSignalInterruptRacesWaiter(t *testing.T) {
 		start := time.Now()
 		if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE || time.Since(start) > time.Second {
 			t.Fatalf("round %d: %v result %d after %v", i, errno, w.WaitResult, time.Since(start))
+		}
+	}
+}
+
+// The event interrupts take no lock shared with the process's other queues and ioctls (amdkfd's
+// kfd_signal_event_interrupt runs under rcu_read_lock, not p->event_mutex): with Process.mu held
+// elsewhere and no waiter asleep, a completion-signal interrupt, an s_sendmsg interrupt naming its
+// event and one naming another id (the exhaustive search) each set their event and acknowledge its
+// slot.
+func TestEventInterruptsWithoutProcessLock(t *testing.T) {
+	e := newEnv(t, "mi210")
+	var ids [3]uint32
+	for i := range ids {
+		ev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_SIGNAL}
+		if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
+			t.Fatal(errno)
+		}
+		ids[i] = ev.EventID
+	}
+	p := e.d.procs[e.c.tgid]
+	slot := func(id uint32) *atomic.Uint64 { return word64(p.evt.page[8*id:]) }
+	for i, raise := range []func(){
+		func() { p.SignalInterrupt(ids[0]) },
+		func() { p.SignalEventInterrupt(ids[1], 24) },
+		func() { p.SignalEventInterrupt(0xfff, 24) }, // no event: the exhaustive search finds ids[2]
+	} {
+		slot(ids[i]).Store(uint64(ids[i]))
+		done := make(chan struct{})
+		p.mu.Lock()
+		go func() { raise(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			t.Errorf("interrupt %d waits for Process.mu", i)
+		}
+		p.mu.Unlock()
+		<-done
+		if v := slot(ids[i]).Load(); v != slotUnsignalled {
+			t.Errorf("interrupt %d: slot %#x not acknowledged", i, v)
+		}
+		eventData(e.c.mem, ids[i])
+		w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 0}
+		if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE {
+			t.Errorf("interrupt %d: event %d: %v result %d", i, ids[i], errno, w.WaitResult)
 		}
 	}
 }
