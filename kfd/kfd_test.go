@@ -1063,6 +1063,36 @@ func TestEventInterruptsWithoutProcessLock(t *testing.T) {
 	}
 }
 
+// With no WAIT_EVENTS asleep, an event interrupt allocates nothing (the bar's hot path: packet,
+// signal): the completion-signal interrupt and the s_sendmsg interrupt, found at once or by the
+// exhaustive search.
+func TestEventInterruptsDoNotAllocate(t *testing.T) {
+	e := newEnv(t, "mi210")
+	ev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_SIGNAL, AutoReset: 1}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
+		t.Fatal(errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	slot := word64(p.evt.page[8*ev.EventID:])
+	for name, f := range map[string]func(){
+		"SignalInterrupt":                func() { p.SignalInterrupt(ev.EventID) },
+		"SignalEventInterrupt":           func() { p.SignalEventInterrupt(ev.EventID, 24) },
+		"SignalEventInterrupt, other id": func() { p.SignalEventInterrupt(ev.EventID+1, 24) },
+	} {
+		sets := 0
+		n := testing.AllocsPerRun(200, func() {
+			slot.Store(uint64(ev.EventID))
+			f()
+			if slot.Load() == slotUnsignalled {
+				sets++
+			}
+		})
+		if n != 0 || sets == 0 {
+			t.Errorf("%s: %v allocations per interrupt, %d of the calls acknowledged the slot", name, n, sets)
+		}
+	}
+}
+
 // TestAQLFaultRaisesMemoryException: a packet whose completion signal is not GPU-mapped is a GPU
 // page fault: the queue stops and every MEMORY event gets the faulting address
 // (kfd_signal_vm_fault_event), as ROCr's memory-exception handler expects.
