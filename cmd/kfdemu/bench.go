@@ -358,11 +358,14 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 func pingPong(n int) time.Duration {
 	var ball atomic.Uint64
 	done := make(chan struct{})
-	// Spin without yielding (but yield now and then, so one CPU cannot deadlock).
+	// Spin without yielding (but yield now and then, so one CPU cannot deadlock). The two sides
+	// yield as the barrier figure's do: the measuring side as a client thread (clientYield, it
+	// keeps its P), the answering side as a queue goroutine (runtime.Gosched); two Gosched
+	// spinners can end up sharing one P (clientYield).
 	wait := func(v uint64) {
 		for k := 1; ball.Load() != v; k++ {
 			if k%4096 == 0 {
-				runtime.Gosched()
+				clientYield()
 			}
 		}
 	}
@@ -463,7 +466,7 @@ func (c *aqlClient) batch63(timeout time.Duration) error {
 		if time.Since(start) > timeout {
 			return fmt.Errorf("batch at %d did not complete in %v", idx, timeout)
 		}
-		runtime.Gosched()
+		clientYield()
 	}
 	return nil
 }

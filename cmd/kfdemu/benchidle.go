@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -186,7 +185,7 @@ func idleWake(wait time.Duration) (time.Duration, error) {
 	}
 	for i := 0; !seen.Load(); i++ {
 		if i%4096 == 4095 { // as aqlClient.submit: spin, yield now and then
-			runtime.Gosched()
+			clientYield()
 		}
 		if time.Since(start) > 5*time.Second {
 			return 0, fmt.Errorf("futex wake: the sleeper did not run within 5 s")

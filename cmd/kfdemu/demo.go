@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -245,7 +244,7 @@ func (c *aqlClient) wait(sig *atomic.Uint64, start time.Time, spin, timeout time
 			return fmt.Errorf("no completion in %v", timeout)
 		}
 		if el < spin {
-			runtime.Gosched()
+			clientYield()
 			continue
 		}
 		// The event is auto-reset: a completion seen while spinning leaves it set, and this wait
@@ -270,10 +269,20 @@ func (c *aqlClient) submit(pkt [aql.PacketSize]byte, sig *atomic.Uint64, timeout
 		if time.Since(start) > timeout {
 			return fmt.Errorf("barrier packet %d did not complete in %v", idx, timeout)
 		}
-		runtime.Gosched()
+		clientYield()
 	}
 	return nil
 }
+
+// clientYield is the yield of the bench's in-process client while it spins: sched_yield(2) (ROCr's
+// os::YieldThread), so the client keeps its P as a client thread of its own process keeps its CPU
+// (ROCr's InterruptSignal::WaitRelaxed spins without any yield in the active state). A runtime.Gosched here let the Go scheduler put the client and the
+// queue's goroutine (which yields with Gosched while it polls its doorbell, gpu/hqd) on one P,
+// each then waiting for the other's yield: a barrier round trip of about 5 µs instead of 0.4 µs
+// for as long as 10-20 ms (until sysmon or a wake-up separated them), seen in one kfdemu bench
+// run of six and in go test BenchmarkBarrierRoundTrip; a client in another process cannot share
+// the daemon's Ps.
+func clientYield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // demoQueue drives the emulated GPU the way ROCr does: one barrier-AND packet published with a
 // doorbell store (no syscall), the completion seen in memory and through WAIT_EVENTS.
