@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -281,8 +282,14 @@ func (c *aqlClient) submit(pkt [aql.PacketSize]byte, sig *atomic.Uint64, timeout
 // each then waiting for the other's yield: a barrier round trip of about 5 µs instead of 0.4 µs
 // for as long as 10-20 ms (until sysmon or a wake-up separated them), seen in one kfdemu bench
 // run of six and in go test BenchmarkBarrierRoundTrip; a client in another process cannot share
-// the daemon's Ps.
-func clientYield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+// the daemon's Ps. With a single P the client must let the queue's goroutine run: Gosched.
+func clientYield() {
+	if runtime.GOMAXPROCS(0) == 1 {
+		runtime.Gosched()
+		return
+	}
+	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+}
 
 // demoQueue drives the emulated GPU the way ROCr does: one barrier-AND packet published with a
 // doorbell store (no syscall), the completion seen in memory and through WAIT_EVENTS.
