@@ -65,7 +65,7 @@ func runBench(args []string) int {
 			"directory and prints every tracked figure with the floor it is compared to, measured in the same run.\n"+
 			"About 105 s on 2 cores with the defaults: the first-doorbell figure idles --idle-wait before each of its\n"+
 			"--idle-samples samples and before each sample of its floor (60 s), the fault storm takes 5 to 10 s. --scale N runs only the scale figures\n"+
-			"(about 60 s for N=256 on 2 cores).")
+			"(about 20 s for N=256 on 2 cores).")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
