@@ -230,3 +230,71 @@ func TestPreemptWaitsForGroupBoundary(t *testing.T) {
 		t.Fatalf("killed: %v", err)
 	}
 }
+
+// A GLOBAL store's VDST field is not an operand: any value there, even a register beyond the
+// wave's file, leaves the store alone (the one-dword paths took the data row from VDST before they
+// looked at the kind of access; found by FuzzDecodeStep: "global_store_dword v0, a0, s[1:2]" with
+// the field at a191 stopped the wave with an internal error). The data here are AGPRs, as gfx90a's
+// acc bit allows, stored by a full wave in one run (globalRun), by half a wave, and by a full wave
+// in two runs, once on a plain memory and once on a VecMemory (globalRunsV).
+func TestGlobalStoreIgnoresVDSTField(t *testing.T) {
+	src := `
+	v_lshlrev_b32 v1, 2, v0
+	v_accvgpr_write_b32 a0, v0
+	global_store_dword v1, a0, s[0:1]
+	v_cmp_le_u32 vcc, 32, v0
+	v_cndmask_b32 v3, 0, 64, vcc
+	v_add_u32 v3, v3, v1
+	v_add_u32 v4, 1000, v0
+	v_accvgpr_write_b32 a2, v4
+	global_store_dword v3, a2, s[0:1] offset:512
+	v_cmp_gt_u32 vcc, 32, v0
+	s_and_saveexec_b64 s[4:5], vcc
+	v_add_u32 v2, 100, v0
+	v_accvgpr_write_b32 a1, v2
+	global_store_dword v1, a1, s[0:1] offset:256
+	s_endpgm
+	`
+	for _, vec := range []bool{false, true} {
+		code := asm(t, src)
+		stores := 0
+		for i := 0; i+1 < len(code); i++ {
+			if code[i]>>26 == 0x37 { // FLAT/GLOBAL/SCRATCH
+				code[i+1] = code[i+1]&0x00ffffff | 0xbf<<24 // VDST = 191: with the acc bit, a191
+				stores++
+				i++
+			}
+		}
+		if stores != 3 {
+			t.Fatalf("%d FLAT encodings found in the kernel, want 3", stores)
+		}
+		var vm *vecMem
+		if vec {
+			asmMemory = func(m *flatMem) Memory { vm = &vecMem{flatMem: m}; return vm }
+		}
+		b := runAsmBytes(t, code, 64, 0, 1024)
+		asmMemory = nil
+		if vec && (vm == nil || vm.pieces.Load() == 0) {
+			t.Error("no vectored access")
+		}
+		for l := 0; l < 64; l++ {
+			if got := binary.LittleEndian.Uint32(b[4*l:]); got != uint32(l) {
+				t.Errorf("vec %v, one run: lane %d stored %d", vec, l, got)
+			}
+			want := uint32(0)
+			if l < 32 {
+				want = uint32(100 + l)
+			}
+			if got := binary.LittleEndian.Uint32(b[256+4*l:]); got != want {
+				t.Errorf("vec %v, half wave: lane %d stored %d, want %d", vec, l, got, want)
+			}
+			at := 512 + 4*l
+			if l >= 32 {
+				at += 64
+			}
+			if got := binary.LittleEndian.Uint32(b[at:]); got != uint32(1000+l) {
+				t.Errorf("vec %v, two runs: lane %d stored %d", vec, l, got)
+			}
+		}
+	}
+}

@@ -685,10 +685,7 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 // lanes are its bytes in the register row, as in globalRun. A fault is the fault of the first run
 // not moved, the runs before it done, as one access per run would leave them.
 func (w *wave) globalRunsV(in *Inst, m memOp, vm VecMemory, runs []laneRun) error {
-	row := &w.v[in.Opnd[fDst]-opVGPR0]
-	if m.store {
-		row = &w.v[in.Opnd[fData0]-opVGPR0]
-	}
+	row := &w.v[dataReg(in, m)]
 	g := w.g
 	vas, bufs := g.vas[:0], g.vbufs[:0]
 	for _, r := range runs {
@@ -709,6 +706,17 @@ func (w *wave) globalRunsV(in *Inst, m memOp, vm VecMemory, runs []laneRun) erro
 	return nil
 }
 
+// dataReg is the register-file row of a GLOBAL access's data: VDATA for a store, VDST for a load
+// (both checked by checkVRegs). A store's VDST field is not an operand and may name any register
+// (fuzzing found "global_store_dword v0, a0, s[1:2]" with the field at a191, beyond a 260-row file):
+// it is never indexed.
+func dataReg(in *Inst, m memOp) uint16 {
+	if m.store {
+		return in.Opnd[fData0] - opVGPR0
+	}
+	return in.Opnd[fDst] - opVGPR0
+}
+
 // globalRun moves the elements of lanes [first, first+n), contiguous at a0 within one page.
 func (w *wave) globalRun(in *Inst, m memOp, first, n int, a0 uint64) error {
 	sz := uint64(m.size)
@@ -717,10 +725,7 @@ func (w *wave) globalRun(in *Inst, m memOp, first, n int, a0 uint64) error {
 		// One dword per lane: the register row's lanes are the bytes in memory order, so the access
 		// moves them directly (a fault stops the dispatch; what a failed read left in the row is
 		// never read again).
-		row := &w.v[in.Opnd[fDst]-opVGPR0]
-		if m.store {
-			row = &w.v[in.Opnd[fData0]-opVGPR0]
-		}
+		row := &w.v[dataReg(in, m)]
 		p := unsafe.Slice((*byte)(unsafe.Pointer(&row[first])), total)
 		if m.store {
 			if err := w.g.mem.Write(a0, p); err != nil {
