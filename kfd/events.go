@@ -237,11 +237,9 @@ func (p *Process) SignalInterrupt(id uint32) {
 }
 
 // setFromInterrupt is set_event_from_interrupt: the event's slot goes back to "unsignalled"
-// (acknowledge_signal), the event is set, and a WAIT_EVENTS asleep is woken.
+// (acknowledge_signal), the event is set, and a WAIT_EVENTS asleep is woken. The slot table holds
+// signal and debug events only (the ids below signalSlots), so event_can_be_gpu_signaled holds.
 func (p *Process) setFromInterrupt(h *hotEvents, id uint32, ev *event) {
-	if ev.typ != abi.KFD_IOC_EVENT_SIGNAL && ev.typ != abi.KFD_IOC_EVENT_DEBUG_EVENT {
-		return // event_can_be_gpu_signaled
-	}
 	word64(h.page[8*id:]).Store(slotUnsignalled)
 	ev.set()
 	if p.evt.sleeping.Load() != 0 {

@@ -502,6 +502,19 @@ func (e *env) queueArgs(base uint64) abi.CreateQueueArgs {
 
 // submitBarrier writes bp as packet 0 of the AQL queue a made on queueArgs(base)'s buffers, its
 // header last (barrier-AND, system-scope fences), sets the write index to 1 and rings the doorbell.
+// signalEvent creates a signal event (CREATE_EVENT) and returns its id.
+func (e *env) signalEvent(autoReset bool) uint32 {
+	e.t.Helper()
+	ev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_SIGNAL}
+	if autoReset {
+		ev.AutoReset = 1
+	}
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
+		e.t.Fatal(errno)
+	}
+	return ev.EventID
+}
+
 func (e *env) submitBarrier(a abi.CreateQueueArgs, base uint64, bp aql.BarrierPacket) {
 	p := e.d.procs[e.c.tgid]
 	ring, aq := p.boAt(e.gpu, base).mem, p.boAt(e.gpu, base+0x10000).mem
@@ -991,10 +1004,7 @@ func TestPM4QueueInactiveByUpdate(t *testing.T) {
 // wait is answered long before its 5 s timeout.
 func TestSignalInterruptRacesWaiter(t *testing.T) {
 	e := newEnv(t, "mi210")
-	ev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_SIGNAL, AutoReset: 1}
-	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
-		t.Fatal(errno)
-	}
+	id := e.signalEvent(true)
 	p := e.d.procs[e.c.tgid]
 	go_ := make(chan int)
 	done := make(chan struct{})
@@ -1004,13 +1014,13 @@ func TestSignalInterruptRacesWaiter(t *testing.T) {
 			for k := 0; k < spin; k++ {
 				runtime.Gosched()
 			}
-			p.SignalInterrupt(ev.EventID)
+			p.SignalInterrupt(id)
 		}
 	}()
 	defer func() { close(go_); <-done }()
 	for i := range 3000 {
 		go_ <- i % 7
-		eventData(e.c.mem, ev.EventID)
+		eventData(e.c.mem, id)
 		w := abi.WaitEventsArgs{EventsPtr: e.c.base, NumEvents: 1, Timeout: 5000}
 		start := time.Now()
 		if errno := e.do(abi.AMDKFD_IOC_WAIT_EVENTS, &w); errno != 0 || w.WaitResult != abi.KFD_IOC_WAIT_RESULT_COMPLETE || time.Since(start) > time.Second {
@@ -1026,14 +1036,7 @@ func TestSignalInterruptRacesWaiter(t *testing.T) {
 // slot.
 func TestEventInterruptsWithoutProcessLock(t *testing.T) {
 	e := newEnv(t, "mi210")
-	var ids [3]uint32
-	for i := range ids {
-		ev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_SIGNAL}
-		if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
-			t.Fatal(errno)
-		}
-		ids[i] = ev.EventID
-	}
+	ids := [3]uint32{e.signalEvent(false), e.signalEvent(false), e.signalEvent(false)}
 	p := e.d.procs[e.c.tgid]
 	slot := func(id uint32) *atomic.Uint64 { return word64(p.evt.page[8*id:]) }
 	for i, raise := range []func(){
@@ -1068,20 +1071,17 @@ func TestEventInterruptsWithoutProcessLock(t *testing.T) {
 // exhaustive search.
 func TestEventInterruptsDoNotAllocate(t *testing.T) {
 	e := newEnv(t, "mi210")
-	ev := abi.CreateEventArgs{EventType: abi.KFD_IOC_EVENT_SIGNAL, AutoReset: 1}
-	if errno := e.do(abi.AMDKFD_IOC_CREATE_EVENT, &ev); errno != 0 {
-		t.Fatal(errno)
-	}
+	id := e.signalEvent(true)
 	p := e.d.procs[e.c.tgid]
-	slot := word64(p.evt.page[8*ev.EventID:])
+	slot := word64(p.evt.page[8*id:])
 	for name, f := range map[string]func(){
-		"SignalInterrupt":                func() { p.SignalInterrupt(ev.EventID) },
-		"SignalEventInterrupt":           func() { p.SignalEventInterrupt(ev.EventID, 24) },
-		"SignalEventInterrupt, other id": func() { p.SignalEventInterrupt(ev.EventID+1, 24) },
+		"SignalInterrupt":                func() { p.SignalInterrupt(id) },
+		"SignalEventInterrupt":           func() { p.SignalEventInterrupt(id, 24) },
+		"SignalEventInterrupt, other id": func() { p.SignalEventInterrupt(id+1, 24) },
 	} {
 		sets := 0
 		n := testing.AllocsPerRun(200, func() {
-			slot.Store(uint64(ev.EventID))
+			slot.Store(uint64(id))
 			f()
 			if slot.Load() == slotUnsignalled {
 				sets++

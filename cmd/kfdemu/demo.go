@@ -275,14 +275,15 @@ func (c *aqlClient) submit(pkt [aql.PacketSize]byte, sig *atomic.Uint64, timeout
 	return nil
 }
 
-// clientYield is the yield of the bench's in-process client while it spins: sched_yield(2) (ROCr's
-// os::YieldThread), so the client keeps its P as a client thread of its own process keeps its CPU
-// (ROCr's InterruptSignal::WaitRelaxed spins without any yield in the active state). A runtime.Gosched here let the Go scheduler put the client and the
-// queue's goroutine (which yields with Gosched while it polls its doorbell, gpu/hqd) on one P,
-// each then waiting for the other's yield: a barrier round trip of about 5 µs instead of 0.4 µs
-// for as long as 10-20 ms (until sysmon or a wake-up separated them), seen in one kfdemu bench
-// run of six and in go test BenchmarkBarrierRoundTrip; a client in another process cannot share
-// the daemon's Ps. With a single P the client must let the queue's goroutine run: Gosched.
+// clientYield is the yield of the bench's in-process client while it spins: sched_yield(2)
+// (ROCr's os::YieldThread), so the client keeps its P as a client thread of its own process keeps
+// its CPU (ROCr's InterruptSignal::WaitRelaxed spins without any yield in the active state). A
+// runtime.Gosched here let the Go scheduler put the client and the queue's goroutine (which yields
+// with Gosched while it polls its doorbell, gpu/hqd) on one P, each then waiting for the other's
+// yield: a barrier round trip of about 5 µs instead of 0.4 µs for as long as 10-20 ms, seen in one
+// kfdemu bench run of six and in go test BenchmarkBarrierRoundTrip; a client in another process
+// cannot share the daemon's Ps. With a single P the client must let the queue's goroutine run:
+// Gosched.
 func clientYield() {
 	if runtime.GOMAXPROCS(0) == 1 {
 		runtime.Gosched()
