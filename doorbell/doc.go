@@ -20,8 +20,10 @@
 // nothing a FUSE server sees. Watcher therefore polls the doorbell words of live queues,
 // adaptively: after a change it spins (yielding) for SpinFor, then sleeps with an exponential
 // backoff from MinPoll up to MaxPoll, reached after IdleAfter without a store, and DeepPoll after
-// DeepAfter (defaults: 10 ms after 100 ms, 50 ms after 2 s). With no doorbell registered it does
-// not wake at all. Poke (called by kfd on every ioctl of a process, so in particular when a client
+// DeepAfter (defaults: 10 ms after 100 ms, 50 ms after 2 s). The sleeps are internal/hrtimer's:
+// a time.Timer under a millisecond sleeps at least a millisecond while the daemon is otherwise
+// idle (the netpoller's epoll_wait counts in milliseconds), which made every step of the backoff
+// below 1 ms a 1.05-1.2 ms sleep. With no doorbell registered it does not wake at all. Poke (called by kfd on every ioctl of a process, so in particular when a client
 // blocks in WAIT_EVENTS) scans at once and restarts the backoff from MinPoll, without the spin (an
 // ioctl is not a store; spinning after each kept a CPU busy while a client made ioctls back to back).
 //
@@ -41,6 +43,9 @@
 // store, no arming while a queue holds one. A client that submits again right after its completion
 // signal (a barrier round trip) is then served by the queue alone, without the scan-and-kick
 // handoff between goroutines. A blocked queue (a barrier waiting on a signal) gives its bell back.
+// Giving a bell back pokes the scanner, whose backoff climbed while the bell was held: a store
+// made just after the queue's spin ended is seen within about the time since, not after the
+// backoff's ceiling.
 //
 // A changed value calls the doorbell's kick function, which must not block (the packet
 // processors' Kick is a non-blocking channel send). kfdemu bench and BenchmarkIdle measure the

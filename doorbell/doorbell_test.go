@@ -173,6 +173,23 @@ func TestPokeScansAtOnce(t *testing.T) {
 	waitKicks(t, &kicks, 1)
 }
 
+// Hold(false) wakes the scanner: a store made while the queue held its bell, and not polled, is
+// kicked for at once, although the scanner's backoff had reached a sleep of an hour meanwhile
+// (without the wake it would come after that sleep: the test times out).
+func TestReleaseScansAtOnce(t *testing.T) {
+	w := NewWatcher(Tuning{MaxPoll: time.Hour, IdleAfter: time.Millisecond, MinPoll: time.Hour})
+	defer w.Close()
+	var word atomic.Uint64
+	var kicks atomic.Int32
+	b := w.Watch(&word, func() { kicks.Add(1) })
+	defer b.Close()
+	b.Hold(true)
+	time.Sleep(5 * time.Millisecond) // past the spin phase: the scanner sleeps for an hour
+	word.Store(3)                    // the queue stops looking before it polls this store
+	b.Hold(false)
+	waitKicks(t, &kicks, 1)
+}
+
 // Close while the scanner runs never lets it read a word afterwards (checked with -race: the word
 // is replaced after Close).
 func TestCloseRace(t *testing.T) {

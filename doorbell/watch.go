@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kfdemu/kfdemu/internal/hrtimer"
 )
 
 // Tuning of the adaptive poll (see the package doc). The zero value of a field means its default.
@@ -123,7 +125,19 @@ func (b *Bell) Poll() bool {
 // Hold(true) says the queue looks at the doorbell itself (Poll): the scanner leaves the bell
 // alone (no kick, no spin after a store; the watcher counts it as busy, so it does not arm) until
 // Hold(false). A store made before Hold(false) and not polled is the scanner's to kick for.
-func (b *Bell) Hold(on bool) { b.held.Store(on) }
+//
+// Hold(false) pokes the scanner: while a queue held its bell the scanner's backoff climbed to its
+// ceiling (a held bell is busy, not stored to: 1 ms by default), and a store made just after the
+// queue stopped looking waited for that sleep to end (a client submitting 60 µs after its last
+// completion, past the queue's 50 µs doorbell spin, saw 1.0-1.3 ms round trips). The poke scans
+// at once and restarts the backoff from MinPoll, so a store after the release is seen within
+// about the time since the release, as after any other activity.
+func (b *Bell) Hold(on bool) {
+	b.held.Store(on)
+	if !on {
+		b.w.Poke()
+	}
+}
 
 // SetArm gives the watcher a way to sleep without polling: after ArmAfter without a store it calls
 // arm (on its own goroutine, with none of its locks held), which arranges for Touched to be called
@@ -191,8 +205,12 @@ func (w *Watcher) scan() (changed, held bool) {
 			held = true
 			continue
 		}
-		if v := b.word.Load(); v != b.last.Load() || all {
-			b.last.Store(v)
+		// The value is taken with a compare-and-swap, as Poll takes it: a Load and a Store let a
+		// store the queue's Poll took between them be kicked for too (a CI run of the race
+		// detector saw that kick).
+		old := b.last.Load()
+		v := b.word.Load()
+		if took := v != old && b.last.CompareAndSwap(old, v); took || all {
 			b.kick()
 			w.kicks.Add(1)
 			changed = true
@@ -205,8 +223,10 @@ func (w *Watcher) scan() (changed, held bool) {
 
 func (w *Watcher) run() {
 	defer close(w.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	// The backoff's sleeps are tens of microseconds to a millisecond: a time.Timer alone would
+	// take at least 1 ms for each while the daemon is idle (internal/hrtimer).
+	timer := hrtimer.New()
+	defer timer.Close()
 	last := time.Now() // last store seen
 	delay := w.t.MinPoll
 	tried, armed := false, false // the arm function was called since last / and succeeded
@@ -220,6 +240,19 @@ func (w *Watcher) run() {
 			last = time.Now().Add(-w.t.SpinFor)
 		}
 		delay, tried, armed = w.t.MinPoll, false, false
+	}
+	expired := func(now time.Time) { // the backoff's next step
+		ceiling := w.t.MaxPoll
+		switch {
+		case armed:
+			ceiling = w.t.ArmedPoll // a store faults and Touched wakes the scanner
+		case now.Sub(last) >= w.t.DeepAfter:
+			ceiling = w.t.DeepPoll // long idle: the queues' owners are not submitting
+		}
+		if now.Sub(last) < w.t.IdleAfter {
+			ceiling = min(ceiling, max(w.t.MinPoll, w.t.IdleAfter/100))
+		}
+		delay = min(delay*2, ceiling)
 	}
 	for {
 		changed, held := w.scan()
@@ -272,17 +305,9 @@ func (w *Watcher) run() {
 			timer.Stop()
 			poked()
 		case <-timer.C:
-			ceiling := w.t.MaxPoll
-			switch {
-			case armed:
-				ceiling = w.t.ArmedPoll // a store faults and Touched wakes the scanner
-			case now.Sub(last) >= w.t.DeepAfter:
-				ceiling = w.t.DeepPoll // long idle: the queues' owners are not submitting
-			}
-			if now.Sub(last) < w.t.IdleAfter {
-				ceiling = min(ceiling, max(w.t.MinPoll, w.t.IdleAfter/100))
-			}
-			delay = min(delay*2, ceiling)
+			expired(now)
+		case <-timer.G:
+			expired(now)
 		}
 	}
 }

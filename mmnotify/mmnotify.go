@@ -35,6 +35,9 @@
 // looked up a slot just before it was freed and given to another process cannot count for it;
 // freed slots are reused last (FIFO).
 //
+// The reader goroutine sleeps in Go's netpoller on the ring buffer's descriptor (wait.go), not in
+// ringbuf.Reader's blocking epoll_wait, which kept a P of the daemon's after every record.
+//
 // The BPF side is built with cilium/ebpf's assembler (no clang, no generated object), as package
 // trace does. Loading needs CAP_BPF, CAP_PERFMON (root) and tracefs; Open reports why it cannot.
 //
@@ -47,9 +50,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
@@ -111,6 +116,7 @@ type Notifier struct {
 	progs           []*ebpf.Program
 	links           []link.Link
 	rd              *ringbuf.Reader
+	rw              *ringWait // the reader's wait in the netpoller (wait.go); nil: rd's own
 
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -206,6 +212,9 @@ func Open(warn func(msg string, args ...any)) (*Notifier, error) {
 	}
 	if n.rd, err = ringbuf.NewReader(n.events); err != nil {
 		return nil, unavailable("open ring buffer", err)
+	}
+	if n.rw = newRingWait(n.events.FD()); n.rw != nil {
+		n.rd.SetDeadline(time.Unix(0, 1)) // in the past: ReadInto never blocks
 	}
 	ok = true
 	go n.read()
@@ -400,13 +409,22 @@ func (w *Watch) Synced() (gen uint64, ok bool) {
 func (n *Notifier) read() {
 	defer close(n.done)
 	var rec ringbuf.Record
+	closed := func() {
+		n.mu.Lock()
+		n.cond.Broadcast()
+		n.mu.Unlock()
+	}
 	for {
 		if err := n.rd.ReadInto(&rec); err != nil {
 			if errors.Is(err, ringbuf.ErrClosed) {
-				n.mu.Lock()
-				n.cond.Broadcast()
-				n.mu.Unlock()
+				closed()
 				return
+			}
+			if n.rw != nil && errors.Is(err, os.ErrDeadlineExceeded) { // drained
+				if n.rw.wait(func() bool { return n.rd.AvailableBytes() > 0 }) != nil {
+					closed() // closeKernel closed the file
+					return
+				}
 			}
 			continue
 		}
@@ -449,10 +467,10 @@ func (n *Notifier) read() {
 		}
 		n.cond.Broadcast()
 		n.mu.Unlock()
-		// The next ReadInto may block in epoll_wait with this P: a goroutine the handler or the
-		// broadcast readied would then wait in its run queue until sysmon retakes the P (up to
-		// 10 ms on an idle daemon, measured: a touch notice reached the doorbell watcher 10-20
-		// ms late). Let it run first.
+		// Without the netpoller's wait (rw nil), the next ReadInto may block in epoll_wait with
+		// this P: a goroutine the handler or the broadcast readied would then wait in its run
+		// queue until sysmon retakes the P (up to 10 ms on an idle daemon, measured: a touch
+		// notice reached the doorbell watcher 10-20 ms late). Let it run first.
 		runtime.Gosched()
 	}
 }
@@ -530,6 +548,12 @@ func (n *Notifier) closeKernel() {
 		l.Close()
 	}
 	n.links = nil
+	if n.rw != nil { // set only once Open cannot fail: the reader runs
+		// The reader calls rd.AvailableBytes, which Reader.Close races with: end the reader
+		// first (its wait in the netpoller fails once the file is closed), then close rd.
+		n.rw.close()
+		<-n.done
+	}
 	if n.rd != nil {
 		n.rd.Close()
 	}

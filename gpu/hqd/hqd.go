@@ -14,6 +14,8 @@
 // barriers and the scratch handshake, PM4 WAIT_REG_MEM, SDMA POLL_REGMEM): the condition is
 // re-checked on every kick and on a bounded exponential backoff, from Engine.MinPoll doubling to
 // Engine.MaxPoll, and to LongWaitFactor times MaxPoll once it has waited LongWait; nothing spins.
+// The sleeps are internal/hrtimer's (pooled): with a time.Timer alone each step under a
+// millisecond took a millisecond while the daemon was otherwise idle.
 //
 // A queue given its doorbell (SetDoorbell) polls it for DoorbellSpin after a scan drains the
 // ring, yielding its thread every spinYield, before it sleeps: a client that submits again at once (a wait
@@ -45,6 +47,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kfdemu/kfdemu/internal/hrtimer"
 )
 
 // State is a queue's processing state, as debugfs shows it.
@@ -144,8 +148,6 @@ type Runner struct {
 	stop    chan struct{} // non-nil while running
 	done    chan struct{}
 	stopped chan struct{} // the current run's stop channel, for Stopping
-
-	timer *time.Timer // the queue goroutine's
 
 	doorbell atomic.Pointer[Doorbell] // SetDoorbell
 	held     Doorbell                 // the doorbell the queue goroutine holds (Doorbell.Hold)
@@ -364,10 +366,6 @@ func (r *Runner) run(stop <-chan struct{}, done chan<- struct{}) {
 		defer r.eng.Exit()
 	}
 	defer r.release()
-	if r.timer == nil {
-		r.timer = time.NewTimer(time.Hour)
-		r.timer.Stop()
-	}
 	for {
 		select {
 		case <-stop:
@@ -439,25 +437,30 @@ func (r *Runner) Wait(stop <-chan struct{}, cond func() (bool, error)) error {
 		<-stop
 		return ErrStopped
 	}
-	if r.timer == nil { // a Wait outside run (an engine executing a buffer synchronously)
-		r.timer = time.NewTimer(time.Hour)
-		r.timer.Stop()
-	}
+	// The backoff's first steps are tens of microseconds: a time.Timer alone sleeps at least a
+	// millisecond while the daemon is otherwise idle (internal/hrtimer).
+	timer := hrtimer.Get()
+	defer timer.Put()
 	delay, ceiling, since := r.minPoll, r.maxPoll, time.Now()
+	expired := func() {
+		if ceiling == r.maxPoll && time.Since(since) > LongWait {
+			ceiling = r.maxPoll * LongWaitFactor
+		}
+		delay = min(delay*2, ceiling)
+	}
 	for {
-		r.timer.Reset(delay)
+		timer.Reset(delay)
 		select {
 		case <-stop:
-			r.timer.Stop()
+			timer.Stop()
 			return ErrStopped
 		case <-r.kick:
-			r.timer.Stop()
+			timer.Stop()
 			delay = r.minPoll
-		case <-r.timer.C:
-			if ceiling == r.maxPoll && time.Since(since) > LongWait {
-				ceiling = r.maxPoll * LongWaitFactor
-			}
-			delay = min(delay*2, ceiling)
+		case <-timer.C:
+			expired()
+		case <-timer.G:
+			expired()
 		}
 		if ok, err := cond(); ok || err != nil {
 			if err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kfdemu/kfdemu/internal/hrtimer"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -97,7 +98,7 @@ func (c *sdmaCopier) submit(p []byte) error {
 	c.seq++
 	p = appendFence(p, c.fence.VA, uint32(c.seq))
 	for c.pos+uint64(len(p))-c.rptr() > sdmaRingSize {
-		time.Sleep(10 * time.Microsecond)
+		hrtimer.Sleep(10 * time.Microsecond)
 	}
 	for i := range p {
 		c.rb[(c.pos+uint64(i))%sdmaRingSize] = p[i]
@@ -111,7 +112,7 @@ func (c *sdmaCopier) submit(p []byte) error {
 		if time.Since(start) > 10*time.Second {
 			return fmt.Errorf("hsa: SDMA copy did not finish (read pointer %d, write %d)", c.rptr(), c.pos)
 		}
-		time.Sleep(20 * time.Microsecond)
+		hrtimer.Sleep(20 * time.Microsecond) // time.Sleep: at least 1 ms in an otherwise idle process
 	}
 	return nil
 }

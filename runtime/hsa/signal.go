@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/internal/hrtimer"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -238,7 +239,7 @@ func (s *Signal) Wait(cond Condition, x int64, timeout time.Duration) (int64, bo
 			}
 			continue
 		}
-		time.Sleep(nap)
+		hrtimer.Sleep(nap) // time.Sleep: at least 1 ms in an otherwise idle process
 		nap = min(2*nap, time.Millisecond)
 	}
 }
