@@ -64,7 +64,7 @@ type queue struct {
 	// cus are the CUs the queue's work-groups go to (the mask's bits below the node's CU count;
 	// all CUs without a mask), and cuGroups counts the work-groups each CU ran.
 	cus      atomic.Pointer[[]int]
-	cuGroups []atomic.Uint64
+	cuGroups []cuCount
 
 	mu        sync.Mutex
 	lastErr   string

@@ -13,6 +13,7 @@ import (
 	"github.com/kfdemu/kfdemu/gpu/hws"
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/topology"
+	"golang.org/x/sys/cpu"
 )
 
 // Scheduling: every GPU has a hardware scheduler (package gpu/hws) whose runlist holds the queues
@@ -354,7 +355,7 @@ func (d *Driver) debugMQDs() string {
 func (q *queue) setCUs() {
 	total := int(q.pd.node.ComputeUnits())
 	if q.cuGroups == nil {
-		q.cuGroups = make([]atomic.Uint64, total)
+		q.cuGroups = make([]cuCount, total)
 	}
 	var cus []int
 	for i, w := range q.cuMask {
@@ -372,10 +373,17 @@ func (q *queue) setCUs() {
 	q.cus.Store(&cus)
 }
 
+// cuCount is one CU's work-group count, on a cache line of its own: the workers run groups on
+// neighbouring CUs (round robin) and count each one.
+type cuCount struct {
+	n atomic.Uint64
+	_ cpu.CacheLinePad
+}
+
 // groupOnCU is shader.DispatchParams.GroupDone: count the work-groups each CU ran.
 func (q *queue) groupOnCU(_ uint64, cu int) {
 	if cu >= 0 && cu < len(q.cuGroups) {
-		q.cuGroups[cu].Add(1)
+		q.cuGroups[cu].n.Add(1)
 	}
 }
 
@@ -383,7 +391,7 @@ func (q *queue) groupOnCU(_ uint64, cu int) {
 func (q *queue) cuUsage() string {
 	var parts []string
 	for c := range q.cuGroups {
-		if n := q.cuGroups[c].Load(); n > 0 {
+		if n := q.cuGroups[c].n.Load(); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d:%d", c, n))
 		}
 	}

@@ -33,8 +33,12 @@
 //
 // # Ports, TLBs and quiescence
 //
-// A Port is one engine's UTCL1: a direct-mapped 64-entry TLB of 4 KiB translations holding the
-// page's host slice (or remote address) and the leaf's flags. Every access runs in an access
+// A Port is one engine's UTCL1: a fully associative TLB of 16 lines, each the 4 KiB translations
+// of one aligned line of 8 PTEs (a walk loads the valid entries of the walked PTE's 64-byte line,
+// as the UTCL2 walker reads PTEs a cache line at a time; 2 MiB leaves per 4 KiB page), each
+// holding the page's host slice (or remote address) and the leaf's flags. (It was direct-mapped by
+// the low VPN bits: arrays a multiple of 256 KiB apart evicted each other on every access.) Every
+// access runs in an access
 // section: the Port stores the VM generation it entered at in its own cache line, re-checks the
 // generation, and stores 0 when it leaves. TLB entries carry the generation they were filled at
 // and are used only in a section of the same generation. Unmap, Update (when they change anything)

@@ -7,14 +7,26 @@ import (
 	"sync/atomic"
 )
 
-// tlbSize is the number of entries of a Port's direct-mapped TLB (indexed by the low VPN bits).
-const tlbSize = 64
+// tlbLines is the number of lines of a Port's TLB. It is fully associative: each line holds the
+// translations of one aligned line of ptesPerLine PTEs (what a walk loads, fill), so the TLB maps
+// up to 128 pages, and no distance between the pages a work-group streams through makes them evict
+// each other. Before it was direct-mapped by the low VPN bits (64 pages), and the three arrays of a
+// vector add 64 MiB apart shared one slot: every access of every wave walked the page tables, each
+// walk an RLock of the VM (2026-12-02, kfdemu bench's vadd: 3 walks per wave; folding the VPN into
+// the index only moved the bad distances: a gpu/shader benchmark's arrays 1040 pages apart then
+// collided).
+const tlbLines = 16
 
-// tlbEntry caches one 4 KiB translation (2 MiB leaves are cached per 4 KiB page). It is valid only
-// while gen equals the generation of the current access section.
+// tlbLine caches the translations of the pages of line (VPN / ptesPerLine), 2 MiB leaves per
+// 4 KiB page. It is valid only while gen equals the generation of the current access section.
+type tlbLine struct {
+	gen  uint64
+	line uint64
+	e    [ptesPerLine]tlbEntry
+}
+
+// tlbEntry is one page's translation; flags 0: not loaded.
 type tlbEntry struct {
-	gen    uint64
-	vpn    uint64
 	flags  PTE
 	mem    []byte // the page's bytes in a Mem backing (len 4096), or nil
 	remote Remote
@@ -30,10 +42,13 @@ type Port struct {
 	_      [56]byte
 
 	vm      *VM
-	cur     uint64 // generation of the current access section
+	misses  atomic.Uint64 // page walks (VM.Stats sums the Ports': a shared counter was a contended line)
+	cur     uint64        // generation of the current access section
 	closed  bool
 	scratch [8]byte
-	tlb     [tlbSize]tlbEntry
+	tlb     [tlbLines]tlbLine
+	mru     int // the line of the last hit or fill
+	victim  int // the line the next fill of a new line replaces (round robin)
 	// A vectored access's pending pieces of one RemoteV backing (ReadV, WriteV).
 	vr     RemoteV
 	vbufs  [][]byte
@@ -63,12 +78,13 @@ func (p *Port) Close() {
 	}
 	p.closed = true
 	p.active.Store(0)
-	p.tlb = [tlbSize]tlbEntry{}
+	p.tlb = [tlbLines]tlbLine{}
 	vm := p.vm
 	vm.portsMu.Lock()
 	if i := slices.Index(vm.ports, p); i >= 0 {
 		vm.ports = slices.Delete(vm.ports, i, i+1)
 	}
+	vm.misses.Add(p.misses.Load())
 	vm.portsMu.Unlock()
 }
 
@@ -104,20 +120,39 @@ func (p *Port) translate(va uint64, acc Access) (*tlbEntry, error) {
 // hit returns the TLB entry of page vpn if it holds a translation of the current access section
 // with the permission acc needs, else nil.
 func (p *Port) hit(vpn uint64, acc Access) *tlbEntry {
-	e := &p.tlb[vpn%tlbSize]
-	if e.gen == p.cur && e.vpn == vpn && e.flags&accessNeed[acc] == accessNeed[acc] {
+	l := vpn / ptesPerLine
+	t := &p.tlb[p.mru]
+	if t.line != l || t.gen != p.cur {
+		i := p.find(l)
+		if i < 0 {
+			return nil
+		}
+		p.mru, t = i, &p.tlb[i]
+	}
+	if e := &t.e[vpn%ptesPerLine]; e.flags != 0 && e.flags&accessNeed[acc] == accessNeed[acc] {
 		return e
 	}
 	return nil
 }
 
+// find returns the TLB line holding line l in the current generation, or -1.
+func (p *Port) find(l uint64) int {
+	for i := range p.tlb {
+		if t := &p.tlb[i]; t.line == l && t.gen == p.cur {
+			return i
+		}
+	}
+	return -1
+}
+
 func (p *Port) miss(va uint64, acc Access) (*tlbEntry, error) {
 	vm := p.vm
-	vm.misses.Add(1)
+	p.misses.Add(1)
 	for retries := 0; ; {
 		kind, ok := p.fill(va, acc)
 		if ok {
-			return &p.tlb[(va>>pageShift)%tlbSize], nil
+			vpn := va >> pageShift
+			return &p.tlb[p.mru].e[vpn%ptesPerLine], nil
 		}
 		f := vm.newFault(va, acc, kind)
 		if !f.Retryable || retries >= vm.maxRetries {
@@ -139,11 +174,17 @@ func (p *Port) miss(va uint64, acc Access) (*tlbEntry, error) {
 	}
 }
 
-// fill walks the page tables for va and loads the TLB entry, or says which fault it is.
+// fill walks the page tables for va and loads the TLB entry, or says which fault it is. Like the
+// UTCL2 walker, which reads page table entries a 64-byte line at a time, it also loads the other
+// valid entries of va's line of 8 PTEs (4 KiB pages): a page walk takes the VM's read lock, whose
+// reader count two workers streaming through memory fought over on every page (kfdemu bench's
+// vadd on 2 workers), and a neighbour's entry is as current as va's (the same walk, the same
+// generation).
 func (p *Port) fill(va uint64, acc Access) (FaultKind, bool) {
 	vm := p.vm
+	var line [ptesPerLine]PTE
 	vm.mu.RLock()
-	pte, size, ok := vm.lookup(va)
+	pte, size, ok := vm.lookupLine(va, &line)
 	vm.mu.RUnlock()
 	switch {
 	case vm.closed.Load():
@@ -159,15 +200,46 @@ func (p *Port) fill(va uint64, acc Access) (FaultKind, bool) {
 		return FaultNoBacking, false
 	}
 	vpn := va >> pageShift
-	e := &p.tlb[vpn%tlbSize]
+	i := p.find(vpn / ptesPerLine)
+	if i < 0 {
+		i = p.victim
+		p.victim = (i + 1) % tlbLines
+		p.tlb[i] = tlbLine{gen: p.cur, line: vpn / ptesPerLine}
+	}
+	p.mru = i
+	t := &p.tlb[i]
+	t.load(vpn, pte, seg, pa)
+	base := vpn &^ (ptesPerLine - 1)
+	for i, e := range line {
+		n := base + uint64(i)
+		if size != pageSize { // a 2 MiB leaf: the line's pages are in it too
+			e = pte
+		}
+		if n == vpn || e == 0 {
+			continue
+		}
+		npa := e.Addr() + (n<<pageShift)&(size-1)
+		s := seg
+		if npa < s.pa || npa-s.pa >= s.size {
+			if s = vm.ph.lookup(npa); s == nil {
+				continue
+			}
+		}
+		t.load(n, e, s, npa)
+	}
+	return 0, true
+}
+
+// load puts the translation of page vpn (in the line) to pa (in seg) with flags pte in the line.
+func (t *tlbLine) load(vpn uint64, pte PTE, seg *segment, pa uint64) {
+	e := &t.e[vpn%ptesPerLine]
 	off := pa - seg.pa
-	*e = tlbEntry{gen: p.cur, vpn: vpn, flags: pte}
+	*e = tlbEntry{flags: pte}
 	if seg.b.Mem != nil {
 		e.mem = seg.b.Mem[off : off+pageSize : off+pageSize]
 	} else {
 		e.remote, e.raddr = seg.b.Remote, seg.b.RemoteAddr+off
 	}
-	return 0, true
 }
 
 func (p *Port) copyAccess(va uint64, b []byte, acc Access) error {
@@ -328,7 +400,7 @@ func (p *Port) batchFaults(vas []uint64, acc Access) (lim int, ferr, err error) 
 		if p.hit(vpn, acc) != nil {
 			continue
 		}
-		vm.misses.Add(1)
+		p.misses.Add(1)
 		kind, ok := p.fill(va, acc)
 		if ok {
 			continue

@@ -100,6 +100,38 @@ func (d *Device) fits(n groupNeed) error {
 func (d *Device) reserve(allowed []int, n groupNeed) (int, <-chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if cu := d.reserveLocked(allowed, n); cu >= 0 {
+		return cu, nil
+	}
+	d.waiting = true
+	return -1, d.changed
+}
+
+// move releases a work-group's resources on CU from and places the next work-group of the same
+// dispatch (the same need) as reserve would, in one hold of the lock (a work-group goroutine
+// handing its turn to the next group, runGroup). It returns the new group's CU, or -1 if none fits.
+func (d *Device) move(from int, allowed []int, n groupNeed) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.unplace(from, n)
+	d.notify()
+	cu := d.place(allowed, n) // the owner's resident waves stay as they were
+	if cu < 0 {
+		d.disown(n)
+	}
+	return cu
+}
+
+func (d *Device) reserveLocked(allowed []int, n groupNeed) int {
+	cu := d.place(allowed, n)
+	if cu >= 0 {
+		d.owners[n.owner] += n.waves
+	}
+	return cu
+}
+
+// place puts a group of need n on the first CU of allowed with room, round robin. d.mu held.
+func (d *Device) place(allowed []int, n groupNeed) int {
 	cnt := len(d.cus)
 	if len(allowed) > 0 {
 		cnt = len(allowed)
@@ -119,32 +151,49 @@ func (d *Device) reserve(allowed []int, n groupNeed) (int, <-chan struct{}) {
 			u.vgprs += n.waves * n.vgprs
 			u.lds += n.lds
 			u.groups++
-			d.owners[n.owner] += n.waves
 			d.rr = k + 1
-			return cu, nil
+			return cu
 		}
 	}
-	d.waiting = true
-	return -1, d.changed
+	return -1
 }
 
 // release returns a work-group's resources to its CU.
 func (d *Device) release(cu int, n groupNeed) {
 	d.mu.Lock()
+	d.releaseLocked(cu, n)
+	d.mu.Unlock()
+}
+
+func (d *Device) releaseLocked(cu int, n groupNeed) {
+	d.unplace(cu, n)
+	d.disown(n)
+	d.notify()
+}
+
+// unplace takes a group of need n off CU cu. d.mu held.
+func (d *Device) unplace(cu int, n groupNeed) {
 	u := &d.cus[cu]
 	u.waves -= n.waves
 	u.vgprs -= n.waves * n.vgprs
 	u.lds -= n.lds
 	u.groups--
+}
+
+// disown uncounts a group's waves from its owner's resident waves. d.mu held.
+func (d *Device) disown(n groupNeed) {
 	if d.owners[n.owner] -= n.waves; d.owners[n.owner] == 0 {
 		delete(d.owners, n.owner)
 	}
+}
+
+// notify wakes the dispatchers waiting for room. d.mu held.
+func (d *Device) notify() {
 	if d.waiting {
 		close(d.changed)
 		d.changed = make(chan struct{})
 		d.waiting = false
 	}
-	d.mu.Unlock()
 }
 
 // ResidentWaves reports the waves of owner's dispatches resident on the device's CUs now (what

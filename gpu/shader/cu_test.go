@@ -50,3 +50,38 @@ func TestResidentWavesByOwner(t *testing.T) {
 		t.Errorf("gfx90a wave slots per CU %d, want 32", dev.WavesPerCU())
 	}
 }
+
+// TestDeviceMove: a work-group handing its room to the next one (handOver) moves it to the next CU
+// in round-robin order, leaves the owner's resident waves as they were, and, when nothing fits,
+// gives the room back and uncounts the waves; a dispatcher waiting for room is woken.
+func TestDeviceMove(t *testing.T) {
+	d := NewDevice(DeviceConfig{CUs: 2, WavesPerCU: 4, VGPRsPerCU: 1 << 20, LDSPerCU: 1 << 20})
+	n := groupNeed{waves: 4, vgprs: 8, owner: 7}
+	a, _ := d.reserve(nil, n)
+	b, _ := d.reserve(nil, n)
+	if a != 0 || b != 1 || d.ResidentWaves(7) != 8 {
+		t.Fatalf("reserve: CUs %d, %d, %d waves", a, b, d.ResidentWaves(7))
+	}
+	other := groupNeed{waves: 4, vgprs: 8, owner: 9}
+	cu, freed := d.reserve(nil, other)
+	if cu >= 0 || freed == nil {
+		t.Fatalf("a full device placed a group on CU %d", cu)
+	}
+	if got := d.move(a, nil, n); got != 0 { // round robin: CU 1 is full, CU 0 is the one freed
+		t.Errorf("move to CU %d, want 0", got)
+	}
+	select {
+	case <-freed:
+	default:
+		t.Error("a waiting dispatcher was not woken by the room a move freed")
+	}
+	if g, w := d.Resident(); g != 2 || w != 8 || d.ResidentWaves(7) != 8 {
+		t.Errorf("after a move: %d groups, %d waves, %d of the owner's", g, w, d.ResidentWaves(7))
+	}
+	if got := d.move(b, []int{5}, n); got != -1 { // no CU of the mask exists: nothing fits
+		t.Errorf("move with no CU: %d", got)
+	}
+	if g, w := d.Resident(); g != 1 || w != 4 || d.ResidentWaves(7) != 4 {
+		t.Errorf("after a failed move: %d groups, %d waves, %d of the owner's", g, w, d.ResidentWaves(7))
+	}
+}

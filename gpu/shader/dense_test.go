@@ -426,7 +426,7 @@ func TestDSWordsFullMatchesLaneByLane(t *testing.T) {
 	ds_read_b32 v2, v2
 `)
 	rnd := rand.New(rand.NewPCG(11, 12))
-	for _, mode := range []string{"in range", "one unaligned", "one out of range", "repeated"} {
+	for _, mode := range []string{"in range", "one unaligned", "one out of range", "repeated", "tile rows", "tile rows broken"} {
 		lds := make([]byte, 4096)
 		for i := range lds {
 			lds[i] = byte(rnd.Uint32())
@@ -441,6 +441,23 @@ func TestDSWordsFullMatchesLaneByLane(t *testing.T) {
 			base[1][l], base[2][l] = uint32(rnd.IntN(480))*4, uint32(rnd.IntN(480))*4
 			if mode == "repeated" {
 				base[1][l], base[2][l] = uint32(l%5)*4, 64
+			}
+			if strings.HasPrefix(mode, "tile rows") {
+				// Quarter-waves as a tiled kernel reads LDS: a run of consecutive dwords (lane i
+				// at a0+4i) or one address for all 16 (a row broadcast).
+				g, i := l/16, uint32(l%16)
+				if g%2 == 0 {
+					base[1][l], base[2][l] = 256*uint32(g)+4*i, 1024+64*uint32(g)
+				} else {
+					base[1][l], base[2][l] = 256*uint32(g), 1024+64*uint32(g)+4*i
+				}
+			}
+		}
+		if mode == "tile rows broken" { // one lane of each quarter-wave off its run or broadcast
+			for g := 0; g < lanes; g += 16 {
+				l := g + []int{0, 7, 14, 15}[g/16]
+				base[1][l] += 4
+				base[2][l] += 8
 			}
 		}
 		switch l := rnd.IntN(lanes); mode {

@@ -9,7 +9,8 @@
 // mask where they fit; each resident work-group is a goroutine (reused from an ended group when one
 // is idle; a goroutine whose group ended admits and runs the next one itself when the admission
 // rules allow it, so the dispatcher is woken only when they do not), and a pool of worker tokens (one per host CPU, SetWorkers) decides which run: a
-// work-group runs at most 32K wave instructions per turn of its token. So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a work-
+// goroutine runs at most 32K wave instructions per turn of its token, the groups it admits as each
+// one ends running in the rest of the same turn (handOver). So the work-groups of a dispatch, and of every queue and GPU, run concurrently: a work-
 // group spinning on a flag another one sets, a grid barrier on atomics, a GWS semaphore and a CPU
 // thread taking turns with a kernel all make progress. Admission keeps few work-groups resident while
 // they finish quickly and fills the CUs when resident ones wait or run long. Within a work-group,

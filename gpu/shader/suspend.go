@@ -122,6 +122,7 @@ func (d *dispatch) waitSuspended() bool {
 // park suspends g, which holds a worker, until the dispatch resumes or is killed (errStopMidGroup).
 func (d *dispatch) park(g *group) error {
 	g.unfresh()
+	g.flushStats() // the suspension's figures include the groups this goroutine ended before
 	g.give()
 	d.parkWait(g)
 	g.take()

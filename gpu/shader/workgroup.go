@@ -19,7 +19,11 @@ import (
 //
 // Waves of a work-group interleave: a wave's turn ends at s_barrier, s_sleep, a GWS wait,
 // s_endpgm or after waveTurn instructions; the work-group gives its token back after groupSlice
-// instructions or when all its waves wait. Memory accesses complete within their instruction, so
+// instructions or when all its waves wait. A goroutine whose group ends and that admits the next one
+// runs it in the rest of the same turn, token and memory port kept (runGroups): the slice counts
+// wave instructions per token turn, not per group, so a worker streams through a dispatch's short
+// groups without a hand-over of its token (and a wake-up of a thread) per group, and a group waiting
+// for a token still gets one within groupSlice instructions. Memory accesses complete within their instruction, so
 // s_waitcnt needs no wait and a memory poll is an instruction like any other: the turn quantum is
 // what lets the wave being waited for run.
 const (
@@ -122,6 +126,24 @@ type group struct {
 	vbufs [lanes][]byte
 	slots []uint32 // scratch wave slots of its waves
 	fresh bool     // counted in dispatch.fresh
+	// Counts not yet added to dispatch.stats (flushStats): the work-groups a goroutine runs in a
+	// row (handOver) add theirs once, not each to the shared counters.
+	nInst, nWaves, nGroups uint64
+}
+
+// flushStats adds the group's counts to the dispatch's.
+func (g *group) flushStats() {
+	d := g.d
+	if g.nInst != 0 {
+		atomic.AddUint64(&d.stats.WaveInstructions, g.nInst)
+	}
+	if g.nWaves != 0 {
+		atomic.AddUint64(&d.stats.Waves, g.nWaves)
+	}
+	if g.nGroups != 0 {
+		atomic.AddUint64(&d.stats.Groups, g.nGroups)
+	}
+	g.nInst, g.nWaves, g.nGroups = 0, 0, 0
 }
 
 // Fetcher is implemented by a Memory that distinguishes instruction fetches (execute permission) from data
@@ -279,7 +301,7 @@ func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 func (d *dispatch) admit() (g *group, freed <-chan struct{}, more, last bool) {
 	d.amu.Lock()
 	defer d.amu.Unlock()
-	if !d.admitting || d.next >= d.total || d.ctx.Err() != nil || d.killed() || d.suspended.Load() {
+	if d.admissionOver() {
 		return nil, nil, false, false
 	}
 	// Admit while fewer resident groups than workers are running their first slice, or when
@@ -298,6 +320,12 @@ func (d *dispatch) admit() (g *group, freed <-chan struct{}, more, last bool) {
 	d.wg.Add(1)
 	d.next++
 	return g, nil, true, d.next == d.total
+}
+
+// admissionOver reports whether this run of drive admits no more work-groups: all admitted, the
+// context ended, killed, suspended, or drive left its loop. d.amu held.
+func (d *dispatch) admissionOver() bool {
+	return !d.admitting || d.next >= d.total || d.ctx.Err() != nil || d.killed() || d.suspended.Load()
 }
 
 // delta returns the counters since the last return of drive.
@@ -331,8 +359,6 @@ func (d *dispatch) haveSlots(nw int) bool {
 
 // newGroup builds work-group gi on CU cu with its waves' initial state.
 func (d *dispatch) newGroup(gi uint64, cu int) *group {
-	l := &d.l
-	ng := d.ng
 	d.mu.Lock()
 	var g *group
 	if n := len(d.free); n > 0 {
@@ -341,10 +367,19 @@ func (d *dispatch) newGroup(gi uint64, cu int) *group {
 	}
 	d.mu.Unlock()
 	if g == nil {
-		g = &group{d: d, lds: make([]byte, l.lds), waves: make([]*wave, 0, d.need.waves)}
+		g = &group{d: d, lds: make([]byte, d.l.lds), waves: make([]*wave, 0, d.need.waves)}
 	} else {
 		clear(g.lds)
 	}
+	d.initGroup(g, gi, cu)
+	return g
+}
+
+// initGroup makes g work-group gi on CU cu, fresh, with its waves' initial state (and scratch
+// slots), its LDS already zero.
+func (d *dispatch) initGroup(g *group, gi uint64, cu int) {
+	l := &d.l
+	ng := d.ng
 	g.idx, g.cu, g.fresh = gi, cu, true
 	g.id = [3]uint64{gi % ng[0], gi / ng[0] % ng[1], gi / (ng[0] * ng[1])}
 	// partial work-groups at the grid edge
@@ -374,8 +409,7 @@ func (d *dispatch) newGroup(gi uint64, cu int) *group {
 		w.done, w.yield, w.block, w.gw, w.cur = false, false, nil, nil, nil
 		d.initWave(w, g, sz, nw)
 	}
-	atomic.AddUint64(&d.stats.Waves, uint64(nw))
-	return g
+	g.nWaves += uint64(nw)
 }
 
 // Work-group goroutines are reused: one whose work-group ended waits runnerIdle for the next
@@ -409,30 +443,44 @@ func runner(f func()) {
 	}
 }
 
-// runGroups runs g and then the groups its goroutine admits as each one ends.
+// runGroups runs g and then the groups its goroutine admits as each one ends, each in what is
+// left of the token turn of the one before it (runGroup).
 func (d *dispatch) runGroups(g *group) {
+	left := 0
 	for g != nil {
-		g = d.runGroup(g)
+		var handed bool
+		g, left, handed = d.runGroup(g, left)
+		if !handed {
+			d.wg.Done() // after admit: the next group is counted before this one is done
+		}
 	}
 }
 
 // runGroup runs a resident work-group on its goroutine. When it ends, the goroutine admits the next
-// work-group if it may (admit), and returns it.
-func (d *dispatch) runGroup(g *group) (next *group) {
-	defer d.wg.Done() // after admit: the next group is counted before this one is done
-	g.take()
-	err := d.execGroup(g)
+// work-group if it may (admit), and returns it. left > 0: g runs in the rest of the previous
+// group's token turn, whose token and port it was given, for left wave instructions before it
+// yields; it returns what is left of its own turn when it hands the token to next (0: it gave the
+// token back and next takes one). handed: next is g itself, made the next work-group (handOver),
+// and counted in the dispatch's wait group in its place.
+func (d *dispatch) runGroup(g *group, left int) (next *group, nextLeft int, handed bool) {
+	if left <= 0 {
+		g.take()
+		left = groupSlice
+	}
+	left, err := d.execGroup(g, left)
 	var steps uint64
 	for _, w := range g.waves {
 		steps += w.steps
 	}
-	atomic.AddUint64(&d.stats.WaveInstructions, steps)
+	g.nInst += steps
 	for _, w := range g.waves {
 		if w.gw != nil && d.gws != nil {
 			d.gws.cancel(w.gw) // stopped while stalled: a later release must not go to it
 		}
 	}
-	g.give()
+	if err == nil && left > 0 && d.handOver(g) {
+		return g, left, true
+	}
 	if g.cu >= 0 {
 		d.dev.release(g.cu, d.need)
 	}
@@ -455,7 +503,10 @@ func (d *dispatch) runGroup(g *group) (next *group) {
 	}
 	d.mu.Unlock()
 	if err == nil {
-		atomic.AddUint64(&d.stats.Groups, 1)
+		g.nGroups++
+	}
+	g.flushStats()
+	if err == nil {
 		if d.l.groupDone != nil {
 			d.l.groupDone(g.idx, g.cu)
 		}
@@ -466,6 +517,13 @@ func (d *dispatch) runGroup(g *group) (next *group) {
 		g.fresh = false
 		d.fresh.Add(-1)
 	}
+	tok, mem := g.tok, g.mem
+	keep := left > 0 && err == nil
+	if keep {
+		g.mem = nil
+	} else {
+		g.give()
+	}
 	d.mu.Lock()
 	d.free = append(d.free, g) // reused by a later work-group: g is not touched after this
 	d.mu.Unlock()
@@ -474,7 +532,63 @@ func (d *dispatch) runGroup(g *group) (next *group) {
 	if next == nil || last {
 		d.signal() // the dispatcher admits, or sees the admission end or the last group end
 	}
-	return next
+	if !keep {
+		return next, 0, false
+	}
+	if next == nil { // nothing to run in the rest of the turn
+		d.giveBack(tok, mem)
+		return nil, 0, false
+	}
+	next.tok, next.mem = tok, mem // still counted running
+	return next, left, false
+}
+
+// handOver ends g, which finished without error with instructions left in its turn, and makes it
+// the next work-group when the admission rules allow one now (admit): the group object, token,
+// port and goroutine go on, one resident group ends and one starts (the resident count and the
+// wait group are unchanged), and the CU room moves in one hold of the device's lock. Only the
+// dispatch's admission lock and the device's are taken: with short work-groups (a vector add's
+// 4 waves of 30 instructions) the locks and counters each group used to take were the shared cache
+// lines two workers fought over (kfdemu bench's vadd on 2 workers: 1.3x the rate of 1). It reports
+// false when it did not (g is then ended the usual way; g.cu may have become -1: its room was
+// given back and none was found for another group).
+func (d *dispatch) handOver(g *group) bool {
+	if g.cu < 0 || len(g.slots) > 0 || d.l.priv > 0 {
+		return false
+	}
+	d.amu.Lock()
+	fresh := d.fresh.Load()
+	if g.fresh {
+		fresh--
+	}
+	if d.admissionOver() || fresh > int64(Workers()) {
+		d.amu.Unlock()
+		return false
+	}
+	old := g.cu
+	cu := d.dev.move(old, d.cus, d.need)
+	if cu < 0 {
+		g.cu = -1
+		d.amu.Unlock()
+		return false
+	}
+	gi := d.next
+	d.next++
+	last := d.next == d.total
+	d.amu.Unlock()
+	g.nGroups++
+	if d.l.groupDone != nil {
+		d.l.groupDone(g.idx, old)
+	}
+	if !g.fresh {
+		d.fresh.Add(1)
+	}
+	clear(g.lds)
+	d.initGroup(g, gi, cu) // fresh again
+	if last {
+		d.signal() // the dispatcher sees the admission end
+	}
+	return true
 }
 
 // take acquires a worker token and a memory port; give returns both.
@@ -508,13 +622,18 @@ func (g *group) take() {
 }
 
 func (g *group) give() {
-	if g.d.ports != nil {
-		g.d.ports.Put(g.mem)
-	}
+	g.d.giveBack(g.tok, g.mem)
 	g.mem = nil
-	g.tok.release()
-	if g.d.running.Add(-1) == 0 && g.d.suspended.Load() {
-		g.d.signal() // the dispatcher waits for the last running group to park
+}
+
+// giveBack returns a running group's token and port.
+func (d *dispatch) giveBack(tok token, mem Memory) {
+	if d.ports != nil {
+		d.ports.Put(mem)
+	}
+	tok.release()
+	if d.running.Add(-1) == 0 && d.suspended.Load() {
+		d.signal() // the dispatcher waits for the last running group to park
 	}
 }
 
@@ -536,13 +655,14 @@ func (g *group) unfresh() {
 	}
 }
 
-// execGroup runs the group's waves until all end, one fails, or the dispatch stops them.
-func (d *dispatch) execGroup(g *group) error {
-	budget := groupSlice
+// execGroup runs the group's waves until all end, one fails, or the dispatch stops them. It holds
+// a token with budget wave instructions left in its turn and returns what is left when the group
+// ends.
+func (d *dispatch) execGroup(g *group, budget int) (int, error) {
 	for {
 		if d.suspended.Load() {
 			if err := d.park(g); err != nil {
-				return err
+				return budget, err
 			}
 			budget = groupSlice
 		}
@@ -563,7 +683,7 @@ func (d *dispatch) execGroup(g *group) error {
 				n, err := d.turn(g, w)
 				budget -= n
 				if err != nil {
-					return err
+					return budget, err
 				}
 				if w.done {
 					continue
@@ -583,7 +703,7 @@ func (d *dispatch) execGroup(g *group) error {
 		}
 		switch {
 		case live == 0:
-			return nil
+			return budget, nil
 		case atBar == live: // every live wave arrived: release the barrier
 			for _, w := range g.waves {
 				w.bar = false
@@ -607,7 +727,7 @@ func (d *dispatch) execGroup(g *group) error {
 			budget = groupSlice
 		}
 		if d.killed() {
-			return errStopMidGroup
+			return budget, errStopMidGroup
 		}
 	}
 }

@@ -296,3 +296,57 @@ func TestQueuesOverlap(t *testing.T) {
 		t.Errorf("queues ran at %v and %v: no overlap", stamps[0][0], stamps[1][0])
 	}
 }
+
+// TestShortGroupsShareWorker: on one worker, a dispatch of many short work-groups (which a
+// goroutine runs one after another in one token turn, handOver) does not keep a second queue's
+// dispatch waiting until it ends: the turn counts wave instructions across the groups, so the
+// other dispatch's group gets the token within a turn.
+func TestShortGroupsShareWorker(t *testing.T) {
+	SetWorkers(1)
+	defer SetWorkers(0)
+	long := asm(t, `
+		s_mov_b32 s10, 20
+	L:
+		s_sub_u32 s10, s10, 1
+		s_cmp_lg_u32 s10, 0
+		s_cbranch_scc1 L
+		s_endpgm`)
+	short := asm(t, `
+		v_mov_b32 v0, 0
+		v_mov_b32 v1, 1
+		global_store_dword v0, v1, s[0:1]
+		s_endpgm`)
+	mA, pA := miniKernel(t, long)
+	pA.GridSize, pA.WorkgroupSize, pA.MaxWaveInstructions = [3]uint32{64 * 50000, 1, 1}, [3]uint16{64, 1, 1}, 0
+	mB, pB := miniKernel(t, short)
+	mB.mapRange(asmOut, 0x1000)
+	pB.KernargAddress, pB.GridSize, pB.WorkgroupSize = asmOut, [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
+	done := make(chan string, 2)
+	var stA Stats
+	go func() {
+		var err error
+		if stA, err = Dispatch(context.Background(), mA, pA); err != nil {
+			t.Error(err)
+		}
+		done <- "long"
+	}()
+	time.Sleep(5 * time.Millisecond) // the long dispatch's groups are running
+	go func() {
+		if _, err := Dispatch(context.Background(), mB, pB); err != nil {
+			t.Error(err)
+		}
+		done <- "short"
+	}()
+	if first := <-done; first != "short" {
+		t.Errorf("the one-group dispatch ended after the 50000-group one (%d wave instructions): it waited for the whole dispatch", stA.WaveInstructions)
+	}
+	<-done
+	if stA.Groups != 50000 {
+		t.Errorf("long dispatch: %d groups", stA.Groups)
+	}
+	var b [4]byte
+	mB.Read(asmOut, b[:])
+	if binary.LittleEndian.Uint32(b[:]) != 1 {
+		t.Error("the short dispatch did not store")
+	}
+}
