@@ -22,6 +22,7 @@ import (
 
 	"github.com/kfdemu/kfdemu/fs/nsexec"
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/internal/relstore"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"github.com/kfdemu/kfdemu/runtime/hsa"
@@ -54,6 +55,7 @@ func runBench(args []string) int {
 	topoProfile := fl.String("topology-profile", "mi300x-cpx", "profile whose tree the topology figure enumerates")
 	o := benchOpts{}
 	fl.IntVar(&o.vaddN, "vadd", 1<<24, "elements of the vadd kernel the interpreter figure runs")
+	fl.IntVar(&o.matmulM, "matmul", 512, "rows (= columns) of the square matrices the matmul interpreter figure multiplies")
 	fl.DurationVar(&o.idleWait, "idle-wait", 10*time.Second, "idle time before each first-doorbell sample")
 	fl.IntVar(&o.idleSamples, "idle-samples", 3, "first-doorbell-after-idle samples (each adds twice --idle-wait to the run, once for its floor; 0: skip)")
 	fl.IntVar(&o.stormPages, "storm-pages", defaultStormPages, "distinct SVM pages of the fault storm (0: skip)")
@@ -142,7 +144,7 @@ func fmtValue(v float64, unit string) string {
 	switch unit {
 	case "ns":
 		return time.Duration(v).Round(10 * time.Nanosecond).String()
-	case "packets/s", "calls/s", "faults/s", "elements/s":
+	case "packets/s", "calls/s", "faults/s", "elements/s", "multiply-adds/s":
 		return fmt.Sprintf("%.3gM/s", v/1e6)
 	default:
 		return fmt.Sprintf("%.4g %s", v, unit)
@@ -161,6 +163,7 @@ type benchOpts struct {
 	n           int // iterations of each latency figure
 	topoProfile string
 	vaddN       int
+	matmulM     int
 	idleWait    time.Duration
 	idleSamples int
 	stormPages  int
@@ -306,14 +309,45 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 		}
 	}
 
-	// The ISA interpreter on a real compiled kernel.
+	// The ISA interpreter on real compiled kernels: on one worker thread (the rate per core) and on
+	// the daemon's pool (--gpu-threads; one per CPU by default) when it has more, with the speed-up.
 	if err := waitNoProcess(dir); err != nil {
 		return nil, err
 	}
-	if fig, err := interpRate(dir, o.vaddN, 0); err != nil {
-		figs = append(figs, figure{Name: "ISA interpreter, vadd (clang-14, gfx90a)", Note: "not measured: " + err.Error()})
-	} else {
-		figs = append(figs, fig)
+	pool := shader.Workers()
+	defer shader.SetWorkers(pool)
+	workers := []int{1}
+	if pool > 1 {
+		workers = append(workers, pool)
+	}
+	kernels := []struct {
+		name string
+		run  func() (figure, float64, error)
+	}{
+		{"vadd", func() (figure, float64, error) { return interpRate(dir, o.vaddN, 0) }},
+		{"matmul", func() (figure, float64, error) { return matmulRate(dir, o.matmulM) }},
+	}
+	var one [2]float64 // wave-instructions/s of each kernel on one worker
+	for _, w := range workers {
+		shader.SetWorkers(w) // the pool is read when a dispatch starts; none runs now
+		threads := fmt.Sprintf("%d worker threads", w)
+		if w == 1 {
+			threads = "1 worker thread"
+		}
+		for i, k := range kernels {
+			fig, rate, err := k.run()
+			if err != nil {
+				figs = append(figs, figure{Name: "ISA interpreter, " + k.name + " (clang-14, gfx90a), " + threads, Note: "not measured: " + err.Error()})
+				continue
+			}
+			fig.Name += ", " + threads
+			if w == 1 {
+				one[i] = rate
+			} else if one[i] > 0 {
+				fig.Note += fmt.Sprintf("; %.2fx the 1-thread rate", rate/one[i])
+			}
+			figs = append(figs, fig)
+		}
 	}
 
 	// Topology enumeration on a large tree, mounted vs a tmpfs copy.
@@ -649,46 +683,137 @@ var vaddSource string
 // interpRate compiles the vadd kernel of cmd/kfdemu/testdata/rocm/vadd.cl with clang-14 (needed on
 // PATH), loads it with runtime/hsa and runs it over n elements: elements per second through the
 // whole stack (dispatch, interpreter, memory through the GPUVM), against the same loop in Go on
-// the CPU as the floor, and wave-instructions per second from the daemon's counter. It dispatches
-// the kernel again until at least busy has passed (once when busy is 0).
-func interpRate(mnt string, n int, busy time.Duration) (figure, error) {
+// the CPU as the floor, and wave-instructions per second from the daemon's counter (also
+// returned). It dispatches the kernel again until at least busy has passed (once when busy is 0).
+func interpRate(mnt string, n int, busy time.Duration) (figure, float64, error) {
 	if n < 256 {
-		return figure{}, fmt.Errorf("-vadd %d: at least 256 elements", n)
+		return figure{}, 0, fmt.Errorf("-vadd %d: at least 256 elements", n)
 	}
-	r, g, k, err := openKernel(hsa.Config{Root: mnt}, "vadd", vaddSource)
+	var cpu time.Duration
+	el, insts, err := runKernel(mnt, "vadd", vaddSource, n, []uint32{uint32(n)}, [3]uint32{uint32(n)}, [3]uint16{256}, busy,
+		func(a, b []float32) {
+			for i := range n {
+				a[i], b[i] = float32(i), 0.5
+			}
+		},
+		func(a, b, c []float32) error {
+			for i := range n {
+				if c[i] != float32(i)+0.5 {
+					return fmt.Errorf("vadd: c[%d] = %v, want %v", i, c[i], float32(i)+0.5)
+				}
+			}
+			// Floor: the same additions by the CPU in Go.
+			cstart := time.Now()
+			for i := range n {
+				c[i] = a[i] + b[i]
+			}
+			cpu = time.Since(cstart)
+			return nil
+		})
 	if err != nil {
-		return figure{}, err
+		return figure{}, 0, err
+	}
+	rate, floor := float64(n)/el.Seconds(), float64(n)/cpu.Seconds()
+	waves := float64(insts) / el.Seconds()
+	return figure{Name: fmt.Sprintf("ISA interpreter, vadd over %d elements", n), Unit: "elements/s", Value: rate,
+		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor),
+		Note: fmt.Sprintf("%.3gM wave-instructions/s (%d in %v)", waves/1e6, insts, el.Round(time.Millisecond))}, waves, nil
+}
+
+//go:embed testdata/rocm/matmul.cl
+var matmulSource string
+
+// matmulRate runs the tiled matmul kernel of cmd/kfdemu/testdata/rocm/matmul.cl (16x16 work-groups,
+// tiles in LDS: ds_read2 row reads and broadcasts, barriers) once on m x m matrices of small integers
+// through runtime/hsa: multiply-adds per second against the same product computed by a Go loop on
+// the CPU (the floor, whose result the kernel's must equal exactly: the sums of small integers are
+// exact in float32 in any order), and wave-instructions per second from the daemon's counter.
+func matmulRate(mnt string, m int) (figure, float64, error) {
+	if m < 16 || m%16 != 0 || m > 4096 {
+		return figure{}, 0, fmt.Errorf("-matmul %d: a multiple of 16 from 16 to 4096", m)
+	}
+	var cpu time.Duration
+	el, insts, err := runKernel(mnt, "matmul", matmulSource, m*m, []uint32{uint32(m), uint32(m), uint32(m)},
+		[3]uint32{uint32(m), uint32(m)}, [3]uint16{16, 16}, 0,
+		func(a, b []float32) {
+			for i := range a {
+				a[i], b[i] = float32(i%7), float32((i/m+2*i)%5)
+			}
+		},
+		func(a, b, c []float32) error {
+			// Floor: the product by the CPU in Go (i-k-j order, the fast one for row-major arrays).
+			want := make([]float32, m*m)
+			cstart := time.Now()
+			for i := range m {
+				row := want[i*m : i*m+m]
+				for kk := range m {
+					x, brow := a[i*m+kk], b[kk*m:kk*m+m]
+					for j := range row {
+						row[j] += x * brow[j]
+					}
+				}
+			}
+			cpu = time.Since(cstart)
+			for i, v := range want {
+				if c[i] != v {
+					return fmt.Errorf("matmul: C[%d][%d] = %v, want %v", i/m, i%m, c[i], v)
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return figure{}, 0, err
+	}
+	ops := float64(m) * float64(m) * float64(m)
+	rate, floor := ops/el.Seconds(), ops/cpu.Seconds()
+	waves := float64(insts) / el.Seconds()
+	return figure{Name: fmt.Sprintf("ISA interpreter, matmul %dx%d", m, m), Unit: "multiply-adds/s", Value: rate,
+		Floor: "the same product in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor),
+		Note: fmt.Sprintf("%.3gM wave-instructions/s (%d in %v)", waves/1e6, insts, el.Round(time.Millisecond))}, waves, nil
+}
+
+// runKernel loads the OpenCL C kernel name of source (openKernel) on the first GPU of the mount,
+// gives it one system-memory buffer of three float32 arrays of n elements, passed as its first
+// three arguments (A, B, C) followed by scalars, lets fill set A and B, and dispatches it over grid
+// in work-groups wg until busy has passed (once when busy is 0). check sees the arrays after the
+// last dispatch. It returns the time per dispatch and the daemon's wave-instructions per dispatch.
+func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32, wg [3]uint16, busy time.Duration,
+	fill func(a, b []float32), check func(a, b, c []float32) error) (time.Duration, uint64, error) {
+	r, g, k, err := openKernel(hsa.Config{Root: mnt}, name, source)
+	if err != nil {
+		return 0, 0, err
 	}
 	defer r.Shutdown()
 	buf, err := g.SystemPool().Allocate(uint64(12 * n))
 	if err != nil {
-		return figure{}, err
+		return 0, 0, err
 	}
 	defer buf.Free()
 	mem := buf.Bytes()
-	a := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), 3*n)
-	for i := range n {
-		a[i], a[n+i] = float32(i), 0.5
-	}
+	f := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), 3*n)
+	a, b, c := f[:n], f[n:2*n], f[2*n:]
+	fill(a, b)
 	args, err := r.KernargPool().Allocate(uint64(k.KernargSize))
 	if err != nil {
-		return figure{}, err
+		return 0, 0, err
 	}
 	defer args.Free()
 	ab := args.Bytes()
 	le := binary.LittleEndian
-	le.PutUint64(ab[0:], buf.VA)
-	le.PutUint64(ab[8:], buf.VA+uint64(4*n))
-	le.PutUint64(ab[16:], buf.VA+uint64(8*n))
-	le.PutUint32(ab[24:], uint32(n))
+	for i := range 3 {
+		le.PutUint64(ab[8*i:], buf.VA+uint64(4*n*i))
+	}
+	for i, v := range scalars {
+		le.PutUint32(ab[24+4*i:], v)
+	}
 	q, err := g.CreateQueue(64, nil)
 	if err != nil {
-		return figure{}, err
+		return 0, 0, err
 	}
 	defer q.Destroy()
 	done, err := r.NewSignal(1, true)
 	if err != nil {
-		return figure{}, err
+		return 0, 0, err
 	}
 	defer done.Destroy()
 	before := statValue(mnt, "wave_instructions")
@@ -696,31 +821,16 @@ func interpRate(mnt string, n int, busy time.Duration) (figure, error) {
 	runs := 0
 	for ; runs == 0 || time.Since(start) < busy; runs++ {
 		done.Store(1, hsa.Relaxed)
-		if _, err := q.SubmitDispatch(hsa.Dispatch{Kernel: k, Grid: [3]uint32{uint32(n)}, Workgroup: [3]uint16{256},
-			Kernarg: args.VA, Completion: done}); err != nil {
-			return figure{}, err
+		if _, err := q.SubmitDispatch(hsa.Dispatch{Kernel: k, Grid: grid, Workgroup: wg, Kernarg: args.VA, Completion: done}); err != nil {
+			return 0, 0, err
 		}
 		if _, ok, err := done.Wait(hsa.Eq, 0, 10*time.Minute); !ok || err != nil {
-			return figure{}, fmt.Errorf("vadd did not complete: %v %v", err, q.Err())
+			return 0, 0, fmt.Errorf("%s did not complete: %v %v", name, err, q.Err())
 		}
 	}
 	el := time.Since(start) / time.Duration(runs)
 	insts := (statValue(mnt, "wave_instructions") - before) / uint64(runs)
-	for i := range n {
-		if a[2*n+i] != float32(i)+0.5 {
-			return figure{}, fmt.Errorf("vadd: c[%d] = %v, want %v", i, a[2*n+i], float32(i)+0.5)
-		}
-	}
-	// Floor: the same additions by the CPU in Go.
-	cstart := time.Now()
-	for i := range n {
-		a[2*n+i] = a[i] + a[n+i]
-	}
-	cpu := time.Since(cstart)
-	rate, floor := float64(n)/el.Seconds(), float64(n)/cpu.Seconds()
-	return figure{Name: fmt.Sprintf("ISA interpreter, vadd over %d elements", n), Unit: "elements/s", Value: rate,
-		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor),
-		Note: fmt.Sprintf("%.3gM wave-instructions/s (%d in %v)", float64(insts)/el.Seconds()/1e6, insts, el.Round(time.Millisecond))}, nil
+	return el, insts, check(a, b, c)
 }
 
 // compileCL builds an OpenCL C kernel source for gfx90a with clang-14 and ld.lld-14 (needed on PATH)

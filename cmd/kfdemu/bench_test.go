@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/internal/testenv"
 )
 
@@ -122,4 +124,48 @@ func benchMount(b *testing.B, profile string) (mnt string, unmount func()) {
 		b.Fatal(err)
 	}
 	return f.mount, func() { srv.Unmount() }
+}
+
+// BenchmarkInterpreter is kfdemu bench's interpreter figures in go test (needs clang-14 and
+// ld.lld-14): vadd over 2^24 elements and matmul 512x512 through the mount (runtime/hsa, the
+// daemon's GPUVM ports), on 1 worker thread and on 2; metric wave-instructions per second. vadd is
+// dispatched again over the same buffers for interpBusy: the steady state, without the kernel's
+// first-touch page faults on the daemon's mapping of the fresh buffer (kfdemu bench's single
+// dispatch includes them: about 60 k page faults per run, perf stat). With -cpuprofile it
+// profiles the daemon's dispatch path:
+//
+//	go test -run '^$' -bench BenchmarkInterpreter -benchtime 1x ./cmd/kfdemu
+func BenchmarkInterpreter(b *testing.B) {
+	const interpBusy = 2 * time.Second
+	testenv.NeedMount(b)
+	mnt, unmount := benchMount(b, "mi210")
+	defer unmount()
+	pool := shader.Workers()
+	defer shader.SetWorkers(pool)
+	kernels := []struct {
+		name string
+		run  func() (figure, float64, error)
+	}{
+		{"vadd", func() (figure, float64, error) { return interpRate(mnt, 1<<24, interpBusy) }},
+		{"matmul", func() (figure, float64, error) { return matmulRate(mnt, 512) }},
+	}
+	for _, k := range kernels {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", k.name, w), func(b *testing.B) {
+				shader.SetWorkers(w)
+				var sum float64
+				for range b.N {
+					if err := waitNoProcess(mnt); err != nil {
+						b.Fatal(err)
+					}
+					_, rate, err := k.run()
+					if err != nil {
+						b.Fatal(err)
+					}
+					sum += rate
+				}
+				b.ReportMetric(sum/float64(b.N)/1e6, "Mwave-inst/s")
+			})
+		}
+	}
 }

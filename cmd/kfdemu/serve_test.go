@@ -263,7 +263,7 @@ func TestDemo(t *testing.T) {
 // figure is printed with the floor from the same run.
 func TestBench(t *testing.T) {
 	testenv.NeedMount(t)
-	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200", "-vadd", "65536", "--idle-samples", "1",
+	out, err := exec.Command(testenv.Kfdemu(t), "bench", "-n", "200", "-vadd", "65536", "-matmul", "64", "--gpu-threads", "2", "--idle-samples", "1",
 		"--idle-wait", "3s", "--storm-pages", "620", "--json").Output()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
@@ -280,7 +280,9 @@ func TestBench(t *testing.T) {
 		"AQL packets per second, 8 queue(s)", "first doorbell after 3s idle (doorbell -> signal)", "MAP 1 GiB GTT (4 KiB PTEs)",
 		"MAP 1 GiB VRAM (2 MiB PDEs)", "GPU retry faults serviced (SVM, XNACK on)", "fault storm, 620 distinct SVM pages",
 		"wave fault storm, 620 distinct SVM pages",
-		"ISA interpreter, vadd over 65536 elements", "topology snapshot, mi300x-cpx (65 nodes)"}
+		"ISA interpreter, vadd over 65536 elements, 1 worker thread", "ISA interpreter, matmul 64x64, 1 worker thread",
+		"ISA interpreter, vadd over 65536 elements, 2 worker threads", "ISA interpreter, matmul 64x64, 2 worker threads",
+		"topology snapshot, mi300x-cpx (65 nodes)"}
 	if len(res.Figures) != len(want) || res.Profile != "mi210" {
 		t.Fatalf("profile %q, %d figures, want %d:\n%s", res.Profile, len(res.Figures), len(want), out)
 	}
