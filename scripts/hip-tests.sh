@@ -49,6 +49,7 @@ root=$(pwd)
 build="${HIP_BUILD_DIR:-$root/.hip-build}"
 limit="${HIP_TIMEOUT:-120}"
 jobs="${HIP_JOBS:-2}"
+ulimit -c 0 # a program ended by SIGQUIT (past the time limit) leaves no core file
 mkdir -p "$build"
 
 only=""
@@ -109,9 +110,11 @@ for n in $only; do
 		penv=$(sed -n '1,3s|^// hip-env: *||p' "tests/hip/$n.hip")
 		# shellcheck disable=SC2086
 		(cd "$build" && if [ -n "$rocr" ]; then export LD_LIBRARY_PATH="$rocr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi &&
-			timeout -k 5 "$limit" env $penv "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
+			timeout -s QUIT -k 5 "$limit" env $penv "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
 	fi
-	rmdir "$mnt" 2>/dev/null || true
+	# a daemon ended by the time limit (SIGQUIT, SIGKILL) leaves its mount behind
+	[ "$st" = 0 ] || umount -l "$mnt/m" 2>/dev/null || true
+	rmdir "$mnt/m" "$mnt" 2>/dev/null || true
 	secs=$(($(date +%s) - start))
 	if [ "$st" = 0 ]; then
 		pass=$((pass + 1))
@@ -123,6 +126,8 @@ for n in $only; do
 		[ -n "$why" ] || why=$(grep -v -e 'xnack' -e '^$' "$build/$n.out" | tail -n 1)
 		[ "$st" = 124 ] && why="timed out after ${limit}s"
 		printf 'FAIL %-16s %4ds (exit %s): %s\n' "$n" "$secs" "$st" "$why"
+		# past the limit the group got SIGQUIT: the daemon's goroutines are in the output
+		[ "$st" != 124 ] || sh scripts/stacks.sh "$build/$n.out" | head -n 60 | sed 's/^/    | /'
 		case " $(echo $expected) " in
 		*" $n "*) failed_expected="$failed_expected $n" ;;
 		esac
