@@ -153,10 +153,10 @@ run_case() {
 	# that waits forever when its parent fails) is killed with the group once the case is over.
 	# A case past its limit gets SIGQUIT (the whole group: the daemon dumps its goroutines into the
 	# log, printed below) and SIGKILL 10 s later.
-	# Just before that, scripts/procdump.sh records where the group's threads are (LOG.procs).
+	# A few seconds before that, scripts/procdump.sh records where the group's threads are (LOG.procs).
 	timeout -s QUIT -k 10 "$cl" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 &
 	tpid=$!
-	(sleep $((cl - 1)) && sh scripts/procdump.sh "$tpid" >"$log.procs" 2>&1) &
+	(sleep $((cl > 10 ? cl - 5 : cl - 1)) && sh scripts/procdump.sh "$tpid" >"$log.procs" 2>&1) &
 	dpid=$!
 	wait "$tpid" 2>/dev/null || rc=$?
 	kill "$dpid" 2>/dev/null || true
@@ -179,8 +179,8 @@ report_failure() {
 			grep -v -e '^goroutine ' -e '^[[:space:]]' -e '^$' "$log" | grep -B 15 -m 1 '^SIGQUIT' || tail -n 15 "$log"
 			echo "  the daemon's goroutines (scripts/stacks.sh):"
 			sh scripts/stacks.sh "$log" | head -n 80
-			echo "  the case's threads a second before the limit (scripts/procdump.sh):"
-			head -n 80 "$log.procs" 2>/dev/null
+			echo "  the case's threads just before the limit (scripts/procdump.sh):"
+			head -n 120 "$log.procs" 2>/dev/null
 		else
 			tail -n 15 "$log"
 		fi
