@@ -101,6 +101,7 @@ for n in $only; do
 	bin="$build/$n"
 	start=$(date +%s)
 	mnt=$(mktemp -d)
+	rm -f "$build/$n.procs"
 	if [ ! -x "$bin" ]; then
 		st=1
 		echo "compile failed" >"$build/$n.out"
@@ -110,7 +111,14 @@ for n in $only; do
 		penv=$(sed -n '1,3s|^// hip-env: *||p' "tests/hip/$n.hip")
 		# shellcheck disable=SC2086
 		(cd "$build" && if [ -n "$rocr" ]; then export LD_LIBRARY_PATH="$rocr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi &&
-			timeout -s QUIT -k 5 "$limit" env $penv "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 || st=$?
+			exec timeout -s QUIT -k 5 "$limit" env $penv "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 &
+		tpid=$! # timeout (the subshell execs it), which leads the program's process group
+		# a few seconds before the limit, where the group's threads are (scripts/procdump.sh)
+		(sleep $((limit > 10 ? limit - 5 : limit - 1)) && sh scripts/procdump.sh "$tpid" >"$build/$n.procs" 2>&1) &
+		dpid=$!
+		wait "$tpid" || st=$?
+		kill "$dpid" 2>/dev/null || true
+		wait "$dpid" 2>/dev/null || true
 	fi
 	# a daemon ended by the time limit (SIGQUIT, SIGKILL) leaves its mount behind
 	[ "$st" = 0 ] || umount -l "$mnt/m" 2>/dev/null || true
@@ -127,7 +135,11 @@ for n in $only; do
 		[ "$st" = 124 ] && why="timed out after ${limit}s"
 		printf 'FAIL %-16s %4ds (exit %s): %s\n' "$n" "$secs" "$st" "$why"
 		# past the limit the group got SIGQUIT: the daemon's goroutines are in the output
-		[ "$st" != 124 ] || sh scripts/stacks.sh "$build/$n.out" | head -n 60 | sed 's/^/    | /'
+		if [ "$st" = 124 ]; then
+			sh scripts/stacks.sh "$build/$n.out" | head -n 60 | sed 's/^/    | /'
+			echo "    | the program's threads just before the limit (scripts/procdump.sh):"
+			head -n 120 "$build/$n.procs" 2>/dev/null | sed 's/^/    | /'
+		fi
 		case " $(echo $expected) " in
 		*" $n "*) failed_expected="$failed_expected $n" ;;
 		esac
