@@ -345,6 +345,13 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 				one[i] = rate
 			} else if one[i] > 0 {
 				fig.Note += fmt.Sprintf("; %.2fx the 1-thread rate", rate/one[i])
+				if i == 0 { // the host's own speed-up on as many threads, same run (hostScaling)
+					if alu, fresh, warm, err := hostScaling(o.vaddN, w); err != nil {
+						fig.Note += "; host floor not measured: " + err.Error()
+					} else {
+						fig.Note += fmt.Sprintf(" (the host's own on %d threads: a register loop %.2fx, c = a + b in 1 KiB slices over fresh shared memory %.2fx, over the same again %.2fx)", w, alu, fresh, warm)
+					}
+				}
 			}
 			figs = append(figs, fig)
 		}

@@ -168,4 +168,18 @@ func BenchmarkInterpreter(b *testing.B) {
 			})
 		}
 	}
+	// The floor of the workers=2 speed-ups, same run: the host's own on 2 threads (hostScaling).
+	b.Run("host/threads=2", func(b *testing.B) {
+		var alu, fresh, warm float64
+		for range b.N {
+			a, f, w, err := hostScaling(1<<24, 2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			alu, fresh, warm = alu+a, fresh+f, warm+w
+		}
+		b.ReportMetric(alu/float64(b.N), "alu-speedup")
+		b.ReportMetric(fresh/float64(b.N), "fresh-stream-speedup")
+		b.ReportMetric(warm/float64(b.N), "warm-stream-speedup")
+	})
 }
