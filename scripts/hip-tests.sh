@@ -114,7 +114,8 @@ for n in $only; do
 			exec timeout -s QUIT -k 5 "$limit" env $penv "$kfdemu" exec --mount "$mnt/m" --profile "${prof:-mi210}" -- "./$n") >"$build/$n.out" 2>&1 &
 		tpid=$! # timeout (the subshell execs it), which leads the program's process group
 		# a few seconds before the limit, where the group's threads are (scripts/procdump.sh)
-		(sleep $((limit > 10 ? limit - 5 : limit - 1)) && sh scripts/procdump.sh "$tpid" >"$build/$n.procs" 2>&1) &
+		(sleep $((limit > 10 ? limit - 5 : limit - 1)) && sh scripts/procdump.sh "$tpid" >"$build/$n.procs" 2>&1 &&
+			sh scripts/daemonstats.sh "$mnt/m" >>"$build/$n.procs" 2>&1) &
 		dpid=$!
 		wait "$tpid" || st=$?
 		kill "$dpid" 2>/dev/null || true

@@ -156,7 +156,10 @@ run_case() {
 	# A few seconds before that, scripts/procdump.sh records where the group's threads are (LOG.procs).
 	timeout -s QUIT -k 10 "$cl" "$kfdemu" exec --mount "$mnt" --profile "$profile" -- "$bin" --gtest_filter="$c" >"$log" 2>&1 &
 	tpid=$!
-	(sleep $((cl > 10 ? cl - 5 : cl - 1)) && sh scripts/procdump.sh "$tpid" >"$log.procs" 2>&1) &
+	# Then the daemon's counters twice, a second apart (doorbell kicks or touches climbing while
+	# no ioctl is in flight would be a client looping on its doorbell page).
+	(sleep $((cl > 10 ? cl - 5 : cl - 1)) && sh scripts/procdump.sh "$tpid" >"$log.procs" 2>&1 &&
+		sh scripts/daemonstats.sh "$mnt" >>"$log.procs" 2>&1) &
 	dpid=$!
 	wait "$tpid" 2>/dev/null || rc=$?
 	kill "$dpid" 2>/dev/null || true
