@@ -134,7 +134,7 @@ type Status struct {
 	Doorbell     uint64 // Config.Doorbell(), 0 without one
 	RingBase     uint64
 	RingSize     uint32
-	Packets      uint64 // packets completed
+	Packets      uint64 // packets processed: the read index passed them (counted before their completion signal)
 	Scans        uint64 // ring scans finished (a kick starts one; it ends when the ring is empty or blocked by an INVALID slot)
 	ScratchWaits uint64 // dispatches that took the queue offline for scratch (insufficient scratch reports)
 	Err          error  // the queue error, in StateError

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"github.com/kfdemu/kfdemu/gpu/hqd"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,6 +174,27 @@ func TestRingWrapAround(t *testing.T) {
 	waitFor(t, "read index", func() bool { return q.readIndex() == n })
 	if st := q.Status(); st.Packets != n || st.ReadIndex != n || st.WriteIndex != n {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// A packet is counted (Status.Packets) before its completion signal is decremented: a client that
+// saw the signal sees the count. The client spins on each packet's signal and reads the count at
+// once, so every packet is a chance to fall between the two.
+func TestPacketCountedBeforeCompletion(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue(qopt{size: 4})
+	const n = 3000
+	for i := uint64(1); i <= n; i++ {
+		done := e.signal(1)
+		q.submit(barrier(aql.PacketTypeBarrierAnd, false, done))
+		for k := 0; e.value(done) != 0; k++ {
+			if k%1024 == 1023 {
+				runtime.Gosched()
+			}
+		}
+		if got := q.Status().Packets; got < i {
+			t.Fatalf("packet %d completed, Status.Packets %d", i, got)
+		}
 	}
 }
 

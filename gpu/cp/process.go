@@ -221,10 +221,12 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, err
 	}
 	q.rd.Store(rd + 1) // PSA-2.8-I07
+	// Counted before the completion signal: a client that saw the signal sees the packet counted
+	// (TestRingWrapAround read Status right after the last completion and once found n-1).
+	q.packets.Add(1)
 	if err := q.complete(completion, prof, start); err != nil {
 		return false, packetErr(rd, hdr, err)
 	}
-	q.packets.Add(1)
 	if reclaim {
 		// A large scratch allocation is for one dispatch (AMD_QUEUE_PROPERTIES_USE_SCRATCH_ONCE):
 		// the CP returns it with code 512 and waits until ROCr has released it, stored 0 and
