@@ -118,6 +118,7 @@ for n in $only; do
 			sh scripts/daemonstats.sh "$mnt/m" >>"$build/$n.procs" 2>&1) &
 		dpid=$!
 		wait "$tpid" || st=$?
+		pkill -P "$dpid" 2>/dev/null || true # its sleep, else left behind until the limit
 		kill "$dpid" 2>/dev/null || true
 		wait "$dpid" 2>/dev/null || true
 	fi

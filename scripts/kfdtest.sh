@@ -162,6 +162,7 @@ run_case() {
 		sh scripts/daemonstats.sh "$mnt" >>"$log.procs" 2>&1) &
 	dpid=$!
 	wait "$tpid" 2>/dev/null || rc=$?
+	pkill -P "$dpid" 2>/dev/null || true # its sleep, else left behind until the limit
 	kill "$dpid" 2>/dev/null || true
 	wait "$dpid" 2>/dev/null || true
 	kill -KILL -- "-$tpid" 2>/dev/null || true
