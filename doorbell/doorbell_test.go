@@ -160,34 +160,34 @@ func TestWatcherBacksOff(t *testing.T) {
 	}
 }
 
-func TestPokeScansAtOnce(t *testing.T) {
+// sleepyBell is a watcher whose backoff sleeps for an hour once past its spin phase, with one
+// doorbell whose kicks are counted; both are closed with the test.
+func sleepyBell(t *testing.T) (*Watcher, *Bell, *atomic.Uint64, *atomic.Int32) {
 	w := NewWatcher(Tuning{MaxPoll: time.Hour, IdleAfter: time.Millisecond, MinPoll: time.Hour})
-	defer w.Close()
-	var word atomic.Uint64
-	var kicks atomic.Int32
-	b := w.Watch(&word, func() { kicks.Add(1) })
-	defer b.Close()
+	word, kicks := new(atomic.Uint64), new(atomic.Int32)
+	b := w.Watch(word, func() { kicks.Add(1) })
+	t.Cleanup(func() { b.Close(); w.Close() })
+	return w, b, word, kicks
+}
+
+func TestPokeScansAtOnce(t *testing.T) {
+	w, _, word, kicks := sleepyBell(t)
 	time.Sleep(5 * time.Millisecond) // past the spin phase: sleeping for an hour
 	word.Store(9)
 	w.Poke()
-	waitKicks(t, &kicks, 1)
+	waitKicks(t, kicks, 1)
 }
 
 // Hold(false) wakes the scanner: a store made while the queue held its bell, and not polled, is
 // kicked for at once, although the scanner's backoff had reached a sleep of an hour meanwhile
 // (without the wake it would come after that sleep: the test times out).
 func TestReleaseScansAtOnce(t *testing.T) {
-	w := NewWatcher(Tuning{MaxPoll: time.Hour, IdleAfter: time.Millisecond, MinPoll: time.Hour})
-	defer w.Close()
-	var word atomic.Uint64
-	var kicks atomic.Int32
-	b := w.Watch(&word, func() { kicks.Add(1) })
-	defer b.Close()
+	_, b, word, kicks := sleepyBell(t)
 	b.Hold(true)
 	time.Sleep(5 * time.Millisecond) // past the spin phase: the scanner sleeps for an hour
 	word.Store(3)                    // the queue stops looking before it polls this store
 	b.Hold(false)
-	waitKicks(t, &kicks, 1)
+	waitKicks(t, kicks, 1)
 }
 
 // Close while the scanner runs never lets it read a word afterwards (checked with -race: the word
