@@ -115,7 +115,7 @@ for n in $only; do
 		tpid=$! # timeout (the subshell execs it), which leads the program's process group
 		# a few seconds before the limit, where the group's threads are (scripts/procdump.sh)
 		(sleep $((limit > 10 ? limit - 5 : limit - 1)) && sh scripts/procdump.sh "$tpid" >"$build/$n.procs" 2>&1 &&
-			sh scripts/daemonstats.sh "$mnt/m" >>"$build/$n.procs" 2>&1) &
+			sh scripts/daemonstats.sh "$mnt/m" >>"$build/$n.procs" 2>&1) 2>/dev/null & # no "Terminated" when its sleep is ended
 		dpid=$!
 		wait "$tpid" || st=$?
 		pkill -P "$dpid" 2>/dev/null || true # its sleep, else left behind until the limit

@@ -159,7 +159,7 @@ run_case() {
 	# Then the daemon's counters twice, a second apart (doorbell kicks or touches climbing while
 	# no ioctl is in flight would be a client looping on its doorbell page).
 	(sleep $((cl > 10 ? cl - 5 : cl - 1)) && sh scripts/procdump.sh "$tpid" >"$log.procs" 2>&1 &&
-		sh scripts/daemonstats.sh "$mnt" >>"$log.procs" 2>&1) &
+		sh scripts/daemonstats.sh "$mnt" >>"$log.procs" 2>&1) 2>/dev/null & # no "Terminated" when its sleep is ended
 	dpid=$!
 	wait "$tpid" 2>/dev/null || rc=$?
 	pkill -P "$dpid" 2>/dev/null || true # its sleep, else left behind until the limit
