@@ -396,41 +396,40 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	// FLAT_SCRATCH is written by the kernel prolog on gfx90a (absolute flat scratch); preset it too.
 	w.sset64(opFlatScrLo, l.scratchBase+uint64(waveOff))
 	// VGPRs: work-item ids packed into v0 on gfx90a (AMDGPUUsage Table "Packed work-item IDs"); Y and Z only
-	// as ENABLE_VGPR_WORKITEM_ID (RSRC2[12:11]) asks, else 0. Ids are positions in the full work-group shape;
-	// lanes outside a partial group are inactive.
+	// as ENABLE_VGPR_WORKITEM_ID (RSRC2[12:11]) asks, else 0. A partial work-group at the grid's edge is
+	// a smaller group of its own shape sz (the SPI takes COMPUTE_NUM_THREAD_*.NUM_THREAD_PARTIAL as its
+	// size; HSA PRM workitemflatid counts in the current work-group size): its work-items are packed
+	// densely by that shape, x fastest, into ceil(items/64) waves (initGroup's nw), and only the
+	// last wave has inactive lanes. (Laid out by the full shape instead, a group partial in x and
+	// spanning y or z needs more waves than nw: such work-items never ran.)
 	tid := l.rsrc2 >> 11 & 3
 	var exec uint64
-	full := [3]int{int(l.wg[0]), int(l.wg[1]), int(l.wg[2])}
 	t0 := w.id * lanes
-	if full[1] == 1 && full[2] == 1 && t0+lanes <= full[0] {
-		// One dimension, the wave inside the group's shape: lane ln is x = t0+ln (y = z = 0),
-		// active below the (partial) group's size.
+	items := sz[0] * sz[1] * sz[2]
+	if n := items - t0; n >= lanes {
+		exec = ^uint64(0)
+	} else if n > 0 {
+		exec = 1<<n - 1
+	}
+	if sz[1] == 1 && sz[2] == 1 {
+		// One dimension: lane ln is x = t0+ln (y = z = 0).
 		v0, x := w.v[0][:], uint32(t0) // a slice: no nil check per lane
 		for ln := 0; ln < lanes; ln += 4 {
 			v0[ln], v0[ln+1], v0[ln+2], v0[ln+3] = x, x+1, x+2, x+3
 			x += 4
 		}
-		if n := sz[0] - t0; n >= lanes {
-			exec = ^uint64(0)
-		} else if n > 0 {
-			exec = 1<<n - 1
-		}
 		w.setExec(exec)
 		w.s[opM0] = 0xffffffff
 		return
 	}
-	x, y, z := t0%full[0], t0/full[0]%full[1], t0/(full[0]*full[1]) // then counted, not divided
+	x, y, z := t0%sz[0], t0/sz[0]%sz[1], t0/(sz[0]*sz[1]) // then counted, not divided
 	for ln := 0; ln < lanes; ln++ {
-		t := t0 + ln
 		if ln > 0 {
-			if x++; x == full[0] {
-				if x, y = 0, y+1; y == full[1] {
+			if x++; x == sz[0] {
+				if x, y = 0, y+1; y == sz[1] {
 					y, z = 0, z+1
 				}
 			}
-		}
-		if x < sz[0] && y < sz[1] && z < sz[2] && t < full[0]*full[1]*full[2] {
-			exec |= 1 << ln
 		}
 		v := uint32(x)
 		if tid >= 1 {

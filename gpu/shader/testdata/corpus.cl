@@ -373,3 +373,13 @@ kernel void half_scalar(global const half *a, global const half *b, global const
 	fout[2 * i] = (float)x;
 	fout[2 * i + 1] = (float)x * (float)y + g;
 }
+
+// Work-item ids in every group of a 3D grid, partial groups at its edges included: per work-item
+// its local ids, its group ids and its lane + 1 in the wave (0: never ran), indexed by global id.
+kernel void ids3d(global uint *out, uint gx, uint gy) {
+	uint x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+	global uint *o = out + 3 * ((z * gy + y) * gx + x);
+	o[0] = lid_(0) | lid_(1) << 10 | lid_(2) << 20;
+	o[1] = gid_(0) | gid_(1) << 10 | gid_(2) << 20;
+	o[2] = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)) + 1;
+}
