@@ -77,6 +77,9 @@ type Engine struct {
 	// Owner is whom the dispatch's resident waves count against (kfd: the process's PASID, as the
 	// SQ's wave status names a wave's VMID): Device.ResidentWaves.
 	Owner uint32
+	// Code, if not nil, keeps the queue's decoded kernels between dispatches (codecache.go);
+	// without it each dispatch decodes its code afresh.
+	Code *CodeCache
 }
 
 // KernelDescriptor is the code object V3+ kernel descriptor (AMDGPUUsage "Kernel Descriptor"), or the
@@ -260,7 +263,7 @@ func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) 
 	if err != nil {
 		return st, err
 	}
-	return run(ctx, mem, l, p.Device, p.CUs, p.Ports, p.GWS)
+	return run(ctx, mem, l, p.Device, p.CUs, p.Ports, p.GWS, p.Code)
 }
 
 // launch does CP's part of an AQL dispatch: registers from the descriptor, user data from the packet.
@@ -350,7 +353,7 @@ func DispatchRegs(ctx context.Context, mem Memory, r RegParams) (Stats, error) {
 	l.lds = uint64(r.RSRC2>>15&0x1ff) * 512 // LDS_SIZE, 128-dword granularity (GFX7+)
 	l.priv = (r.TmpringSize >> 12 & 0x1fff) * 1024 / lanes
 	l.waveScratch = uint64(l.priv) * lanes
-	return run(ctx, mem, l, r.Device, r.CUs, r.Ports, r.GWS)
+	return run(ctx, mem, l, r.Device, r.CUs, r.Ports, r.GWS, r.Code)
 }
 
 // initWave sets the documented initial register state (AMDGPUUsage "Initial Kernel Execution State").

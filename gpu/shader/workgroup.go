@@ -44,6 +44,7 @@ type PortPool interface {
 type cinst struct {
 	Inst
 	pc    uint64
+	raw   [3]uint32 // the instruction's own words, as decoded (CodeCache checks them)
 	next  atomic.Pointer[cinst]
 	taken atomic.Pointer[edge]
 }
@@ -52,10 +53,6 @@ type edge struct {
 	pc uint64
 	to *cinst
 }
-
-// codeCache is a dispatch's decoded code, shared by its work-groups (instructions are immutable once
-// published).
-type codeCache struct{ m sync.Map }
 
 type dispatch struct {
 	ctx   context.Context
@@ -68,8 +65,8 @@ type dispatch struct {
 	need  groupNeed
 	nregs int // VGPRs allocated per wave
 	ng    [3]uint64
-	code  codeCache
-	kc    kcache // the scalar data cache, emptied at each run of drive
+	code  *codeGraph // the dispatch's decoded code, shared by its work-groups (codecache.go)
+	kc    kcache     // the scalar data cache, emptied at each run of drive
 	gws   *GWS
 
 	abort     chan struct{} // closed when waves must stop inside their work-group
@@ -176,7 +173,7 @@ func (d *dispatch) signal() {
 func vgprsOf(rsrc1 uint32) int { return int(rsrc1&0x3f+1) * 8 }
 
 // run is the common dispatch: SPI launches the work-groups' waves with the initial register state.
-func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, ports PortPool, gw *GWS) (Stats, error) {
+func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, ports PortPool, gw *GWS, code *CodeCache) (Stats, error) {
 	if dev == nil {
 		dev = defaultDevice
 	}
@@ -227,7 +224,17 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 		total *= d.ng[i]
 	}
 	d.next, d.total, d.suspendable = l.start, total, l.suspendable
-	return d.drive(ctx)
+	read := mem.Read
+	if f, ok := mem.(Fetcher); ok {
+		read = f.Fetch
+	}
+	d.code = code.get(l.pgm, read) // the CP invalidates the instruction cache: kept code is checked
+	defer code.put(d.code)
+	st, err := d.drive(ctx)
+	if _, ok := err.(*SuspendedError); !ok {
+		d.spareGroups()
+	}
+	return st, err
 }
 
 // drive admits the dispatch's work-groups from d.next and waits for them (run, and Resume after a
@@ -367,12 +374,39 @@ func (d *dispatch) newGroup(gi uint64, cu int) *group {
 	}
 	d.mu.Unlock()
 	if g == nil {
-		g = &group{d: d, lds: make([]byte, d.l.lds), waves: make([]*wave, 0, d.need.waves)}
+		if sp, _ := spares.Get().(*spare); sp != nil && uint64(cap(sp.lds)) >= d.l.lds {
+			g = &group{d: d, lds: sp.lds[:d.l.lds], waves: sp.waves[:0]}
+			clear(g.lds)
+		} else {
+			g = &group{d: d, lds: make([]byte, d.l.lds), waves: make([]*wave, 0, d.need.waves)}
+		}
 	} else {
 		clear(g.lds)
 	}
 	d.initGroup(g, gi, cu)
 	return g
+}
+
+// spare is an ended dispatch's work-group memory, its LDS and its waves with their register
+// files, for the groups of later dispatches (a tiny dispatch otherwise allocates and the
+// collector frees a register file per wave each time). Whoever takes it clears what it uses: the
+// values of another dispatch, maybe another process's, never show.
+type spare struct {
+	lds   []byte
+	waves []*wave
+}
+
+var spares sync.Pool
+
+// spareGroups gives the ended dispatch's free work-groups to later dispatches.
+func (d *dispatch) spareGroups() {
+	d.mu.Lock()
+	free := d.free
+	d.free = nil
+	d.mu.Unlock()
+	for _, g := range free {
+		spares.Put(&spare{lds: g.lds, waves: g.waves[:cap(g.waves)]})
+	}
 }
 
 // initGroup makes g work-group gi on CU cu, fresh, with its waves' initial state (and scratch
@@ -402,7 +436,18 @@ func (d *dispatch) initGroup(g *group, gi uint64, cu int) {
 		d.mu.Unlock()
 	}
 	for len(g.waves) < nw {
-		g.waves = append(g.waves, &wave{v: make([][lanes]uint32, d.nregs), id: len(g.waves), d: d, g: g})
+		i := len(g.waves)
+		if i < cap(g.waves) {
+			// a spare's wave (newGroup), another dispatch's: its registers are cleared
+			if w := g.waves[:i+1][i]; w != nil && w.d != d && cap(w.v) >= d.nregs {
+				v := w.v[:d.nregs]
+				clear(v)
+				*w = wave{v: v, id: i, d: d, g: g}
+				g.waves = g.waves[:i+1]
+				continue
+			}
+		}
+		g.waves = append(g.waves, &wave{v: make([][lanes]uint32, d.nregs), id: i, d: d, g: g})
 	}
 	g.waves = g.waves[:nw]
 	for _, w := range g.waves {
@@ -882,6 +927,10 @@ func (d *dispatch) decodeAt(g *group, pc uint64) (*cinst, error) {
 	}
 	in.bind()
 	c := &cinst{Inst: in, pc: pc}
-	v, _ := d.code.m.LoadOrStore(pc, c)
+	copy(c.raw[:], w[:in.Size/4])
+	v, loaded := d.code.m.LoadOrStore(pc, c)
+	if !loaded {
+		d.code.add(c)
+	}
 	return v.(*cinst), nil
 }
