@@ -730,7 +730,7 @@ func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
 				t = t0
 			}
 			var s *[lanes]uint64
-			if t == tU32 { // 32-bit operand (shift amounts)
+			if t == tU32 || t == tF32 { // 32-bit operand (shift amounts, v_cvt_f64_{f32,i32,u32})
 				s32, err := w.src32(in, in.Opnd[fs[i]], k32)
 				if err != nil {
 					return err
@@ -754,6 +754,23 @@ func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
 			}
 			if i == 0 && in.Ext == extDPP { // gfx90a DPP on a 64-bit operation (s is a copy)
 				s, writeMask = w.applyDPP64(in, s)
+			}
+			if t == tF32 && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0 || w.mode&0x10 == 0) {
+				// An f32 source (v_cvt_f64_f32): VOP3 abs/neg on its sign, then MODE.FP_DENORM
+				// bit 4 (clear: a denormal input is a zero of its sign).
+				for l := range s {
+					v := uint32(s[l])
+					if in.Abs>>i&1 != 0 {
+						v &^= 1 << 31
+					}
+					if in.Neg>>i&1 != 0 {
+						v ^= 1 << 31
+					}
+					if w.mode&0x10 == 0 {
+						v = flush32(v)
+					}
+					s[l] = uint64(v)
+				}
 			}
 			if t == tF64 && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0 || w.mode&0x40 == 0) {
 				for l := range s {
@@ -1081,6 +1098,11 @@ func pk32(n int, f func(a, b, c uint32) uint32) execFn {
 		if _, err := w.vdst(in.Opnd[fDst], 2); err != nil {
 			return err
 		}
+		// The packed f32 operations are f32 operations: MODE.FP_DENORM bit 4 (clear: input
+		// denormals flushed) and bit 5 (clear: denormal results flushed) apply to each half, as
+		// they do to v_add_f32 (LLVM selects v_pk_add_f32 for two float adds under
+		// -fgpu-flush-denormals-to-zero and relies on it); VOP3P clamp to [0, 1] on each half.
+		flushIn, flushOut := w.mode&0x10 == 0, w.mode&0x20 == 0
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			var lo, hi [3]uint32
@@ -1094,8 +1116,17 @@ func pk32(n int, f func(a, b, c uint32) uint32) execFn {
 				if in.NegHi>>i&1 != 0 {
 					hi[i] ^= 1 << 31
 				}
+				if flushIn {
+					lo[i], hi[i] = flush32(lo[i]), flush32(hi[i])
+				}
 			}
 			rl, rh := f(lo[0], lo[1], lo[2]), f(hi[0], hi[1], hi[2])
+			if in.Clamp {
+				rl, rh = outMod32(rl, 0, true), outMod32(rh, 0, true)
+			}
+			if flushOut {
+				rl, rh = flush32(rl), flush32(rh)
+			}
 			w.setV64(in.Opnd[fDst], l, uint64(rl)|uint64(rh)<<32)
 		}
 		return nil

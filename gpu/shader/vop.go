@@ -352,7 +352,7 @@ func vop64Ops() {
 	// IEEE mode, as v_min/max_f32: a NaN operand yields the other operand; -0 < +0.
 	def(OpVMinF64, v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, true) }))
 	def(OpVMaxF64, v64(tF64, tF64, 2, func(a, b, _ uint64) uint64 { return minMax64(a, b, false) }))
-	def(OpVCvtF64F32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(f32(uint32(a)))) }))
+	def(OpVCvtF64F32, v64(tF32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(f32(uint32(a)))) }))
 	def(OpVCvtF64U32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(uint32(a))) }))
 	def(OpVCvtF64I32, v64(tU32, tU32, 1, func(a, _, _ uint64) uint64 { return u64(float64(int32(uint32(a)))) }))
 	def(OpVCvtF32F64, cvtFrom64(func(a uint64) uint32 { return u32(float32(f64(a))) }))

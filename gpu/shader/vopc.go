@@ -59,8 +59,8 @@ func cmpKey(v, low, sign uint64, signed bool) uint64 {
 }
 
 // cmpFloat converts a float operand of width wbits, abs and neg applied to its sign, to float64
-// (exactly).
-func cmpFloat(v uint64, abs, neg bool, sign uint64, wbits uint) float64 {
+// (exactly); flush makes a denormal a zero of the same sign first.
+func cmpFloat(v uint64, abs, neg bool, sign uint64, wbits uint, flush bool) float64 {
 	if abs {
 		v &^= sign
 	}
@@ -69,11 +69,31 @@ func cmpFloat(v uint64, abs, neg bool, sign uint64, wbits uint) float64 {
 	}
 	switch wbits {
 	case 16:
+		if flush {
+			v = uint64(h16Flush(uint32(v)))
+		}
 		return float64(f16to32(uint16(v)))
 	case 32:
+		if flush {
+			v = uint64(flush32(uint32(v)))
+		}
 		return float64(f32(uint32(v)))
 	}
+	if flush {
+		v = flush64(v)
+	}
 	return f64(v)
+}
+
+// cmpFlush reports whether a float compare of width wbits flushes denormal inputs under the
+// wave's MODE.FP_DENORM (bit 4: f32, bit 6: f64 and f16; clear flushes). LLVM relies on it: under
+// "denormal-fp-math-f32"="preserve-sign" (hipcc -fgpu-flush-denormals-to-zero) it compares raw
+// inputs, and the LangRef has an operation in that mode treat a denormal input as zero.
+func cmpFlush(mode uint32, wbits uint) bool {
+	if wbits == 32 {
+		return mode&0x10 == 0
+	}
+	return mode&0x40 == 0
 }
 
 func vopcExec(name string) execFn {
@@ -169,7 +189,8 @@ func vopcExec(name string) execFn {
 			}
 			var o uint
 			if isF {
-				o = floatOutcome(cmpFloat(av, in.Abs&1 != 0, in.Neg&1 != 0, sign, wbits), cmpFloat(bv, in.Abs&2 != 0, in.Neg&2 != 0, sign, wbits))
+				fl := cmpFlush(w.mode, wbits)
+				o = floatOutcome(cmpFloat(av, in.Abs&1 != 0, in.Neg&1 != 0, sign, wbits, fl), cmpFloat(bv, in.Abs&2 != 0, in.Neg&2 != 0, sign, wbits, fl))
 			} else {
 				o = intOutcome(cmpKey(av, low, sign, signed), cmpKey(bv, low, sign, signed))
 			}
