@@ -309,6 +309,17 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 		}
 	}
 
+	// A one-wave kernel's dispatch round trip against the barrier's: what a kernel launch costs
+	// the emulated GPU beyond the queue's own protocol (descriptor, admission, the wave, completion).
+	if err := waitNoProcess(dir); err != nil {
+		return nil, err
+	}
+	if fig, err := dispatchRoundTrip(dir, n, a50); err != nil {
+		figs = append(figs, figure{Name: "kernel dispatch round trip", Note: "not measured: " + err.Error()})
+	} else {
+		figs = append(figs, fig)
+	}
+
 	// The ISA interpreter on real compiled kernels: on one worker thread (the rate per core) and on
 	// the daemon's pool (--gpu-threads; one per CPU by default) when it has more, with the speed-up.
 	if err := waitNoProcess(dir); err != nil {
@@ -725,6 +736,61 @@ func interpRate(mnt string, n int, busy time.Duration) (figure, float64, error) 
 	return figure{Name: fmt.Sprintf("ISA interpreter, vadd over %d elements", n), Unit: "elements/s", Value: rate,
 		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor),
 		Note: fmt.Sprintf("%.3gM wave-instructions/s (%d in %v)", waves/1e6, insts, el.Round(time.Millisecond))}, waves, nil
+}
+
+// dispatchRoundTrip dispatches vadd over 64 elements (one work-group of one wave) n times, each
+// after the last completed: the round trip from the doorbell to the completion signal, against
+// the barrier packet's round trip of the same run (barrier).
+func dispatchRoundTrip(mnt string, n int, barrier time.Duration) (figure, error) {
+	r, g, k, err := openKernel(hsa.Config{Root: mnt}, "vadd", vaddSource)
+	if err != nil {
+		return figure{}, err
+	}
+	defer r.Shutdown()
+	const items = 64
+	buf, err := g.SystemPool().Allocate(12 * items)
+	if err != nil {
+		return figure{}, err
+	}
+	defer buf.Free()
+	args, err := r.KernargPool().Allocate(uint64(k.KernargSize))
+	if err != nil {
+		return figure{}, err
+	}
+	defer args.Free()
+	ab := args.Bytes()
+	for i := range 3 {
+		binary.LittleEndian.PutUint64(ab[8*i:], buf.VA+uint64(4*items*i))
+	}
+	binary.LittleEndian.PutUint32(ab[24:], items)
+	q, err := g.CreateQueue(64, nil)
+	if err != nil {
+		return figure{}, err
+	}
+	defer q.Destroy()
+	done, err := r.NewSignal(1, true)
+	if err != nil {
+		return figure{}, err
+	}
+	defer done.Destroy()
+	rt := make([]time.Duration, n)
+	for i := -10; i < n; i++ { // the first ones decode the kernel: not counted
+		done.Store(1, hsa.Relaxed)
+		start := time.Now()
+		if _, err := q.SubmitDispatch(hsa.Dispatch{Kernel: k, Grid: [3]uint32{items}, Workgroup: [3]uint16{items}, Kernarg: args.VA,
+			Completion: done}); err != nil {
+			return figure{}, err
+		}
+		if _, ok, err := done.Wait(hsa.Eq, 0, time.Minute); !ok || err != nil {
+			return figure{}, fmt.Errorf("vadd did not complete: %v %v", err, q.Err())
+		}
+		if i >= 0 {
+			rt[i] = time.Since(start)
+		}
+	}
+	d50, d99 := percentiles(rt)
+	return figure{Name: "kernel dispatch round trip (one wave, doorbell -> signal)", Unit: "ns", Value: float64(d50), P99: float64(d99),
+		Floor: "AQL barrier round trip (above)", FloorValue: float64(barrier), Ratio: ratio(float64(d50), float64(barrier))}, nil
 }
 
 //go:embed testdata/rocm/matmul.cl
