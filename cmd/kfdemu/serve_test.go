@@ -279,7 +279,7 @@ func TestBench(t *testing.T) {
 		"ioctl round trip (GET_VERSION)", "AQL barrier round trip (doorbell -> signal)", "AQL packets per second, 1 queue(s)",
 		"AQL packets per second, 8 queue(s)", "first doorbell after 3s idle (doorbell -> signal)", "MAP 1 GiB GTT (4 KiB PTEs)",
 		"MAP 1 GiB VRAM (2 MiB PDEs)", "GPU retry faults serviced (SVM, XNACK on)", "fault storm, 620 distinct SVM pages",
-		"wave fault storm, 620 distinct SVM pages",
+		"wave fault storm, 620 distinct SVM pages", "kernel dispatch round trip (one wave, doorbell -> signal)",
 		"ISA interpreter, vadd over 65536 elements, 1 worker thread", "ISA interpreter, matmul 64x64, 1 worker thread",
 		"ISA interpreter, vadd over 65536 elements, 2 worker threads", "ISA interpreter, matmul 64x64, 2 worker threads",
 		"topology snapshot, mi300x-cpx (65 nodes)"}
