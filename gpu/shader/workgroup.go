@@ -405,7 +405,13 @@ func (d *dispatch) spareGroups() {
 	d.free = nil
 	d.mu.Unlock()
 	for _, g := range free {
-		spares.Put(&spare{lds: g.lds, waves: g.waves[:cap(g.waves)]})
+		waves := g.waves[:cap(g.waves)]
+		for _, w := range waves {
+			if w != nil {
+				*w = wave{v: w.v} // nothing of this dispatch (its memory, code, process) stays reachable
+			}
+		}
+		spares.Put(&spare{lds: g.lds, waves: waves})
 	}
 }
 
@@ -438,8 +444,8 @@ func (d *dispatch) initGroup(g *group, gi uint64, cu int) {
 	for len(g.waves) < nw {
 		i := len(g.waves)
 		if i < cap(g.waves) {
-			// a spare's wave (newGroup), another dispatch's: its registers are cleared
-			if w := g.waves[:i+1][i]; w != nil && w.d != d && cap(w.v) >= d.nregs {
+			// a spare's wave (newGroup; spareGroups left only its register file): cleared
+			if w := g.waves[:i+1][i]; w != nil && w.d == nil && cap(w.v) >= d.nregs {
 				v := w.v[:d.nregs]
 				clear(v)
 				*w = wave{v: v, id: i, d: d, g: g}
