@@ -84,7 +84,7 @@ func (d *Driver) shaderDevice(gpuID uint32) *shader.Device {
 // and, while it holds them, its process's GWS on that GPU.
 func (q *queue) engine() shader.Engine {
 	return shader.Engine{Device: q.p.d.shaderDevice(q.pd.gpuID), CUs: *q.cus.Load(), Ports: q.ports, GWS: q.gws.Load(),
-		Owner: q.p.pasid, Doorbell: q.doorbellID, Trap: q.pd.trap.Load(), Code: &q.code}
+		Owner: q.p.pasid, Doorbell: q.doorbellID, Trap: q.pd.trap.Load(), Code: &q.pd.code}
 }
 
 // sqInterrupt is an SQ interrupt of one of the queue's waves (s_sendmsg(MSG_INTERRUPT)): sent

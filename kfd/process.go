@@ -75,9 +75,10 @@ type pdd struct {
 	doorbellMem []byte
 	slice       *doorbell.Slice // doorbell ids in the slice
 	layout      doorbell.Layout
-	sizes       ctxSaveSizes // queue buffer sizes of the node (kfd_queue_ctx_save_restore_size)
-	sdmaPast    uint64       // sdma_past_activity_counter: activity of its destroyed SDMA queues
-	group       cp.Group     // the process's AQL queues on this GPU wake each other's barriers
+	sizes       ctxSaveSizes     // queue buffer sizes of the node (kfd_queue_ctx_save_restore_size)
+	sdmaPast    uint64           // sdma_past_activity_counter: activity of its destroyed SDMA queues
+	group       cp.Group         // the process's AQL queues on this GPU wake each other's barriers
+	code        shader.CodeCache // its queues' recent kernels, decoded (checked against memory at each dispatch)
 	// vmFaultEvicted: a GPUVM fault evicted the device's queues for good (evictForVMFault).
 	vmFaultEvicted bool
 }

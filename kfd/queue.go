@@ -50,7 +50,6 @@ type queue struct {
 	bell       *doorbell.Bell
 	mem        *mmu.Port
 	ports      *cuPorts                   // the ports of its dispatches' work-groups
-	code       shader.CodeCache           // its recent kernels, decoded (checked against memory at each dispatch)
 	gws        atomic.Pointer[shader.GWS] // its process's GWS on the GPU while it holds it
 	eng        engine
 	bufs       []*bo    // BOs acquired by kfd_queue_acquire_buffers (queue_refcount)

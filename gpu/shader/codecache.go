@@ -13,18 +13,21 @@ import (
 // instructions); any difference, or a read that fails, and the dispatch decodes afresh. Decoding
 // is a function of the bytes alone, so a reused instruction is the one a fresh decode would give.
 //
-// A CodeCache belongs to one queue (kfd: one process's address space) and is safe for concurrent
-// dispatches; the zero value is ready. Engine.Code nil: each dispatch decodes for itself.
+// A CodeCache serves one address space (kfd: one per process and GPU, shared by the process's
+// queues there) and is safe for concurrent dispatches, which may share a kept kernel; the zero
+// value is ready. Engine.Code nil: each dispatch decodes for itself. What it keeps is bounded
+// (codeCacheKernels kernels, codeCacheInsts instructions in all: about 330 bytes each), so a client
+// walking huge code regions cannot make the daemon hold more than a dispatch of it already does.
 type CodeCache struct {
 	mu    sync.Mutex
-	progs []*codeGraph // most recently used first, at most codeCacheKernels
+	progs []*codeGraph // most recently used first
 }
 
 const (
-	codeCacheKernels = 8         // kernels kept per queue
-	codeCheckGap     = 64        // instructions this close are checked with one read
-	codeCheckRun     = 16 << 10  // bytes read at most at once
-	codeGraphMax     = 256 << 10 // instructions beyond which a kernel is not kept (a code object walked by a fuzzer, say)
+	codeCacheKernels = 32       // kernels kept
+	codeCacheInsts   = 64 << 10 // instructions kept in all
+	codeCheckGap     = 64       // instructions this close are checked with one read
+	codeCheckRun     = 16 << 10 // bytes read at most at once
 )
 
 // codeGraph is one kernel's decoded code: the instructions reached so far (by pc) with their
@@ -137,23 +140,31 @@ func (c *CodeCache) get(entry uint64, read func(uint64, []byte) error) *codeGrap
 	return newCodeGraph(entry)
 }
 
-// put keeps g (a dispatch of it ended) as the most recently used graph of its kernel.
+// put keeps g (a dispatch of it ended) as the most recently used graph of its kernel, dropping the
+// least recently used ones beyond the bounds.
 func (c *CodeCache) put(g *codeGraph) {
 	if c == nil {
 		return
 	}
 	g.mu.Lock()
-	big := g.n > codeGraphMax
+	n := g.n
 	g.mu.Unlock()
-	c.mu.Lock()
+	c.mu.Lock() // before any codeGraph.mu
 	defer c.mu.Unlock()
 	c.progs = slices.DeleteFunc(c.progs, func(p *codeGraph) bool { return p.entry == g.entry })
-	if big {
-		return
+	if n > codeCacheInsts {
+		return // larger than the whole budget: not kept
 	}
 	c.progs = slices.Insert(c.progs, 0, g)
-	if len(c.progs) > codeCacheKernels {
-		c.progs[codeCacheKernels] = nil
-		c.progs = c.progs[:codeCacheKernels]
+	total := 0
+	for i, p := range c.progs {
+		p.mu.Lock()
+		total += p.n
+		p.mu.Unlock()
+		if i == codeCacheKernels || total > codeCacheInsts {
+			clear(c.progs[i:])
+			c.progs = c.progs[:i]
+			break
+		}
 	}
 }

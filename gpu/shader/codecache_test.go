@@ -70,6 +70,30 @@ func TestCodeCacheReusesAndRechecks(t *testing.T) {
 	}
 }
 
+// The cache keeps at most codeCacheKernels kernels and codeCacheInsts instructions, the most
+// recently dispatched first.
+func TestCodeCacheBounds(t *testing.T) {
+	var c CodeCache
+	big := func(entry uint64, n int) *codeGraph {
+		g := newCodeGraph(entry)
+		g.n = n
+		return g
+	}
+	c.put(big(0x1000, 100))
+	c.put(big(0x2000, codeCacheInsts-100))
+	if len(c.progs) != 2 {
+		t.Fatalf("%d kernels kept, want 2 (exactly the instruction budget)", len(c.progs))
+	}
+	c.put(big(0x3000, 1))
+	if len(c.progs) != 2 || c.progs[0].entry != 0x3000 || c.progs[1].entry != 0x2000 {
+		t.Errorf("over the budget: kept %d kernels, want the two most recent", len(c.progs))
+	}
+	c.put(big(0x4000, codeCacheInsts+1))
+	if len(c.progs) != 2 || c.progs[0].entry != 0x3000 {
+		t.Errorf("a kernel larger than the budget: %d kernels kept, want it left out and the others kept", len(c.progs))
+	}
+}
+
 // The cache keeps at most codeCacheKernels kernels, the most recently dispatched first.
 func TestCodeCacheKeepsRecentKernels(t *testing.T) {
 	var c CodeCache

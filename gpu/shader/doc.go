@@ -57,7 +57,7 @@
 // Concurrency and lock order: a Dispatch owns its state. Its work-groups share the decoded code
 // (a sync.Map plus atomic links between instructions; codecache.go), which a queue's CodeCache
 // keeps for its next dispatches of the kernel once the code in memory has been compared with it
-// (CodeCache.mu and codeGraph.mu are leaves), and take dispatch.mu only to record an
+// (CodeCache.mu is taken before codeGraph.mu; neither before another lock), and take dispatch.mu only to record an
 // error or return scratch slots and finished groups; an ended dispatch's groups (LDS, waves and
 // their register files) are spares for later dispatches, cleared by whoever takes them. dispatch.amu guards admission (the next group,
 // taken by the dispatcher and by a goroutine whose group ended) and is taken before dispatch.mu and
