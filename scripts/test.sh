@@ -51,7 +51,7 @@ else
 fi
 
 step go test -race, the concurrent work-group tests of gpu/shader
-go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop|TestSuspend|TestShortGroupsShareWorker|TestDeviceMove' ./gpu/shader
+go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop|TestSuspend|TestShortGroupsShareWorker|TestDeviceMove|TestCodeCache|TestSpareGroups' ./gpu/shader
 
 step go test -tags purego, gpu/shader without its AVX2 lane kernels: the Go loops alone
 go test -count=1 -tags purego -timeout 15m ./gpu/shader

@@ -3,6 +3,7 @@ package shader
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"testing"
 )
 
@@ -166,5 +167,52 @@ func BenchmarkTinyDispatch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Dispatches on several goroutines share one CodeCache (kfd's per process and GPU, over the
+// process's queues): the same kernel at once, every result right (scripts/test.sh runs this under
+// the race detector).
+func TestCodeCacheConcurrentDispatches(t *testing.T) {
+	code := asm(t, `
+	v_lshlrev_b32 v1, 2, v0
+	v_add_u32 v2, 7, v0
+	global_store_dword v1, v2, s[0:1]
+	s_endpgm`)
+	m, p := miniKernel(t, code)
+	p.GridSize, p.WorkgroupSize = [3]uint32{64, 1, 1}, [3]uint16{64, 1, 1}
+	p.Code = &CodeCache{}
+	const goroutines, rounds = 4, 30
+	errs := make(chan error, goroutines)
+	m.mapRange(asmOut, 0x1000*goroutines) // before any dispatch: the test memory's map is not safe to grow concurrently
+	for k := range goroutines {
+		out := uint64(asmOut + 0x1000*uint64(k))
+		go func() {
+			q := p
+			q.KernargAddress = out
+			for range rounds {
+				if _, err := Dispatch(context.Background(), m, q); err != nil {
+					errs <- err
+					return
+				}
+				var b [256]byte
+				m.Read(out, b[:])
+				for l := 0; l < 64; l++ {
+					if got := binary.LittleEndian.Uint32(b[4*l:]); got != uint32(7+l) {
+						errs <- fmt.Errorf("lane %d stored %d", l, got)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.Code.progs) != 1 {
+		t.Errorf("%d kernels kept, want 1", len(p.Code.progs))
 	}
 }
