@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -31,22 +32,29 @@ func FuzzDecodeStep(f *testing.F) {
 			}
 		}
 		// execute the words as a kernel: descriptor at 0x1000, code at 0x1100, ending with s_endpgm
-		m := newMem()
-		m.mapRange(0x1000, 0x2000)
-		m.mapRange(0x100000, 0x10000)
-		var kd [64]byte
-		binary.LittleEndian.PutUint64(kd[16:], 0x100)
-		binary.LittleEndian.PutUint32(kd[52:], 1|2<<1|1<<7) // private segment, 2 user SGPRs, wg id x
-		binary.LittleEndian.PutUint16(kd[56:], 1<<3)        // kernarg ptr
-		m.Write(0x1000, kd[:])
-		code := append(append([]byte{}, b...), 0, 0, 0x81, 0xbf)
-		if len(code) > 0xe00 {
-			code = code[:0xe00]
+		build := func() *flatMem {
+			m := newMem()
+			m.mapRange(0x1000, 0x2000)
+			m.mapRange(0x100000, 0x10000)
+			var kd [64]byte
+			binary.LittleEndian.PutUint64(kd[16:], 0x100)
+			binary.LittleEndian.PutUint32(kd[52:], 1|2<<1|1<<7) // private segment, 2 user SGPRs, wg id x
+			binary.LittleEndian.PutUint16(kd[56:], 1<<3)        // kernarg ptr
+			m.Write(0x1000, kd[:])
+			code := append(append([]byte{}, b...), 0, 0, 0x81, 0xbf)
+			if len(code) > 0xe00 {
+				code = code[:0xe00]
+			}
+			m.Write(0x1100, code)
+			return m
 		}
-		m.Write(0x1100, code)
-		_, err = Dispatch(context.Background(), m, DispatchParams{GridSize: [3]uint32{64, 1, 1}, WorkgroupSize: [3]uint16{64, 1, 1},
-			KernelObject: 0x1000, KernargAddress: 0x100000, ScratchBase: 0x100000, ScratchSize: 0x10000,
-			GroupSegmentSize: 1024, Apertures: DefaultApertures, MaxWaveInstructions: 200})
+		run := func(m *flatMem, code *CodeCache) (Stats, error) {
+			return Dispatch(context.Background(), m, DispatchParams{GridSize: [3]uint32{64, 1, 1}, WorkgroupSize: [3]uint16{64, 1, 1},
+				KernelObject: 0x1000, KernargAddress: 0x100000, ScratchBase: 0x100000, ScratchSize: 0x10000,
+				GroupSegmentSize: 1024, Apertures: DefaultApertures, MaxWaveInstructions: 200, Engine: Engine{Code: code}})
+		}
+		m := build()
+		st, err := run(m, nil)
 		var we *WaveError
 		var fe *Fault
 		var te *TrapError
@@ -55,6 +63,24 @@ func FuzzDecodeStep(f *testing.F) {
 		}
 		if err != nil && !errors.As(err, &we) && !errors.As(err, &fe) && !errors.As(err, &te) && !errors.Is(err, ErrBadDispatch) {
 			t.Fatalf("unexpected error type %T: %v", err, err)
+		}
+		// The same kernel again through a CodeCache, the second time from the kept graph: the same
+		// counts, error and memory as the dispatch that decoded for itself (one wave: deterministic).
+		cache := &CodeCache{}
+		for round := range 2 {
+			m2 := build()
+			st2, err2 := run(m2, cache)
+			if st2 != st || fmt.Sprint(err2) != fmt.Sprint(err) {
+				t.Fatalf("round %d with a CodeCache: %+v, %v; without: %+v, %v", round, st2, err2, st, err)
+			}
+			for va := uint64(0x100000); va < 0x110000; va += 0x1000 {
+				var x, y [0x1000]byte
+				m.Read(va, x[:])
+				m2.Read(va, y[:])
+				if x != y {
+					t.Fatalf("round %d with a CodeCache: memory at %#x differs", round, va)
+				}
+			}
 		}
 	})
 }
