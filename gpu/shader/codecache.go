@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// CodeCache keeps the decoded code of an address space's recent kernels from one dispatch to the next, so
-// that a kernel dispatched again is not decoded again. The CP invalidates the instruction cache
+// CodeCache keeps the decoded code of an address space's recent kernels from one dispatch to the
+// next, so that a kernel dispatched again is not decoded again. The CP invalidates the instruction cache
 // at every dispatch's start (the AQL acquire fence), so what a dispatch runs is the code in memory
 // when it starts: a kept kernel is reused only after every instruction of it has been read again
 // and compared with the bytes it was decoded from (one read per run of neighbouring
