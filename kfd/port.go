@@ -73,6 +73,9 @@ func (d *Driver) shaderDevice(gpuID uint32) *shader.Device {
 			if lds := n.Prop(topology.LDSSizeInKB); lds > 0 {
 				cfg.LDSPerCU = int(lds) << 10
 			}
+			if sae, arrays := n.Prop(topology.SIMDArraysPerEngine), n.Prop(topology.ArrayCount); sae > 0 && arrays >= sae {
+				cfg.ShaderEngines, cfg.SHsPerSE = int(arrays/sae), int(sae)
+			}
 		}
 		dev = shader.NewDevice(cfg)
 		d.cuDevs[gpuID] = dev

@@ -23,6 +23,21 @@ type DeviceConfig struct {
 	WavesPerCU int // simd_per_cu * max_waves_per_simd
 	VGPRsPerCU int // VGPR rows (per lane) of the CU's SIMDs: simd_per_cu * 512 on gfx90a
 	LDSPerCU   int // bytes (lds_size_in_kb * 1024)
+	// ShaderEngines and SHsPerSE place CU i in the chip (cuLocation): array_count /
+	// simd_arrays_per_engine and simd_arrays_per_engine of the node; zero: 1.
+	ShaderEngines, SHsPerSE int
+}
+
+// cuLocation is where CU i of the device sits: shader engine, shader array and CU within the
+// array, as amdkfd's mqd_symmetrically_map_cu_mask numbers CUs (CU mask bit i is SE i mod SEs, SH
+// (i / SEs) mod SHs, CU i / (SEs * SHs)). Harvested CU slots are not modelled: the k-th CU of an
+// array has CU_ID k.
+func (d *Device) cuLocation(cu int) (se, sh, id uint32) {
+	if cu < 0 {
+		return 0, 0, 0
+	}
+	nse, nsh := max(d.cfg.ShaderEngines, 1), max(d.cfg.SHsPerSE, 1)
+	return uint32(cu % nse), uint32(cu / nse % nsh), uint32(cu / (nse * nsh))
 }
 
 // gfx90a (MI200): 4 SIMDs per CU, 8 waves per SIMD, a 512-row unified VGPR file per SIMD, 64 KiB of

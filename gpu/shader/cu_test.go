@@ -85,3 +85,52 @@ func TestDeviceMove(t *testing.T) {
 		t.Errorf("after a failed move: %d groups, %d waves, %d of the owner's", g, w, d.ResidentWaves(7))
 	}
 }
+
+// TestHWIDLocation: s_getreg HW_REG_HW_ID gives each wave the place of the CU its group runs on,
+// numbered as amdkfd's CU mask maps bits to the chip (bit i: SE i mod SEs, SH (i/SEs) mod SHs, CU
+// i/(SEs*SHs)), and the wave's index in its group in WAVE_ID; HIP's __smid reads CU_ID and SE_ID.
+func TestHWIDLocation(t *testing.T) {
+	code := asm(t, `
+	s_getreg_b32 s3, hwreg(HW_REG_HW_ID)
+	s_lshl_b32 s4, s2, 9
+	v_lshlrev_b32 v1, 2, v0
+	v_add_u32 v1, s4, v1
+	v_mov_b32 v2, s3
+	global_store_dword v1, v2, s[0:1]
+	s_endpgm`)
+	dev := NewDevice(DeviceConfig{CUs: 12, ShaderEngines: 3, SHsPerSE: 2})
+	const groups = 24
+	cuOf := make([]int, groups)
+	b := func() []byte {
+		m, _, err := runAsm(t, code, 64, 0, func(m *flatMem, p *DispatchParams) {
+			m.mapRange(asmOut, 512*groups)
+			p.GridSize = [3]uint32{128 * groups, 1, 1}
+			p.WorkgroupSize = [3]uint16{128, 1, 1} // two waves per group
+			p.Device = dev
+			p.GroupDone = func(g uint64, cu int) { cuOf[g] = cu }
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]byte, 512*groups)
+		m.Read(asmOut, out)
+		return out
+	}()
+	seen := map[uint32]bool{}
+	for g := range groups {
+		cu := cuOf[g]
+		se, sh, id := uint32(cu%3), uint32(cu/3%2), uint32(cu/6)
+		for item := 0; item < 128; item++ { // waves 0 and 1 of the group
+			o := 512*g + 4*item
+			v := uint32(b[o]) | uint32(b[o+1])<<8 | uint32(b[o+2])<<16 | uint32(b[o+3])<<24
+			if v&0xf != uint32(item/64) || v>>8&0xf != id || v>>12&1 != sh || v>>13&7 != se {
+				t.Fatalf("group %d on CU %d, item %d: HW_ID %#x, want wave %d, CU_ID %d, SH %d, SE %d", g, cu, item, v,
+					item/64, id, sh, se)
+			}
+			seen[v] = true
+		}
+	}
+	if len(seen) < 2 {
+		t.Errorf("%d groups all reported one place: %v", groups, seen)
+	}
+}

@@ -431,8 +431,11 @@ func sopkOps() {
 			v = w.mode
 		case 15: // HW_REG_SH_MEM_BASES: {SHARED_BASE[63:48] << 16 | PRIVATE_BASE[63:48]} (gfx9)
 			v = uint32(w.d.l.ap.SharedBase>>48)<<16 | uint32(w.d.l.ap.PrivateBase>>48&0xffff)
-		case 4: // HW_REG_HW_ID: wave id in bits 3:0
-			v = uint32(w.id & 0xf)
+		case 4: // HW_REG_HW_ID (gfx9): WAVE_ID[3:0] (the wave's index in its group here), CU_ID[11:8],
+			// SH_ID[12], SE_ID[15:13] of the CU the group runs on (HIP's __smid reads CU_ID and SE_ID);
+			// SIMD, pipe, queue, VMID and the rest read 0.
+			se, sh, cu := w.d.dev.cuLocation(w.g.cu)
+			v = uint32(w.id&0xf) | (cu&0xf)<<8 | (sh&1)<<12 | (se&7)<<13
 		case 2: // HW_REG_STATUS: PRIV[5], EXECZ[9], VCCZ[10]
 			v = w.status()
 		case 3: // HW_REG_TRAPSTS: the exception that entered the trap handler (address watch only)
