@@ -774,18 +774,14 @@ func dispatchRoundTrip(mnt string, n int, barrier time.Duration) (figure, error)
 	}
 	defer done.Destroy()
 	rt := make([]time.Duration, n)
+	d := hsa.Dispatch{Kernel: k, Grid: [3]uint32{items}, Workgroup: [3]uint16{items}, Kernarg: args.VA, Completion: done}
 	for i := -10; i < n; i++ { // the first ones decode the kernel: not counted
-		done.Store(1, hsa.Relaxed)
-		start := time.Now()
-		if _, err := q.SubmitDispatch(hsa.Dispatch{Kernel: k, Grid: [3]uint32{items}, Workgroup: [3]uint16{items}, Kernarg: args.VA,
-			Completion: done}); err != nil {
+		el, err := dispatchWait(q, d, "vadd", time.Minute)
+		if err != nil {
 			return figure{}, err
 		}
-		if _, ok, err := done.Wait(hsa.Eq, 0, time.Minute); !ok || err != nil {
-			return figure{}, fmt.Errorf("vadd did not complete: %v %v", err, q.Err())
-		}
 		if i >= 0 {
-			rt[i] = time.Since(start)
+			rt[i] = el
 		}
 	}
 	d50, d99 := percentiles(rt)
@@ -892,18 +888,29 @@ func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32
 	before := statValue(mnt, "wave_instructions")
 	start := time.Now()
 	runs := 0
+	d := hsa.Dispatch{Kernel: k, Grid: grid, Workgroup: wg, Kernarg: args.VA, Completion: done}
 	for ; runs == 0 || time.Since(start) < busy; runs++ {
-		done.Store(1, hsa.Relaxed)
-		if _, err := q.SubmitDispatch(hsa.Dispatch{Kernel: k, Grid: grid, Workgroup: wg, Kernarg: args.VA, Completion: done}); err != nil {
+		if _, err := dispatchWait(q, d, name, 10*time.Minute); err != nil {
 			return 0, 0, err
-		}
-		if _, ok, err := done.Wait(hsa.Eq, 0, 10*time.Minute); !ok || err != nil {
-			return 0, 0, fmt.Errorf("%s did not complete: %v %v", name, err, q.Err())
 		}
 	}
 	el := time.Since(start) / time.Duration(runs)
 	insts := (statValue(mnt, "wave_instructions") - before) / uint64(runs)
 	return el, insts, check(a, b, c)
+}
+
+// dispatchWait submits d with its completion signal set to 1 and waits up to timeout for the
+// signal to reach 0: the round trip from the doorbell to the completion signal.
+func dispatchWait(q *hsa.Queue, d hsa.Dispatch, name string, timeout time.Duration) (time.Duration, error) {
+	d.Completion.Store(1, hsa.Relaxed)
+	start := time.Now()
+	if _, err := q.SubmitDispatch(d); err != nil {
+		return 0, err
+	}
+	if _, ok, err := d.Completion.Wait(hsa.Eq, 0, timeout); !ok || err != nil {
+		return 0, fmt.Errorf("%s did not complete: %v %v", name, err, q.Err())
+	}
+	return time.Since(start), nil
 }
 
 // compileCL builds an OpenCL C kernel source for gfx90a with clang-14 and ld.lld-14 (needed on PATH)

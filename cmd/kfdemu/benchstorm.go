@@ -174,16 +174,11 @@ func waveStorm(mnt string, pages int) (figure, error) {
 	}
 	defer done.Destroy()
 	pass := func() (time.Duration, error) {
-		done.Store(1, hsa.Relaxed)
-		start := time.Now()
-		if _, err := q.SubmitDispatch(hsa.Dispatch{Kernel: k, Grid: [3]uint32{uint32(pages)}, Workgroup: [3]uint16{256},
-			Kernarg: args.VA, Completion: done}); err != nil {
+		el, err := dispatchWait(q, hsa.Dispatch{Kernel: k, Grid: [3]uint32{uint32(pages)}, Workgroup: [3]uint16{256},
+			Kernarg: args.VA, Completion: done}, "touch", 10*time.Minute)
+		if err != nil {
 			return 0, err
 		}
-		if _, ok, err := done.Wait(hsa.Eq, 0, 10*time.Minute); !ok || err != nil {
-			return 0, fmt.Errorf("touch did not complete: %v %v", err, q.Err())
-		}
-		el := time.Since(start)
 		for i := range pages {
 			if v := binary.LittleEndian.Uint32(mem[i*4096:]); v != uint32(i) {
 				return 0, fmt.Errorf("page %d holds %#x after the dispatch, want %#x", i, v, i)
