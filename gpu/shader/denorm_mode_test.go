@@ -2,6 +2,7 @@ package shader
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 )
 
@@ -10,31 +11,26 @@ import (
 // assumes when it compiles for -fgpu-flush-denormals-to-zero (HIP program denorm_ftz): with the
 // f32 bits clear a denormal operand is a zero of its sign; with them set it is kept.
 func TestDenormModeCompareConvertPacked(t *testing.T) {
-	code := asm(t, `
+	// The same operations under FP_DENORM 0 (flush everything), stored at 0, then under 0xf
+	// (keep everything), stored at 32.
+	src := `
 	v_lshlrev_b32 v3, 6, v0
 	v_mov_b32 v12, 0x80000001
-	v_mov_b32 v13, 0x00400000
-	s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0
+	v_mov_b32 v13, 0x00400000`
+	for _, m := range []struct{ mode, off int }{{0, 0}, {0xf, 32}} {
+		src += fmt.Sprintf(`
+	s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), %#x
 	v_cvt_f64_f32 v[4:5], v13
 	v_cvt_f64_f32 v[6:7], -v13
 	v_cmp_lt_f32 s[2:3], v12, 0
 	v_pk_add_f32 v[8:9], v[12:13], v[12:13]
 	v_mov_b32 v10, s2
-	global_store_dwordx2 v3, v[4:5], s[0:1]
-	global_store_dwordx2 v3, v[6:7], s[0:1] offset:8
-	global_store_dwordx2 v3, v[8:9], s[0:1] offset:16
-	global_store_dword v3, v10, s[0:1] offset:24
-	s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
-	v_cvt_f64_f32 v[4:5], v13
-	v_cvt_f64_f32 v[6:7], -v13
-	v_cmp_lt_f32 s[2:3], v12, 0
-	v_pk_add_f32 v[8:9], v[12:13], v[12:13]
-	v_mov_b32 v10, s2
-	global_store_dwordx2 v3, v[4:5], s[0:1] offset:32
-	global_store_dwordx2 v3, v[6:7], s[0:1] offset:40
-	global_store_dwordx2 v3, v[8:9], s[0:1] offset:48
-	global_store_dword v3, v10, s[0:1] offset:56
-	s_endpgm`)
+	global_store_dwordx2 v3, v[4:5], s[0:1] offset:%d
+	global_store_dwordx2 v3, v[6:7], s[0:1] offset:%d
+	global_store_dwordx2 v3, v[8:9], s[0:1] offset:%d
+	global_store_dword v3, v10, s[0:1] offset:%d`, m.mode, m.off, m.off+8, m.off+16, m.off+24)
+	}
+	code := asm(t, src+"\n\ts_endpgm")
 	b := runAsmBytes(t, code, 64, 0, 64*64)
 	le := binary.LittleEndian
 	for l := 0; l < 64; l++ {

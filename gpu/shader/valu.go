@@ -755,36 +755,30 @@ func v64k(t0, t1, n int, f func(a, b, c uint64) uint64, k kern64) execFn {
 			if i == 0 && in.Ext == extDPP { // gfx90a DPP on a 64-bit operation (s is a copy)
 				s, writeMask = w.applyDPP64(in, s)
 			}
-			if t == tF32 && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0 || w.mode&0x10 == 0) {
-				// An f32 source (v_cvt_f64_f32): VOP3 abs/neg on its sign, then MODE.FP_DENORM
-				// bit 4 (clear: a denormal input is a zero of its sign).
-				for l := range s {
-					v := uint32(s[l])
-					if in.Abs>>i&1 != 0 {
-						v &^= 1 << 31
-					}
-					if in.Neg>>i&1 != 0 {
-						v ^= 1 << 31
-					}
-					if w.mode&0x10 == 0 {
-						v = flush32(v)
-					}
-					s[l] = uint64(v)
+			if t == tF32 || t == tF64 {
+				// VOP3 abs/neg on the source's sign, then MODE.FP_DENORM's input bit (4: an f32
+				// source, v_cvt_f64_f32's; 6: f64): clear, a denormal input is a zero of its sign.
+				sign, flush := uint64(1)<<63, w.mode&0x40 == 0
+				if t == tF32 {
+					sign, flush = 1<<31, w.mode&0x10 == 0
 				}
-			}
-			if t == tF64 && (in.Abs>>i&1 != 0 || in.Neg>>i&1 != 0 || w.mode&0x40 == 0) {
-				for l := range s {
-					v := s[l]
-					if in.Abs>>i&1 != 0 {
-						v &^= 1 << 63
+				abs, neg := in.Abs>>i&1 != 0, in.Neg>>i&1 != 0
+				if abs || neg || flush {
+					for l := range s {
+						v := s[l]
+						if abs {
+							v &^= sign
+						}
+						if neg {
+							v ^= sign
+						}
+						if flush && t == tF32 {
+							v = uint64(flush32(uint32(v)))
+						} else if flush {
+							v = flush64(v)
+						}
+						s[l] = v
 					}
-					if in.Neg>>i&1 != 0 {
-						v ^= 1 << 63
-					}
-					if w.mode&0x40 == 0 { // FP_DENORM double precision: input denormals flushed
-						v = flush64(v)
-					}
-					s[l] = v
 				}
 			}
 			src[i] = s

@@ -169,6 +169,7 @@ func vopcExec(name string) execFn {
 			}
 			return nil
 		}
+		fl := isF && cmpFlush(w.mode, wbits)
 		for m := w.exec(); m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			var av, bv uint64
@@ -189,7 +190,6 @@ func vopcExec(name string) execFn {
 			}
 			var o uint
 			if isF {
-				fl := cmpFlush(w.mode, wbits)
 				o = floatOutcome(cmpFloat(av, in.Abs&1 != 0, in.Neg&1 != 0, sign, wbits, fl), cmpFloat(bv, in.Abs&2 != 0, in.Neg&2 != 0, sign, wbits, fl))
 			} else {
 				o = intOutcome(cmpKey(av, low, sign, signed), cmpKey(bv, low, sign, signed))
