@@ -100,20 +100,22 @@ func sopc(f func(a, b uint32) bool) execFn {
 	}
 }
 
-func sopk(f func(w *wave, d uint32, k uint16) (uint32, bool, bool)) execFn {
+// sopkCmp is S_CMPK_*: SCC = f(SDST, SIMM16); no register is written.
+func sopkCmp(f func(d uint32, k uint16) bool) execFn {
 	return func(w *wave, in *Inst) error {
-		d := in.Opnd[fDst]
 		var cur uint32
-		if d < 128 {
+		if d := in.Opnd[fDst]; d < 128 {
 			cur = w.s[d]
 		}
-		r, scc, write := f(w, cur, uint16(in.Imm))
-		if write {
-			w.sset(d, r)
-			w.scc = scc
-		} else {
-			w.scc = scc
-		}
+		w.scc = f(cur, uint16(in.Imm))
+		return nil
+	}
+}
+
+// sop2keep is a SOP2 operation whose SCC column in the ISA is empty (S_PACK_*): SCC is kept.
+func sop2keep(f func(a, b uint32) uint32) execFn {
+	return func(w *wave, in *Inst) error {
+		w.sset(in.Opnd[fDst], f(w.s32(in, fSrc0), w.s32(in, fSrc1)))
 		return nil
 	}
 }
@@ -285,9 +287,9 @@ func sop2Ops() {
 		}
 		return uint32(d), d != 0
 	}))
-	def(OpSPackLlB32B16, sop2u(func(a, b uint32) (uint32, bool) { return a&0xffff | b<<16, false }))
-	def(OpSPackLhB32B16, sop2u(func(a, b uint32) (uint32, bool) { return a&0xffff | b&0xffff0000, false }))
-	def(OpSPackHhB32B16, sop2u(func(a, b uint32) (uint32, bool) { return a>>16 | b&0xffff0000, false }))
+	def(OpSPackLlB32B16, sop2keep(func(a, b uint32) uint32 { return a&0xffff | b<<16 }))
+	def(OpSPackLhB32B16, sop2keep(func(a, b uint32) uint32 { return a&0xffff | b&0xffff0000 }))
+	def(OpSPackHhB32B16, sop2keep(func(a, b uint32) uint32 { return a>>16 | b&0xffff0000 }))
 }
 
 // sop1Ops registers the SOP1 operations.
@@ -381,12 +383,12 @@ func sopcOps() {
 	} {
 		f, signed := c.f, c.signed
 		def(c.cmp, sopc(f))
-		def(c.cmpk, sopk(func(w *wave, d uint32, k uint16) (uint32, bool, bool) {
+		def(c.cmpk, sopkCmp(func(d uint32, k uint16) bool {
 			kk := uint32(k)
 			if signed {
 				kk = uint32(int32(int16(k)))
 			}
-			return 0, f(d, kk), false
+			return f(d, kk)
 		}))
 	}
 	def(OpSCmpEqU64, func(w *wave, in *Inst) error { w.scc = w.s64(in, fSrc0) == w.s64(in, fSrc1); return nil })
@@ -398,7 +400,12 @@ func sopcOps() {
 // sopkOps registers the SOPK operations.
 func sopkOps() {
 	// SOPK
-	def(OpSMovkI32, sopk(func(_ *wave, _ uint32, k uint16) (uint32, bool, bool) { return uint32(int32(int16(k))), false, true }))
+	// S_MOVK_I32: D = signext(SIMM16); SCC is kept (it was cleared until 2026-12-03, which broke
+	// clang's code that schedules an s_movk_i32 between an SCC def and its use: TestScalarSCCKept).
+	def(OpSMovkI32, func(w *wave, in *Inst) error {
+		w.sset(in.Opnd[fDst], uint32(int32(int16(in.Imm))))
+		return nil
+	})
 	def(OpSCmovkI32, func(w *wave, in *Inst) error {
 		if w.scc {
 			w.sset(in.Opnd[fDst], uint32(int32(int16(in.Imm))))
