@@ -362,6 +362,7 @@ func (d *dispatch) initWave(w *wave, g *group, sz [3]int, nw int) {
 	id := g.id
 	w.s = [128]uint32{}
 	w.scc, w.bar, w.steps = false, false, 0
+	w.pollKey, w.polled = 0, false
 	w.pc = l.pgm
 	// MODE from RSRC1: FLOAT_MODE[19:12] -> FP_ROUND[3:0]/FP_DENORM[7:4], DX10_CLAMP[21] -> 8, IEEE_MODE[23]
 	// -> 9, FP16_OVFL[26] -> 23; RSRC2 EXCP_EN[30:24] -> MODE.EXCP_EN[18:12].

@@ -101,9 +101,13 @@ func dsExec(name string) execFn {
 	}
 	rtn := strings.Contains(name, "_rtn")
 	plain := m.atomic == "" && m.d16 == d16None && m.size == 4*m.dwords
+	poll := !m.store && (m.atomic == "" || rtn) // a read: a polling wave reads one address again (poll.go)
 	return func(w *wave, in *Inst) error {
 		if in.Gds {
 			return fmt.Errorf("%w: GDS", ErrUnimplemented)
+		}
+		if e := w.exec(); poll && e != 0 {
+			w.pollNote(in, uint64(w.v[in.Opnd[fAddr]-opVGPR0][trailingLane(e)]))
 		}
 		if plain {
 			w.dsDwords(in, m, two, st64)

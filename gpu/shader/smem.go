@@ -163,6 +163,7 @@ func smemLoad(w *wave, in *Inst) error {
 	if k == 0 {
 		// nothing in range: no memory access
 	} else if in.Glc { // globally coherent: past the scalar cache
+		w.pollNote(in, addr)
 		err = w.g.mem.Read(addr&^3, p[:4*k])
 	} else {
 		err = w.d.kc.read(w.g.mem, addr&^3, p[:4*k], &w.kc)

@@ -489,7 +489,17 @@ func sopkOps() {
 // soppOps registers the program control operations (SOPP): branches, waits, messages, traps.
 func soppOps() {
 	// SOPP
-	defs([]Op{OpSNop, OpSWaitcnt, OpSIcacheInv, OpSIncperflevel, OpSDecperflevel, OpSTtracedata, OpSSetprio}, func(*wave, *Inst) error { return nil })
+	defs([]Op{OpSNop, OpSIcacheInv, OpSIncperflevel, OpSDecperflevel, OpSTtracedata, OpSSetprio}, func(*wave, *Inst) error { return nil })
+	// s_waitcnt: memory is complete when an access returns, so there is nothing to wait for, except
+	// that a wave polling memory (poll.go) gives up its turn here, as a wave waiting for a load
+	// that bypassed its caches leaves the SIMD to the others on hardware.
+	def(OpSWaitcnt, func(w *wave, in *Inst) error {
+		if w.polled && waitsForMemory(uint16(in.Imm)) {
+			w.polled = false
+			w.yield = true
+		}
+		return nil
+	})
 	// s_sleep: the wave gives up its turn (workgroup.go), so a polling loop lets others run.
 	def(OpSSleep, func(w *wave, in *Inst) error { w.yield = true; return nil })
 	def(OpSEndpgm, func(w *wave, in *Inst) error { w.done = true; return nil })

@@ -399,6 +399,9 @@ func vmemAccess(m memOp) execFn {
 			return fmt.Errorf("%w: lds modifier", ErrUnimplemented)
 		}
 		exec := w.exec()
+		if in.Glc && !m.store && exec != 0 && in.Fmt != FmtSCRATCH { // a coherent load or a returning atomic
+			w.pollNote(in, w.pollOperands(in, exec))
+		}
 		var err error
 		switch in.Fmt {
 		case FmtGLOBAL, FmtFLAT:

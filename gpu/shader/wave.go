@@ -126,7 +126,11 @@ type wave struct {
 	runs  [lanes]laneRun   // globalBatch's plan
 	kc    kcLast           // the wave's last scalar cache lines (kcache.go)
 	steps uint64
-	mode  uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ..., GPR_IDX_EN[27], VSKIP[28], CSP[31:29])
+	// pollKey is the instruction and address of the wave's last coherent load or returning atomic;
+	// polled says it repeated the one before, so the next s_waitcnt on memory ends the turn (poll.go).
+	pollKey uint64
+	polled  bool
+	mode    uint32 // hardware MODE register (FP_ROUND[3:0], FP_DENORM[7:4], DX10_CLAMP[8], IEEE[9], ..., GPR_IDX_EN[27], VSKIP[28], CSP[31:29])
 }
 
 // laneRun is a run of n consecutive lanes from l whose elements are contiguous from address a.
