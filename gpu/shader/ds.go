@@ -101,7 +101,7 @@ func dsExec(name string) execFn {
 	}
 	rtn := strings.Contains(name, "_rtn")
 	plain := m.atomic == "" && m.d16 == d16None && m.size == 4*m.dwords
-	poll := !m.store && (m.atomic == "" || rtn) // a read: a polling wave reads one address again (poll.go)
+	poll := !m.store && m.atomic == "" // a read: a polling wave reads one address again (poll.go)
 	return func(w *wave, in *Inst) error {
 		if in.Gds {
 			return fmt.Errorf("%w: GDS", ErrUnimplemented)

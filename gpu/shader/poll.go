@@ -2,9 +2,9 @@ package shader
 
 import "math/bits"
 
-// Polling. A wave that waits for another wave, work-group or the host spins on an LDS read, a
-// coherent load (GLC / SC0: past its caches) or a returning atomic of one address, then s_waitcnt
-// for it, then a branch back: rocSPARSE's level-scheduled csrsv and its analysis (LDS flags set by
+// Polling. A wave that waits for another wave, work-group or the host spins on an LDS read or a
+// coherent load (GLC / SC0: past its caches) of one address, then s_waitcnt for it, then a branch
+// back: rocSPARSE's level-scheduled csrsv and its analysis (LDS flags set by
 // the group's other waves, global flags set by other groups), rocPRIM's decoupled look-back, spin
 // locks. On hardware the access's latency leaves the SIMD to the other waves; here memory answers
 // at once, so a spinning wave would keep its turn (waveTurn instructions) and a group whose waves
@@ -12,9 +12,12 @@ import "math/bits"
 // such access in a row of one instruction to the same address marks the wave as polling, and its
 // next s_waitcnt on a memory counter ends its turn as s_sleep does (a group whose live waves all
 // did gives its token up: workgroup.go). A first read of an address (an acquire in straight code)
-// or a loop over distinct addresses never yields; plain (non-coherent) global loads never do.
+// or a loop over distinct addresses never yields; plain (non-coherent) global loads never do, nor
+// do atomics: a loop of returning atomics on one address is mostly counting, not waiting (HIP
+// corpus atomics64 and atomics_dpp ran 10x slower when every such atomic ended the turn), and a
+// spin lock's compare-and-swap keeps the quantum as before.
 
-// pollNote records a coherent load or returning atomic of in whose first active lane's address is
+// pollNote records an LDS read or coherent load of in whose first active lane's address is
 // a (the scalar address of SMEM), and marks the wave as polling when the last one was the same
 // instruction at the same address.
 func (w *wave) pollNote(in *Inst, a uint64) {

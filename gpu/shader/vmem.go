@@ -399,7 +399,7 @@ func vmemAccess(m memOp) execFn {
 			return fmt.Errorf("%w: lds modifier", ErrUnimplemented)
 		}
 		exec := w.exec()
-		if in.Glc && !m.store && exec != 0 && in.Fmt != FmtSCRATCH { // a coherent load or a returning atomic
+		if in.Glc && !m.store && m.atomic == "" && exec != 0 && in.Fmt != FmtSCRATCH { // a coherent load
 			w.pollNote(in, w.pollOperands(in, exec))
 		}
 		var err error

@@ -126,7 +126,7 @@ type wave struct {
 	runs  [lanes]laneRun   // globalBatch's plan
 	kc    kcLast           // the wave's last scalar cache lines (kcache.go)
 	steps uint64
-	// pollKey is the instruction and address of the wave's last coherent load or returning atomic;
+	// pollKey is the instruction and address of the wave's last LDS read or coherent load;
 	// polled says it repeated the one before, so the next s_waitcnt on memory ends the turn (poll.go).
 	pollKey uint64
 	polled  bool
