@@ -5,8 +5,10 @@
 // descending), merge sort, reduce, inclusive and exclusive scan (single-pass decoupled look-back: a
 // work-group waits on the partial results the earlier work-groups publish, so they must run
 // concurrently and see each other's stores in order), segmented reduce, select by flags and by
-// predicate, unique, partition, run-length encode and histogram_even, mostly over 200003 elements
-// (an odd size: partial tiles), each checked exactly against the same computation on the host.
+// predicate, unique, partition, run-length encode, histogram_even, segmented radix sort and
+// reduce_by_key, mostly over 200003 elements
+// (an odd size: partial tiles), and the warp_reduce, warp_scan and block_scan primitives in a
+// kernel of its own, each checked exactly against the same computation on the host.
 // The multi-pass radix sort of pairs found that s_movk_i32 cleared SCC (gpu/shader
 // TestScalarSCCKept): its scatter wrote 16 GiB past the output.
 #include "common.h"
@@ -65,6 +67,24 @@ static void expectEqual(const char* what, const std::vector<T>& got, const std::
     EXPECT(std::memcmp(&got[i], &want[i], sizeof(T)) == 0, "%s: element %zu differs: %#llx, want %#llx", what, i,
            bits(got[i]), bits(want[i]));
   printf("%s: ok (%zu elements)\n", what, want.size());
+}
+
+// Warp- and block-level primitives in a kernel of this program: warp_reduce and warp_scan over 64
+// lanes (DPP and swizzles), block_scan (reduce_then_scan) over 256 threads with an initial value.
+__global__ void primitives(const int* in, int* red, int* scan, int* bscan) {
+  using wr = rocprim::warp_reduce<int, 64>;
+  using ws = rocprim::warp_scan<int, 64>;
+  using bs = rocprim::block_scan<int, 256, rocprim::block_scan_algorithm::reduce_then_scan>;
+  __shared__ typename wr::storage_type s1[4];
+  __shared__ typename ws::storage_type s2[4];
+  __shared__ typename bs::storage_type s3;
+  int t = blockIdx.x * 256 + threadIdx.x, w = threadIdx.x / 64, v = in[t], r, s, b;
+  wr().reduce(v, r, s1[w]);
+  ws().inclusive_scan(v, s, s2[w]);
+  bs().exclusive_scan(v, b, 5, s3);
+  if (threadIdx.x % 64 == 0) red[t / 64] = r;
+  scan[t] = s;
+  bscan[t] = b;
 }
 
 int main() {
@@ -280,6 +300,58 @@ int main() {
     expectEqual("histogram_even", host(hist, 100), want);
     CHECK(hipFree(ds)); CHECK(hipFree(hist));
   }
+  // Warp and block primitives (the kernel above) over 100 blocks.
+  {
+    const int m = 256 * 100;
+    std::vector<int> v(m);
+    for (auto& e : v) e = int(next32() % 1000) - 500;
+    int *dv = dev(v), *dr = dev(std::vector<int>(m / 64)), *ds = dev(std::vector<int>(m)), *db = dev(std::vector<int>(m));
+    hipLaunchKernelGGL(primitives, dim3(m / 256), dim3(256), 0, 0, dv, dr, ds, db);
+    CHECK(hipGetLastError());
+    std::vector<int> wr(m / 64), ws(m), bs(m);
+    for (int w = 0; w < m / 64; w++) {
+      int acc = 0;
+      for (int l = 0; l < 64; l++) ws[w * 64 + l] = acc += v[w * 64 + l];
+      wr[w] = acc;
+    }
+    for (int g = 0; g < m / 256; g++) {
+      int acc = 5;
+      for (int l = 0; l < 256; l++) bs[g * 256 + l] = acc, acc += v[g * 256 + l];
+    }
+    expectEqual("warp_reduce", host(dr, m / 64), wr);
+    expectEqual("warp_scan inclusive", host(ds, m), ws);
+    expectEqual("block_scan exclusive (reduce_then_scan)", host(db, m), bs);
+    CHECK(hipFree(dv)); CHECK(hipFree(dr)); CHECK(hipFree(ds)); CHECK(hipFree(db));
+  }
+
+  // Segmented radix sort (segments of 0 to 4999 keys) and reduce_by_key (runs of repeated keys).
+  {
+    std::vector<unsigned> off{0};
+    while (off.back() < n) off.push_back(unsigned(std::min<size_t>(n, off.back() + next32() % 5000)));
+    const unsigned segs = unsigned(off.size() - 1);
+    unsigned *doff = dev(off), *kin = dev(x), *kout = dev(std::vector<unsigned>(n));
+    run([&](void* t, size_t& b) { return rocprim::segmented_radix_sort_keys(t, b, kin, kout, unsigned(n), segs, doff, doff + 1); });
+    std::vector<uint32_t> want = x;
+    for (unsigned i = 0; i < segs; i++) std::sort(want.begin() + off[i], want.begin() + off[i + 1]);
+    expectEqual("segmented_radix_sort_keys", host(kout, n), want);
+
+    std::vector<int> keys(n), vals(n);
+    for (size_t i = 0; i < n; i++) keys[i] = int((i / 7 + next32() % 2) % 50), vals[i] = int(next32() % 100);
+    int *dk = dev(keys), *dv = dev(vals), *uk = dev(std::vector<int>(n)), *agg = dev(std::vector<int>(n));
+    unsigned* cnt = dev(std::vector<unsigned>(1));
+    run([&](void* t, size_t& b) { return rocprim::reduce_by_key(t, b, dk, dv, unsigned(n), uk, agg, cnt, rocprim::plus<int>()); });
+    std::vector<int> wk, wv;
+    for (size_t i = 0; i < n; i++) {
+      if (i == 0 || keys[i] != keys[i - 1]) wk.push_back(keys[i]), wv.push_back(0);
+      wv.back() += vals[i];
+    }
+    expectEqual("reduce_by_key: runs", host(cnt, 1), std::vector<unsigned>{unsigned(wk.size())});
+    expectEqual("reduce_by_key: keys", host(uk, wk.size()), wk);
+    expectEqual("reduce_by_key: sums", host(agg, wv.size()), wv);
+    CHECK(hipFree(doff)); CHECK(hipFree(kin)); CHECK(hipFree(kout)); CHECK(hipFree(dk)); CHECK(hipFree(dv));
+    CHECK(hipFree(uk)); CHECK(hipFree(agg)); CHECK(hipFree(cnt));
+  }
+
   CHECK(hipFree(xin)); CHECK(hipFree(xout));
   printf("rocprim: ok\n");
   return 0;

@@ -3,7 +3,8 @@
 // matrix with small integer values, so every float result is an exact integer and is compared
 // exactly with the host's: csrmv y = A x + 2 y (the plain kernel, then after csrmv_analysis, which
 // switches to the adaptive row-block kernel), csr2coo, csr2csc (the transpose, rows in order
-// within each column), doti over a sparse vector, and csrsv_solve of a unit lower-triangular
+// within each column), doti over a sparse vector, csrmm (times a dense matrix), csrgemm (A A, sparse
+// times sparse), and csrsv_solve of a unit lower-triangular
 // system (level-scheduled: a wavefront spins until the rows its row depends on are done, so
 // rows of other work-groups must finish while it waits) for a solution the host chose.
 #include "common.h"
@@ -161,6 +162,68 @@ int main() {
     SCHECK(rocsparse_sdoti(h, int(ind.size()), dv, dind, dx, &got, rocsparse_index_base_zero));
     expectEqual("doti", std::vector<float>{got}, std::vector<float>{w});
     CHECK(hipFree(dind)); CHECK(hipFree(dv));
+  }
+
+  // csrmm: C = A B with B dense (20000 x 16, column-major).
+  {
+    const int nc = 16;
+    std::vector<float> bd(size_t(m) * nc), wc(size_t(m) * nc);
+    for (auto& v : bd) v = float(int(next32() % 7) - 3);
+    for (int j = 0; j < nc; j++)
+      for (int i = 0; i < m; i++) {
+        float s = 0;
+        for (int p = a.ptr[i]; p < a.ptr[i + 1]; p++) s += a.val[p] * bd[size_t(j) * m + a.col[p]];
+        wc[size_t(j) * m + i] = s;
+      }
+    const float zero = 0;
+    float *db = dev(bd), *dc = dev(std::vector<float>(size_t(m) * nc));
+    SCHECK(rocsparse_scsrmm(h, rocsparse_operation_none, rocsparse_operation_none, m, nc, m, nnz, &one, descr, dval,
+                            dptr, dcol, db, m, &zero, dc, m));
+    CHECK(hipDeviceSynchronize());
+    expectEqual("csrmm (times a dense 20000 x 16)", host(dc, size_t(m) * nc), wc);
+    CHECK(hipFree(db)); CHECK(hipFree(dc));
+  }
+
+  // csrgemm: C = A A, sparse times sparse: the row pointers, column indices (sorted) and values,
+  // explicit zeros from cancellation included, as the host's row-by-row product has them.
+  {
+    rocsparse_mat_info gi;
+    SCHECK(rocsparse_create_mat_info(&gi));
+    size_t bytes = 0;
+    SCHECK(rocsparse_scsrgemm_buffer_size(h, rocsparse_operation_none, rocsparse_operation_none, m, m, m, &one, descr, nnz,
+                                          dptr, dcol, descr, nnz, dptr, dcol, nullptr, nullptr, 0, nullptr, nullptr, gi,
+                                          &bytes));
+    void* temp;
+    CHECK(hipMalloc(&temp, std::max<size_t>(bytes, 1)));
+    int* cptr = dev(std::vector<int>(m + 1));
+    int cnnz = -1;
+    SCHECK(rocsparse_csrgemm_nnz(h, rocsparse_operation_none, rocsparse_operation_none, m, m, m, descr, nnz, dptr, dcol,
+                                 descr, nnz, dptr, dcol, nullptr, 0, nullptr, nullptr, descr, cptr, &cnnz, gi, temp));
+    std::vector<int> wptr{0}, wcol;
+    std::vector<float> wval;
+    for (int i = 0; i < m; i++) {
+      std::vector<std::pair<int, float>> row;
+      for (int p = a.ptr[i]; p < a.ptr[i + 1]; p++)
+        for (int q = a.ptr[a.col[p]]; q < a.ptr[a.col[p] + 1]; q++) row.push_back({a.col[q], a.val[p] * a.val[q]});
+      std::stable_sort(row.begin(), row.end(), [](auto& x, auto& y) { return x.first < y.first; });
+      for (size_t k = 0; k < row.size(); k++) {
+        if (k == 0 || row[k].first != row[k - 1].first) wcol.push_back(row[k].first), wval.push_back(0);
+        wval.back() += row[k].second;
+      }
+      wptr.push_back(int(wcol.size()));
+    }
+    expectEqual("csrgemm_nnz", std::vector<int>{cnnz}, std::vector<int>{int(wcol.size())});
+    int* ccol = dev(std::vector<int>(cnnz));
+    float* cval = dev(std::vector<float>(cnnz));
+    SCHECK(rocsparse_scsrgemm(h, rocsparse_operation_none, rocsparse_operation_none, m, m, m, &one, descr, nnz, dval, dptr,
+                              dcol, descr, nnz, dval, dptr, dcol, nullptr, descr, 0, nullptr, nullptr, nullptr, descr,
+                              cval, cptr, ccol, gi, temp));
+    CHECK(hipDeviceSynchronize());
+    expectEqual("csrgemm row pointers", host(cptr, m + 1), wptr);
+    expectEqual("csrgemm column indices", host(ccol, cnnz), wcol);
+    expectEqual("csrgemm values", host(cval, cnnz), wval);
+    CHECK(hipFree(temp)); CHECK(hipFree(cptr)); CHECK(hipFree(ccol)); CHECK(hipFree(cval));
+    SCHECK(rocsparse_destroy_mat_info(gi));
   }
 
   // csrsv_solve: L z = b with L unit lower-triangular (explicit 1 on the diagonal, -1/0/+1 below
