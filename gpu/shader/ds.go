@@ -107,7 +107,7 @@ func dsExec(name string) execFn {
 			return fmt.Errorf("%w: GDS", ErrUnimplemented)
 		}
 		if e := w.exec(); poll && e != 0 {
-			w.pollNote(in, uint64(w.v[in.Opnd[fAddr]-opVGPR0][trailingLane(e)]))
+			w.pollNote(in, uint64(w.v[in.Opnd[fAddr]-opVGPR0][bits.TrailingZeros64(e)]))
 		}
 		if plain {
 			w.dsDwords(in, m, two, st64)

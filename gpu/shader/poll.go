@@ -39,7 +39,7 @@ func waitsForMemory(imm uint16) bool {
 // one word: equal for two executions that access the same address (FLAT, GLOBAL and MUBUF; the
 // immediate offset is the instruction's).
 func (w *wave) pollOperands(in *Inst, exec uint64) uint64 {
-	l := trailingLane(exec)
+	l := bits.TrailingZeros64(exec)
 	av := in.Opnd[fAddr] - opVGPR0
 	switch in.Fmt {
 	case FmtGLOBAL, FmtFLAT:
@@ -63,5 +63,3 @@ func (w *wave) pollOperands(in *Inst, exec uint64) uint64 {
 	}
 	return 0
 }
-
-func trailingLane(exec uint64) int { return bits.TrailingZeros64(exec) }
