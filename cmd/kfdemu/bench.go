@@ -333,12 +333,12 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 	}
 	kernels := []struct {
 		name string
-		run  func() (figure, float64, error)
+		run  func() (figure, interpRun, error)
 	}{
-		{"vadd", func() (figure, float64, error) { return interpRate(dir, o.vaddN, 0) }},
-		{"matmul", func() (figure, float64, error) { return matmulRate(dir, o.matmulM) }},
+		{"vadd", func() (figure, interpRun, error) { return interpRate(dir, o.vaddN, 0) }},
+		{"matmul", func() (figure, interpRun, error) { return matmulRate(dir, o.matmulM) }},
 	}
-	var one [2]float64 // wave-instructions/s of each kernel on one worker
+	var one [2]interpRun // each kernel on one worker
 	for _, w := range workers {
 		shader.SetWorkers(w) // the pool is read when a dispatch starts; none runs now
 		threads := fmt.Sprintf("%d worker threads", w)
@@ -354,8 +354,11 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 			fig.Name += ", " + threads
 			if w == 1 {
 				one[i] = rate
-			} else if one[i] > 0 {
-				fig.Note += fmt.Sprintf("; %.2fx the 1-thread rate", rate/one[i])
+			} else if one[i].Rate > 0 {
+				fig.Note += fmt.Sprintf("; %.2fx the 1-thread rate", rate.Rate/one[i].Rate)
+				if one[i].CPURate > 0 {
+					fig.Note += fmt.Sprintf(", %.2fx its rate per CPU-second", rate.CPURate/one[i].CPURate)
+				}
 				if i == 0 { // the host's own speed-up on as many threads, same run (hostScaling)
 					if alu, fresh, warm, err := hostScaling(o.vaddN, w); err != nil {
 						fig.Note += "; host floor not measured: " + err.Error()
@@ -703,12 +706,12 @@ var vaddSource string
 // whole stack (dispatch, interpreter, memory through the GPUVM), against the same loop in Go on
 // the CPU as the floor, and wave-instructions per second from the daemon's counter (also
 // returned). It dispatches the kernel again until at least busy has passed (once when busy is 0).
-func interpRate(mnt string, n int, busy time.Duration) (figure, float64, error) {
+func interpRate(mnt string, n int, busy time.Duration) (figure, interpRun, error) {
 	if n < 256 {
-		return figure{}, 0, fmt.Errorf("-vadd %d: at least 256 elements", n)
+		return figure{}, interpRun{}, fmt.Errorf("-vadd %d: at least 256 elements", n)
 	}
 	var cpu time.Duration
-	el, insts, err := runKernel(mnt, "vadd", vaddSource, n, []uint32{uint32(n)}, [3]uint32{uint32(n)}, [3]uint16{256}, busy,
+	el, insts, use, err := runKernel(mnt, "vadd", vaddSource, n, []uint32{uint32(n)}, [3]uint32{uint32(n)}, [3]uint16{256}, busy,
 		func(a, b []float32) {
 			for i := range n {
 				a[i], b[i] = float32(i), 0.5
@@ -729,13 +732,34 @@ func interpRate(mnt string, n int, busy time.Duration) (figure, float64, error) 
 			return nil
 		})
 	if err != nil {
-		return figure{}, 0, err
+		return figure{}, interpRun{}, err
 	}
 	rate, floor := float64(n)/el.Seconds(), float64(n)/cpu.Seconds()
-	waves := float64(insts) / el.Seconds()
+	run := newInterpRun(insts, el, use)
 	return figure{Name: fmt.Sprintf("ISA interpreter, vadd over %d elements", n), Unit: "elements/s", Value: rate,
-		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor),
-		Note: fmt.Sprintf("%.3gM wave-instructions/s (%d in %v)", waves/1e6, insts, el.Round(time.Millisecond))}, waves, nil
+		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor), Note: run.note(insts, el)}, run, nil
+}
+
+// interpRun is an interpreter figure's rates: wave-instructions per wall-clock second and per
+// CPU-second of the process (benchcpu.go), and the CPU use behind them.
+type interpRun struct {
+	Rate, CPURate float64
+	Use           cpuUse
+}
+
+// newInterpRun makes the rates of insts wave-instructions per dispatch of el, use being the CPU of
+// all the dispatches.
+func newInterpRun(insts uint64, el time.Duration, use cpuUse) interpRun {
+	r := interpRun{Rate: float64(insts) / el.Seconds(), Use: use}
+	if use.CPU > 0 && use.Wall > 0 {
+		r.CPURate = r.Rate * use.Wall.Seconds() / use.CPU.Seconds()
+	}
+	return r
+}
+
+func (r interpRun) note(insts uint64, el time.Duration) string {
+	return fmt.Sprintf("%.3gM wave-instructions/s (%d in %v); %.3gM per CPU-second of the daemon's process (%.2f CPUs busy; %s)",
+		r.Rate/1e6, insts, el.Round(time.Millisecond), r.CPURate/1e6, r.Use.Busy(), r.Use.stealNote())
 }
 
 // dispatchRoundTrip dispatches vadd over 64 elements (one work-group of one wave) n times, each
@@ -797,12 +821,12 @@ var matmulSource string
 // through runtime/hsa: multiply-adds per second against the same product computed by a Go loop on
 // the CPU (the floor, whose result the kernel's must equal exactly: the sums of small integers are
 // exact in float32 in any order), and wave-instructions per second from the daemon's counter.
-func matmulRate(mnt string, m int) (figure, float64, error) {
+func matmulRate(mnt string, m int) (figure, interpRun, error) {
 	if m < 16 || m%16 != 0 || m > 4096 {
-		return figure{}, 0, fmt.Errorf("-matmul %d: a multiple of 16 from 16 to 4096", m)
+		return figure{}, interpRun{}, fmt.Errorf("-matmul %d: a multiple of 16 from 16 to 4096", m)
 	}
 	var cpu time.Duration
-	el, insts, err := runKernel(mnt, "matmul", matmulSource, m*m, []uint32{uint32(m), uint32(m), uint32(m)},
+	el, insts, use, err := runKernel(mnt, "matmul", matmulSource, m*m, []uint32{uint32(m), uint32(m), uint32(m)},
 		[3]uint32{uint32(m), uint32(m)}, [3]uint16{16, 16}, 0,
 		func(a, b []float32) {
 			for i := range a {
@@ -831,31 +855,31 @@ func matmulRate(mnt string, m int) (figure, float64, error) {
 			return nil
 		})
 	if err != nil {
-		return figure{}, 0, err
+		return figure{}, interpRun{}, err
 	}
 	ops := float64(m) * float64(m) * float64(m)
 	rate, floor := ops/el.Seconds(), ops/cpu.Seconds()
-	waves := float64(insts) / el.Seconds()
+	run := newInterpRun(insts, el, use)
 	return figure{Name: fmt.Sprintf("ISA interpreter, matmul %dx%d", m, m), Unit: "multiply-adds/s", Value: rate,
-		Floor: "the same product in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor),
-		Note: fmt.Sprintf("%.3gM wave-instructions/s (%d in %v)", waves/1e6, insts, el.Round(time.Millisecond))}, waves, nil
+		Floor: "the same product in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor), Note: run.note(insts, el)}, run, nil
 }
 
 // runKernel loads the OpenCL C kernel name of source (openKernel) on the first GPU of the mount,
 // gives it one system-memory buffer of three float32 arrays of n elements, passed as its first
 // three arguments (A, B, C) followed by scalars, lets fill set A and B, and dispatches it over grid
 // in work-groups wg until busy has passed (once when busy is 0). check sees the arrays after the
-// last dispatch. It returns the time per dispatch and the daemon's wave-instructions per dispatch.
+// last dispatch. It returns the time per dispatch, the daemon's wave-instructions per dispatch and
+// the CPU the dispatches used (benchcpu.go).
 func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32, wg [3]uint16, busy time.Duration,
-	fill func(a, b []float32), check func(a, b, c []float32) error) (time.Duration, uint64, error) {
+	fill func(a, b []float32), check func(a, b, c []float32) error) (time.Duration, uint64, cpuUse, error) {
 	r, g, k, err := openKernel(hsa.Config{Root: mnt}, name, source)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, cpuUse{}, err
 	}
 	defer r.Shutdown()
 	buf, err := g.SystemPool().Allocate(uint64(12 * n))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, cpuUse{}, err
 	}
 	defer buf.Free()
 	mem := buf.Bytes()
@@ -864,7 +888,7 @@ func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32
 	fill(a, b)
 	args, err := r.KernargPool().Allocate(uint64(k.KernargSize))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, cpuUse{}, err
 	}
 	defer args.Free()
 	ab := args.Bytes()
@@ -877,26 +901,28 @@ func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32
 	}
 	q, err := g.CreateQueue(64, nil)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, cpuUse{}, err
 	}
 	defer q.Destroy()
 	done, err := r.NewSignal(1, true)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, cpuUse{}, err
 	}
 	defer done.Destroy()
 	before := statValue(mnt, "wave_instructions")
+	cpu := sampleCPU()
 	start := time.Now()
 	runs := 0
 	d := hsa.Dispatch{Kernel: k, Grid: grid, Workgroup: wg, Kernarg: args.VA, Completion: done}
 	for ; runs == 0 || time.Since(start) < busy; runs++ {
 		if _, err := dispatchWait(q, d, name, 10*time.Minute); err != nil {
-			return 0, 0, err
+			return 0, 0, cpuUse{}, err
 		}
 	}
+	use := cpu.since()
 	el := time.Since(start) / time.Duration(runs)
 	insts := (statValue(mnt, "wave_instructions") - before) / uint64(runs)
-	return el, insts, check(a, b, c)
+	return el, insts, use, check(a, b, c)
 }
 
 // dispatchWait submits d with its completion signal set to 1 and waits up to timeout for the

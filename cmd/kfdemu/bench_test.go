@@ -144,27 +144,33 @@ func BenchmarkInterpreter(b *testing.B) {
 	defer shader.SetWorkers(pool)
 	kernels := []struct {
 		name string
-		run  func() (figure, float64, error)
+		run  func() (figure, interpRun, error)
 	}{
-		{"vadd", func() (figure, float64, error) { return interpRate(mnt, 1<<24, interpBusy) }},
-		{"matmul", func() (figure, float64, error) { return matmulRate(mnt, 512) }},
+		{"vadd", func() (figure, interpRun, error) { return interpRate(mnt, 1<<24, interpBusy) }},
+		{"matmul", func() (figure, interpRun, error) { return matmulRate(mnt, 512) }},
 	}
 	for _, k := range kernels {
 		for _, w := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/workers=%d", k.name, w), func(b *testing.B) {
 				shader.SetWorkers(w)
-				var sum float64
+				var sum, cpu, busy, steal float64
 				for range b.N {
 					if err := waitNoProcess(mnt); err != nil {
 						b.Fatal(err)
 					}
-					_, rate, err := k.run()
+					_, run, err := k.run()
 					if err != nil {
 						b.Fatal(err)
 					}
-					sum += rate
+					sum, cpu, busy, steal = sum+run.Rate, cpu+run.CPURate, busy+run.Use.Busy(), steal+run.Use.Steal
 				}
-				b.ReportMetric(sum/float64(b.N)/1e6, "Mwave-inst/s")
+				n := float64(b.N)
+				b.ReportMetric(sum/n/1e6, "Mwave-inst/s")
+				// per CPU-second of the process (the in-process daemon), the CPUs it kept busy and
+				// the share of the machine's time the hypervisor stole meanwhile (benchcpu.go)
+				b.ReportMetric(cpu/n/1e6, "Mwave-inst/cpu-s")
+				b.ReportMetric(busy/n, "busy-cpus")
+				b.ReportMetric(100*steal/n, "steal-%")
 			})
 		}
 	}
