@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+# hip-exprs.py SEED [N]: writes a HIP program of N (default 120) random __host__ __device__
+# functions over u32/i32/u64/i64/f32/f64 (integer and IEEE float operators, conversions, bit
+# intrinsics, selects, lane-dependent branches and loops; operands per lane and uniform, so clang
+# uses both VALU and SALU forms) that evaluates each on 1024 inputs on the GPU and on the host and
+# compares the bits (NaNs as NaN). A differential test of the ISA interpreter against the host's
+# CPU through real compiler output:
+#
+#   python3 scripts/hip-exprs.py 7 150 > /tmp/e7.hip && cp tests/hip/common.h /tmp/ &&
+#   hipcc --offload-arch=gfx90a -O2 -std=c++17 -ffp-contract=off -o /tmp/e7 /tmp/e7.hip &&
+#   kfdemu exec -- /tmp/e7        # "exprs seed 7: 0 of 150 functions differ"
+#
+# Undefined behaviour is kept out (shifts masked, divisors odd, signed overflow done unsigned,
+# float-to-int conversions range-checked). So are the places where host and GPU legitimately
+# differ: the sign of a zero from fmin/fmax (+0.0 added), the sign of a NaN an operation creates
+# (copysign takes its sign from an operand), and fused multiply-adds (-ffp-contract=off). And two
+# miscompiles of Debian's clang 15 for gfx90a that the interpreter reproduces as hardware would
+# (docs/hip.md "Random expressions"): an i64 udiv/urem whose numerator has 33 or more known sign
+# bits (-1ull % d) takes a 24-bit float path, and a | ~(uint64_t)x32 keeps a's high half.
+import random, sys
+
+seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+nfun = int(sys.argv[2]) if len(sys.argv) > 2 else 120
+R = random.Random(seed)
+
+T = ['u32', 'i32', 'u64', 'i64', 'f32', 'f64']
+CT = {'u32': 'uint32_t', 'i32': 'int32_t', 'u64': 'uint64_t', 'i64': 'int64_t', 'f32': 'float', 'f64': 'double'}
+
+def leaf(t):
+    r = R.random()
+    if r < 0.45:
+        return f'v_{t}[{R.randrange(4)}]'  # per-lane
+    if r < 0.75:
+        return f's_{t}[{R.randrange(4)}]'  # uniform (kernel argument)
+    # constants
+    if t == 'u32': return R.choice(['0u', '1u', '0xffffffffu', '0x80000000u', '31u', '0x7fffffffu', f'{R.randrange(1<<32)}u'])
+    if t == 'i32': return R.choice(['0', '-1', '(-2147483647-1)', '2147483647', f'{R.randrange(-1000, 1000)}'])
+    if t == 'u64': return '(uint64_t)' + R.choice(['0ull', '1ull', '0xffffffffffffffffull', '0x8000000000000000ull', f'{R.randrange(1<<64)}ull', '0xffffffffull'])
+    if t == 'i64': return '(int64_t)' + R.choice(['0ll', '-1ll', '(-9223372036854775807ll-1)', f'{R.randrange(-10**12, 10**12)}ll'])
+    if t == 'f32': return R.choice(['0.0f', '-0.0f', '1.0f', '0.5f', '3.0f', '1e30f', '1e-40f', '__int_as_float(0x7f800000)', '-2.5f', '1.17549435e-38f'])
+    if t == 'f64': return R.choice(['0.0', '-0.0', '1.0', '0.1', '3.0', '1e300', '4.9e-324', '2.2250738585072014e-308', '-7.25'])
+
+def e(t, d):
+    if d <= 0 or R.random() < 0.15:
+        return leaf(t)
+    a = lambda: e(t, d - 1)
+    if t in ('u32', 'u64'):
+        bits = 32 if t == 'u32' else 64
+        ops = [
+            lambda: f'({a()} + {a()})', lambda: f'({a()} - {a()})', lambda: f'({a()} * {a()})',
+            lambda: f'({a()} ^ {a()})', lambda: f'({a()} & {a()})', lambda: f'({a()} | {a()})', lambda: f'bnot({a()})',
+            lambda: f'({a()} << ({a()} & {bits-1}))', lambda: f'({a()} >> ({a()} & {bits-1}))',
+            # the numerator mixes in a lane's value: clang 15 miscompiles an i64 udiv/urem whose numerator it
+            # knows has 33+ sign bits (-1ull % d: the 24-bit float path), hardware and emulator alike
+            lambda: f'(({a()} ^ v_{t}[{R.randrange(4)}]) / ({a()} | 1))', lambda: f'(({a()} ^ v_{t}[{R.randrange(4)}]) % ({a()} | 1))',
+            lambda: f'mn(({CT[t]}){a()}, ({CT[t]}){a()})', lambda: f'mx(({CT[t]}){a()}, ({CT[t]}){a()})',
+            lambda: f'({cmp(d-1)} ? {a()} : {a()})',
+            lambda: f'rotl(({CT[t]}){a()}, {e("u32", d-1)})',
+        ]
+        if t == 'u32':
+            ops += [lambda: f'(uint32_t){e("i32", d-1)}', lambda: f'(uint32_t){e("u64", d-1)}',
+                    lambda: f'(uint32_t)({e("u64", d-1)} >> 32)', lambda: f'(uint32_t)__popc({a()})',
+                    lambda: f'(uint32_t)__clz((int){a()})', lambda: f'(uint32_t)__ffs((int){a()})', lambda: f'__brev({a()})',
+                    lambda: f'__umulhi({a()}, {a()})', lambda: f'__byte_perm({a()}, {a()}, {a()} & 0x7777u)',
+                    lambda: f'f2u({e("f32", d-1)})', lambda: f'(uint32_t)({a()} * (uint64_t){a()} >> 7)',
+                    lambda: f'(uint32_t)(({e("u64", d-1)} ^ v_u64[0]) % ({a()} | 1))']
+        else:
+            ops += [lambda: f'(uint64_t){e("i64", d-1)}', lambda: f'(uint64_t){e("u32", d-1)}',
+                    lambda: f'((uint64_t){e("u32", d-1)} * {e("u32", d-1)})', lambda: f'(uint64_t)__popcll({a()})',
+                    lambda: f'(uint64_t)__clzll((long long){a()})', lambda: f'(uint64_t)__brevll({a()})', lambda: f'(uint64_t)__umul64hi({a()}, {a()})',
+                    lambda: f'd2u64({e("f64", d-1)})']
+        return R.choice(ops)()
+    if t in ('i32', 'i64'):
+        u = 'uint32_t' if t == 'i32' else 'uint64_t'
+        c = CT[t]
+        w = 'int64_t' if t == 'i32' else 'int64_t'
+        bits = 32 if t == 'i32' else 64
+        ops = [
+            lambda: f'({c})(({u}){a()} + ({u}){a()})', lambda: f'({c})(({u}){a()} - ({u}){a()})',
+            lambda: f'({c})(({u}){a()} * ({u}){a()})', lambda: f'({a()} >> ({e("u32", d-1)} & {bits-1}))',
+            lambda: f'sdiv({a()}, {a()})', lambda: f'srem({a()}, {a()})', lambda: f'mn(({CT[t]}){a()}, ({CT[t]}){a()})', lambda: f'mx(({CT[t]}){a()}, ({CT[t]}){a()})',
+            lambda: f'({cmp(d-1)} ? {a()} : {a()})', lambda: f'({c}){e("u" + t[1:], d-1)}',
+            lambda: f'({a()} ^ {a()})', lambda: f'(({a()} < 0) ? ({c})(0 - ({u}){a()}) : {a()})',
+        ]
+        if t == 'i32':
+            ops += [lambda: f'(int32_t){e("i64", d-1)}', lambda: f'__mulhi({a()}, {a()})', lambda: f'f2i({e("f32", d-1)})',
+                    lambda: f'(int32_t)(int8_t){a()}', lambda: f'(int32_t)(int16_t){e("u32", d-1)}']
+        else:
+            ops += [lambda: f'(int64_t){e("i32", d-1)}', lambda: f'(int64_t)__mul64hi({a()}, {a()})', lambda: f'd2i64({e("f64", d-1)})',
+                    lambda: f'((int64_t){e("i32", d-1)} * {e("i32", d-1)})']
+        return R.choice(ops)()
+    if t == 'f32':
+        ops = [lambda: f'({a()} + {a()})', lambda: f'({a()} - {a()})', lambda: f'({a()} * {a()})', lambda: f'({a()} / {a()})',
+               lambda: f'sqrtf({a()})', lambda: f'fmaf({a()}, {a()}, {a()})', lambda: f'(fminf({a()}, {a()}) + 0.0f)',
+               lambda: f'(fmaxf({a()}, {a()}) + 0.0f)', lambda: f'fabsf({a()})', lambda: f'(-({a()}))', lambda: f'(float){e("i32", d-1)}',
+               lambda: f'(float){e("u32", d-1)}', lambda: f'(float){e("f64", d-1)}', lambda: f'copysignf({a()}, {leaf("f32")})',
+               lambda: f'floorf({a()})', lambda: f'ceilf({a()})', lambda: f'truncf({a()})', lambda: f'rintf({a()})',
+               lambda: f'ldexpf({a()}, (int)({e("i32", d-1)} % 300))', lambda: f'({cmp(d-1)} ? {a()} : {a()})',
+               lambda: f'(float){e("i64", d-1)}', lambda: f'(float){e("u64", d-1)}', lambda: f'__int_as_float((int){e("u32", d-1)})',
+               lambda: f'frexpm({a()})']
+        return R.choice(ops)()
+    if t == 'f64':
+        ops = [lambda: f'({a()} + {a()})', lambda: f'({a()} - {a()})', lambda: f'({a()} * {a()})', lambda: f'({a()} / {a()})',
+               lambda: f'sqrt({a()})', lambda: f'fma({a()}, {a()}, {a()})', lambda: f'(fmin({a()}, {a()}) + 0.0)',
+               lambda: f'(fmax({a()}, {a()}) + 0.0)', lambda: f'fabs({a()})', lambda: f'(-({a()}))', lambda: f'(double){e("i32", d-1)}',
+               lambda: f'(double){e("u32", d-1)}', lambda: f'(double){e("f32", d-1)}', lambda: f'(double){e("i64", d-1)}',
+               lambda: f'(double){e("u64", d-1)}', lambda: f'floor({a()})', lambda: f'ceil({a()})', lambda: f'trunc({a()})',
+               lambda: f'rint({a()})', lambda: f'ldexp({a()}, (int)({e("i32", d-1)} % 2100))', lambda: f'({cmp(d-1)} ? {a()} : {a()})',
+               lambda: f'copysign({a()}, {leaf("f64")})', lambda: f'__longlong_as_double((long long){e("u64", d-1)})']
+        return R.choice(ops)()
+
+def cmp(d):
+    t = R.choice(T)
+    op = R.choice(['<', '<=', '>', '>=', '==', '!='])
+    c = f'({e(t, d)} {op} {e(t, d)})'
+    r = R.random()
+    if r < 0.2:
+        return f'({c} && {cmp(d-1) if d > 0 else "true"})'
+    if r < 0.3:
+        return f'(!{c})'
+    return c
+
+def stmt(t, d, var):
+    r = R.random()
+    if r < 0.5:
+        return f'  {var} = {e(t, d)};\n'
+    if r < 0.8:
+        return f'  if ({cmp(d-1)}) {{\n  {stmt(t, d-1, var)}  }} else {{\n  {stmt(t, d-1, var)}  }}\n'
+    k = R.randrange(4)
+    return f'  for (uint32_t i = 0; i < (v_u32[{k}] & 7u); i++) {{\n  {var} = {e(t, d-1).replace("s_u32[0]", "(s_u32[0] + i)")};\n  }}\n'
+
+out = []
+out.append(f'''// generated by scripts/hip-exprs.py {seed} {nfun}
+#include "common.h"
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+#define HD __host__ __device__ inline
+template <class T> HD T mn(T a, T b) {{ return a < b ? a : b; }}
+template <class T> HD T mx(T a, T b) {{ return a > b ? a : b; }}
+// bnot is ~x behind a call: clang 15 (Debian's hipcc) lowers a | ~(uint64_t)x32 for gfx90a with the
+// high half of a alone (v_not and v_or on the low half only), hardware and emulator alike.
+__host__ __device__ __attribute__((noinline)) uint32_t bnot(uint32_t x) {{ return ~x; }}
+__host__ __device__ __attribute__((noinline)) uint64_t bnot(uint64_t x) {{ return ~x; }}
+HD uint32_t rotl(uint32_t a, uint32_t b) {{ b &= 31; return (a << b) | (a >> ((32 - b) & 31)); }}
+HD uint64_t rotl(uint64_t a, uint32_t b) {{ b &= 63; return (a << b) | (a >> ((64 - b) & 63)); }}
+HD int32_t sdiv(int32_t a, int32_t b) {{ b |= 1; return (b == -1) ? (int32_t)(0u - (uint32_t)a) : a / b; }}
+HD int32_t srem(int32_t a, int32_t b) {{ b |= 1; return (b == -1) ? 0 : a % b; }}
+HD int64_t sdiv(int64_t a, int64_t b) {{ b |= 1; return (b == -1) ? (int64_t)(0ull - (uint64_t)a) : a / b; }}
+HD int64_t srem(int64_t a, int64_t b) {{ b |= 1; return (b == -1) ? 0 : a % b; }}
+HD uint32_t f2u(float f) {{ return (f >= 0.0f && f < 4294967040.0f) ? (uint32_t)f : 7u; }}
+HD int32_t f2i(float f) {{ return (f > -2147483520.0f && f < 2147483520.0f) ? (int32_t)f : 9; }}
+HD uint64_t d2u64(double f) {{ return (f >= 0.0 && f < 1.8e19) ? (uint64_t)f : 11u; }}
+HD int64_t d2i64(double f) {{ return (f > -9.2e18 && f < 9.2e18) ? (int64_t)f : 13; }}
+HD float frexpm(float f) {{ int e; return frexpf(f, &e) + (float)e; }}
+#ifndef __HIP_DEVICE_COMPILE__
+static inline uint32_t __brev(uint32_t x) {{ uint32_t r = 0; for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i); return r; }}
+static inline uint64_t __brevll(uint64_t x) {{ uint64_t r = 0; for (int i = 0; i < 64; i++) r |= ((x >> i) & 1ull) << (63 - i); return r; }}
+static inline int __popc(uint32_t x) {{ return __builtin_popcount(x); }}
+static inline int __popcll(uint64_t x) {{ return __builtin_popcountll(x); }}
+static inline int __clz(int x) {{ return x == 0 ? 32 : __builtin_clz((uint32_t)x); }}
+static inline int __clzll(long long x) {{ return x == 0 ? 64 : __builtin_clzll((uint64_t)x); }}
+static inline int __ffs(int x) {{ return __builtin_ffs(x); }}
+static inline uint32_t __umulhi(uint32_t a, uint32_t b) {{ return (uint32_t)(((uint64_t)a * b) >> 32); }}
+static inline int32_t __mulhi(int32_t a, int32_t b) {{ return (int32_t)(((int64_t)a * b) >> 32); }}
+static inline uint64_t __umul64hi(uint64_t a, uint64_t b) {{ return (uint64_t)(((unsigned __int128)a * b) >> 64); }}
+static inline int64_t __mul64hi(int64_t a, int64_t b) {{ return (int64_t)(((__int128)a * b) >> 64); }}
+static inline uint32_t __byte_perm(uint32_t x, uint32_t y, uint32_t s) {{
+  uint64_t v = ((uint64_t)y << 32) | x; uint32_t r = 0;
+  for (int i = 0; i < 4; i++) r |= (uint32_t)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return r;
+}}
+static inline float __int_as_float(int x) {{ float f; memcpy(&f, &x, 4); return f; }}
+static inline double __longlong_as_double(long long x) {{ double f; memcpy(&f, &x, 8); return f; }}
+#endif
+template <class T> HD uint64_t bitsOf(T v) {{
+  if constexpr (sizeof(T) == 4) {{ uint32_t b; memcpy(&b, &v, 4); return b; }} else {{ uint64_t b; memcpy(&b, &v, 8); return b; }}
+}}
+HD uint64_t canon(float v) {{ return v != v ? 0x7fc00000u : bitsOf(v); }}
+HD uint64_t canon(double v) {{ return v != v ? 0x7ff8000000000000ull : bitsOf(v); }}
+template <class T> HD uint64_t canon(T v) {{ return (uint64_t)v; }}
+struct In {{
+  uint32_t u32[4]; int32_t i32[4]; uint64_t u64[4]; int64_t i64[4]; float f32[4]; double f64[4];
+}};
+''')
+for k in range(nfun):
+    t = R.choice(T)
+    body = ''.join(stmt(t, 3, 'r') for _ in range(R.randrange(1, 4)))
+    out.append(f'''HD uint64_t f{k}(const In& V, const In& S) {{
+  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
+  const float* v_f32 = V.f32; const double* v_f64 = V.f64;
+  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
+  const float* s_f32 = S.f32; const double* s_f64 = S.f64;
+  {CT[t]} r = {leaf(t)};
+{body}  return canon(r);
+}}
+''')
+out.append(f'constexpr int NF = {nfun};\n')
+out.append('__global__ void run(const In* in, In s, uint64_t* out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  In v = in[i];\n')
+for k in range(nfun):
+    out.append(f'  out[(size_t){k} * n + i] = f{k}(v, s);\n')
+out.append('}\n')
+out.append(f'''
+static uint64_t rng = {seed * 2654435761 + 1}ull;
+static uint64_t next() {{ rng = rng * 6364136223846793005ull + 1442695040888963407ull; return rng; }}
+static uint64_t pick64() {{
+  static const uint64_t special[] = {{0, 1, 2, 0xffffffffffffffffull, 0x8000000000000000ull, 0x7fffffffffffffffull, 0xffffffffull,
+    0x80000000ull, 0x7fffffffull, 0x100000000ull, 0x3ff0000000000000ull, 0x7ff0000000000000ull, 0x0010000000000000ull, 1ull << 52}};
+  uint64_t r = next();
+  switch (r % 4) {{
+  case 0: return special[(r >> 8) % 14];
+  case 1: return (r >> 16) % 200 - 100;
+  default: return next();
+  }}
+}}
+static void fill(In& x) {{
+  for (int j = 0; j < 4; j++) {{
+    x.u32[j] = (uint32_t)pick64(); x.i32[j] = (int32_t)pick64(); x.u64[j] = pick64(); x.i64[j] = (int64_t)pick64();
+    uint64_t b = pick64();
+    switch (next() % 4) {{
+    case 0: x.f32[j] = (float)(int)(b % 201) - 100.0f; x.f64[j] = (double)(int64_t)(b % 2001) / 8.0 - 100.0; break;
+    case 1: {{ uint32_t w = (uint32_t)b; memcpy(&x.f32[j], &w, 4); memcpy(&x.f64[j], &b, 8); break; }}
+    default: x.f32[j] = (float)((double)(int64_t)b / 9.2e18 * 1e6); x.f64[j] = (double)(int64_t)b / 3.0e10; break;
+    }}
+  }}
+}}
+int main() {{
+  const int n = 1024;
+  std::vector<In> in(n);
+  for (auto& x : in) fill(x);
+  In s; fill(s);
+  In* din; uint64_t* dout;
+  CHECK(hipMalloc(&din, n * sizeof(In)));
+  CHECK(hipMalloc(&dout, (size_t)NF * n * 8));
+  CHECK(hipMemcpy(din, in.data(), n * sizeof(In), hipMemcpyHostToDevice));
+  run<<<n / 256, 256>>>(din, s, dout, n);
+  CHECK(hipGetLastError());
+  std::vector<uint64_t> got((size_t)NF * n);
+  CHECK(hipMemcpy(got.data(), dout, got.size() * 8, hipMemcpyDeviceToHost));
+  uint64_t (*fs[])(const In&, const In&) = {{{", ".join(f"f{k}" for k in range(nfun))}}};
+  int bad = 0;
+  for (int k = 0; k < NF; k++)
+    for (int i = 0; i < n; i++) {{
+      uint64_t want = fs[k](in[i], s);
+      if (got[(size_t)k * n + i] != want) {{
+        if (bad++ < 20) fprintf(stderr, "f%d lane %d: got %#llx want %#llx\\n", k, i, (unsigned long long)got[(size_t)k * n + i], (unsigned long long)want);
+        break;
+      }}
+    }}
+  printf("exprs seed {seed}: %d of %d functions differ\\n", bad, NF);
+  return bad != 0;
+}}
+''')
+sys.stdout.write(''.join(out))
