@@ -3,12 +3,14 @@
 # functions over u32/i32/u64/i64/f32/f64 (integer and IEEE float operators, conversions, bit
 # intrinsics, selects, lane-dependent branches and loops; operands per lane and uniform, so clang
 # uses both VALU and SALU forms) that evaluates each on 1024 inputs on the GPU and on the host and
-# compares the bits (NaNs as NaN). A differential test of the ISA interpreter against the host's
+# compares the bits (NaNs as NaN); and N/5 wave functions (a random per-lane value through __shfl,
+# __shfl_xor/up/down, butterfly reductions, __ballot/__any/__all or readfirstlane, which the host
+# models over the wave's 64 lanes). A differential test of the ISA interpreter against the host's
 # CPU through real compiler output:
 #
 #   python3 scripts/hip-exprs.py 7 150 > /tmp/e7.hip && cp tests/hip/common.h /tmp/ &&
 #   hipcc --offload-arch=gfx90a -O2 -std=c++17 -ffp-contract=off -o /tmp/e7 /tmp/e7.hip &&
-#   kfdemu exec -- /tmp/e7        # "exprs seed 7: 0 of 150 functions differ"
+#   kfdemu exec -- /tmp/e7   # "exprs seed 7: 0 of 150 functions and 0 of 30 wave functions differ"
 #
 # Undefined behaviour is kept out (shifts masked, divisors odd, signed overflow done unsigned,
 # float-to-int conversions range-checked). So are the places where host and GPU legitimately
@@ -37,7 +39,7 @@ def leaf(t):
     if t == 'i32': return R.choice(['0', '-1', '(-2147483647-1)', '2147483647', f'{R.randrange(-1000, 1000)}'])
     if t == 'u64': return '(uint64_t)' + R.choice(['0ull', '1ull', '0xffffffffffffffffull', '0x8000000000000000ull', f'{R.randrange(1<<64)}ull', '0xffffffffull'])
     if t == 'i64': return '(int64_t)' + R.choice(['0ll', '-1ll', '(-9223372036854775807ll-1)', f'{R.randrange(-10**12, 10**12)}ll'])
-    if t == 'f32': return R.choice(['0.0f', '-0.0f', '1.0f', '0.5f', '3.0f', '1e30f', '1e-40f', '__int_as_float(0x7f800000)', '-2.5f', '1.17549435e-38f'])
+    if t == 'f32': return R.choice(['0.0f', '-0.0f', '1.0f', '0.5f', '3.0f', '1e30f', '1e-40f', 'INFINITY', '-2.5f', '1.17549435e-38f'])
     if t == 'f64': return R.choice(['0.0', '-0.0', '1.0', '0.1', '3.0', '1e300', '4.9e-324', '2.2250738585072014e-308', '-7.25'])
 
 def e(t, d):
@@ -196,10 +198,92 @@ for k in range(nfun):
 {body}  return canon(r);
 }}
 ''')
-out.append(f'constexpr int NF = {nfun};\n')
+# Wave functions: a per-lane value t (a random expression), then a cross-lane operation on it as
+# HIP 5.2 defines it (amd_warp_functions.h: __shfl, __shfl_xor/up/down as ds_bpermute of a computed
+# lane, with their width rules; __ballot, __any, __all; readfirstlane; butterfly reductions). The
+# host runs the same operation over the 64 lanes of the wave (every lane active: blocks of 256).
+WT = ['u32', 'i32', 'f32', 'u64', 'f64']
+nwave = max(1, nfun // 5)
+wave_host = []
+for k in range(nwave):
+    t = R.choice(WT)
+    c = CT[t]
+    body = ''.join(stmt(t, 2, 'r') for _ in range(R.randrange(1, 3)))
+    out.append(f'''HD {c} wt{k}(const In& V, const In& S) {{
+  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
+  const float* v_f32 = V.f32; const double* v_f64 = V.f64;
+  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
+  const float* s_f32 = S.f32; const double* s_f64 = S.f64;
+  {c} r = {leaf(t)};
+{body}  return r;
+}}
+''')
+    w = R.choice([64, 64, 32, 16, 8, 4, 2])
+    kind = R.choice(['shfl', 'shfl', 'xor', 'up', 'down', 'reduce', 'ballot', 'any', 'all', 'first'])
+    if kind == 'shfl':
+        src = R.choice([str(R.randrange(0, 130)), f'(lane * {R.randrange(1, 9)} + {R.randrange(64)}) & 127', f'(int)(V.u32[{R.randrange(4)}] & 127)'])
+        dev = f'  {c} r = __shfl(t, {src}, {w});'
+        host = f'  {{ const In& V = W[lane]; int src = {src}; r = t[(src + (lane & ~({w} - 1))) & 63]; }}'
+    elif kind == 'xor':
+        m = R.randrange(0, 70)
+        dev = f'  {c} r = __shfl_xor(t, {m}, {w});'
+        host = f'  {{ int idx = lane ^ {m}; idx = idx >= ((lane + {w}) & ~({w} - 1)) ? lane : idx; r = t[idx & 63]; }}'
+    elif kind == 'up':
+        dlt = R.randrange(0, 70)
+        dev = f'  {c} r = __shfl_up(t, {dlt}u, {w});'
+        host = f'  {{ int idx = lane - {dlt}; idx = idx < (lane & ~({w} - 1)) ? lane : idx; r = t[idx & 63]; }}'
+    elif kind == 'down':
+        dlt = R.randrange(0, 70)
+        dev = f'  {c} r = __shfl_down(t, {dlt}u, {w});'
+        host = f'  {{ int idx = lane + {dlt}; idx = (int)((lane & ({w} - 1)) + {dlt}) >= {w} ? lane : idx; r = t[idx & 63]; }}'
+    elif kind == 'reduce':
+        op = R.choice(['+', 'mx', 'mn']) if t != 'f32' and t != 'f64' else '+'
+        comb = (lambda x, y: f'{x} + {y}') if op == '+' else (lambda x, y: f'{op}(({c}){x}, ({c}){y})')
+        dev = f'  {c} r = t;\n  for (int o = {w} / 2; o > 0; o >>= 1) r = {comb("r", "__shfl_xor(r, o, " + str(w) + ")")};'
+        host = (f'  {{ {c} cur[64], nxt[64]; for (int j = 0; j < 64; j++) cur[j] = t[j];\n'
+                f'    for (int o = {w} / 2; o > 0; o >>= 1) {{ for (int j = 0; j < 64; j++) {{ int idx = j ^ o; idx = idx >= ((j + {w}) & ~({w} - 1)) ? j : idx; nxt[j] = {comb("cur[j]", "cur[idx & 63]")}; }}\n'
+                f'      for (int j = 0; j < 64; j++) cur[j] = nxt[j]; }}\n    r = cur[lane]; }}')
+    elif kind in ('ballot', 'any', 'all'):
+        cmpop = R.choice(['<', '>', '==', '!=', '<=', '>='])
+        lit = leaf(t)
+        fn = {'ballot': '__ballot', 'any': '__any', 'all': '__all'}[kind]
+        dev = f'  uint64_t r = (uint64_t){fn}((int)(t {cmpop} ({c}){lit}));'
+        acc = {'ballot': 'r |= (uint64_t)p << j;', 'any': 'r |= p;', 'all': 'r &= p;'}[kind]
+        init = '1' if kind == 'all' else '0'
+        host = (f'  {{ const In& S0 = S; (void)S0; uint64_t acc = {init}; for (int j = 0; j < 64; j++) {{ const In& V = W[j]; const In& S = S0; (void)V; (void)S;\n'
+                f'    const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64;\n'
+                f'    const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64; const float* s_f32 = S.f32; const double* s_f64 = S.f64;\n'
+                f'    (void)v_u32; (void)v_i32; (void)v_u64; (void)v_i64; (void)v_f32; (void)v_f64; (void)s_u32; (void)s_i32; (void)s_u64; (void)s_i64; (void)s_f32; (void)s_f64;\n'
+                f'    uint64_t p = (t[j] {cmpop} ({c}){lit}) ? 1 : 0; uint64_t& r = acc; {acc} }}\n    r = acc; }}')
+        # the literal may name uniform inputs (s_*) and lane inputs (v_*): the device sees its own lane's
+        dev = ('  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64;\n'
+               '  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64; const float* s_f32 = S.f32; const double* s_f64 = S.f64;\n'
+               '  (void)v_u32; (void)v_i32; (void)v_u64; (void)v_i64; (void)v_f32; (void)v_f64; (void)s_u32; (void)s_i32; (void)s_u64; (void)s_i64; (void)s_f32; (void)s_f64;\n' + dev)
+    else:  # first
+        dev = f'  {c} r = t; {{ union {{ {c} v; int i[sizeof({c}) / 4]; }} u; u.v = t; for (unsigned q = 0; q < sizeof({c}) / 4; q++) u.i[q] = __builtin_amdgcn_readfirstlane(u.i[q]); r = u.v; }}'
+        host = '  r = t[0];'
+    rtype = 'uint64_t' if kind in ('ballot', 'any', 'all') else c
+    out.append(f'''__device__ uint64_t wd{k}(const In& V, const In& S, int lane) {{
+  (void)lane;
+  {c} t = wt{k}(V, S);
+{dev}
+  return canon(r);
+}}
+static uint64_t wh{k}(const In* W, int lane, const In& S) {{
+  {c} t[64];
+  for (int j = 0; j < 64; j++) t[j] = wt{k}(W[j], S);
+  {rtype} r = 0;
+{host}
+  return canon(r);
+}}
+''')
+out.append(f'constexpr int NF = {nfun}, NW = {nwave};\n')
 out.append('__global__ void run(const In* in, In s, uint64_t* out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  In v = in[i];\n')
 for k in range(nfun):
     out.append(f'  out[(size_t){k} * n + i] = f{k}(v, s);\n')
+out.append('  int lane = threadIdx.x % 64;\n')
+for k in range(nwave):
+    out.append(f'  out[(size_t)({nfun} + {k}) * n + i] = wd{k}(v, s, lane);\n')
 out.append('}\n')
 out.append(f'''
 static uint64_t rng = {seed * 2654435761 + 1}ull;
@@ -232,11 +316,11 @@ int main() {{
   In s; fill(s);
   In* din; uint64_t* dout;
   CHECK(hipMalloc(&din, n * sizeof(In)));
-  CHECK(hipMalloc(&dout, (size_t)NF * n * 8));
+  CHECK(hipMalloc(&dout, (size_t)(NF + NW) * n * 8));
   CHECK(hipMemcpy(din, in.data(), n * sizeof(In), hipMemcpyHostToDevice));
   run<<<n / 256, 256>>>(din, s, dout, n);
   CHECK(hipGetLastError());
-  std::vector<uint64_t> got((size_t)NF * n);
+  std::vector<uint64_t> got((size_t)(NF + NW) * n);
   CHECK(hipMemcpy(got.data(), dout, got.size() * 8, hipMemcpyDeviceToHost));
   uint64_t (*fs[])(const In&, const In&) = {{{", ".join(f"f{k}" for k in range(nfun))}}};
   int bad = 0;
@@ -248,7 +332,18 @@ int main() {{
         break;
       }}
     }}
-  printf("exprs seed {seed}: %d of %d functions differ\\n", bad, NF);
+  uint64_t (*ws[])(const In*, int, const In&) = {{{", ".join(f"wh{k}" for k in range(nwave))}}};
+  int wbad = 0;
+  for (int k = 0; k < NW; k++)
+    for (int i = 0; i < n; i++) {{
+      uint64_t want = ws[k](&in[i / 64 * 64], i % 64, s);
+      if (got[(size_t)(NF + k) * n + i] != want) {{
+        if (wbad++ < 20) fprintf(stderr, "wave function %d lane %d: got %#llx want %#llx\\n", k, i, (unsigned long long)got[(size_t)(NF + k) * n + i], (unsigned long long)want);
+        break;
+      }}
+    }}
+  printf("exprs seed {seed}: %d of %d functions and %d of %d wave functions differ\\n", bad, NF, wbad, NW);
+  bad += wbad;
   return bad != 0;
 }}
 ''')
