@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # hip-exprs.py SEED [N]: writes a HIP program of N (default 120) random __host__ __device__
-# functions over u32/i32/u64/i64/f32/f64 (integer and IEEE float operators, conversions, bit
+# functions over u32/i32/u64/i64/f32/f64/_Float16 (integer and IEEE float operators, conversions, bit
 # intrinsics, selects, lane-dependent branches and loops; operands per lane and uniform, so clang
 # uses both VALU and SALU forms) that evaluates each on 1024 inputs on the GPU and on the host and
 # compares the bits (NaNs as NaN); and N/5 wave functions (a random per-lane value through __shfl,
@@ -25,8 +25,8 @@ seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
 nfun = int(sys.argv[2]) if len(sys.argv) > 2 else 120
 R = random.Random(seed)
 
-T = ['u32', 'i32', 'u64', 'i64', 'f32', 'f64']
-CT = {'u32': 'uint32_t', 'i32': 'int32_t', 'u64': 'uint64_t', 'i64': 'int64_t', 'f32': 'float', 'f64': 'double'}
+T = ['u32', 'i32', 'u64', 'i64', 'f32', 'f64', 'f16']
+CT = {'u32': 'uint32_t', 'i32': 'int32_t', 'u64': 'uint64_t', 'i64': 'int64_t', 'f32': 'float', 'f64': 'double', 'f16': '_Float16'}
 
 def leaf(t):
     r = R.random()
@@ -40,6 +40,7 @@ def leaf(t):
     if t == 'u64': return '(uint64_t)' + R.choice(['0ull', '1ull', '0xffffffffffffffffull', '0x8000000000000000ull', f'{R.randrange(1<<64)}ull', '0xffffffffull'])
     if t == 'i64': return '(int64_t)' + R.choice(['0ll', '-1ll', '(-9223372036854775807ll-1)', f'{R.randrange(-10**12, 10**12)}ll'])
     if t == 'f32': return R.choice(['0.0f', '-0.0f', '1.0f', '0.5f', '3.0f', '1e30f', '1e-40f', 'INFINITY', '-2.5f', '1.17549435e-38f'])
+    if t == 'f16': return R.choice(['(_Float16)0.0f', '(_Float16)-0.0f', '(_Float16)1.0f', '(_Float16)0.5f', '(_Float16)65504.0f', '(_Float16)6.1035156e-05f', '(_Float16)5.9604645e-08f', '(_Float16)-2.5f', '(_Float16)INFINITY'])
     if t == 'f64': return R.choice(['0.0', '-0.0', '1.0', '0.1', '3.0', '1e300', '4.9e-324', '2.2250738585072014e-308', '-7.25'])
 
 def e(t, d):
@@ -99,7 +100,16 @@ def e(t, d):
                lambda: f'floorf({a()})', lambda: f'ceilf({a()})', lambda: f'truncf({a()})', lambda: f'rintf({a()})',
                lambda: f'ldexpf({a()}, (int)({e("i32", d-1)} % 300))', lambda: f'({cmp(d-1)} ? {a()} : {a()})',
                lambda: f'(float){e("i64", d-1)}', lambda: f'(float){e("u64", d-1)}', lambda: f'__int_as_float((int){e("u32", d-1)})',
-               lambda: f'frexpm({a()})']
+               lambda: f'frexpm({a()})', lambda: f'(float){e("f16", d-1)}']
+        return R.choice(ops)()
+    if t == 'f16':
+        # binary16 arithmetic: native on the device, through float on the host (one rounding of the
+        # float result to binary16 is the correctly rounded result for + - * /: 24 >= 2 * 11 + 2)
+        ops = [lambda: f'H_ADD({a()}, {a()})', lambda: f'H_SUB({a()}, {a()})', lambda: f'H_MUL({a()}, {a()})', lambda: f'H_DIV({a()}, {a()})',
+               lambda: f'H_MIN({a()}, {a()})', lambda: f'H_MAX({a()}, {a()})', lambda: f'(_Float16)(-({a()}))', lambda: f'h_abs({a()})',
+               lambda: f'(_Float16){e("f32", d-1)}', lambda: f'(_Float16)(float)({e("i32", d-1)} % 2048)',
+               lambda: f'(_Float16)(float)({e("u32", d-1)} % 2048u)', lambda: f'({cmp(d-1)} ? {a()} : {a()})',
+               lambda: f'h_bits((uint16_t){e("u32", d-1)})']
         return R.choice(ops)()
     if t == 'f64':
         ops = [lambda: f'({a()} + {a()})', lambda: f'({a()} - {a()})', lambda: f'({a()} * {a()})', lambda: f'({a()} / {a()})',
@@ -176,14 +186,30 @@ static inline uint32_t __byte_perm(uint32_t x, uint32_t y, uint32_t s) {{
 static inline float __int_as_float(int x) {{ float f; memcpy(&f, &x, 4); return f; }}
 static inline double __longlong_as_double(long long x) {{ double f; memcpy(&f, &x, 8); return f; }}
 #endif
+#ifdef __HIP_DEVICE_COMPILE__
+#define H_ADD(a, b) ((_Float16)(a) + (_Float16)(b))
+#define H_SUB(a, b) ((_Float16)(a) - (_Float16)(b))
+#define H_MUL(a, b) ((_Float16)(a) * (_Float16)(b))
+#define H_DIV(a, b) ((_Float16)(a) / (_Float16)(b))
+#else
+#define H_ADD(a, b) ((_Float16)((float)(a) + (float)(b)))
+#define H_SUB(a, b) ((_Float16)((float)(a) - (float)(b)))
+#define H_MUL(a, b) ((_Float16)((float)(a) * (float)(b)))
+#define H_DIV(a, b) ((_Float16)((float)(a) / (float)(b)))
+#endif
+HD _Float16 H_MIN(_Float16 a, _Float16 b) {{ return (_Float16)((a != a ? b : b != b ? a : a < b ? a : b) + (_Float16)0.0f); }}
+HD _Float16 H_MAX(_Float16 a, _Float16 b) {{ return (_Float16)((a != a ? b : b != b ? a : a > b ? a : b) + (_Float16)0.0f); }}
+HD _Float16 h_abs(_Float16 a) {{ uint16_t b; memcpy(&b, &a, 2); b &= 0x7fff; memcpy(&a, &b, 2); return a; }}
+HD _Float16 h_bits(uint16_t b) {{ _Float16 a; memcpy(&a, &b, 2); return a; }}
 template <class T> HD uint64_t bitsOf(T v) {{
   if constexpr (sizeof(T) == 4) {{ uint32_t b; memcpy(&b, &v, 4); return b; }} else {{ uint64_t b; memcpy(&b, &v, 8); return b; }}
 }}
 HD uint64_t canon(float v) {{ return v != v ? 0x7fc00000u : bitsOf(v); }}
 HD uint64_t canon(double v) {{ return v != v ? 0x7ff8000000000000ull : bitsOf(v); }}
+HD uint64_t canon(_Float16 v) {{ uint16_t b; memcpy(&b, &v, 2); return v != v ? 0x7e00u : b; }}
 template <class T> HD uint64_t canon(T v) {{ return (uint64_t)v; }}
 struct In {{
-  uint32_t u32[4]; int32_t i32[4]; uint64_t u64[4]; int64_t i64[4]; float f32[4]; double f64[4];
+  uint32_t u32[4]; int32_t i32[4]; uint64_t u64[4]; int64_t i64[4]; float f32[4]; double f64[4]; _Float16 f16[4];
 }};
 ''')
 for k in range(nfun):
@@ -191,7 +217,7 @@ for k in range(nfun):
     body = ''.join(stmt(t, 3, 'r') for _ in range(R.randrange(1, 4)))
     out.append(f'''HD uint64_t f{k}(const In& V, const In& S) {{
   const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
-  const float* v_f32 = V.f32; const double* v_f64 = V.f64;
+  const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16;
   const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
   const float* s_f32 = S.f32; const double* s_f64 = S.f64;
   {CT[t]} r = {leaf(t)};
@@ -211,7 +237,7 @@ for k in range(nwave):
     body = ''.join(stmt(t, 2, 'r') for _ in range(R.randrange(1, 3)))
     out.append(f'''HD {c} wt{k}(const In& V, const In& S) {{
   const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
-  const float* v_f32 = V.f32; const double* v_f64 = V.f64;
+  const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16;
   const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
   const float* s_f32 = S.f32; const double* s_f64 = S.f64;
   {c} r = {leaf(t)};
@@ -251,12 +277,12 @@ for k in range(nwave):
         acc = {'ballot': 'r |= (uint64_t)p << j;', 'any': 'r |= p;', 'all': 'r &= p;'}[kind]
         init = '1' if kind == 'all' else '0'
         host = (f'  {{ const In& S0 = S; (void)S0; uint64_t acc = {init}; for (int j = 0; j < 64; j++) {{ const In& V = W[j]; const In& S = S0; (void)V; (void)S;\n'
-                f'    const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64;\n'
+                f'    const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16; (void)v_f16; (void)s_f16;\n'
                 f'    const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64; const float* s_f32 = S.f32; const double* s_f64 = S.f64;\n'
                 f'    (void)v_u32; (void)v_i32; (void)v_u64; (void)v_i64; (void)v_f32; (void)v_f64; (void)s_u32; (void)s_i32; (void)s_u64; (void)s_i64; (void)s_f32; (void)s_f64;\n'
                 f'    uint64_t p = (t[j] {cmpop} ({c}){lit}) ? 1 : 0; uint64_t& r = acc; {acc} }}\n    r = acc; }}')
         # the literal may name uniform inputs (s_*) and lane inputs (v_*): the device sees its own lane's
-        dev = ('  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64;\n'
+        dev = ('  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16; (void)v_f16; (void)s_f16;\n'
                '  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64; const float* s_f32 = S.f32; const double* s_f64 = S.f64;\n'
                '  (void)v_u32; (void)v_i32; (void)v_u64; (void)v_i64; (void)v_f32; (void)v_f64; (void)s_u32; (void)s_i32; (void)s_u64; (void)s_i64; (void)s_f32; (void)s_f64;\n' + dev)
     else:  # first
@@ -300,6 +326,7 @@ static uint64_t pick64() {{
 }}
 static void fill(In& x) {{
   for (int j = 0; j < 4; j++) {{
+    {{ uint16_t h = (uint16_t)pick64(); if (next() % 2) h = (uint16_t)(((next() % 2) << 15) | ((10 + next() % 10) << 10) | (next() % 1024)); memcpy(&x.f16[j], &h, 2); }}
     x.u32[j] = (uint32_t)pick64(); x.i32[j] = (int32_t)pick64(); x.u64[j] = pick64(); x.i64[j] = (int64_t)pick64();
     uint64_t b = pick64();
     switch (next() % 4) {{
