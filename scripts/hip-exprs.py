@@ -5,12 +5,13 @@
 # uses both VALU and SALU forms) that evaluates each on 1024 inputs on the GPU and on the host and
 # compares the bits (NaNs as NaN); and N/5 wave functions (a random per-lane value through __shfl,
 # __shfl_xor/up/down, butterfly reductions, __ballot/__any/__all or readfirstlane, which the host
-# models over the wave's 64 lanes). A differential test of the ISA interpreter against the host's
+# models over the wave's 64 lanes); and N/8 group functions (LDS stores and loads across a
+# work-group's barrier, LDS and global atomics into counters, order-independent). A differential test of the ISA interpreter against the host's
 # CPU through real compiler output:
 #
 #   python3 scripts/hip-exprs.py 7 150 > /tmp/e7.hip && cp tests/hip/common.h /tmp/ &&
 #   hipcc --offload-arch=gfx90a -O2 -std=c++17 -ffp-contract=off -o /tmp/e7 /tmp/e7.hip &&
-#   kfdemu exec -- /tmp/e7   # "exprs seed 7: 0 of 150 functions and 0 of 30 wave functions differ"
+#   kfdemu exec -- /tmp/e7   # "exprs seed 7: 0 of 150 functions, 0 of 30 wave functions and 0 of 18 group functions differ"
 #
 # Undefined behaviour is kept out (shifts masked, divisors odd, signed overflow done unsigned,
 # float-to-int conversions range-checked). So are the places where host and GPU legitimately
@@ -303,13 +304,89 @@ static uint64_t wh{k}(const In* W, int lane, const In& S) {{
   return canon(r);
 }}
 ''')
-out.append(f'constexpr int NF = {nfun}, NW = {nwave};\n')
-out.append('__global__ void run(const In* in, In s, uint64_t* out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  In v = in[i];\n')
+# Group functions: every thread of a work-group of 256 stores a random value t to LDS at a
+# permuted slot, the group synchronizes, each reads back a slot (permuted again, or chosen by its
+# own t), then adds it (or min, max, and, or, xor, inc, dec: order-independent) atomically into one
+# of 8 LDS counters and one of 8 global counters per function; the outputs are the value read and
+# the group's counter after a second barrier, and the global counters after the kernel. The host
+# models the group's 256 lanes and the grid's counters.
+AT = {'u32': ['add', 'min', 'max', 'and', 'or', 'xor', 'inc', 'dec', 'sub'], 'i32': ['add', 'min', 'max'],
+      'u64': ['add', 'min', 'max', 'and', 'or', 'xor'], 'f32': ['addint']}
+ngroup = max(1, nfun // 8)
+group_dev, group_host = [], []
+for k in range(ngroup):
+    t = R.choice(list(AT))
+    c = CT[t]
+    op = R.choice(AT[t])
+    body = ''.join(stmt(t if t != 'f32' else 'i32', 2, 'r') for _ in range(R.randrange(1, 3)))
+    rt = 'int32_t' if t == 'f32' else c
+    # f32 counters add small integers (exact in any order): t is an integer below 2^12
+    conv = f'(float)(r % 4096)' if t == 'f32' else 'r'
+    out.append(f'''HD {c} gt{k}(const In& V, const In& S) {{
+  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
+  const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16;
+  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
+  const float* s_f32 = S.f32; const double* s_f64 = S.f64;
+  {rt} r = {leaf(t if t != 'f32' else 'i32')};
+{body}  return {conv};
+}}
+''')
+    a1, b1 = 2 * R.randrange(128) + 1, R.randrange(256)
+    if R.random() < 0.5:
+        rd = f'({2 * R.randrange(128) + 1} * tid + {R.randrange(256)}) & 255'
+    else:
+        rd = '(uint32_t)mine & 255' if t != 'f32' else '(uint32_t)(int32_t)mine & 255'
+    slot = R.choice(['tid % 8', '(uint32_t)u % 8' if t != 'f32' else '(uint32_t)(int32_t)u % 8', '(tid / 32) % 8'])
+    init = {'add': '0', 'sub': '0', 'min': '(' + c + ')~0ull' if t in ('u32', 'u64') else '2147483647', 'max': '0' if t in ('u32', 'u64') else '(-2147483647-1)',
+            'and': '(' + c + ')~0ull', 'or': '0', 'xor': '0', 'inc': '0', 'dec': '0', 'addint': '0.0f'}[op]
+    lim = R.randrange(1, 400)
+    devop = {'add': 'atomicAdd(p, u)', 'sub': 'atomicSub(p, u)', 'min': 'atomicMin(p, u)', 'max': 'atomicMax(p, u)',
+             'and': 'atomicAnd(p, u)', 'or': 'atomicOr(p, u)', 'xor': 'atomicXor(p, u)', 'inc': f'atomicInc(p, {lim}u)',
+             'dec': f'atomicDec(p, {lim}u)', 'addint': 'atomicAdd(p, u)'}[op]
+    hostop = {'add': 'x + u', 'sub': 'x - u', 'min': 'mn(x, u)', 'max': 'mx(x, u)', 'and': 'x & u', 'or': 'x | u', 'xor': 'x ^ u',
+              'inc': f'(x >= {lim}u) ? 0u : x + 1', 'dec': f'(x == 0 || x > {lim}u) ? {lim}u : x - 1', 'addint': 'x + u'}[op]
+    out.append(f'''__device__ void gd{k}(const In& V, const In& S, int tid, {c}* gc, uint64_t* o, int n) {{
+  __shared__ {c} sh[256];
+  __shared__ {c} cnt[8];
+  {c} mine = gt{k}(V, S);
+  if (tid < 8) cnt[tid] = {init};
+  sh[({a1} * tid + {b1}) & 255] = mine;
+  __syncthreads();
+  {c} u = sh[{rd}];
+  {{ {c}* p = &cnt[{slot}]; {devop}; }}
+  {{ {c}* p = &gc[{slot}]; {devop}; }}
+  __syncthreads();
+  o[0] = canon(u);
+  o[(size_t)n] = canon(cnt[tid % 8]);
+  __syncthreads();
+}}
+static void gh{k}(const In* in, const In& S, int n, uint64_t* o, {c}* gc) {{
+  for (int j = 0; j < 8; j++) gc[j] = {init};
+  for (int b = 0; b < n; b += 256) {{
+    {c} sh[256], mineA[256], cnt[8];
+    for (int j = 0; j < 8; j++) cnt[j] = {init};
+    for (int tid = 0; tid < 256; tid++) {{ mineA[tid] = gt{k}(in[b + tid], S); sh[({a1} * tid + {b1}) & 255] = mineA[tid]; }}
+    {c} us[256];
+    for (int tid = 0; tid < 256; tid++) {{
+      {c} mine = mineA[tid]; (void)mine;
+      {c} u = sh[{rd}]; us[tid] = u;
+      {{ {c}& x = cnt[{slot}]; x = {hostop}; }}
+      {{ {c}& x = gc[{slot}]; x = {hostop}; }}
+    }}
+    for (int tid = 0; tid < 256; tid++) {{ o[b + tid] = canon(us[tid]); o[(size_t)n + b + tid] = canon(cnt[tid % 8]); }}
+  }}
+}}
+''')
+    group_dev.append((k, c, init))
+out.append(f'constexpr int NF = {nfun}, NW = {nwave}, NG = {ngroup};\n')
+out.append('__global__ void run(const In* in, In s, uint64_t* out, int n, char* gcs) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  In v = in[i]; // n is a multiple of 256: every thread is live (the group functions have barriers)\n')
 for k in range(nfun):
     out.append(f'  out[(size_t){k} * n + i] = f{k}(v, s);\n')
 out.append('  int lane = threadIdx.x % 64;\n')
 for k in range(nwave):
     out.append(f'  out[(size_t)({nfun} + {k}) * n + i] = wd{k}(v, s, lane);\n')
+for k, c, _ in group_dev:
+    out.append(f'  gd{k}(v, s, threadIdx.x, ({c}*)(gcs + {k} * 64), out + (size_t)({nfun} + {nwave} + 2 * {k}) * n + i, n);\n')
 out.append('}\n')
 out.append(f'''
 static uint64_t rng = {seed * 2654435761 + 1}ull;
@@ -343,11 +420,19 @@ int main() {{
   In s; fill(s);
   In* din; uint64_t* dout;
   CHECK(hipMalloc(&din, n * sizeof(In)));
-  CHECK(hipMalloc(&dout, (size_t)(NF + NW) * n * 8));
+  CHECK(hipMalloc(&dout, (size_t)(NF + NW + 2 * NG) * n * 8));
+  std::vector<uint64_t> gwant((size_t)2 * NG * n);
+  std::vector<char> gcw(NG * 64), gci(NG * 64);
+  {{ghosts}}
+  char* dgc;
+  CHECK(hipMalloc(&dgc, NG * 64));
+  CHECK(hipMemcpy(dgc, gci.data(), NG * 64, hipMemcpyHostToDevice));
   CHECK(hipMemcpy(din, in.data(), n * sizeof(In), hipMemcpyHostToDevice));
-  run<<<n / 256, 256>>>(din, s, dout, n);
+  run<<<n / 256, 256>>>(din, s, dout, n, dgc);
   CHECK(hipGetLastError());
-  std::vector<uint64_t> got((size_t)(NF + NW) * n);
+  std::vector<uint64_t> got((size_t)(NF + NW + 2 * NG) * n);
+  std::vector<char> gcg(NG * 64);
+  CHECK(hipMemcpy(gcg.data(), dgc, NG * 64, hipMemcpyDeviceToHost));
   CHECK(hipMemcpy(got.data(), dout, got.size() * 8, hipMemcpyDeviceToHost));
   uint64_t (*fs[])(const In&, const In&) = {{{", ".join(f"f{k}" for k in range(nfun))}}};
   int bad = 0;
@@ -369,9 +454,23 @@ int main() {{
         break;
       }}
     }}
-  printf("exprs seed {seed}: %d of %d functions and %d of %d wave functions differ\\n", bad, NF, wbad, NW);
-  bad += wbad;
+  int gbad = 0;
+  for (int k = 0; k < NG; k++) {{
+    bool ok = memcmp(&gcg[k * 64], &gcw[k * 64], 64) == 0;
+    for (size_t i = 0; ok && i < (size_t)2 * n; i++)
+      if (got[(size_t)(NF + NW) * n + (size_t)2 * k * n + i] != gwant[(size_t)2 * k * n + i]) {{
+        fprintf(stderr, "group function %d %s %zu: got %#llx want %#llx\\n", k, i < (size_t)n ? "value" : "LDS counter", i % n,
+                (unsigned long long)got[(size_t)(NF + NW) * n + (size_t)2 * k * n + i], (unsigned long long)gwant[(size_t)2 * k * n + i]);
+        ok = false;
+      }}
+    if (!ok && gbad < 20 && memcmp(&gcg[k * 64], &gcw[k * 64], 64) != 0) fprintf(stderr, "group function %d: global counters differ\\n", k);
+    gbad += !ok;
+  }}
+  printf("exprs seed {seed}: %d of %d functions, %d of %d wave functions and %d of %d group functions differ\\n", bad, NF, wbad, NW, gbad, NG);
+  bad += wbad + gbad;
   return bad != 0;
 }}
 ''')
-sys.stdout.write(''.join(out))
+ghosts = '\n  '.join(f'{{ {c}* p = ({c}*)&gci[{k} * 64]; for (int j = 0; j < 8; j++) p[j] = {init}; }} gh{k}(in.data(), s, n, &gwant[(size_t)2 * {k} * n], ({c}*)&gcw[{k} * 64]);' for k, c, init in group_dev)
+src = ''.join(out).replace('{ghosts}', ghosts)
+sys.stdout.write(src)
