@@ -6,8 +6,8 @@
 # compares the bits (NaNs as NaN); and N/5 wave functions (a random per-lane value through __shfl,
 # __shfl_xor/up/down, butterfly reductions, __ballot/__any/__all or readfirstlane, which the host
 # models over the wave's 64 lanes); and N/8 group functions (LDS stores and loads across a
-# work-group's barrier, LDS and global atomics into counters, order-independent). A differential test of the ISA interpreter against the host's
-# CPU through real compiler output:
+# work-group's barrier, LDS and global atomics into counters, order-independent). A differential
+# test of the ISA interpreter against the host's CPU through real compiler output:
 #
 #   python3 scripts/hip-exprs.py 7 150 > /tmp/e7.hip && cp tests/hip/common.h /tmp/ &&
 #   hipcc --offload-arch=gfx90a -O2 -std=c++17 -ffp-contract=off -o /tmp/e7 /tmp/e7.hip &&
@@ -16,10 +16,12 @@
 # Undefined behaviour is kept out (shifts masked, divisors odd, signed overflow done unsigned,
 # float-to-int conversions range-checked). So are the places where host and GPU legitimately
 # differ: the sign of a zero from fmin/fmax (+0.0 added), the sign of a NaN an operation creates
-# (copysign takes its sign from an operand), and fused multiply-adds (-ffp-contract=off). And two
-# miscompiles of Debian's clang 15 for gfx90a that the interpreter reproduces as hardware would
-# (docs/hip.md "Random expressions"): an i64 udiv/urem whose numerator has 33 or more known sign
-# bits (-1ull % d) takes a 24-bit float path, and a | ~(uint64_t)x32 keeps a's high half.
+# (copysign takes its sign from an operand), and fused multiply-adds (-ffp-contract=off). And,
+# where it can, miscompiles of Debian's clang 15 for gfx90a that the interpreter reproduces as
+# hardware would (docs/hip.md "Random expressions"): an i64 udiv/urem whose numerator has 33 or
+# more known sign bits (-1ull % d) takes a 24-bit float path, and a | ~(uint64_t)x32 keeps a's
+# high half (a third, the high half of y * 0xffffffffu for a small y as a signed 24-bit product,
+# is rare and not steered around).
 import random, sys
 
 seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
