@@ -37,8 +37,9 @@ step HIP corpus, expected-pass programs '(scripts/hip-tests.sh --expected)'
 # sources are unchanged), 1.2 to run 15 programs, each under its own kfdemu exec daemon.
 sh scripts/hip-tests.sh --expected
 
-step HIP random-expression programs '(scripts/hip-exprs.sh: seeds 1-4, 150 functions each, GPU against host)'
+step HIP random-expression programs '(scripts/hip-exprs.sh: seeds 1-4 at -O2, 5-6 at -O0, GPU against host)'
 sh scripts/hip-exprs.sh 1 2 3 4
+sh scripts/hip-exprs.sh -O 0 5 6
 
 step HIP corpus on ROCr 6.2.4, expected-pass programs '(scripts/hip-tests.sh --rocr ... --expected)'
 # The modern HSA runtime (ROCr 6.2.4 on libhsakmt 6.2.4) as a drop-in for Debian's 5.2.3 one, built

@@ -213,7 +213,10 @@ func (w *wave) scalar(in *Inst, code uint16, kind int) (uint64, error) {
 		return uint64(uint32(v)), nil
 	case code >= 240 && code <= 248:
 		switch kind {
-		case k64f:
+		case k64f, k64i:
+			// A 64-bit operand's float inline constant is the f64 value whatever the operation's
+			// type (LLVM's isInlinableLiteral64 for integer and float 64-bit operands alike):
+			// clang -O0 materializes the 1.0 of f64 division as s_mov_b64 s[8:9], 1.0.
 			return inlF64[code-240], nil
 		case k16f:
 			return uint64(inlF16[code-240]), nil
