@@ -4,7 +4,8 @@
 # intrinsics, selects, lane-dependent branches and loops; operands per lane and uniform, so clang
 # uses both VALU and SALU forms) that evaluates each on 1024 inputs on the GPU and on the host and
 # compares the bits (NaNs as NaN); and N/5 wave functions (a random per-lane value through __shfl,
-# __shfl_xor/up/down, butterfly reductions, __ballot/__any/__all or readfirstlane, which the host
+# __shfl_xor/up/down, butterfly reductions, __ballot/__any/__all (also in a divergent branch) or
+# readfirstlane, which the host
 # models over the wave's 64 lanes); and N/8 group functions (LDS stores and loads across a
 # work-group's barrier, LDS and global atomics into counters, order-independent). A differential
 # test of the ISA interpreter against the host's CPU through real compiler output:
@@ -248,7 +249,7 @@ for k in range(nwave):
 }}
 ''')
     w = R.choice([64, 64, 32, 16, 8, 4, 2])
-    kind = R.choice(['shfl', 'shfl', 'xor', 'up', 'down', 'reduce', 'ballot', 'any', 'all', 'first'])
+    kind = R.choice(['shfl', 'shfl', 'xor', 'up', 'down', 'reduce', 'ballot', 'any', 'all', 'first', 'divballot', 'divballot'])
     if kind == 'shfl':
         src = R.choice([str(R.randrange(0, 130)), f'(lane * {R.randrange(1, 9)} + {R.randrange(64)}) & 127', f'(int)(V.u32[{R.randrange(4)}] & 127)'])
         dev = f'  {c} r = __shfl(t, {src}, {w});'
@@ -272,18 +273,34 @@ for k in range(nwave):
         host = (f'  {{ {c} cur[64], nxt[64]; for (int j = 0; j < 64; j++) cur[j] = t[j];\n'
                 f'    for (int o = {w} / 2; o > 0; o >>= 1) {{ for (int j = 0; j < 64; j++) {{ int idx = j ^ o; idx = idx >= ((j + {w}) & ~({w} - 1)) ? j : idx; nxt[j] = {comb("cur[j]", "cur[idx & 63]")}; }}\n'
                 f'      for (int j = 0; j < 64; j++) cur[j] = nxt[j]; }}\n    r = cur[lane]; }}')
-    elif kind in ('ballot', 'any', 'all'):
+    elif kind in ('ballot', 'any', 'all', 'divballot'):
+        # divballot: __ballot inside a branch some lanes skip (EXEC narrowed by a lane condition):
+        # only the lanes that take it contribute, and the others keep their value
         cmpop = R.choice(['<', '>', '==', '!=', '<=', '>='])
         lit = leaf(t)
-        fn = {'ballot': '__ballot', 'any': '__any', 'all': '__all'}[kind]
+        act = 'true'
+        if kind == 'divballot':  # the lane condition, an HD function: host code may not call device intrinsics
+            out.append(f'''HD bool wa{k}(const In& V, const In& S) {{
+  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
+  const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16;
+  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
+  const float* s_f32 = S.f32; const double* s_f64 = S.f64;
+  return {cmp(1)};
+}}
+''')
+            act = f'wa{k}(V, S)'
+        fn = {'ballot': '__ballot', 'any': '__any', 'all': '__all', 'divballot': '__ballot'}[kind]
         dev = f'  uint64_t r = (uint64_t){fn}((int)(t {cmpop} ({c}){lit}));'
-        acc = {'ballot': 'r |= (uint64_t)p << j;', 'any': 'r |= p;', 'all': 'r &= p;'}[kind]
+        if kind == 'divballot':
+            dev = f'  uint64_t r = 0xdeadull;\n  if ({act}) r = (uint64_t)__ballot((int)(t {cmpop} ({c}){lit}));'
+        acc = {'ballot': 'r |= (uint64_t)p << j;', 'any': 'r |= p;', 'all': 'r &= p;', 'divballot': 'if (a) r |= (uint64_t)p << j; if (j == lane) own = a;'}[kind]
         init = '1' if kind == 'all' else '0'
-        host = (f'  {{ const In& S0 = S; (void)S0; uint64_t acc = {init}; for (int j = 0; j < 64; j++) {{ const In& V = W[j]; const In& S = S0; (void)V; (void)S;\n'
+        fin = '    r = own ? acc : 0xdeadull; }' if kind == 'divballot' else '    r = acc; }'
+        host = (f'  {{ const In& S0 = S; (void)S0; uint64_t acc = {init}; bool own = false; (void)own; for (int j = 0; j < 64; j++) {{ const In& V = W[j]; const In& S = S0; (void)V; (void)S;\n'
                 f'    const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16; (void)v_f16; (void)s_f16;\n'
                 f'    const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64; const float* s_f32 = S.f32; const double* s_f64 = S.f64;\n'
                 f'    (void)v_u32; (void)v_i32; (void)v_u64; (void)v_i64; (void)v_f32; (void)v_f64; (void)s_u32; (void)s_i32; (void)s_u64; (void)s_i64; (void)s_f32; (void)s_f64;\n'
-                f'    uint64_t p = (t[j] {cmpop} ({c}){lit}) ? 1 : 0; uint64_t& r = acc; {acc} }}\n    r = acc; }}')
+                f'    uint64_t p = (t[j] {cmpop} ({c}){lit}) ? 1 : 0; bool a = {act}; (void)a; uint64_t& r = acc; {acc} }}\n' + fin)
         # the literal may name uniform inputs (s_*) and lane inputs (v_*): the device sees its own lane's
         dev = ('  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16; (void)v_f16; (void)s_f16;\n'
                '  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64; const float* s_f32 = S.f32; const double* s_f64 = S.f64;\n'
@@ -291,7 +308,7 @@ for k in range(nwave):
     else:  # first
         dev = f'  {c} r = t; {{ union {{ {c} v; int i[sizeof({c}) / 4]; }} u; u.v = t; for (unsigned q = 0; q < sizeof({c}) / 4; q++) u.i[q] = __builtin_amdgcn_readfirstlane(u.i[q]); r = u.v; }}'
         host = '  r = t[0];'
-    rtype = 'uint64_t' if kind in ('ballot', 'any', 'all') else c
+    rtype = 'uint64_t' if kind in ('ballot', 'any', 'all', 'divballot') else c
     out.append(f'''__device__ uint64_t wd{k}(const In& V, const In& S, int lane) {{
   (void)lane;
   {c} t = wt{k}(V, S);
