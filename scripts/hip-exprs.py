@@ -5,9 +5,9 @@
 # uses both VALU and SALU forms) that evaluates each on 1024 inputs on the GPU and on the host and
 # compares the bits (NaNs as NaN); and N/5 wave functions (a random per-lane value through __shfl,
 # __shfl_xor/up/down, butterfly reductions, __ballot/__any/__all (also in a divergent branch) or
-# readfirstlane, which the host
-# models over the wave's 64 lanes); and N/8 group functions (LDS stores and loads across a
-# work-group's barrier, LDS and global atomics into counters, order-independent). A differential
+# readfirstlane, which the host models over the wave's 64 lanes); and N/8 group functions (LDS
+# stores and loads across a work-group's barrier, LDS and global atomics into counters,
+# order-independent). A differential
 # test of the ISA interpreter against the host's CPU through real compiler output:
 #
 #   python3 scripts/hip-exprs.py 7 150 > /tmp/e7.hip && cp tests/hip/common.h /tmp/ &&
