@@ -29,6 +29,7 @@ if [ -z "$kfdemu" ]; then
 	go build -o "$build/kfdemu" ./cmd/kfdemu || exit 1
 	kfdemu=$build/kfdemu
 fi
+kfdemu=$(readlink -f "$kfdemu") # the programs run from $build
 cp tests/hip/common.h "$build/"
 fail=0
 for s in $seeds; do
@@ -48,7 +49,7 @@ for s in $seeds; do
 		rm -f "$build/$n.hip.new"
 	fi
 	mnt=$(mktemp -d)
-	(cd "$build" && exec timeout -s QUIT -k 5 "$limit" "$(readlink -f "$kfdemu")" exec --mount "$mnt/m" -- "./$n") >"$build/$n.out" 2>&1
+	(cd "$build" && exec timeout -s QUIT -k 5 "$limit" "$kfdemu" exec --mount "$mnt/m" -- "./$n") >"$build/$n.out" 2>&1
 	st=$?
 	[ "$st" = 0 ] || umount -l "$mnt/m" 2>/dev/null || true
 	rmdir "$mnt/m" "$mnt" 2>/dev/null || true
