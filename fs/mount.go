@@ -34,6 +34,10 @@ type Options struct {
 	Log    *slog.Logger
 	// Debug enables go-fuse's request log.
 	Debug bool
+	// ExecOwner is the pid of the `kfdemu exec` that started this daemon for its command's
+	// lifetime (0: none); the stats file reports it as exec_owner, so that another exec does not
+	// run its command on a daemon that goes away when the owner's command ends.
+	ExecOwner int
 }
 
 // Server is a mounted kfdemu filesystem.
@@ -517,6 +521,7 @@ func (s *Server) stats() []byte {
 	fmt.Fprintf(&b, "client_processes %d\n", s.dev.clientCount())
 	fmt.Fprintf(&b, "watched_pids %d\n", s.watch.count())
 	fmt.Fprintf(&b, "supervised_trees %d\n", s.sup.count())
+	fmt.Fprintf(&b, "exec_owner %d\n", s.opts.ExecOwner)
 	if st, ok := s.opts.Device.(interface{ Stats() map[string]int }); ok && s.opts.Device != nil {
 		m := st.Stats()
 		for _, k := range sortedKeys(m) {

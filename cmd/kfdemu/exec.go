@@ -5,10 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,7 +61,39 @@ func runExec(args []string) int {
 		fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
 		return 2
 	}
-	if !served(mnt) {
+	// A daemon another exec started lives only as long as that exec's command: the command here
+	// gets a daemon of its own on a private mount instead (so does one that loses the race for an
+	// unserved mount to another exec: both saw it unserved and started daemons, and the other's
+	// mounted first).
+	release, err := startupLock(mnt)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
+		return 1
+	}
+	private := served(mnt) && execOwner(mnt) != 0
+	if !private && !served(mnt) {
+		stop, err := startDaemon(mnt, *profile, *gpuThreads, *noSVM)
+		switch {
+		case errors.Is(err, errLostMount):
+			// its daemon's "already mounted" is above: say what happens instead
+			fmt.Fprintf(os.Stderr, "kfdemu exec: another kfdemu exec's daemon took %s first; running on a daemon of this command's own\n", mnt)
+			private = true
+		case err != nil:
+			fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
+			return 1
+		default:
+			defer stop()
+		}
+	}
+	release()
+	if private {
+		dir, err := os.MkdirTemp("", "kfdemu-exec-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir) // after the daemon has unmounted it (deferred calls run in reverse)
+		mnt = filepath.Join(dir, "mnt")
 		stop, err := startDaemon(mnt, *profile, *gpuThreads, *noSVM)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
@@ -66,6 +102,49 @@ func runExec(args []string) int {
 		defer stop()
 	}
 	return execIn(mnt, fl.Args(), os.Stdin, os.Stdout, os.Stderr)
+}
+
+// startupLock serializes, among the execs of one network namespace, the steps from "is mnt
+// served?" to "the daemon started for it serves": without it two execs started together both
+// found mnt unserved, both daemons passed their "already mounted" check, and the second stacked
+// its mount on the first's, so that one command ran on the other's daemon and lost /dev/kfd when
+// that command ended. The lock is an abstract unix socket named after the mount: bound by one
+// process at a time, released when closed or when the process dies, nothing on disk.
+func startupLock(mnt string) (release func(), err error) {
+	h := fnv.New64a()
+	h.Write([]byte(mnt))
+	name := fmt.Sprintf("@kfdemu-exec-%016x", h.Sum64())
+	deadline := time.Now().Add(daemonStartTimeout)
+	for {
+		l, err := net.Listen("unix", name)
+		if err == nil {
+			return func() { l.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("waiting for another kfdemu exec starting a daemon for %s: %w", mnt, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// errLostMount: the daemon exec started found the mount taken by another daemon.
+var errLostMount = errors.New("another daemon mounted first")
+
+// execOwner returns the exec_owner line of the stats of the daemon serving mnt: the pid of the
+// kfdemu exec that runs it for its command's lifetime, 0 for a daemon of its own (kfdemu serve)
+// or if unknown.
+func execOwner(mnt string) int {
+	b, err := os.ReadFile(filepath.Join(mnt, nsexec.StatsPath))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "exec_owner "); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 // served reports whether something serves a kfd topology at mnt: the topology directory can be
@@ -92,7 +171,7 @@ func startDaemon(mnt, profile string, gpuThreads int, noSVM bool) (stop func(), 
 	if err != nil {
 		self = os.Args[0]
 	}
-	args := []string{"serve", "--mount", mnt, "--log-level", "warn"}
+	args := []string{"serve", "--mount", mnt, "--log-level", "warn", "--exec-owner", fmt.Sprint(os.Getpid())}
 	if profile != "" {
 		args = append(args, "--profile", profile)
 	}
@@ -129,6 +208,10 @@ func startDaemon(mnt, profile string, gpuThreads int, noSVM bool) (stop func(), 
 			stop()
 			return nil, fmt.Errorf("the daemon did not serve %s within %v", mnt, daemonStartTimeout)
 		}
+	}
+	if execOwner(mnt) != os.Getpid() { // another's daemon serves mnt: ours fails (busy) or is stopped
+		stop()
+		return nil, errLostMount
 	}
 	return stop, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -336,5 +337,53 @@ func TestExecStartsDaemon(t *testing.T) {
 	}
 	if b, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(b), mnt) {
 		t.Fatal("the mount is still there after the command exited")
+	}
+}
+
+// TestExecOwnDaemon: a daemon another exec started ends with that exec's command, so an exec
+// whose mount is served by one runs its command on a daemon of its own (a private mount), and so
+// does one that loses the race for an unserved mount. Before 2026-12-03 the second command joined
+// the first's daemon and lost /dev/kfd when the first command ended ("Transport endpoint is not
+// connected"; a HIP program hung until its time limit).
+func TestExecOwnDaemon(t *testing.T) {
+	needNamespaces(t)
+	testenv.NeedMount(t)
+	bin := testenv.Kfdemu(t)
+	tmp := t.TempDir()
+	mnt := filepath.Join(tmp, "mnt")
+	// The second command reads the topology directory (a FUSE round trip) after the first ended.
+	late := "sleep 6; ls /sys/class/kfd/kfd/topology/nodes | tr '\\n' ' '; test -r /dev/kfd && echo kfd"
+	run := func(script string) *exec.Cmd {
+		c := exec.Command(bin, "exec", "--mount", mnt, "--profile", "mi210", "--", "sh", "-c", script)
+		c.Env = append(os.Environ(), "TMPDIR="+tmp)
+		return c
+	}
+	for _, together := range []bool{false, true} {
+		first := run("sleep 1")
+		var out bytes.Buffer
+		first.Stderr = &out
+		if err := first.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if !together { // the first exec's daemon serves before the second starts
+			for deadline := time.Now().Add(10 * time.Second); !served(mnt); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the first exec's daemon does not serve %s: %s", mnt, out.String())
+				}
+			}
+		}
+		got, err := run(late).CombinedOutput()
+		if err2 := first.Wait(); err2 != nil {
+			t.Fatalf("first exec: %v\n%s", err2, out.String())
+		}
+		if err != nil || !strings.Contains(string(got), "0 1 kfd") {
+			t.Errorf("together=%v: the second exec's command after the first ended: %v\n%s", together, err, got)
+		}
+	}
+	if served(mnt) {
+		t.Error("a daemon still serves after both commands exited")
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "kfdemu-exec-*")); len(left) != 0 {
+		t.Errorf("private mounts left behind: %q", left)
 	}
 }

@@ -26,7 +26,7 @@ const shutdownTimeout = 10 * time.Second
 type serveFlags struct {
 	mount, profile, topologyFrom, logLevel string
 	debugFUSE, profileMemory, noSVM        bool
-	gpuThreads                             int
+	gpuThreads, execOwner                  int
 }
 
 func (f *serveFlags) register(fl *flag.FlagSet) {
@@ -40,6 +40,8 @@ func (f *serveFlags) register(fl *flag.FlagSet) {
 	fl.IntVar(&f.gpuThreads, "gpu-threads", 0, "host threads that run the emulated GPUs' work-groups (0: one per CPU)")
 	fl.BoolVar(&f.noSVM, "no-svm", false,
 		"report KFD interface 1.2 (SVM off), as a daemon that cannot observe its clients' munmaps does, to run clients' non-SVM paths")
+	fl.IntVar(&f.execOwner, "exec-owner", 0,
+		"pid of the kfdemu exec that runs this daemon for its command's lifetime (kfdemu exec sets it; other execs then start their own)")
 	fl.BoolVar(&f.profileMemory, "profile-memory", false,
 		"CPU nodes report the profile's system memory instead of this host's (amdkfd reports the host's)")
 }
@@ -99,7 +101,7 @@ func mountEmulator(f *serveFlags, log *slog.Logger) (*fs.Server, int, error) {
 		return nil, 2, fmt.Errorf("--gpu-threads %d: must be >= 0", f.gpuThreads)
 	}
 	shader.SetWorkers(f.gpuThreads)
-	opts := fs.Options{System: sys, Capture: capture, Log: log, Debug: f.debugFUSE}
+	opts := fs.Options{System: sys, Capture: capture, Log: log, Debug: f.debugFUSE, ExecOwner: f.execOwner}
 	if capture == nil { // a captured tree is served as topology only
 		opts.Device = newDevice(sys, log, !f.noSVM)
 	}
