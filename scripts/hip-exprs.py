@@ -215,15 +215,21 @@ template <class T> HD uint64_t canon(T v) {{ return (uint64_t)v; }}
 struct In {{
   uint32_t u32[4]; int32_t i32[4]; uint64_t u64[4]; int64_t i64[4]; float f32[4]; double f64[4]; _Float16 f16[4];
 }};
+// INPUTS names a lane's inputs V (v_*) and the uniform ones S (s_*) as the expressions use them.
+#define INPUTS(V, S)                                                                                          \\
+  const uint32_t* v_u32 = (V).u32; const int32_t* v_i32 = (V).i32; const uint64_t* v_u64 = (V).u64;         \\
+  const int64_t* v_i64 = (V).i64; const float* v_f32 = (V).f32; const double* v_f64 = (V).f64;              \\
+  const _Float16* v_f16 = (V).f16; const uint32_t* s_u32 = (S).u32; const int32_t* s_i32 = (S).i32;         \\
+  const uint64_t* s_u64 = (S).u64; const int64_t* s_i64 = (S).i64; const float* s_f32 = (S).f32;            \\
+  const double* s_f64 = (S).f64; const _Float16* s_f16 = (S).f16;                                           \\
+  (void)v_u32; (void)v_i32; (void)v_u64; (void)v_i64; (void)v_f32; (void)v_f64; (void)v_f16; (void)s_u32;   \\
+  (void)s_i32; (void)s_u64; (void)s_i64; (void)s_f32; (void)s_f64; (void)s_f16;
 ''')
 for k in range(nfun):
     t = R.choice(T)
     body = ''.join(stmt(t, 3, 'r') for _ in range(R.randrange(1, 4)))
     out.append(f'''HD uint64_t f{k}(const In& V, const In& S) {{
-  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
-  const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16;
-  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
-  const float* s_f32 = S.f32; const double* s_f64 = S.f64;
+  INPUTS(V, S)
   {CT[t]} r = {leaf(t)};
 {body}  return canon(r);
 }}
@@ -240,10 +246,7 @@ for k in range(nwave):
     c = CT[t]
     body = ''.join(stmt(t, 2, 'r') for _ in range(R.randrange(1, 3)))
     out.append(f'''HD {c} wt{k}(const In& V, const In& S) {{
-  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
-  const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16;
-  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
-  const float* s_f32 = S.f32; const double* s_f64 = S.f64;
+  INPUTS(V, S)
   {c} r = {leaf(t)};
 {body}  return r;
 }}
@@ -281,10 +284,7 @@ for k in range(nwave):
         act = 'true'
         if kind == 'divballot':  # the lane condition, an HD function: host code may not call device intrinsics
             out.append(f'''HD bool wa{k}(const In& V, const In& S) {{
-  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
-  const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16;
-  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
-  const float* s_f32 = S.f32; const double* s_f64 = S.f64;
+  INPUTS(V, S)
   return {cmp(1)};
 }}
 ''')
@@ -297,14 +297,10 @@ for k in range(nwave):
         init = '1' if kind == 'all' else '0'
         fin = '    r = own ? acc : 0xdeadull; }' if kind == 'divballot' else '    r = acc; }'
         host = (f'  {{ const In& S0 = S; (void)S0; uint64_t acc = {init}; bool own = false; (void)own; for (int j = 0; j < 64; j++) {{ const In& V = W[j]; const In& S = S0; (void)V; (void)S;\n'
-                f'    const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16; (void)v_f16; (void)s_f16;\n'
-                f'    const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64; const float* s_f32 = S.f32; const double* s_f64 = S.f64;\n'
-                f'    (void)v_u32; (void)v_i32; (void)v_u64; (void)v_i64; (void)v_f32; (void)v_f64; (void)s_u32; (void)s_i32; (void)s_u64; (void)s_i64; (void)s_f32; (void)s_f64;\n'
+                f'    INPUTS(V, S)\n'
                 f'    uint64_t p = (t[j] {cmpop} ({c}){lit}) ? 1 : 0; bool a = {act}; (void)a; uint64_t& r = acc; {acc} }}\n' + fin)
         # the literal may name uniform inputs (s_*) and lane inputs (v_*): the device sees its own lane's
-        dev = ('  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64; const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16; (void)v_f16; (void)s_f16;\n'
-               '  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64; const float* s_f32 = S.f32; const double* s_f64 = S.f64;\n'
-               '  (void)v_u32; (void)v_i32; (void)v_u64; (void)v_i64; (void)v_f32; (void)v_f64; (void)s_u32; (void)s_i32; (void)s_u64; (void)s_i64; (void)s_f32; (void)s_f64;\n' + dev)
+        dev = '  INPUTS(V, S)\n' + dev
     else:  # first
         dev = f'  {c} r = t; {{ union {{ {c} v; int i[sizeof({c}) / 4]; }} u; u.v = t; for (unsigned q = 0; q < sizeof({c}) / 4; q++) u.i[q] = __builtin_amdgcn_readfirstlane(u.i[q]); r = u.v; }}'
         host = '  r = t[0];'
@@ -342,10 +338,7 @@ for k in range(ngroup):
     # f32 counters add small integers (exact in any order): t is an integer below 2^12
     conv = f'(float)(r % 4096)' if t == 'f32' else 'r'
     out.append(f'''HD {c} gt{k}(const In& V, const In& S) {{
-  const uint32_t* v_u32 = V.u32; const int32_t* v_i32 = V.i32; const uint64_t* v_u64 = V.u64; const int64_t* v_i64 = V.i64;
-  const float* v_f32 = V.f32; const double* v_f64 = V.f64; const _Float16* v_f16 = V.f16; const _Float16* s_f16 = S.f16;
-  const uint32_t* s_u32 = S.u32; const int32_t* s_i32 = S.i32; const uint64_t* s_u64 = S.u64; const int64_t* s_i64 = S.i64;
-  const float* s_f32 = S.f32; const double* s_f64 = S.f64;
+  INPUTS(V, S)
   {rt} r = {leaf(t if t != 'f32' else 'i32')};
 {body}  return {conv};
 }}
