@@ -660,7 +660,12 @@ func (q *queue) fail(err error) {
 	q.lastErr = err.Error()
 	q.mu.Unlock()
 	if errors.Is(err, shader.ErrInternal) { // the interpreter's fault, not the program's: worth a report
-		q.p.d.log.Error("queue error: kfdemu interpreter bug", "tgid", q.p.tgid, "queue", q.id, "err", err)
+		var stack string
+		var we *shader.WaveError
+		if errors.As(err, &we) {
+			stack = string(we.Stack)
+		}
+		q.p.d.log.Error("queue error: kfdemu interpreter bug", "tgid", q.p.tgid, "queue", q.id, "err", err, "stack", stack)
 		return
 	}
 	q.p.d.log.Warn("queue error", "tgid", q.p.tgid, "queue", q.id, "type", queueTypeName(q.args.QueueType), "err", err)

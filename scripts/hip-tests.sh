@@ -132,10 +132,13 @@ for n in $only; do
 	else
 		fail=$((fail + 1))
 		# The daemon's first queue error names the cause better than the runtime's abort message.
-		why=$(sed -n 's/.*msg="queue error".* err=//p' "$build/$n.out" | head -n 1)
+		why=$(sed -n -e 's/ stack=.*//' -e 's/.*msg="queue error[^"]*".* err=//p' "$build/$n.out" | head -n 1)
 		[ -n "$why" ] || why=$(grep -v -e 'xnack' -e '^$' "$build/$n.out" | tail -n 1)
 		[ "$st" = 124 ] && why="timed out after ${limit}s"
 		printf 'FAIL %-16s %4ds (exit %s): %s\n' "$n" "$secs" "$st" "$why"
+		# an interpreter bug (a panic inside a wave) is logged with the goroutine's stack
+		sed -n 's/.*msg="queue error: kfdemu interpreter bug".* stack="\(.*\)"$/\1/p' "$build/$n.out" | head -n 1 |
+			sed -e 's/\\n/\n/g' -e 's/\\t/    /g' | head -n 40 | sed 's/^/    | /'
 		# past the limit the group got SIGQUIT: the daemon's goroutines are in the output
 		if [ "$st" = 124 ]; then
 			sh scripts/stacks.sh "$build/$n.out" | head -n 60 | sed 's/^/    | /'

@@ -219,7 +219,7 @@ func (w *wave) laneAccess(in *Inst, m memOp, l int, addr func(k int) (space int,
 			}
 			var old uint64
 			var err error
-			if ad, ok := w.d.mem.(AtomicAdder); ok && sp == spGlobal && (m.atomic == "add" || m.atomic == "sub") {
+			if ad, ok := w.g.mem.(AtomicAdder); ok && sp == spGlobal && (m.atomic == "add" || m.atomic == "sub") {
 				d := v
 				if m.atomic == "sub" {
 					d = -v

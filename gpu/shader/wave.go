@@ -69,6 +69,9 @@ type WaveError struct {
 	PC   uint64
 	Inst string
 	Err  error
+	// Stack is the goroutine's stack at the panic of an ErrInternal error (runtime/debug.Stack),
+	// for the daemon's log: the panic value alone rarely names the routine. Nil otherwise.
+	Stack []byte
 }
 
 func (e *WaveError) Error() string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -795,7 +796,7 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 			if in != nil {
 				pc, text = in.pc, in.String()
 			}
-			err = &WaveError{PC: pc, Inst: text, Err: fmt.Errorf("%w: %v", ErrInternal, r)}
+			err = &WaveError{PC: pc, Inst: text, Err: fmt.Errorf("%w: %v", ErrInternal, r), Stack: debug.Stack()}
 		}
 	}()
 	limit := d.l.maxSteps
