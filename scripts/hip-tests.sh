@@ -14,7 +14,8 @@
 #
 # Environment: HIP_BUILD_DIR (default .hip-build; binaries are rebuilt only when a source is newer),
 # HIP_TIMEOUT (seconds per program, default 120), HIP_JOBS (parallel hipcc runs, default 2), KFDEMU
-# (a kfdemu binary; default: built here). A program's first line may be "// hipcc-flags: ...", one of its
+# (a kfdemu binary; default: built here; one built with -race makes a data race its daemon reports a
+# failure of the program). A program's first line may be "// hipcc-flags: ...", one of its
 # first three "// kfdemu-profile: P" (the emulated machine, default mi210) and "// hip-env: VAR=VALUE ..."
 # (the program's environment, as a user would set it);
 # NAME.genco.hip is built with --genco into NAME.co (a code object file for hipModuleLoad).
@@ -122,6 +123,12 @@ for n in $only; do
 		kill "$dpid" 2>/dev/null || true
 		wait "$dpid" 2>/dev/null || true
 	fi
+	# a daemon built with -race reports data races on its stderr, in the output: a failure
+	race=0
+	if grep -q '^WARNING: DATA RACE' "$build/$n.out" 2>/dev/null; then
+		race=1
+		[ "$st" != 0 ] || st=1
+	fi
 	# a daemon ended by the time limit (SIGQUIT, SIGKILL) leaves its mount behind
 	[ "$st" = 0 ] || umount -l "$mnt/m" 2>/dev/null || true
 	rmdir "$mnt/m" "$mnt" 2>/dev/null || true
@@ -135,7 +142,9 @@ for n in $only; do
 		why=$(sed -n -e 's/ stack=.*//' -e 's/.*msg="queue error[^"]*".* err=//p' "$build/$n.out" | head -n 1)
 		[ -n "$why" ] || why=$(grep -v -e 'xnack' -e '^$' "$build/$n.out" | tail -n 1)
 		[ "$st" = 124 ] && why="timed out after ${limit}s"
+		[ "$race" = 0 ] || why="the daemon's race detector reported a data race (first report below); $why"
 		printf 'FAIL %-16s %4ds (exit %s): %s\n' "$n" "$secs" "$st" "$why"
+		[ "$race" = 0 ] || sed -n '/^WARNING: DATA RACE/,/^==================/p' "$build/$n.out" | head -n 60 | sed 's/^/    | /'
 		# an interpreter bug (a panic inside a wave) is logged with the goroutine's stack
 		sed -n 's/.*msg="queue error: kfdemu interpreter bug".* stack="\(.*\)"$/\1/p' "$build/$n.out" | head -n 1 |
 			sed -e 's/\\n/\n/g' -e 's/\\t/    /g' | head -n 40 | sed 's/^/    | /'
