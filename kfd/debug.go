@@ -562,18 +562,18 @@ func (p *Process) queueErrorToRuntime(queueID uint32, mask uint64) {
 	if q == nil || q.args.CtxSaveRestoreAddress == 0 {
 		return
 	}
+	// A window of its own: q.mem is the CP's (an mmu.Port is one goroutine's at a time), and the
+	// callers are the CP's queue error and any thread's DBG_TRAP SEND_RUNTIME_EVENT, at once.
+	m := q.pd.vm.NewPort()
+	defer m.Close()
 	var hdr [40]byte
-	if q.mem.Read(q.args.CtxSaveRestoreAddress, hdr[:]) != nil {
+	if m.Read(q.args.CtxSaveRestoreAddress, hdr[:]) != nil {
 		return
 	}
 	payload := binary.LittleEndian.Uint64(hdr[24:])
 	event := binary.LittleEndian.Uint32(hdr[32:])
-	if payload != 0 {
-		var b [8]byte
-		if q.mem.Read(payload, b[:]) == nil {
-			binary.LittleEndian.PutUint64(b[:], binary.LittleEndian.Uint64(b[:])|mask)
-			q.mem.Write(payload, b[:])
-		}
+	if payload != 0 { // OR-ed in atomically: two reports at once both land
+		m.Atomic(payload, 8, func(old uint64) uint64 { return old | mask })
 	}
 	p.mu.Lock()
 	if ev := p.events[event]; ev != nil {

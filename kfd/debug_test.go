@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -542,5 +543,40 @@ func TestWaveException(t *testing.T) {
 		if got := waveException(c.err); got != c.want {
 			t.Errorf("%s: mask %#x, want %#x", c.name, got, c.want)
 		}
+	}
+}
+
+// Exceptions reported to the runtime at once (the CP's queue error and debugger threads'
+// SEND_RUNTIME_EVENT) all land in the queue's error payload, each through a GPU window of its
+// own: before, every report used the queue's own mmu.Port (the CP's, one goroutine's at a time)
+// and read, OR-ed and wrote the payload, so the race detector saw the Port shared and
+// concurrent reports could lose each other's bits.
+func TestRuntimeErrorPayloadConcurrent(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	const base, payloadVA = 0x600000000, 0x700000000
+	qa := e.queueArgs(base)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &qa); errno != 0 {
+		t.Fatal(errno)
+	}
+	e.alloc(payloadVA, 4096)
+	ev := e.signalEvent(false)
+	p := e.d.procs[e.c.tgid]
+	hdr := p.boAt(e.gpu, base+0x100000).mem // kfd_context_save_area_header
+	binary.LittleEndian.PutUint64(hdr[24:], payloadVA)
+	binary.LittleEndian.PutUint32(hdr[32:], ev)
+	var wg sync.WaitGroup
+	for k := 0; k < 4; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := k; b < 64; b += 4 {
+				p.queueErrorToRuntime(qa.QueueID, 1<<b)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := binary.LittleEndian.Uint64(p.boAt(e.gpu, payloadVA).mem); got != ^uint64(0) {
+		t.Errorf("payload %#x, want every bit", got)
 	}
 }
