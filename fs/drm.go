@@ -122,6 +122,10 @@ func (s *Server) refreshDRM() {
 			s.opts.Log.Warn("hotplug: root bus connection not mounted", "dir", dir, "err", err)
 			continue
 		}
+		if s.unmounted { // Unmount ran meanwhile: this connection is not in the lists it took
+			unix.Unmount(dir, unix.MNT_DETACH)
+			continue
+		}
 		s.srvs = append(s.srvs, srv)
 		s.mountPoints = append(s.mountPoints, dir)
 	}

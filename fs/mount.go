@@ -44,8 +44,10 @@ type Options struct {
 type Server struct {
 	opts        Options
 	dir         string
-	srvs        []*fuse.Server // MNT, MNT/sys, MNT/sys/kernel/debug, MNT/sys/devices/pci* (drm.go)
+	srvs        []*fuse.Server // MNT, MNT/sys, MNT/sys/kernel/debug, MNT/sys/devices/pci* (drm.go); under mu once mounted
 	mountPoints []string
+	first       *fuse.Server // srvs[0], set before Mount returns and never changed: Wait's
+	unmounted   bool         // under mu: Unmount took srvs; a root bus mounted since is detached at once
 	root        *rootNode
 	dynMu       sync.Mutex
 	dynamic     []*fs.Inode    // sysfs files whose content changes (used_memory)
@@ -281,6 +283,7 @@ func Mount(dir string, opts Options) (*Server, error) {
 		s.srvs = append(s.srvs, srv)
 		s.mountPoints = append(s.mountPoints, m.dir)
 	}
+	s.first = s.srvs[0]
 	if opts.System != nil && opts.Capture == nil {
 		opts.System.OnUsedMemoryChange(s.invalidateDynamic)
 	}
@@ -406,8 +409,9 @@ func mounted(dir string) bool {
 // Dir is the mount point.
 func (s *Server) Dir() string { return s.dir }
 
-// Wait blocks until the filesystem is unmounted.
-func (s *Server) Wait() { s.srvs[0].Wait() }
+// Wait blocks until the filesystem is unmounted. (It reads no field Unmount changes: it runs at
+// once beside it, e.g. when a signal arrives during start-up.)
+func (s *Server) Wait() { s.first.Wait() }
 
 // Unmount unmounts the three connections (innermost first) and stops the process watcher.
 func (s *Server) Unmount() error {
@@ -421,12 +425,17 @@ func (s *Server) Unmount() error {
 }
 
 func (s *Server) unmountAll() error {
+	// Taken under mu: a hot-plug (ReloadTopology) changes the lists under it.
+	s.mu.Lock()
+	srvs, mountPoints := s.srvs, s.mountPoints
+	s.srvs, s.mountPoints, s.unmounted = nil, nil, true
+	s.mu.Unlock()
 	var first error
-	for i := len(s.srvs) - 1; i >= 0; i-- {
-		if err := unix.Unmount(s.mountPoints[i], 0); err != nil {
+	for i := len(srvs) - 1; i >= 0; i-- {
+		if err := unix.Unmount(mountPoints[i], 0); err != nil {
 			// A client still holding files: detach lazily, as umount -l would.
-			if err2 := unix.Unmount(s.mountPoints[i], unix.MNT_DETACH); err2 != nil && first == nil {
-				first = fmt.Errorf("fs: unmount %s: %w", s.mountPoints[i], err)
+			if err2 := unix.Unmount(mountPoints[i], unix.MNT_DETACH); err2 != nil && first == nil {
+				first = fmt.Errorf("fs: unmount %s: %w", mountPoints[i], err)
 			}
 		}
 	}
@@ -435,7 +444,6 @@ func (s *Server) unmountAll() error {
 	// `kfdemu exec` of any mount on this host) copied it. Wait a bounded time; loops that outlive
 	// it end with that namespace or with the daemon's exit, which closes /dev/fuse.
 	done := make(chan struct{})
-	srvs := s.srvs
 	go func() {
 		for _, srv := range srvs {
 			srv.Wait()
@@ -447,7 +455,6 @@ func (s *Server) unmountAll() error {
 	case <-time.After(unmountWait):
 		s.opts.Log.Debug("unmounted; another mount namespace still holds a connection", "dir", s.dir)
 	}
-	s.srvs, s.mountPoints = nil, nil
 	return first
 }
 
