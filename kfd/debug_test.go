@@ -555,10 +555,7 @@ func TestRuntimeErrorPayloadConcurrent(t *testing.T) {
 	e := newEnv(t, "mi210")
 	e.acquire(e.gpu)
 	const base, payloadVA = 0x600000000, 0x700000000
-	qa := e.queueArgs(base)
-	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &qa); errno != 0 {
-		t.Fatal(errno)
-	}
+	qa, _ := e.aqlAt(base)
 	e.alloc(payloadVA, 4096)
 	ev := e.signalEvent(false)
 	p := e.d.procs[e.c.tgid]

@@ -70,8 +70,9 @@ func runExec(args []string) int {
 		fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
 		return 1
 	}
-	private := served(mnt) && execOwner(mnt) != 0
-	if !private && !served(mnt) {
+	up := served(mnt)
+	private := up && execOwner(mnt) != 0
+	if !up {
 		stop, err := startDaemon(mnt, *profile, *gpuThreads, *noSVM)
 		switch {
 		case errors.Is(err, errLostMount):
