@@ -97,6 +97,19 @@ func (ix *boIndex) mappedOverlapping(start, size uint64) bool {
 	return false
 }
 
+// containing returns a BO of any GPU whose range holds va (the process's one interval tree of
+// DKMS's kfd_cma_iter_update_bo), nil if none.
+func (ix *boIndex) containing(va uint64) *bo {
+	var hit *bo
+	for _, t := range ix.byGPU {
+		overlapping(t, va, 1, func(b *bo) bool { hit = b; return false })
+		if hit != nil {
+			return hit
+		}
+	}
+	return nil
+}
+
 // mappedAt returns the BO mapped on gpu that contains va (of any GPU's allocations: a BO is
 // mapped on every GPU of a MAP_MEMORY_TO_GPU at its one VA).
 func (ix *boIndex) mappedAt(gpu uint32, va uint64) *bo {

@@ -41,10 +41,12 @@
 // Debugger (debug.go): DBG_TRAP works on the target's Process.mu alone, never holding the
 // debugger's and the target's together; a debugger's teardown takes its targets' one at a time.
 //
-// Lock order: the dma-buf table's and the SMI clients' mutexes (Driver.dmabuf.mu, Driver.smi.mu)
-// are leaves, taken under Process.mu or the SVM manager's lock and holding nothing else (a
-// dma-buf's last Put frees its memory after dropping its mutex). A render file's drm locks
-// (File.vaMu, never File.mu) before Process.mu;
+// Lock order: the dma-buf table's, the IPC keys' and the SMI clients' mutexes (Driver.dmabuf.mu,
+// Driver.ipcMu, Driver.smi.mu) are leaves, taken under Process.mu or the SVM manager's lock and
+// holding nothing else (a dma-buf's last Put frees its memory after dropping its mutex). A render
+// file's drm locks (File.vaMu, never File.mu) before Process.mu; two processes' Process.mu
+// (CROSS_MEMORY_COPY, ipc.go, which copies user-pointer BOs with process_vm_readv/writev under
+// them, as DKMS's get_user_pages_remote runs under both mms) the lower tgid first;
 // Process.mu before Driver.mu (Driver.mu guards device-wide accounting, the process
 // table and the fault filters, and is never held while taking a Process.mu) before space.mu;
 // Process.mu before the mmu locks (package mmu documents its own order; engines hold no kfd lock

@@ -65,6 +65,9 @@ type Driver struct {
 	dmabuf dmabufs
 	// smi holds the SMI event clients (smi.go).
 	smi smiHub
+	// ipc maps the live IPC keys to their objects (ipc.go); ipcMu is a leaf like dmabuf.mu.
+	ipcMu sync.Mutex
+	ipc   map[[4]uint32]*ipcObj
 }
 
 // SetMMNotifier gives the driver the clients' munmap notices (package mmnotify), the stand-in for
@@ -288,7 +291,7 @@ func (d *Driver) Stats() map[string]int {
 	d.mu.Unlock()
 	// A process being torn down still holds what it had (its PASID last): it counts until it ends.
 	st := map[string]int{"processes": len(procs) + dying, "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(), "dmabufs": d.DmaBufs(),
-		"smi_clients":       int(d.smi.n.Load()),
+		"ipc_handles": d.IPCHandles(), "smi_clients": int(d.smi.n.Load()),
 		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
 	scans, kicks := d.bells.Stats()
 	arms, touches := d.bells.Arms()

@@ -22,11 +22,12 @@ type ioctlDesc struct {
 	consultsSVM bool
 }
 
-// ioctls is amdkfd_ioctls[]: one entry per number, the function nil for numbers with none.
+// ioctls is amdkfd_ioctls[] and, from AMDKFD_COMMAND_START_2, the DKMS driver's table of its
+// out-of-tree commands: one entry per number, the function nil for numbers with none.
 var ioctls = ioctlTable()
 
-func ioctlTable() *[abi.AMDKFD_COMMAND_END]ioctlDesc {
-	t := new([abi.AMDKFD_COMMAND_END]ioctlDesc)
+func ioctlTable() *[abi.AMDKFD_COMMAND_END_2]ioctlDesc {
+	t := new([abi.AMDKFD_COMMAND_END_2]ioctlDesc)
 	def(t, abi.AMDKFD_IOC_GET_VERSION, getVersion)
 	def(t, abi.AMDKFD_IOC_GET_PROCESS_APERTURES, getProcessApertures)
 	def(t, abi.AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, getProcessAperturesNew)
@@ -65,6 +66,10 @@ func ioctlTable() *[abi.AMDKFD_COMMAND_END]ioctlDesc {
 	def(t, abi.AMDKFD_IOC_SET_CU_MASK, setCUMask)
 	def(t, abi.AMDKFD_IOC_GET_QUEUE_WAVE_STATE, getQueueWaveState)
 	def(t, abi.AMDKFD_IOC_ALLOC_QUEUE_GWS, allocQueueGWS)
+	// AMD's out-of-tree commands (ipc.go).
+	def(t, abi.AMDKFD_IOC_IPC_IMPORT_HANDLE, ipcImportHandle)
+	def(t, abi.AMDKFD_IOC_IPC_EXPORT_HANDLE, ipcExportHandle)
+	def(t, abi.AMDKFD_IOC_CROSS_MEMORY_COPY, crossMemoryCopy)
 	for _, cmd := range []uint32{abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU,
 		abi.AMDKFD_IOC_CREATE_QUEUE, abi.AMDKFD_IOC_SVM, abi.AMDKFD_IOC_SET_XNACK_MODE} {
 		t[abi.IOCNr(cmd)].consultsSVM = true
@@ -92,7 +97,7 @@ func lookup[A any](cmd uint32) abi.Ioctl {
 // def enters the typed handler fn for cmd in t. The wrapper decodes the argument struct from
 // kdata if the command is _IOW (otherwise it starts zeroed), calls fn, and encodes the struct back
 // into kdata if the command is _IOR, whatever fn returned (kfd_ioctl copies out on errors too).
-func def[A any](t *[abi.AMDKFD_COMMAND_END]ioctlDesc, cmd uint32, fn func(*Process, Caller, *A) syscall.Errno) {
+func def[A any](t *[abi.AMDKFD_COMMAND_END_2]ioctlDesc, cmd uint32, fn func(*Process, Caller, *A) syscall.Errno) {
 	io := lookup[A](cmd)
 	in, out := abi.IOCDir(cmd)&abi.IOCWrite != 0, abi.IOCDir(cmd)&abi.IOCRead != 0
 	t[io.Nr] = ioctlDesc{cmd: io.Cmd, name: io.Name, fn: func(p *Process, c Caller, kdata []byte) syscall.Errno {
@@ -111,7 +116,7 @@ func def[A any](t *[abi.AMDKFD_COMMAND_END]ioctlDesc, cmd uint32, fn func(*Proce
 // defFlex is def for a command whose struct ends in a flexible array member (SVM's attrs[]): fn
 // also gets the bytes of kdata after the struct, the array as the caller sized it (the command
 // word's size covers both), to read and update in place.
-func defFlex[A any](t *[abi.AMDKFD_COMMAND_END]ioctlDesc, cmd uint32, fn func(*Process, Caller, *A, []byte) syscall.Errno) {
+func defFlex[A any](t *[abi.AMDKFD_COMMAND_END_2]ioctlDesc, cmd uint32, fn func(*Process, Caller, *A, []byte) syscall.Errno) {
 	io := lookup[A](cmd)
 	size := int(abi.IOCSize(cmd))
 	in, out := abi.IOCDir(cmd)&abi.IOCWrite != 0, abi.IOCDir(cmd)&abi.IOCRead != 0
@@ -136,13 +141,17 @@ func IoctlName(cmd uint32) string {
 	return ""
 }
 
-// ioctl follows kfd_ioctl() in kfd_chardev.c: numbers outside [COMMAND_START, COMMAND_END) get
-// ENOTTY; the driver's own command word decides direction and size; a shorter user struct is
-// zero-filled up to the driver's size and only the user's size is copied back.
+// ioctl follows kfd_ioctl() in kfd_chardev.c: numbers outside [COMMAND_START, COMMAND_END) and
+// the served out-of-tree ones get ENOTTY; the driver's own command word decides direction and
+// size; a shorter user struct is zero-filled up to the driver's size and only the user's size is
+// copied back.
 func (p *Process) ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
 	nr := abi.IOCNr(cmd)
-	if abi.IOCType(cmd) != abi.AMDKFDIOCTLBase || nr < abi.AMDKFD_COMMAND_START || nr >= abi.AMDKFD_COMMAND_END {
+	switch {
+	case abi.IOCType(cmd) != abi.AMDKFDIOCTLBase || nr < abi.AMDKFD_COMMAND_START || nr >= abi.AMDKFD_COMMAND_END_2:
 		return syscall.ENOTTY
+	case nr >= abi.AMDKFD_COMMAND_END && (nr < abi.AMDKFD_COMMAND_START_2 || ioctls[nr].fn == nil):
+		return syscall.ENOTTY // upstream's answer to every out-of-tree number, served here or not
 	}
 	p.d.Poke() // a client that makes a syscall may just have rung a doorbell
 	p.mu.Lock()

@@ -141,7 +141,12 @@ func TestVersionAndUnknown(t *testing.T) {
 	}{
 		{abi.IOC(abi.IOCRead, 'K', 0x00, 8), syscall.ENOTTY},    // below COMMAND_START
 		{abi.IOC(abi.IOCRead, 'K', 0x27, 8), syscall.ENOTTY},    // at COMMAND_END
+		{abi.IOC(abi.IOCRead, 'K', 0x7f, 8), syscall.ENOTTY},    // below the out-of-tree range
+		{abi.IOC(abi.IOCRead, 'K', 0x82, 8), syscall.ENOTTY},    // out of tree, not served (old DBG_TRAP)
+		{abi.IOC(abi.IOCRead, 'K', 0x85, 8), syscall.ENOTTY},    // out of tree, not served (PC_SAMPLE)
+		{abi.IOC(abi.IOCRead, 'K', 0x86, 8), syscall.ENOTTY},    // at COMMAND_END_2
 		{abi.IOC(abi.IOCRead, 'K', 0xff, 8), syscall.ENOTTY},    // far beyond
+		{abi.AMDKFD_IOC_IPC_EXPORT_HANDLE, syscall.EINVAL},      // gpu_id 0
 		{abi.IOC(abi.IOCRead, 'd', 0x01, 8), syscall.ENOTTY},    // not a kfd ioctl
 		{abi.AMDKFD_IOC_DBG_REGISTER_DEPRECATED, syscall.EPERM}, // removed debugger ioctls
 		{abi.AMDKFD_IOC_SMI_EVENTS, syscall.EINVAL},             // gpu_id 0

@@ -42,6 +42,9 @@ type bo struct {
 	dmabuf   *DmaBuf
 	imported bool
 	home     uint32
+	// ipc is the BO's IPC object once it was exported through IPC_EXPORT_HANDLE or when it was
+	// imported through IPC_IMPORT_HANDLE (ipc.go); the BO holds one reference on it.
+	ipc *ipcObj
 	// queueRefs counts queues that acquired this BO (kfd_queue_acquire_buffers: bo_va
 	// queue_refcount); UNMAP and FREE get EBUSY while it is non-zero.
 	queueRefs int
@@ -355,6 +358,10 @@ func freeMemory(p *Process, c Caller, a *abi.FreeMemoryOfGPUArgs) syscall.Errno 
 func (p *Process) freeBOLocked(h uint64, b *bo) {
 	delete(p.bos, h)
 	p.boIdx.remove(b)
+	if b.ipc != nil {
+		p.d.ipcPut(b.ipc) // kfd_ipc_obj_put in amdgpu_amdkfd_gpuvm_free_memory_of_gpu
+		b.ipc = nil
+	}
 	if b.dmabuf != nil {
 		// The memory is the dma-buf's: its last reference frees it (and its accounting).
 		b.pa, b.mem = 0, nil

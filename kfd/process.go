@@ -34,6 +34,7 @@ type Process struct {
 	bos         map[uint64]*bo
 	boIdx       boIndex           // bos by GPU VA (boindex.go)
 	nextIDR     map[uint32]uint32 // gpu_id -> next BO idr id
+	ipcNext     uint64            // the next unbacked render-node offset of an IPC import (ipc.go)
 	events      map[uint32]*event
 	queues      map[uint32]*queue
 	evt         eventState

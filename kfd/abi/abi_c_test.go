@@ -197,9 +197,33 @@ func TestIoctlTable(t *testing.T) {
 			t.Errorf("IoctlOf(%#x) = %v, %v", io.Nr, got.Name, ok)
 		}
 	}
-	for _, nr := range []uint32{0, AMDKFD_COMMAND_END, 0xff} {
+	for _, nr := range []uint32{0, AMDKFD_COMMAND_END, 0x7f, 0x82, 0x84, 0x85, AMDKFD_COMMAND_END_2, 0xff} {
 		if _, ok := IoctlOf(nr); ok {
 			t.Errorf("IoctlOf(%#x) found an entry", nr)
 		}
+	}
+	// The out-of-tree commands: in their range, ascending, the command words Debian's libhsakmt
+	// 5.2.3 (libhsakmt.so.1.0.6) loads before its ioctl calls (fmm_register_shared_memory,
+	// fmm_share_memory, hsaKmtProcessVMRead/Write), which are also those of ROCT 6.2.4's header
+	// (debug_c_test.go).
+	want := map[string]uint32{"IPC_IMPORT_HANDLE": 0xc0304b80, "IPC_EXPORT_HANDLE": 0xc0204b81, "CROSS_MEMORY_COPY": 0xc0304b83}
+	last := uint32(0)
+	for _, io := range OutOfTreeIoctls {
+		if io.Nr < AMDKFD_COMMAND_START_2 || io.Nr >= AMDKFD_COMMAND_END_2 || io.Nr <= last || IOCNr(io.Cmd) != io.Nr || IOCType(io.Cmd) != 'K' {
+			t.Errorf("%s: out-of-tree entry inconsistent", io.Name)
+		}
+		last = io.Nr
+		if n := binary.Size(reflect.New(io.Arg).Interface()); n != int(IOCSize(io.Cmd)) || n != int(io.Arg.Size()) {
+			t.Errorf("%s: binary size %d, memory size %d, command size %d", io.Name, n, io.Arg.Size(), IOCSize(io.Cmd))
+		}
+		if io.Cmd != want[io.Name] {
+			t.Errorf("AMDKFD_IOC_%s = %#x, libhsakmt 5.2.3 sends %#x", io.Name, io.Cmd, want[io.Name])
+		}
+		if got, ok := IoctlOf(io.Nr); !ok || got.Name != io.Name {
+			t.Errorf("IoctlOf(%#x) = %v, %v", io.Nr, got.Name, ok)
+		}
+	}
+	if len(OutOfTreeIoctls) != len(want) {
+		t.Errorf("%d out-of-tree commands", len(OutOfTreeIoctls))
 	}
 }

@@ -76,9 +76,37 @@ var Ioctls = []Ioctl{
 	iowr[DbgTrapArgs](0x26, "DBG_TRAP", "kfd_ioctl_dbg_trap_args"),
 }
 
-// IoctlOf returns the table entry of command number nr; ok is false outside
-// [AMDKFD_COMMAND_START, AMDKFD_COMMAND_END).
+// AMDKFD_COMMAND_START_2 and _END_2 bound the out-of-tree commands: AMD's DKMS amdkfd
+// (ROCK-Kernel-Driver) serves them beside the upstream ones, and the kfd_ioctl.h that libhsakmt
+// ships lists them as "non-upstream ioctls". Upstream amdkfd answers them ENOTTY.
+const (
+	AMDKFD_COMMAND_START_2 = 0x80
+	AMDKFD_COMMAND_END_2   = 0x86
+)
+
+// OutOfTreeIoctls are the DKMS commands the emulator serves, in order of number: the IPC pair
+// that libhsakmt's hsaKmtShareMemory and hsaKmtRegisterSharedHandle (so ROCr's
+// hsa_amd_ipc_memory_create/attach and HIP's hipIpc*MemHandle, in both 5.2.3 and 6.2.4) are
+// built on, and the cross-process copy of libhsakmt 5.2.3's hsaKmtProcessVMRead/Write. The other
+// numbers of the range (0x82 the old debugger's DBG_TRAP, 0x84 RLC_SPM, 0x85 PC_SAMPLE) are not
+// served: ENOTTY, as upstream.
+var OutOfTreeIoctls = []Ioctl{
+	iowr[IPCImportHandleArgs](0x80, "IPC_IMPORT_HANDLE", "kfd_ioctl_ipc_import_handle_args"),
+	iowr[IPCExportHandleArgs](0x81, "IPC_EXPORT_HANDLE", "kfd_ioctl_ipc_export_handle_args"),
+	iowr[CrossMemoryCopyArgs](0x83, "CROSS_MEMORY_COPY", "kfd_ioctl_cross_memory_copy_args"),
+}
+
+// IoctlOf returns the table entry of command number nr, from Ioctls or OutOfTreeIoctls; ok is
+// false for a number neither has.
 func IoctlOf(nr uint32) (io Ioctl, ok bool) {
+	if nr >= AMDKFD_COMMAND_START_2 {
+		for _, io := range OutOfTreeIoctls {
+			if io.Nr == nr {
+				return io, true
+			}
+		}
+		return Ioctl{}, false
+	}
 	if nr < AMDKFD_COMMAND_START || nr-AMDKFD_COMMAND_START >= uint32(len(Ioctls)) {
 		return Ioctl{}, false
 	}
@@ -88,7 +116,7 @@ func IoctlOf(nr uint32) (io Ioctl, ok bool) {
 // command is the command word of table entry name (a name missing from the table is a mistake
 // in this file: the package panics as it loads).
 func command(name string) uint32 {
-	for _, io := range Ioctls {
+	for _, io := range append(Ioctls[:len(Ioctls):len(Ioctls)], OutOfTreeIoctls...) {
 		if io.Name == name {
 			return io.Cmd
 		}
@@ -136,6 +164,11 @@ var (
 	AMDKFD_IOC_EXPORT_DMABUF                = command("EXPORT_DMABUF")
 	AMDKFD_IOC_RUNTIME_ENABLE               = command("RUNTIME_ENABLE")
 	AMDKFD_IOC_DBG_TRAP                     = command("DBG_TRAP")
+
+	// Out of tree (OutOfTreeIoctls).
+	AMDKFD_IOC_IPC_IMPORT_HANDLE = command("IPC_IMPORT_HANDLE")
+	AMDKFD_IOC_IPC_EXPORT_HANDLE = command("IPC_EXPORT_HANDLE")
+	AMDKFD_IOC_CROSS_MEMORY_COPY = command("CROSS_MEMORY_COPY")
 )
 
 // Queue types (KFD_IOC_QUEUE_TYPE_*).

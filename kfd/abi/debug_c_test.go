@@ -86,6 +86,24 @@ var ecNames = map[string]uint64{
 	"EC_PROCESS_RUNTIME": EC_PROCESS_RUNTIME, "EC_PROCESS_DEVICE_REMOVE": EC_PROCESS_DEVICE_REMOVE,
 }
 
+// outOfTreeStructs are the argument structs of OutOfTreeIoctls and kfd_memory_range.
+func outOfTreeStructs() []struct {
+	typ reflect.Type
+	c   string
+} {
+	l := []struct {
+		typ reflect.Type
+		c   string
+	}{{reflect.TypeFor[MemoryRange](), "kfd_memory_range"}}
+	for _, io := range OutOfTreeIoctls {
+		l = append(l, struct {
+			typ reflect.Type
+			c   string
+		}{io.Arg, io.C})
+	}
+	return l
+}
+
 // TestAgainstROCTHeader compiles a C program against the kfd_ioctl.h (1.16) that libhsakmt 6.2.4
 // ships (taken from ../shared/kfdtest's tarball) and compares the debugger interface's sizes,
 // field offsets, command words and constants with the Go side.
@@ -114,6 +132,20 @@ func TestAgainstROCTHeader(t *testing.T) {
 			}
 		}
 	}
+	for _, s := range outOfTreeStructs() {
+		fmt.Fprintf(&c, "printf(\"size %s %%zu\\n\", sizeof(struct %s));\n", s.c, s.c)
+		for i := 0; i < s.typ.NumField(); i++ {
+			if f := s.typ.Field(i).Tag.Get("c"); f != "" {
+				fmt.Fprintf(&c, "printf(\"off %s.%s %%zu\\n\", offsetof(struct %s, %s));\n", s.c, f, s.c, f)
+			}
+		}
+	}
+	for _, io := range OutOfTreeIoctls {
+		fmt.Fprintf(&c, "printf(\"cmd %s %%lu\\n\", (unsigned long)AMDKFD_IOC_%s);\n", io.Name, io.Name)
+	}
+	fmt.Fprintf(&c, "printf(\"const KFD_CROSS_MEMORY_RW_BIT %%llu\\n\", (unsigned long long)KFD_CROSS_MEMORY_RW_BIT);\n")
+	fmt.Fprintf(&c, "printf(\"const AMDKFD_COMMAND_START_2 %%llu\\n\", (unsigned long long)AMDKFD_COMMAND_START_2);\n")
+	fmt.Fprintf(&c, "printf(\"const AMDKFD_COMMAND_END_2 %%llu\\n\", (unsigned long long)AMDKFD_COMMAND_END_2);\n")
 	fmt.Fprintf(&c, "printf(\"size kfd_ioctl_dbg_trap_device_snapshot_args %%zu\\n\", sizeof(struct kfd_ioctl_dbg_trap_device_snapshot_args));\n")
 	fmt.Fprintf(&c, "printf(\"off kfd_ioctl_dbg_trap_device_snapshot_args.num_devices %%zu\\n\", offsetof(struct kfd_ioctl_dbg_trap_device_snapshot_args, num_devices));\n")
 	for _, name := range []string{"RUNTIME_ENABLE", "DBG_TRAP"} {
@@ -160,5 +192,19 @@ func TestAgainstROCTHeader(t *testing.T) {
 	for k, v := range consts {
 		check("const "+k, v)
 	}
+	for _, s := range outOfTreeStructs() {
+		check("size "+s.c, uint64(s.typ.Size()))
+		for i := 0; i < s.typ.NumField(); i++ {
+			if f := s.typ.Field(i).Tag.Get("c"); f != "" {
+				check("off "+s.c+"."+f, uint64(s.typ.Field(i).Offset))
+			}
+		}
+	}
+	for _, io := range OutOfTreeIoctls {
+		check("cmd "+io.Name, uint64(io.Cmd))
+	}
+	check("const KFD_CROSS_MEMORY_RW_BIT", KFD_CROSS_MEMORY_RW_BIT)
+	check("const AMDKFD_COMMAND_START_2", AMDKFD_COMMAND_START_2)
+	check("const AMDKFD_COMMAND_END_2", AMDKFD_COMMAND_END_2)
 	t.Logf("%d sizes, offsets, commands and constants agree with libhsakmt 6.2.4's kfd_ioctl.h", checked)
 }

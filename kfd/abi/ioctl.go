@@ -318,3 +318,48 @@ type DbgAddressWatchArgs struct {
 
 // DbgWaveControlArgs is struct kfd_ioctl_dbg_wave_control_args, laid out as the address watch one.
 type DbgWaveControlArgs DbgAddressWatchArgs
+
+// Argument structs of the out-of-tree (DKMS) commands, from the "non-upstream ioctls" part of the
+// kfd_ioctl.h libhsakmt 6.2.4 ships (include/hsakmt/linux/kfd_ioctl.h; libhsakmt 5.2.3 sends the
+// same layouts: its fmm_share_memory and fmm_register_shared_memory). Debian's upstream header has
+// none of them (debug_c_test.go checks them against ROCT's).
+
+// IPCExportHandleArgs is struct kfd_ioctl_ipc_export_handle_args. Flags carries libhsakmt's
+// HsaMemFlags of the buffer (fmm_share_memory: obj->mflags.Value), not KFD allocation flags.
+type IPCExportHandleArgs struct {
+	Handle      uint64    `c:"handle"`       // to KFD
+	ShareHandle [4]uint32 `c:"share_handle"` // from KFD
+	GPUID       uint32    `c:"gpu_id"`       // to KFD
+	Flags       uint32    `c:"flags"`        // to KFD
+}
+
+// IPCImportHandleArgs is struct kfd_ioctl_ipc_import_handle_args.
+type IPCImportHandleArgs struct {
+	Handle      uint64    `c:"handle"`       // from KFD
+	VAAddr      uint64    `c:"va_addr"`      // to KFD
+	MmapOffset  uint64    `c:"mmap_offset"`  // from KFD
+	ShareHandle [4]uint32 `c:"share_handle"` // to KFD
+	GPUID       uint32    `c:"gpu_id"`       // to KFD
+	Flags       uint32    `c:"flags"`        // from KFD: the export's flags
+}
+
+// MemoryRange is struct kfd_memory_range, an element of CROSS_MEMORY_COPY's arrays.
+type MemoryRange struct {
+	VAAddr uint64 `c:"va_addr"`
+	Size   uint64 `c:"size"`
+}
+
+// KFD_CROSS_MEMORY_RW_BIT in CrossMemoryCopyArgs.Flags: set, local to remote (write); clear,
+// remote to local (read).
+const KFD_CROSS_MEMORY_RW_BIT = 1 << 0
+
+// CrossMemoryCopyArgs is struct kfd_ioctl_cross_memory_copy_args.
+type CrossMemoryCopyArgs struct {
+	PID              uint32 `c:"pid"`
+	Flags            uint32 `c:"flags"`
+	SrcMemRangeArray uint64 `c:"src_mem_range_array"`
+	SrcMemArraySize  uint64 `c:"src_mem_array_size"`
+	DstMemRangeArray uint64 `c:"dst_mem_range_array"`
+	DstMemArraySize  uint64 `c:"dst_mem_array_size"`
+	BytesCopied      uint64 `c:"bytes_copied"`
+}
