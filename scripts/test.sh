@@ -56,17 +56,18 @@ fi
 
 step HIP programs on a daemon built with -race '(a data race it reports fails the program)'
 # The corpus's concurrent programs (queues of several GPUs, streams, CPU threads against kernels,
-# faults, scratch, printf) on the whole daemon under the race detector: about 2 minutes. Found
-# this way: every work-group's atomic adds going through one shared mmu.Port (8fc741f).
+# faults, scratch, printf, processes sharing memory) on the whole daemon under the race detector:
+# about 2 minutes. Found this way: every work-group's atomic adds going through one shared
+# mmu.Port (8fc741f).
 racebin=$(pwd)/.hip-build/kfdemu-race
 go build -race -o "$racebin" ./cmd/kfdemu
-race_progs="blocking_sync coop_groups cu_mask event_timing graph managed managed_advise mem_fault memcpy_async
-	multi_gpu multi_gpu_atomics peer printf scratch_reclaim stream_ops streams system_atomics"
+race_progs="blocking_sync coop_groups cu_mask event_timing graph ipc managed managed_advise mem_fault
+	memcpy_async multi_gpu multi_gpu_atomics peer printf scratch_reclaim stream_ops streams system_atomics"
 # shellcheck disable=SC2086
 KFDEMU="$racebin" sh scripts/hip-tests.sh $race_progs
 if [ -r ../shared/rocr/rocr-6.2.4.tar.gz ]; then
 	KFDEMU="$racebin" sh scripts/hip-tests.sh --rocr "$rocr_out/rocr-6.2.4-pcs/lib" multi_gpu_atomics peer streams coop_groups \
-		memcpy_async multi_gpu managed
+		memcpy_async multi_gpu managed ipc
 fi
 
 step go test -race, the concurrent work-group tests of gpu/shader
