@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define CHECK(call)                                                                   \
 	do {                                                                          \
@@ -35,8 +39,64 @@ static void *alloc(HSAuint32 node, HSAuint64 size, int vram)
 	return p;
 }
 
+static sigjmp_buf bus_jmp;
+static void on_bus(int sig) { siglongjmp(bus_jmp, sig); }
+
+/* "ipc": a VRAM buffer of the first GPU shared with a forked child (as KFDIPCTest.BasicTest
+ * does), which registers it: the import succeeds on the GPU's node, and the child's CPU access to
+ * it raises SIGBUS (the emulator cannot map another process's pages: README, deviations), never
+ * reading other bytes. */
+static int ipc(void)
+{
+	HsaSystemProperties sp;
+	HSAuint32 gpu = 0;
+	CHECK(hsaKmtOpenKFD());
+	CHECK(hsaKmtAcquireSystemProperties(&sp));
+	for (HSAuint32 n = 0; n < sp.NumNodes && !gpu; n++) {
+		HsaNodeProperties np;
+		CHECK(hsaKmtGetNodeProperties(n, &np));
+		if (np.NumFComputeCores)
+			gpu = n;
+	}
+	uint32_t *vram = alloc(gpu, 1 << 16, 1);
+	vram[0] = 0x5eed;
+	HsaSharedMemoryHandle sh;
+	CHECK(hsaKmtShareMemory(vram, 1 << 16, &sh));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		CHECK(hsaKmtOpenKFD()); /* the child's own KFD process (libhsakmt sees the fork) */
+		void *imp = NULL;
+		HSAuint64 isz = 0;
+		CHECK(hsaKmtRegisterSharedHandle(&sh, &imp, &isz));
+		CHECK(hsaKmtMapMemoryToGPU(imp, isz, NULL));
+		HsaPointerInfo pi = {0};
+		CHECK(hsaKmtQueryPointerInfo(imp, &pi));
+		printf("child import size %llu type %d node %u\n", (unsigned long long)isz, pi.Type, pi.Node);
+		signal(SIGBUS, on_bus);
+		int sig = sigsetjmp(bus_jmp, 1);
+		if (sig == 0) {
+			uint32_t v = *(volatile uint32_t *)imp;
+			printf("child read %#x without a fault\n", v);
+		} else {
+			printf("child cpu access signal %d\n", sig);
+		}
+		fflush(stdout);
+		_exit(0);
+	}
+	int st = 0;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "FAIL child status %#x\n", st);
+		return 1;
+	}
+	printf("gpu %u\ndone\n", gpu);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "ipc") == 0)
+		return ipc();
 	int queues = argc > 1 && strcmp(argv[1], "queues") == 0;
 	HsaVersionInfo v;
 	HsaSystemProperties sp;
@@ -132,6 +192,26 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			printf("queue %u sdma copy ok\n", n);
+			/* IPC (AMD's out-of-tree IPC ioctls): the VRAM buffer shared and registered again
+			 * in this process, a second VA whose CPU mapping shows the same pages; left
+			 * registered, so the daemon releases it (and the key) when the process exits. */
+			HsaSharedMemoryHandle sh;
+			void *imp = NULL;
+			HSAuint64 isz = 0;
+			CHECK(hsaKmtShareMemory(vram, 1 << 20, &sh));
+			CHECK(hsaKmtRegisterSharedHandle(&sh, &imp, &isz));
+			CHECK(hsaKmtMapMemoryToGPU(imp, isz, NULL));
+			HsaPointerInfo pi = {0};
+			CHECK(hsaKmtQueryPointerInfo(imp, &pi));
+			__atomic_store_n((uint32_t *)imp + 7, 0xabcd1234u, __ATOMIC_RELEASE);
+			if (isz != 1 << 20 || imp == (void *)vram || pi.Type != HSA_POINTER_REGISTERED_SHARED ||
+			    pi.Node != n || __atomic_load_n(vram + 7, __ATOMIC_ACQUIRE) != 0xabcd1234u ||
+			    memcmp((char *)imp + 4096, sys, 4096)) {
+				fprintf(stderr, "FAIL IPC self import: size %llu, type %d node %u, word %#x\n",
+					(unsigned long long)isz, pi.Type, pi.Node, vram[7]);
+				return 1;
+			}
+			printf("ipc %u self import ok\n", n);
 			CHECK(hsaKmtDestroyQueue(qr.QueueId));
 			CHECK(hsaKmtUnmapMemoryToGPU(sring));
 			CHECK(hsaKmtFreeMemory(sring, 4096));
