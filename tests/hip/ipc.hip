@@ -1,7 +1,9 @@
-// Device memory shared between processes: the parent fills a hipMalloc buffer and passes
-// hipIpcGetMemHandle's handle to a child (this program run again with "child HEX"), which opens it
-// with hipIpcOpenMemHandle, checks the contents, runs a kernel rewriting them, closes the handle and
-// exits 0; the parent then sees the child's values. A second child imports the same handle again.
+// kfdemu-profile: mi210x8
+// Device memory shared between processes: the parent fills a hipMalloc buffer on device 0 and
+// passes hipIpcGetMemHandle's handle to a child (this program run again with "child HEX ..."),
+// which opens it with hipIpcOpenMemHandle, checks the contents, runs a kernel rewriting them,
+// closes the handle and exits 0; the parent then sees the child's values. A second child imports
+// the same handle again, a third opens it on the last device (a peer GPU's memory).
 #include "common.h"
 #include <cstring>
 #include <string>
@@ -27,7 +29,8 @@ static std::string hexOf(const hipIpcMemHandle_t& h) {
   return s;
 }
 
-static int child(const char* hex, int n, int first, int k) {
+static int child(const char* hex, int n, int first, int k, int dev) {
+  CHECK(hipSetDevice(dev));
   hipIpcMemHandle_t h;
   unsigned char* b = (unsigned char*)&h;
   EXPECT(strlen(hex) == 2 * sizeof h, "handle of %zu hex digits", strlen(hex));
@@ -44,11 +47,12 @@ static int child(const char* hex, int n, int first, int k) {
   return 0;
 }
 
-static void runChild(const hipIpcMemHandle_t& h, int n, int first, int k) {
-  std::string hex = hexOf(h), ns = std::to_string(n), fs = std::to_string(first), ks = std::to_string(k);
+static void runChild(const hipIpcMemHandle_t& h, int n, int first, int k, int dev) {
+  std::string hex = hexOf(h), ns = std::to_string(n), fs = std::to_string(first), ks = std::to_string(k),
+              ds = std::to_string(dev);
   char self[] = "/proc/self/exe";
   char* args[] = {(char*)"ipc", (char*)"child", (char*)hex.c_str(), (char*)ns.c_str(), (char*)fs.c_str(),
-                  (char*)ks.c_str(), nullptr};
+                  (char*)ks.c_str(), (char*)ds.c_str(), nullptr};
   pid_t pid;
   int rc = posix_spawn(&pid, self, nullptr, nullptr, args, environ);
   EXPECT(rc == 0, "posix_spawn: %s", strerror(rc));
@@ -58,7 +62,8 @@ static void runChild(const hipIpcMemHandle_t& h, int n, int first, int k) {
 }
 
 int main(int argc, char** argv) {
-  if (argc == 6 && strcmp(argv[1], "child") == 0) return child(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+  if (argc == 7 && strcmp(argv[1], "child") == 0)
+    return child(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
 
   const int n = 50000;
   int* d;
@@ -68,15 +73,24 @@ int main(int argc, char** argv) {
   CHECK(hipMemcpy(d, v.data(), n * sizeof(int), hipMemcpyHostToDevice));
   hipIpcMemHandle_t h;
   CHECK(hipIpcGetMemHandle(&h, d));
-  runChild(h, n, 1000, 5);
+  runChild(h, n, 1000, 5, 0);
   CHECK(hipMemcpy(v.data(), d, n * sizeof(int), hipMemcpyDeviceToHost));
   for (int i = 0; i < n; i++) EXPECT(v[i] == (1000 + i) * 2 + 5, "parent: a[%d] = %d after the child", i, v[i]);
   // a second child imports the same handle after the parent rewrote the buffer
   for (int i = 0; i < n; i++) v[i] = 7 + i;
   CHECK(hipMemcpy(d, v.data(), n * sizeof(int), hipMemcpyHostToDevice));
-  runChild(h, n, 7, 1);
+  runChild(h, n, 7, 1, 0);
   CHECK(hipMemcpy(v.data(), d, n * sizeof(int), hipMemcpyDeviceToHost));
   for (int i = 0; i < n; i++) EXPECT(v[i] == (7 + i) * 2 + 1, "parent: a[%d] = %d after the second child", i, v[i]);
+  // a third child opens it on another GPU: its kernel runs there on device 0's memory
+  int count = 0;
+  CHECK(hipGetDeviceCount(&count));
+  EXPECT(count == 8, "%d devices (the program runs on mi210x8)", count);
+  for (int i = 0; i < n; i++) v[i] = 500 + i;
+  CHECK(hipMemcpy(d, v.data(), n * sizeof(int), hipMemcpyHostToDevice));
+  runChild(h, n, 500, 3, count - 1);
+  CHECK(hipMemcpy(v.data(), d, n * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < n; i++) EXPECT(v[i] == (500 + i) * 2 + 3, "parent: a[%d] = %d after the child on device %d", i, v[i], count - 1);
   CHECK(hipFree(d));
   printf("ipc: ok\n");
   return 0;
