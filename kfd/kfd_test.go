@@ -1512,6 +1512,12 @@ func FuzzIoctlSequence(f *testing.F) {
 	f.Add(bytes.Join([][]byte{alloc, vram, mapBO, mapVRAM, free, queue}, nil))
 	f.Add(bytes.Join([][]byte{xnack, svmSet, alloc, mapBO}, nil))
 	f.Add(bytes.Join([][]byte{alloc, mapBO, queue, unmapBO, free}, nil))
+	// IPC: export, then an import whose zero share handle the harness replaces by the last key
+	// exported (the fuzzer cannot guess a random key), mapped, and the exporter freed first.
+	export := rec(0x81, abi.IPCExportHandleArgs{Handle: uint64(gpu)<<32 | 2, GPUID: gpu})
+	imp := rec(0x80, abi.IPCImportHandleArgs{VAAddr: 0x300000000, GPUID: gpu})
+	mapImp := rec(0x18, abi.MapMemoryToGPUArgs{Handle: uint64(gpu)<<32 | 3, DeviceIDsArrayPtr: base, NDevices: 1})
+	f.Add(bytes.Join([][]byte{alloc, vram, export, imp, mapImp, free, export}, nil))
 	d := New(sys, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError + 4})))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := newCaller(fakeTgid + 3)
@@ -1531,6 +1537,7 @@ func FuzzIoctlSequence(f *testing.F) {
 		if errno := kf.Ioctl(c, abi.AMDKFD_IOC_ACQUIRE_VM, buf); errno != 0 {
 			t.Fatal(errno)
 		}
+		var key [16]byte // the last IPC key exported
 		for calls := 0; len(data) >= 2 && calls < 16; calls++ {
 			nr, size := data[0], int(data[1])
 			data = data[2:]
@@ -1540,11 +1547,17 @@ func FuzzIoctlSequence(f *testing.F) {
 			if nr == 0x0c && size >= 20 { // WAIT_EVENTS: never block the fuzzer
 				le.PutUint32(arg[16:], 0)
 			}
-			kf.Ioctl(c, abi.IOC(abi.IOCRead|abi.IOCWrite, 'K', uint32(nr), uint32(size)), arg)
+			if nr == 0x80 && size >= 40 && bytes.Equal(arg[24:40], make([]byte, 16)) {
+				copy(arg[24:40], key[:])
+			}
+			errno := kf.Ioctl(c, abi.IOC(abi.IOCRead|abi.IOCWrite, 'K', uint32(nr), uint32(size)), arg)
+			if nr == 0x81 && size >= 24 && errno == 0 {
+				copy(key[:], arg[8:24])
+			}
 		}
 		kf.Release()
 		rf.Release()
-		if st := d.Stats(); st["processes"] != 0 || st["pasids"] != 0 {
+		if st := d.Stats(); st["processes"] != 0 || st["pasids"] != 0 || st["dmabufs"] != 0 || st["ipc_handles"] != 0 {
 			t.Fatalf("leak: %v", st)
 		}
 		if ps := d.phys.Stats(); ps.Segments != 0 || ps.PageTableBytes != 0 {
