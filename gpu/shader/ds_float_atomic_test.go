@@ -74,3 +74,31 @@ func TestDSFloatAtomics(t *testing.T) {
 		t.Errorf("ds_add_rtn_f32 returned %v: not a partial sum 1 + k*0.25", x)
 	}
 }
+
+// TestGlobalAtomicPkAddF16: global_atomic_pk_add_f16 adds both binary16 halves, each rounded once
+// to nearest even (HIP's __half2 atomic add with -munsafe-fp-atomics; it stopped the wave as
+// unimplemented). 64 lanes add (lo 1.0, hi 0.5) to a zero word; lane 0 adds (2048, 1.0) to
+// (1.0, 1.0): 2049 is a tie between 2048 and 2050 and rounds to the even 2048.
+func TestGlobalAtomicPkAddF16(t *testing.T) {
+	out, _, err := runRare(t, `
+	v_mov_b32 v20, 0
+	v_mov_b32 v1, 0x38003c00           ; hi 0.5, lo 1.0
+	global_atomic_pk_add_f16 v20, v1, s[0:1]
+	v_cmp_eq_u32 vcc, 0, v0
+	s_and_saveexec_b64 s[2:3], vcc
+	v_mov_b32 v2, 0x3c003c00           ; (1.0, 1.0)
+	global_store_dword v20, v2, s[0:1] offset:4
+	s_waitcnt vmcnt(0)
+	v_mov_b32 v3, 0x3c006800           ; hi 1.0, lo 2048
+	global_atomic_pk_add_f16 v20, v3, s[0:1] offset:4
+	s_or_b64 exec, exec, s[2:3]
+	s_endpgm
+`, 64, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWords(t, out, []wantWord{
+		{0, 0x50005400, "64 x (1.0, 0.5) = (64, 32)"},
+		{1, 0x40006800, "(1, 1) + (2048, 1) = (2048 rounded to even, 2)"},
+	})
+}

@@ -162,6 +162,14 @@ func atomicOp(a string, wide bool) func(old, v, c uint64) uint64 {
 		return func(o, v, _ uint64) uint64 {
 			return uint64(u32(float32(math.Max(float64(f32(uint32(o))), float64(f32(uint32(v)))))))
 		}
+	case "pk_add_f16":
+		// Two binary16 sums, each rounded once to nearest even (the float64 sum of two halves is
+		// exact): HIP's __half2 atomicAdd with -munsafe-fp-atomics.
+		return func(o, v, _ uint64) uint64 {
+			lo := h16r(h16f(uint32(o&0xffff)) + h16f(uint32(v&0xffff)))
+			hi := h16r(h16f(uint32(o>>16&0xffff)) + h16f(uint32(v>>16&0xffff)))
+			return uint64(hi<<16 | lo)
+		}
 	case "min_f64":
 		return func(o, v, _ uint64) uint64 { return u64(math.Min(f64(o), f64(v))) }
 	case "max_f64":
