@@ -16,7 +16,8 @@
 // only caller (see contract.go).
 //
 // Ioctls (ioctl.go): which struct goes with which command is said once, in kfd/abi's Ioctls table
-// (number, name, command word, argument type, C struct). Handlers are typed,
+// (number, name, command word, argument type, C struct), and OutOfTreeIoctls for the AMD DKMS
+// driver's IPC and cross-memory-copy commands the emulator also serves (ipc.go). Handlers are typed,
 // func(*Process, Caller, *abi.XxxArgs) syscall.Errno, and ioctlTable registers each with def, which
 // checks it against the table (the command word is the table's, the argument type is the table's,
 // its encoded size is the command's size) and panics when the package loads on a mismatch. The
