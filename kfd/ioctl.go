@@ -141,10 +141,10 @@ func IoctlName(cmd uint32) string {
 	return ""
 }
 
-// ioctl follows kfd_ioctl() in kfd_chardev.c: numbers outside [COMMAND_START, COMMAND_END) and
-// the served out-of-tree ones get ENOTTY; the driver's own command word decides direction and
-// size; a shorter user struct is zero-filled up to the driver's size and only the user's size is
-// copied back.
+// ioctl follows kfd_ioctl() in kfd_chardev.c: numbers outside [COMMAND_START, COMMAND_END), other
+// than the out-of-tree ones served (ipc.go), get ENOTTY; the driver's own command word decides
+// direction and size; a shorter user struct is zero-filled up to the driver's size and only the
+// user's size is copied back.
 func (p *Process) ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
 	nr := abi.IOCNr(cmd)
 	switch {
