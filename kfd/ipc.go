@@ -27,9 +27,10 @@ import (
 // are its process's own memfd (FUSE passthrough: one backing file per open), which cannot hold
 // another process's pages, so an import into another process gets an offset past the end of that
 // memfd: the mapping exists (libhsakmt's import succeeds, as QueryPointerInfo's node needs) and a
-// CPU access to it raises SIGBUS, never another buffer's bytes. GPU access (kernels, SDMA, blit
-// copies) reaches the shared memory itself. An import into the exporting process maps its own
-// pages.
+// CPU access to it raises SIGBUS, never another buffer's bytes (HIP's small hipMemcpy to or from
+// device memory is a CPU copy on a large-BAR GPU, so it is one; the first such import of a process
+// is logged). GPU access (kernels, SDMA, blit copies) reaches the shared memory itself. An import
+// into the exporting process maps its own pages.
 
 // ipcObj is one exported buffer's IPC object.
 type ipcObj struct {
@@ -166,6 +167,12 @@ func ipcImportHandle(p *Process, c Caller, a *abi.IPCImportHandleArgs) syscall.E
 		a.MmapOffset = uint64(db.off) // the exporter itself: its own pages
 	} else {
 		// Past the end the memfd can ever reach (spaceLimit): SIGBUS on a CPU access.
+		if p.ipcNext == 0 {
+			// Once per process: the crash a user may meet next cannot be logged when it happens.
+			p.d.log.Warn("IPC import from another process: this process's CPU cannot reach the memory "+
+				"(a CPU access raises SIGBUS; HIP's small hipMemcpy to or from it on a large-BAR GPU is one); "+
+				"kernels and GPU copies can (README, deviations)", "tgid", p.tgid, "size", db.size)
+		}
 		a.MmapOffset = spaceLimit + p.ipcNext
 		p.ipcNext += db.size
 	}
