@@ -182,15 +182,9 @@ func exportDmabuf(p *Process, c Caller, a *abi.ExportDmabufArgs) syscall.Errno {
 		p.mu.Unlock()
 		return syscall.EINVAL // kfd_device_by_id, kfd_get_process_device_data, translate_handle
 	}
-	switch {
-	case b.userptr != 0:
+	if errno := exportable(b); errno != 0 {
 		p.mu.Unlock()
-		return syscall.EPERM // amdgpu_gem_prime_export: a user-pointer BO
-	case b.flags&(allocVRAM|allocGTT) == 0 || b.mem == nil:
-		// Doorbell and MMIO-remap BOs are SG BOs amdgpu could export; the model keeps their pages
-		// shared with the queues and does not (README, deviations).
-		p.mu.Unlock()
-		return syscall.EINVAL
+		return errno
 	}
 	db := p.exportBO(b).Get()
 	p.mu.Unlock()
@@ -279,6 +273,34 @@ func getDmabufInfo(p *Process, c Caller, a *abi.GetDmabufInfoArgs) syscall.Errno
 	return 0
 }
 
+// importBO enters a BO of gpu at va over db's memory with flags (an import of a dma-buf or an IPC
+// key), taking over the caller's reference on db: EINVAL for a va that is unaligned, outside GPUVM
+// or over another BO of gpu (amdgpu_vm_bo_map refuses the range when it is mapped), the reference
+// then dropped. Under p.mu.
+func (p *Process) importBO(gpu uint32, va uint64, db *DmaBuf, flags uint32) (*bo, syscall.Errno) {
+	if va&(pageSize-1) != 0 || va+db.size < va || va+db.size > gpuvmSize || p.overlaps(gpu, va, db.size) {
+		db.Put()
+		return nil, syscall.EINVAL
+	}
+	b := &bo{gpu: gpu, home: db.gpu, va: va, size: db.size, flags: flags, mapped: map[uint32]bool{},
+		mem: db.mem, pa: db.pa, dmabuf: db, imported: true}
+	p.addBO(b)
+	return b, 0
+}
+
+// exportable is amdgpu_gem_prime_export's refusal of user-pointer BOs (EPERM) and the model's of
+// doorbell and MMIO BOs, SG BOs amdgpu could export but whose pages the model keeps shared with
+// the queues (EINVAL; README, deviations).
+func exportable(b *bo) syscall.Errno {
+	switch {
+	case b.userptr != 0:
+		return syscall.EPERM
+	case b.flags&(allocVRAM|allocGTT) == 0 || b.mem == nil:
+		return syscall.EINVAL
+	}
+	return 0
+}
+
 // importDmabuf is kfd_ioctl_import_dmabuf with amdgpu_amdkfd_gpuvm_import_dmabuf_fd: a BO of the
 // process on gpu_id at va_addr whose memory is the dma-buf's, writable and executable, in the
 // dma-buf's domain; it is not charged against the memory limit (the exporter's allocation was).
@@ -303,21 +325,15 @@ func importDmabuf(p *Process, c Caller, a *abi.ImportDmabufArgs) syscall.Errno {
 		db.Put()
 		return errno
 	}
-	if a.VAAddr&(pageSize-1) != 0 || a.VAAddr+db.size < a.VAAddr || a.VAAddr+db.size > gpuvmSize || p.overlaps(a.GPUID, a.VAAddr, db.size) {
-		db.Put()
-		return syscall.EINVAL // amdgpu_vm_bo_map refuses the range when it is mapped
-	}
 	flags := uint32(allocGTT)
 	if db.vram {
 		flags = allocVRAM
 	}
 	flags |= abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | abi.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE
-	b := &bo{gpu: a.GPUID, home: db.gpu, va: a.VAAddr, size: db.size, flags: flags, mapped: map[uint32]bool{},
-		mem: db.mem, pa: db.pa, dmabuf: db, imported: true}
-	p.nextIDR[a.GPUID]++
-	b.handle = makeHandle(a.GPUID, p.nextIDR[a.GPUID])
-	p.bos[b.handle] = b
-	p.boIdx.insert(b)
+	b, errno := p.importBO(a.GPUID, a.VAAddr, db, flags)
+	if errno != 0 {
+		return errno
+	}
 	a.Handle = b.handle
 	p.d.log.Debug("dma-buf imported", "tgid", p.tgid, "id", db.id, "handle", hexVA(b.handle), "va", hexVA(b.va))
 	return 0

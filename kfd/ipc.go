@@ -114,11 +114,8 @@ func ipcExportHandle(p *Process, c Caller, a *abi.IPCExportHandleArgs) syscall.E
 		return syscall.EINVAL // "Failed to get bo"
 	}
 	if b.ipc == nil {
-		switch {
-		case b.userptr != 0:
-			return syscall.EPERM // amdgpu_gem_prime_export: a user-pointer BO
-		case b.flags&(allocVRAM|allocGTT) == 0 || b.mem == nil:
-			return syscall.EINVAL // doorbell and MMIO BOs: as EXPORT_DMABUF (dmabuf.go)
+		if errno := exportable(b); errno != 0 {
+			return errno
 		}
 		b.ipc = p.d.newIPC(p.exportBO(b).Get(), a.Flags, b.flags)
 		p.d.log.Debug("IPC export", "tgid", p.tgid, "handle", hexVA(b.handle), "size", b.size)
@@ -151,16 +148,12 @@ func ipcImportHandle(p *Process, c Caller, a *abi.IPCImportHandleArgs) syscall.E
 	// DKMS records the VA and leaves a conflict to MAP_MEMORY_TO_GPU's amdgpu_vm_bo_map; the
 	// model keeps a process's BOs of one GPU apart (boindex.go) and refuses it here, with the
 	// errno the mapping would get.
-	if a.VAAddr&(pageSize-1) != 0 || a.VAAddr+db.size < a.VAAddr || a.VAAddr+db.size > gpuvmSize || p.overlaps(a.GPUID, a.VAAddr, db.size) {
+	b, errno := p.importBO(a.GPUID, a.VAAddr, db.Get(), o.allocFlags&^allocUserptr)
+	if errno != 0 {
 		p.d.ipcPut(o)
-		return syscall.EINVAL
+		return errno
 	}
-	b := &bo{gpu: a.GPUID, home: db.gpu, va: a.VAAddr, size: db.size, flags: o.allocFlags &^ allocUserptr,
-		mapped: map[uint32]bool{}, mem: db.mem, pa: db.pa, dmabuf: db.Get(), imported: true, ipc: o}
-	p.nextIDR[a.GPUID]++
-	b.handle = makeHandle(a.GPUID, p.nextIDR[a.GPUID])
-	p.bos[b.handle] = b
-	p.boIdx.insert(b)
+	b.ipc = o
 	a.Handle = b.handle
 	a.Flags = o.flags
 	if db.sp != nil && db.sp == p.render {

@@ -176,14 +176,8 @@ func TestCrossMemoryCopy(t *testing.T) {
 	e := newEnv(t, "mi210")
 	self := os.Getpid()
 	// The env's process is fake; this test's own pid serves as the local process.
-	c := newCaller(self)
-	f, err := e.d.OpenKFD(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Release()
-	l := &env{t: t, d: e.d, sys: e.sys, f: f, c: c, gpu: e.gpu}
-	l.acquire(e.gpu)
+	l := e.peer(self)
+	c := l.c
 	const va = 0x20000000
 	a := abi.AllocMemoryOfGPUArgs{VAAddr: va, Size: 4096, GPUID: e.gpu, Flags: allocVRAM | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
 	if errno := l.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a); errno != 0 {
@@ -244,13 +238,7 @@ func TestCrossMemoryCopy(t *testing.T) {
 	if _, errno := cma(pid, 0, []abi.MemoryRange{whole}, []abi.MemoryRange{whole}); errno != syscall.EINVAL {
 		t.Errorf("a process without KFD: %v", errno)
 	}
-	rf, err := e.d.OpenKFD(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rf.Release()
-	r := &env{t: t, d: e.d, sys: e.sys, f: rf, c: newCaller(pid), gpu: e.gpu}
-	r.acquire(e.gpu)
+	r := e.peer(pid)
 	const rva = 0x50000000
 	ra := abi.AllocMemoryOfGPUArgs{VAAddr: rva, Size: 3 * 4096, GPUID: e.gpu, Flags: allocGTT | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
 	if errno := r.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &ra); errno != 0 {

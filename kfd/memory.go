@@ -145,10 +145,7 @@ func allocMemory(p *Process, c Caller, a *abi.AllocMemoryOfGPUArgs) syscall.Errn
 		p.unaccount(b)
 		return syscall.ENOMEM
 	}
-	p.nextIDR[a.GPUID]++
-	b.handle = makeHandle(a.GPUID, p.nextIDR[a.GPUID])
-	p.bos[b.handle] = b
-	p.boIdx.insert(b)
+	p.addBO(b)
 	a.Handle = b.handle
 	switch dom {
 	case allocUserptr:
@@ -159,6 +156,15 @@ func allocMemory(p *Process, c Caller, a *abi.AllocMemoryOfGPUArgs) syscall.Errn
 	p.d.log.Debug("memory allocated", "tgid", p.tgid, "handle", hexVA(b.handle), "gpu", b.gpu, "va", hexVA(b.va),
 		"size", b.size, "flags", hexVA(uint64(b.flags)), "mmap_offset", hexVA(a.MmapOffset))
 	return 0
+}
+
+// addBO gives b its handle, MAKE_HANDLE(gpu_id, the next IDR id of its GPU), and enters it in the
+// process's tables (kfd_process_device_create_obj_handle). Under p.mu.
+func (p *Process) addBO(b *bo) {
+	p.nextIDR[b.gpu]++
+	b.handle = makeHandle(b.gpu, p.nextIDR[b.gpu])
+	p.bos[b.handle] = b
+	p.boIdx.insert(b)
 }
 
 // allocDomain is the domain an allocation gets when several domain flags are set: VRAM, then
