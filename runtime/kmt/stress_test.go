@@ -132,7 +132,9 @@ func stressHelper(arg string) int {
 			start := time.Now()
 			for s.Load() != 0 {
 				if time.Since(start) > 5*time.Second {
-					return fail("barrier on queue %d never completed", r.q.ID)
+					q, _ := os.ReadFile(f[0] + "/sys/kernel/debug/kfd/queues")
+					return fail("barrier on queue %d never completed: signal %d, read index %d, write index %d, doorbell %d\nqueues:\n%s",
+						r.q.ID, s.Load(), r.readIndex(), Word64(r.amdq.Bytes(), aql.AMDQueueWriteDispatchIDOffset).Load(), r.q.Doorbell().Load(), q)
 				}
 				time.Sleep(50 * time.Microsecond)
 			}
