@@ -43,13 +43,13 @@ sh scripts/hip-exprs.sh -O 0 5 6
 
 step HIP corpus on ROCr 6.2.4, expected-pass programs '(scripts/hip-tests.sh --rocr ... --expected)'
 # The modern HSA runtime (ROCr 6.2.4 on libhsakmt 6.2.4) as a drop-in for Debian's 5.2.3 one, built
-# once per machine by scripts/build-rocr.sh from ../shared/rocr's source (with PC sampling compiled
+# once per machine by scripts/build-rocr.sh from ../shared/rocr's source (with PC sampling and images compiled
 # in; it installs clang-19 and friends; about 5 minutes on 2 cores); the same binaries, run with it
 # first on LD_LIBRARY_PATH. Needs ../shared.
 rocr_out=${KFDTEST_OUT:-/var/tmp/kfdtest}
 if [ -r ../shared/rocr/rocr-6.2.4.tar.gz ]; then
 	bash scripts/build-rocr.sh "$rocr_out" >/dev/null
-	sh scripts/hip-tests.sh --rocr "$rocr_out/rocr-6.2.4-pcs/lib" --expected
+	sh scripts/hip-tests.sh --rocr "$rocr_out/rocr-6.2.4-full/lib" --expected
 else
 	echo "skipping: ../shared/rocr is absent (a lone clone), so there is no ROCr 6.2.4 to run on"
 fi
@@ -66,7 +66,7 @@ race_progs="blocking_sync coop_groups cu_mask event_timing graph ipc managed man
 # shellcheck disable=SC2086
 KFDEMU="$racebin" sh scripts/hip-tests.sh $race_progs
 if [ -r ../shared/rocr/rocr-6.2.4.tar.gz ]; then
-	KFDEMU="$racebin" sh scripts/hip-tests.sh --rocr "$rocr_out/rocr-6.2.4-pcs/lib" multi_gpu_atomics peer streams coop_groups \
+	KFDEMU="$racebin" sh scripts/hip-tests.sh --rocr "$rocr_out/rocr-6.2.4-full/lib" multi_gpu_atomics peer streams coop_groups \
 		memcpy_async multi_gpu managed ipc
 fi
 

@@ -43,8 +43,7 @@ static void hostNode(void* arg) { hostCalls += *(int*)arg; }
 int main() {
   // hipMemset2D on a sub-rectangle of a pitched buffer, then hipMemset2DAsync on another.
   const int W = 333, H = 17;
-  // Pitches of the program's own (hipMallocPitch needs the runtime's image support, which the
-  // ROCr 6.2.4 build lacks).
+  // Pitches of the program's own (memcpy2d covers hipMallocPitch's).
   size_t pitch = 384;
   unsigned char* p2;
   CHECK(hipMalloc((void**)&p2, pitch * H));
