@@ -121,7 +121,7 @@ type Phys struct {
 	mu     sync.Mutex
 	system *arena
 	vram   map[int]*arena
-	segs   atomic.Pointer[[]*segment] // sorted by pa; replaced, never mutated
+	segs   atomic.Pointer[segIndex] // replaced, never mutated
 
 	systemBytes uint64
 	vramBytes   map[int]uint64
@@ -149,7 +149,7 @@ func NewPhys() *Phys {
 		vram:      map[int]*arena{},
 		vramBytes: map[int]uint64{},
 	}
-	ph.segs.Store(new([]*segment))
+	ph.segs.Store(&segIndex{})
 	return ph
 }
 
@@ -217,10 +217,7 @@ func (ph *Phys) allocLocked(a *arena, gpu int, size, align uint64, b Backing) (u
 	if !ok {
 		return 0, fmt.Errorf("%w: %#x bytes", ErrNoSpace, size)
 	}
-	old := *ph.segs.Load()
-	i := sort.Search(len(old), func(i int) bool { return old[i].pa > pa })
-	segs := slices.Insert(slices.Clone(old), i, &segment{pa: pa, size: size, gpu: gpu, b: b})
-	ph.segs.Store(&segs)
+	ph.segs.Store(ph.segs.Load().with(&segment{pa: pa, size: size, gpu: gpu, b: b}))
 	return pa, nil
 }
 
@@ -229,12 +226,11 @@ func (ph *Phys) allocLocked(a *arena, gpu int, size, align uint64, b Backing) (u
 func (ph *Phys) Free(pa uint64) error {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
-	old := *ph.segs.Load()
-	i := sort.Search(len(old), func(i int) bool { return old[i].pa >= pa })
-	if i == len(old) || old[i].pa != pa {
+	segs := ph.segs.Load()
+	s := segs.at(pa)
+	if s == nil {
 		return fmt.Errorf("%w: no segment at pa %#x", ErrNotFound, pa)
 	}
-	s := old[i]
 	if s.gpu < 0 {
 		ph.system.release(s.pa, s.size)
 		ph.systemBytes -= s.size
@@ -245,19 +241,13 @@ func (ph *Phys) Free(pa uint64) error {
 			delete(ph.vramBytes, s.gpu)
 		}
 	}
-	segs := slices.Delete(slices.Clone(old), i, i+1)
-	ph.segs.Store(&segs)
+	ph.segs.Store(segs.without(pa))
 	return nil
 }
 
 // lookup returns the segment containing pa (TLB-miss path; lock free).
 func (ph *Phys) lookup(pa uint64) *segment {
-	segs := *ph.segs.Load()
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].pa > pa }) - 1
-	if i < 0 || pa-segs[i].pa >= segs[i].size {
-		return nil
-	}
-	return segs[i]
+	return ph.segs.Load().find(pa)
 }
 
 // Stats returns a snapshot of the allocations.
@@ -265,7 +255,7 @@ func (ph *Phys) Stats() PhysStats {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	st := PhysStats{
-		Segments:       len(*ph.segs.Load()),
+		Segments:       ph.segs.Load().n,
 		SystemBytes:    ph.systemBytes,
 		VRAMBytes:      make(map[int]uint64, len(ph.vramBytes)),
 		PageTableBytes: ph.ptBytes.Load(),

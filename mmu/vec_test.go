@@ -196,7 +196,7 @@ func TestVecAccessFaultBatch(t *testing.T) {
 	p, a, _ := vecSetup(t, true)
 	vm := p.vm
 	var paA uint64 // RemoteV a's first page
-	for _, s := range *vm.ph.segs.Load() {
+	for s := range vm.ph.segs.Load().all() {
 		if s.b.Remote == Remote(a) {
 			paA = s.pa
 		}
