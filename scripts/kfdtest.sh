@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs ROCT's kfdtest (amdkfd's conformance suite) against the emulator, every case alone:
 #   scripts/kfdtest.sh [--version 5.2.3|6.2.4] [--profile P] [--list FILE] [--timeout S] [--print] [FILTER]
-# Builds kfdtest once per machine with ../shared/kfdtest/build.sh (KFDTEST_BUILD overrides the script,
-# KFDTEST_OUT its output, default /var/tmp/kfdtest) and kfdemu, then runs each applicable case as
+# Builds kfdtest once per machine with scripts/build-kfdtest.sh (../shared/kfdtest/build.sh, then kfdtest
+# 6.2.4 relinked against LLVM 19; KFDTEST_BUILD overrides the script, KFDTEST_OUT its output, default
+# /var/tmp/kfdtest) and kfdemu, then runs each applicable case as
 #   kfdemu exec --mount PRIVATE --profile P -- kfdtest --gtest_filter=CASE
 # under a time limit (a daemon of its own per case: a case that hangs or crashes takes no other with it).
 # Applicable: listed by kfdtest, not excluded by AMD for the profile's ASIC (FILTER[<asic>] of the
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
 	--list) list=$2; shift 2 ;;
 	--timeout) limit=$2; shift 2 ;;
 	--print) print=1; shift ;;
-	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
 	-*) echo "kfdtest.sh: unknown option $1" >&2; exit 2 ;;
 	*) filter=$1; shift ;;
 	esac
@@ -37,11 +38,13 @@ case "$version" in 5.2.3 | 6.2.4) ;; *) echo "kfdtest.sh: version must be 5.2.3 
 if [ -n "$list" ] && [ ! -r "$list" ]; then echo "kfdtest.sh: cannot read $list" >&2; exit 2; fi
 
 out=${KFDTEST_OUT:-/var/tmp/kfdtest}
-build=${KFDTEST_BUILD:-$repo/../shared/kfdtest/build.sh}
-if [ ! -x "$out/$version/kfdtest" ]; then
+build=${KFDTEST_BUILD:-$repo/scripts/build-kfdtest.sh}
+# A kfdtest 6.2.4 on LLVM 14 (../shared's build alone: no gfx940-gfx942) is relinked by the default script.
+if [ ! -x "$out/$version/kfdtest" ] || { [ "$version" = 6.2.4 ] && [ -z "${KFDTEST_BUILD:-}" ] &&
+	[ "$(cat "$out/6.2.4/kfdtest.llvm" 2>/dev/null)" != 19 ]; }; then
 	[ -r "$build" ] || { echo "kfdtest.sh: no kfdtest in $out and no build script at $build (set KFDTEST_BUILD)" >&2; exit 2; }
 	echo "building kfdtest into $out (once per machine)"
-	sh "$build" "$out" >/dev/null
+	bash "$build" "$out" >/dev/null
 fi
 bin=$out/$version/kfdtest
 src=$out/src-$version/tests/kfdtest

@@ -78,7 +78,8 @@ go test -count=1 -tags purego -timeout 15m ./gpu/shader
 
 # amdkfd's own conformance suite (docs/kfdtest.md): every case of the expected-pass lists, each alone
 # under kfdemu exec; a case of a list that fails is a regression. kfdtest is built once per machine
-# by ../shared/kfdtest/build.sh (KFDTEST_BUILD overrides it; about 3 minutes on 2 cores).
+# by scripts/build-kfdtest.sh (../shared/kfdtest/build.sh, then kfdtest 6.2.4 relinked against LLVM
+# 19; KFDTEST_BUILD overrides it; about 5 minutes on 2 cores).
 for v in 5.2.3 6.2.4; do
 	step "kfdtest $v, expected-pass list, mi210"
 	bash scripts/kfdtest.sh --version "$v" --profile mi210 --list "scripts/kfdtest/expected-$v.txt"
