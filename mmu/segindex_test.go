@@ -1,6 +1,7 @@
 package mmu
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -57,7 +58,7 @@ func TestSegIndex(t *testing.T) {
 			}
 			s := &segment{pa: pa, size: uint64(1+rng.IntN(15)) << 12}
 			x = x.with(s)
-			i, _ := slices.BinarySearchFunc(ref, pa, func(e *segment, pa uint64) int { return cmpU64(e.pa, pa) })
+			i, _ := slices.BinarySearchFunc(ref, pa, func(e *segment, pa uint64) int { return cmp.Compare(e.pa, pa) })
 			ref = slices.Insert(slices.Clone(ref), i, s)
 		}
 		if step%97 == 0 {
@@ -82,16 +83,6 @@ func TestSegIndex(t *testing.T) {
 	if maxRuns < 4 {
 		t.Fatalf("at most %d runs: the test did not split runs", maxRuns)
 	}
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // BenchmarkPhysChunks allocates 100 k 2 MiB system segments (kfdtest's SVM eviction test on mi300x:
