@@ -158,9 +158,7 @@ func (c *aqlClient) setupQueue() error {
 			return err
 		}
 	}
-	for i := 0; i < 4096; i += aql.PacketSize { // every slot INVALID (PSA-2.8-Q17), as ROCr's AqlQueue
-		kmt.Word32(ring.Bytes(), i).Store(uint32(aql.PacketTypeInvalid))
-	}
+	kmt.InvalidateRing(ring.Bytes())
 	if c.q, err = d.CreateQueue(kmt.QueueSpec{GPU: c.g, Type: kmt.QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
 		ReadPtrVA: amdq.VA + aql.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + aql.AMDQueueWriteDispatchIDOffset}); err != nil {
 		return err

@@ -84,9 +84,7 @@ func (a *Agent) CreateQueue(size uint32, onError func(q *Queue, err error)) (*Qu
 		}
 	}
 	q.ringB = q.ring.Bytes()
-	for i := 0; i < len(q.ringB); i += aql.PacketSize { // every slot INVALID
-		kmt.Word32(q.ringB, i).Store(uint32(aql.PacketTypeInvalid))
-	}
+	kmt.InvalidateRing(q.ringB)
 	ab := q.amdq.Bytes()
 	q.wr, q.rd = kmt.Word64(ab, aql.AMDQueueWriteDispatchIDOffset), kmt.Word64(ab, aql.AMDQueueReadDispatchIDOffset)
 	if q.inactive, err = r.NewSignal(0, true); err != nil {

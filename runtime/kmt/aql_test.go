@@ -377,7 +377,7 @@ func newRing(d *Device, g *GPU) (*aqlRing, error) {
 			return nil, err
 		}
 	}
-	invalidateRing(ring)
+	InvalidateRing(ring.Bytes())
 	q, err := d.CreateQueue(QueueSpec{GPU: g, Type: QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
 		ReadPtrVA: amdq.VA + aql.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + aql.AMDQueueWriteDispatchIDOffset})
 	if err != nil {

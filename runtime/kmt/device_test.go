@@ -354,24 +354,13 @@ func aqlQueue(t *testing.T, d *Device, g *GPU) (q *Queue, ring, amdq *Memory) {
 			t.Fatal(err)
 		}
 	}
-	invalidateRing(ring)
+	InvalidateRing(ring.Bytes())
 	q, err = d.CreateQueue(QueueSpec{GPU: g, Type: QueueComputeAQL, RingVA: ring.VA, RingSize: 4096,
 		ReadPtrVA: amdq.VA + aql.AMDQueueReadDispatchIDOffset, WritePtrVA: amdq.VA + aql.AMDQueueWriteDispatchIDOffset})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return q, ring, amdq
-}
-
-// invalidateRing gives every slot of a mapped 4 KiB ring the header type INVALID, as the HSA
-// runtime must at queue creation (PSA-2.8-Q17; ROCr's AqlQueue fills its ring so). A zeroed slot
-// reads as a VENDOR_SPECIFIC packet, which the packet processor may take as soon as the write
-// index passes it (Q22: the doorbell is not a gate), before the submitter's header store.
-func invalidateRing(ring *Memory) {
-	b := ring.Bytes()
-	for slot := 0; slot < 4096; slot += 64 {
-		Word32(b, slot).Store(uint32(aql.MakeHeader(aql.PacketTypeInvalid, false, 0, 0)))
-	}
 }
 
 func testAQLQueue(t *testing.T, root string) {

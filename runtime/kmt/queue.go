@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/internal/relstore"
 	"github.com/kfdemu/kfdemu/kfd/abi"
 	"golang.org/x/sys/unix"
@@ -316,6 +317,16 @@ func (d *Device) mapDoorbells(g *GPU, off, size uint64) (*Memory, error) {
 	g.doorbell = m
 	d.mems[m] = struct{}{}
 	return m, nil
+}
+
+// InvalidateRing gives every 64-byte slot of an AQL ring the packet type INVALID, which the runtime
+// that owns the ring must do before the queue is created (PSA-2.8-Q17; ROCr's AqlQueue fills its
+// ring so). A zeroed slot reads as a VENDOR_SPECIFIC packet, which the packet processor may take as
+// soon as the write index passes it (Q22: the doorbell is no gate), before the header is stored.
+func InvalidateRing(ring []byte) {
+	for i := 0; i+aql.PacketSize <= len(ring); i += aql.PacketSize {
+		Word32(ring, i).Store(uint32(aql.PacketTypeInvalid))
+	}
 }
 
 // RingDoorbell writes v to the queue's doorbell: a 64-bit release store on GFX9+ (for AQL queues
