@@ -45,7 +45,7 @@ type Port struct {
 	misses  atomic.Uint64 // page walks (VM.Stats sums the Ports': a shared counter was a contended line)
 	cur     uint64        // generation of the current access section
 	closed  bool
-	scratch [8]byte
+	scratch [32]byte // remote words: up to 8 bytes, or 8 and AtomicAddTail's tail
 	tlb     [tlbLines]tlbLine
 	mru     int // the line of the last hit or fill
 	victim  int // the line the next fill of a new line replaces (round robin)
@@ -558,15 +558,58 @@ func (p *Port) AtomicAdd(va uint64, size int, delta uint64) (uint64, error) {
 	return old, remoteErr(va, err)
 }
 
+// MaxTail is the longest tail AtomicAddTail reads in the same access as its word.
+const MaxTail = 24
+
+// AtomicAddTail is AtomicAdd of the naturally aligned 64-bit word at va that also reads the
+// len(tail) bytes that follow it (va+8 on) into tail, in the same access when they lie in the
+// word's page and len(tail) <= MaxTail: on Remote backing one read of word and tail and one write
+// of the word, where AtomicAdd and a Read after it are two reads and a write (each a
+// process_vm_readv or _writev). A packet processor completing an amd_signal_t (decrement value,
+// then read event_mailbox_ptr and event_id) is its user. The tail is read at the add (Remote: just
+// before the write; Mem: just after the add); a concurrent writer of the tail may be seen either
+// side of it, as with a separate Read. Past the page or MaxTail the tail is a second access (Read).
+func (p *Port) AtomicAddTail(va uint64, delta uint64, tail []byte) (uint64, error) {
+	if len(tail) > MaxTail || va&pageMask+8+uint64(len(tail)) > pageSize {
+		old, err := p.AtomicAdd(va, 8, delta)
+		if err != nil {
+			return old, err
+		}
+		return old, p.Read(va+8, tail)
+	}
+	e, err := p.word(va, 8, AccessAtomic)
+	if err != nil {
+		return 0, err
+	}
+	off := va & pageMask
+	var old uint64
+	if e.mem != nil {
+		old = add64(e.mem, off, delta)
+		copy(tail, e.mem[off+8:])
+	} else {
+		old, err = p.remoteRMWTail(e, off, 8, tail, func(o uint64) uint64 { return o + delta })
+	}
+	p.leave()
+	return old, remoteErr(va, err)
+}
+
 // remoteRMW is a read-modify-write of a Remote word under the Phys's remote mutex.
 func (p *Port) remoteRMW(e *tlbEntry, off uint64, size int, f func(uint64) uint64) (old uint64, err error) {
-	b := p.scratch[:size]
+	return p.remoteRMWTail(e, off, size, nil, f)
+}
+
+// remoteRMWTail is remoteRMW that reads the len(tail) bytes after the word (same page, at most
+// MaxTail) in the word's read.
+func (p *Port) remoteRMWTail(e *tlbEntry, off uint64, size int, tail []byte, f func(uint64) uint64) (old uint64, err error) {
+	rb := p.scratch[:size+len(tail)]
+	b := rb[:size]
 	mu := &p.vm.ph.remoteMu
 	mu.Lock()
 	defer mu.Unlock()
-	if err = e.remote.ReadAt(b, e.raddr+off); err != nil {
+	if err = e.remote.ReadAt(rb, e.raddr+off); err != nil {
 		return 0, err
 	}
+	copy(tail, rb[size:])
 	var nv uint64
 	if size == 4 {
 		old = uint64(binary.LittleEndian.Uint32(b))

@@ -32,6 +32,14 @@ type atomicAdder interface {
 	AtomicAdd(va uint64, size int, delta uint64) (uint64, error)
 }
 
+// signalAdder is the Memory whose 64-bit add also reads the bytes after the word in the same
+// access (mmu.Port.AtomicAddTail): a completion signal's decrement and its event_mailbox_ptr and
+// event_id are then one read and one write where the signal lies in client memory (each access a
+// system call there), not three or four.
+type signalAdder interface {
+	AtomicAddTail(va uint64, delta uint64, tail []byte) (uint64, error)
+}
+
 // Host is what the packet processor reports to. All methods are called from the queue's goroutine.
 type Host interface {
 	// RaiseEvent delivers the interrupt of a completion signal whose amd_signal_t has an event
@@ -147,7 +155,9 @@ const maxRingSize = 1 << 26
 type Queue struct {
 	hqd.Runner // doorbell, run state, stop and the error state
 	cfg        Config
-	adder      atomicAdder // cfg.Memory, when it is one
+	adder      atomicAdder                                                 // cfg.Memory, when it is one
+	sigAdder   signalAdder                                                 // cfg.Memory, when it is one
+	sigTail    [aql.SignalEventIDOffset + 4 - aql.SignalMailboxOffset]byte // complete's mailbox and event id (queue goroutine)
 	// amdQueue is the VA of the ring's amd_queue_t (0: none): scratch, properties, inactive signal.
 	amdQueue uint64
 
@@ -183,6 +193,7 @@ func New(cfg Config) (*Queue, error) {
 	}
 	q := &Queue{cfg: cfg, amdQueue: amdQueueOf(cfg.ReadIndexVA, cfg.WriteIndexVA)}
 	q.adder, _ = cfg.Memory.(atomicAdder)
+	q.sigAdder, _ = cfg.Memory.(signalAdder)
 	eng := hqd.Engine{Step: q.step, Fail: q.report, MaxPoll: cfg.MaxPoll}
 	if g := cfg.Group; g != nil {
 		eng.Starting = func() { g.add(q) }

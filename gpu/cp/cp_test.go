@@ -3,6 +3,7 @@ package cp
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"runtime"
 	"sync/atomic"
@@ -396,10 +397,16 @@ func TestUnmappedRing(t *testing.T) {
 }
 
 // AMD event mailbox: after the decrement, event_id is stored at event_mailbox_ptr and RaiseEvent
-// called with it.
+// called with it; with a memory that reads them with the decrement (AtomicAddTail) and without.
 func TestEventMailbox(t *testing.T) {
+	for _, adder := range []bool{true, false} {
+		t.Run(fmt.Sprintf("adder=%v", adder), func(t *testing.T) { testEventMailbox(t, adder) })
+	}
+}
+
+func testEventMailbox(t *testing.T, adder bool) {
 	e := newEnv(t)
-	q := e.queue(qopt{})
+	q := e.queue(qopt{adder: adder})
 	sig := e.signal(1)
 	e.m.Write(sig+aql.SignalMailboxOffset, le64(mailboxVA))
 	e.m.Write(sig+aql.SignalEventIDOffset, []byte{0x2a, 0, 0, 0})

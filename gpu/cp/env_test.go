@@ -233,10 +233,10 @@ type qopt struct {
 	maxPoll time.Duration
 	noStart bool
 	noPoll  bool // only kicks and Group.Wake re-check barriers
-	adder   bool // the memory has AtomicAdd (as mmu.Port)
+	adder   bool // the memory has AtomicAdd and AtomicAddTail (as mmu.Port)
 }
 
-// adderMemory is memory with AtomicAdd, as the daemon's mmu.Port.
+// adderMemory is memory with AtomicAdd and AtomicAddTail, as the daemon's mmu.Port.
 type adderMemory struct{ *memory }
 
 func (m adderMemory) AtomicAdd(va uint64, size int, d uint64) (uint64, error) {
@@ -248,6 +248,15 @@ func (m adderMemory) AtomicAdd(va uint64, size int, d uint64) (uint64, error) {
 		return uint64(atomic.AddUint32(word32(b), uint32(d)) - uint32(d)), nil
 	}
 	return atomic.AddUint64(word64(b), d) - d, nil
+}
+
+// AtomicAddTail is mmu.Port's: the 64-bit add, then the bytes after the word.
+func (m adderMemory) AtomicAddTail(va uint64, d uint64, tail []byte) (uint64, error) {
+	old, err := m.AtomicAdd(va, 8, d)
+	if err != nil {
+		return 0, err
+	}
+	return old, m.Read(va+8, tail)
 }
 
 func (e *env) queue(o qopt) *tq {

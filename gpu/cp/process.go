@@ -291,10 +291,20 @@ func (q *Queue) complete(sig uint64, prof bool, start uint64) error {
 			return err
 		}
 	}
-	if err := q.add64(sig+aql.SignalValueOffset, ^uint64(0), "completion signal"); err != nil {
-		return err
+	if q.sigAdder == nil || sig%8 != 0 {
+		if err := q.add64(sig+aql.SignalValueOffset, ^uint64(0), "completion signal"); err != nil {
+			return err
+		}
+		return q.notify(sig)
 	}
-	return q.notify(sig)
+	// The decrement reads event_mailbox_ptr and event_id in the same access (signalAdder), into
+	// the queue's own buffer: a local one would escape through the interface call.
+	tail := q.sigTail[:]
+	if _, err := q.sigAdder.AtomicAddTail(sig+aql.SignalValueOffset, ^uint64(0), tail); err != nil {
+		return &FaultError{VA: sig + aql.SignalValueOffset, Op: "completion signal", Err: err}
+	}
+	return q.deliver(binary.LittleEndian.Uint64(tail),
+		uint64(binary.LittleEndian.Uint32(tail[aql.SignalEventIDOffset-aql.SignalMailboxOffset:])))
 }
 
 // notify delivers a signal's event after its value changed: if amd_signal_t.event_mailbox_ptr is
@@ -305,12 +315,20 @@ func (q *Queue) notify(sig uint64) error {
 	if err != nil {
 		return err
 	}
+	var id uint64
 	if mailbox != 0 {
 		id32, err := q.load32(sig+aql.SignalEventIDOffset, "signal event id")
 		if err != nil {
 			return err
 		}
-		id := uint64(id32)
+		id = uint64(id32)
+	}
+	return q.deliver(mailbox, id)
+}
+
+// deliver is notify with amd_signal_t.event_mailbox_ptr and event_id already read.
+func (q *Queue) deliver(mailbox, id uint64) error {
+	if mailbox != 0 {
 		if err := q.store64(mailbox, id, "event mailbox"); err != nil {
 			return err
 		}
