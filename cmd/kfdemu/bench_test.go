@@ -105,6 +105,7 @@ func benchStorm(b *testing.B, storm func(mnt string, pages int) (figure, error))
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Log(fig.Note)
 		rate += fig.Value
 		floor += fig.FloorValue
 	}

@@ -173,9 +173,12 @@ func waveStorm(mnt string, pages int) (figure, error) {
 		return figure{}, err
 	}
 	defer done.Destroy()
+	var stormUse cpuUse
 	pass := func() (time.Duration, error) {
+		s0 := sampleCPU()
 		el, err := dispatchWait(q, hsa.Dispatch{Kernel: k, Grid: [3]uint32{uint32(pages)}, Workgroup: [3]uint16{256},
 			Kernarg: args.VA, Completion: done}, "touch", 10*time.Minute)
+		stormUse = s0.since()
 		if err != nil {
 			return 0, err
 		}
@@ -190,17 +193,21 @@ func waveStorm(mnt string, pages int) (figure, error) {
 	if err != nil {
 		return figure{}, err
 	}
+	faultUse := stormUse
 	mapped, err := pass()
 	if err != nil {
 		return figure{}, err
 	}
+	k0 := sampleCPU()
 	kernel, err := freshPageFloor(pages)
 	if err != nil {
 		return figure{}, err
 	}
+	kernelUse := k0.since()
 	fig := stormFigure("wave fault storm", "the same dispatch again, pages mapped (/s)", pages, storm, mapped)
 	fig.Note += fmt.Sprintf("; the kernel alone populating as many fresh client pages through process_vm_writev "+
-		"(64 per call, 2 threads): %v each", kernel.Round(time.Microsecond/10))
+		"(64 per call, 2 threads): %v each. CPUs busy (CPU-seconds per second of the process): storm %.2f, "+
+		"kernel alone %.2f; %s", kernel.Round(time.Microsecond/10), faultUse.Busy(), kernelUse.Busy(), faultUse.stealNote())
 	return fig, nil
 }
 
