@@ -16,6 +16,7 @@ const fuzzSlots = 8
 // panic, never hang (every wait is bounded by a hang guard), report at most one queue error, and
 // never release more packets than were written. Words whose top byte is 0xAA are remapped to one of
 // 16 real signals so the fuzzer reaches the barrier, completion and mailbox paths.
+// sigZeros says which signals start at 0; its top bit also selects the memory (qopt.adder).
 func FuzzRing(f *testing.F) {
 	seed := func(pkts ...[]byte) []byte {
 		var b []byte
@@ -32,7 +33,9 @@ func FuzzRing(f *testing.F) {
 	f.Add(make([]byte, 64*fuzzSlots), uint16(0x5555))
 	f.Fuzz(func(t *testing.T, data []byte, sigZeros uint16) {
 		e := newEnv(t)
-		q := e.queue(qopt{size: fuzzSlots, noStart: true, maxPoll: 100 * time.Microsecond})
+		// The top bit also picks the memory: with AtomicAdd/AtomicAddTail as the daemon's GPUVM ports
+		// (completions read the mailbox in the decrement's access) or without.
+		q := e.queue(qopt{size: fuzzSlots, noStart: true, maxPoll: 100 * time.Microsecond, adder: sigZeros&0x8000 != 0})
 		var sigs [16]uint64
 		for i := range sigs {
 			v := int64(1)
