@@ -3,9 +3,11 @@ package kfd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,21 +57,27 @@ func svmSupported(gfx string) bool {
 }
 
 // vmaCache is vma_lookup on the client, from /proc/PID/maps (amdkfd's svm_range_restore_pages
-// and svm_range_is_valid call vma_lookup/find_vma under mmap_read_lock). Reading and parsing the
-// file costs tens of microseconds, more than the rest of a retry fault, so the parsed maps are
-// kept while the client's address space is unchanged: the munmap notifier's generation
-// (mmnotify Watch.Synced, counting every mmap, munmap, mremap, mprotect and brk at its exit) as of
-// the Sync that every fault and SVM ioctl makes first (syncMM) tags the copy, and a lookup after
-// the generation moved reads the file again. The tag is read before the file, so a change racing
-// with the read only costs a second read. Without a notifier (not root) every lookup reads the
-// file. Used under the svm Manager's lock (FindVMA), which guards it.
+// and svm_range_is_valid call vma_lookup/find_vma under mmap_read_lock). A lookup asks the kernel
+// for the one VMA covering the address (PROCMAP_QUERY, procmap.go: a few microseconds); reading
+// and parsing the whole file cost tens of microseconds for a small client and 0.5-2.3 ms for a
+// large one (the first faulting packet of kfdemu bench's in-process client), more than the rest
+// of a retry fault. The VMAs found are kept while the client's address space is unchanged: the
+// munmap notifier's generation (mmnotify Watch.Synced, counting every mmap, munmap, mremap,
+// mprotect and brk at its exit) as of the Sync that every fault and SVM ioctl makes first
+// (syncMM) tags them, and a lookup after the generation moved asks again. The tag is read before
+// the query, so a change racing with it only costs a second one. Without a notifier (not root)
+// every lookup asks. A kernel without PROCMAP_QUERY (before 6.11) reads the whole file once per
+// generation instead. Used under the svm Manager's lock (FindVMA), which guards it.
 type vmaCache struct {
 	tgid  int
 	watch func() *mmnotify.Watch // the process's notifier watch, or nil
-	vmas  []svm.VMA              // sorted by Start, disjoint
+	vmas  []svm.VMA              // sorted by Start, disjoint: the VMAs looked up in this generation
 	gen   uint64
 	valid bool
-	reads uint64 // files read (tests)
+	reads uint64 // queries and files read (tests)
+	// wholeFile: the kernel has no PROCMAP_QUERY, so a generation reads the whole file into vmas.
+	wholeFile bool
+	name      []byte // PROCMAP_QUERY's name buffer
 }
 
 func (c *vmaCache) find(addr uint64) (svm.VMA, bool) {
@@ -79,18 +87,51 @@ func (c *vmaCache) find(addr uint64) (svm.VMA, bool) {
 		gen, ok = w.Synced()
 	}
 	if !ok || !c.valid || c.gen != gen {
-		vmas, err := readMaps(c.tgid)
-		c.reads++
-		c.vmas, c.gen, c.valid = vmas, gen, ok && err == nil
-		if err != nil {
-			return svm.VMA{}, false
+		// The address space changed (or nothing says it did not): what was learnt is stale.
+		c.vmas, c.gen, c.valid = c.vmas[:0], gen, ok
+		if c.wholeFile {
+			if !c.readAll() {
+				return svm.VMA{}, false
+			}
 		}
 	}
 	i := sort.Search(len(c.vmas), func(i int) bool { return c.vmas[i].End > addr })
 	if i < len(c.vmas) && c.vmas[i].Start <= addr {
 		return c.vmas[i], true
 	}
-	return svm.VMA{}, false
+	if c.wholeFile {
+		return svm.VMA{}, false // the whole file is in c.vmas
+	}
+	if c.name == nil {
+		c.name = make([]byte, procmapNameMax)
+	}
+	v, found, err := queryVMA(c.tgid, addr, c.name)
+	c.reads++
+	if errors.Is(err, errNoProcmapQuery) {
+		c.wholeFile = true
+		if !c.readAll() {
+			return svm.VMA{}, false
+		}
+		return c.find(addr)
+	}
+	if err != nil || !found {
+		return svm.VMA{}, false
+	}
+	// VMAs never overlap: v goes in at its place.
+	c.vmas = slices.Insert(c.vmas, i, v)
+	return v, true
+}
+
+// readAll reads the whole maps file into c.vmas (a kernel without PROCMAP_QUERY); false on error.
+func (c *vmaCache) readAll() bool {
+	vmas, err := readMaps(c.tgid)
+	c.reads++
+	c.vmas = vmas
+	if err != nil {
+		c.valid = false
+		return false
+	}
+	return true
 }
 
 // readMaps parses /proc/PID/maps.
@@ -133,9 +174,7 @@ func parseMapsLine(line string) (svm.VMA, bool) {
 	}
 	v := svm.VMA{Start: s, End: e, Read: fields[1][0] == 'r', Write: fields[1][1] == 'w'}
 	if len(fields) >= 6 {
-		path := fields[5]
-		v.HeapStack = path == "[heap]" || path == "[stack]"
-		v.Device = strings.HasSuffix(path, "/dev/kfd") || strings.Contains(path, "/dev/dri/")
+		classifyVMA(&v, fields[5])
 	}
 	return v, true
 }

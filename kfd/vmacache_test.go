@@ -2,7 +2,10 @@ package kfd
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -83,4 +86,120 @@ func TestVMACache(t *testing.T) {
 	if nc.reads != 2 {
 		t.Errorf("without a notifier: %d reads for two lookups, want 2", nc.reads)
 	}
+}
+
+// TestProcmapQuery: PROCMAP_QUERY's struct and command are the kernel's (104 bytes, 0xc0686611),
+// and for every VMA of /proc/self/maps but [vsyscall] the query of its first and last byte returns the same VMA,
+// permissions, heap/stack and device classification as the parsed file (a kernel without the
+// ioctl, before 6.11, skips the comparison).
+func TestProcmapQuery(t *testing.T) {
+	if n := unsafe.Sizeof(procmapQuery{}); n != 104 || procmapQueryCmd != 0xc0686611 {
+		t.Fatalf("struct procmap_query is %d bytes, PROCMAP_QUERY %#x; want 104, 0xc0686611", n, procmapQueryCmd)
+	}
+	name := make([]byte, procmapNameMax)
+	if _, _, err := queryVMA(os.Getpid(), 0, name); errors.Is(err, errNoProcmapQuery) {
+		t.Skipf("skipped: %v (Linux before 6.11)", err)
+	}
+	// A mapping of a file named .../dev/kfd is a device VMA by its name, as in the maps file.
+	devDir := filepath.Join(t.TempDir(), "dev")
+	if err := os.Mkdir(devDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(devDir, "kfd"), make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(devDir, "kfd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm, err := unix.Mmap(int(f.Fd()), 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(dm)
+	if v, found, err := queryVMA(os.Getpid(), uint64(uintptr(unsafe.Pointer(&dm[0]))), name); !found || err != nil || !v.Device || v.Write {
+		t.Fatalf("mapping of dev/kfd: %+v %v %v, want a read-only device VMA", v, found, err)
+	}
+	// The Go runtime maps memory at any time: compare against a file read just before, and retry
+	// a few times if a VMA moved in between.
+	var bad []string
+	for try := 0; try < 5; try++ {
+		vmas, err := readMaps(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad = bad[:0]
+		heap := false
+		for _, want := range vmas {
+			if want.Start >= 1<<63 {
+				// [vsyscall]: the maps file prints the gate VMA, which is in no mm's VMA tree; the
+				// kernel's vma_lookup (and so amdkfd) does not find it either, nor does the query.
+				continue
+			}
+			for _, a := range []uint64{want.Start, want.End - 1} {
+				got, found, err := queryVMA(os.Getpid(), a, name)
+				if err != nil || !found || got != want {
+					bad = append(bad, fmt.Sprintf("%#x: %+v %v %v, maps says %+v", a, got, found, err, want))
+				}
+			}
+			heap = heap || want.HeapStack
+		}
+		if !heap {
+			t.Fatal("no [heap] or [stack] in /proc/self/maps")
+		}
+		if len(bad) == 0 {
+			break
+		}
+	}
+	if len(bad) > 0 {
+		t.Fatalf("PROCMAP_QUERY differs from /proc/self/maps:\n%s", strings.Join(bad, "\n"))
+	}
+	// An address no VMA covers: not found, no error.
+	if _, found, err := queryVMA(os.Getpid(), 4096, name); found || err != nil {
+		t.Fatalf("page 1: found %v, %v", found, err)
+	}
+}
+
+// BenchmarkVMALookup: a lookup after the client's address space changed, by PROCMAP_QUERY (one
+// ioctl) and by reading the whole maps file (before Linux 6.11), on this process.
+//
+//	go test -run '^$' -bench BenchmarkVMALookup ./kfd
+func BenchmarkVMALookup(b *testing.B) {
+	addr := uint64(uintptr(unsafe.Pointer(&b)))
+	name := make([]byte, procmapNameMax)
+	if _, _, err := queryVMA(os.Getpid(), addr, name); err != nil {
+		b.Skip(err)
+	}
+	run := func() {
+		vmas, _ := readMaps(os.Getpid())
+		b.Run(fmt.Sprintf("query/vmas=%d", len(vmas)), func(b *testing.B) {
+			for range b.N {
+				if _, found, err := queryVMA(os.Getpid(), addr, name); !found || err != nil {
+					b.Fatal(found, err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("file/vmas=%d", len(vmas)), func(b *testing.B) {
+			for range b.N {
+				if _, err := readMaps(os.Getpid()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	run()
+	// About as many VMAs as a HIP program has (d2d_copy under kfdemu exec: 198): 200 more, every
+	// other page read-only so that they do not merge.
+	mem, err := unix.Mmap(-1, 0, 400*4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Munmap(mem)
+	for i := 0; i < 400; i += 2 {
+		if err := unix.Mprotect(mem[i*4096:(i+1)*4096], unix.PROT_READ); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run()
 }
