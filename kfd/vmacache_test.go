@@ -15,8 +15,15 @@ import (
 
 // TestVMACache: the parsed maps of a process (this one) are read once per generation of its
 // address space: lookups between two Syncs with no change read nothing, an munmap, an mmap or
-// an mprotect before the next Sync invalidates them; without a notifier every lookup reads.
+// an mprotect before the next Sync invalidates them; without a notifier every lookup reads. Both
+// ways of reading: PROCMAP_QUERY per VMA, and the whole file (a kernel before 6.11).
 func TestVMACache(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wholeFile=%v", whole), func(t *testing.T) { testVMACache(t, whole) })
+	}
+}
+
+func testVMACache(t *testing.T, whole bool) {
 	n, err := mmnotify.Open(t.Logf)
 	if errors.Is(err, mmnotify.ErrUnavailable) && os.Geteuid() != 0 {
 		t.Skipf("skipped (not root): %v", err)
@@ -30,7 +37,7 @@ func TestVMACache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	c := &vmaCache{tgid: os.Getpid(), watch: func() *mmnotify.Watch { return w }}
+	c := &vmaCache{tgid: os.Getpid(), watch: func() *mmnotify.Watch { return w }, wholeFile: whole}
 	const ps = 4096
 	mmap := func(prot int) uint64 {
 		mem, err := unix.Mmap(-1, 0, 4*ps, prot, unix.MAP_ANON|unix.MAP_PRIVATE)
@@ -80,7 +87,7 @@ func TestVMACache(t *testing.T) {
 	}
 	unix.Syscall(unix.SYS_MUNMAP, uintptr(base2), 4*ps, 0)
 
-	nc := &vmaCache{tgid: os.Getpid(), watch: func() *mmnotify.Watch { return nil }}
+	nc := &vmaCache{tgid: os.Getpid(), watch: func() *mmnotify.Watch { return nil }, wholeFile: whole}
 	nc.find(base2)
 	nc.find(base2)
 	if nc.reads != 2 {

@@ -173,28 +173,26 @@ func waveStorm(mnt string, pages int) (figure, error) {
 		return figure{}, err
 	}
 	defer done.Destroy()
-	var stormUse cpuUse
-	pass := func() (time.Duration, error) {
+	pass := func() (time.Duration, cpuUse, error) {
 		s0 := sampleCPU()
 		el, err := dispatchWait(q, hsa.Dispatch{Kernel: k, Grid: [3]uint32{uint32(pages)}, Workgroup: [3]uint16{256},
 			Kernarg: args.VA, Completion: done}, "touch", 10*time.Minute)
-		stormUse = s0.since()
+		use := s0.since()
 		if err != nil {
-			return 0, err
+			return 0, use, err
 		}
 		for i := range pages {
 			if v := binary.LittleEndian.Uint32(mem[i*4096:]); v != uint32(i) {
-				return 0, fmt.Errorf("page %d holds %#x after the dispatch, want %#x", i, v, i)
+				return 0, use, fmt.Errorf("page %d holds %#x after the dispatch, want %#x", i, v, i)
 			}
 		}
-		return el, nil
+		return el, use, nil
 	}
-	storm, err := pass()
+	storm, faultUse, err := pass()
 	if err != nil {
 		return figure{}, err
 	}
-	faultUse := stormUse
-	mapped, err := pass()
+	mapped, _, err := pass()
 	if err != nil {
 		return figure{}, err
 	}
