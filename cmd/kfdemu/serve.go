@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -101,6 +102,7 @@ func mountEmulator(f *serveFlags, log *slog.Logger) (*fs.Server, int, error) {
 		return nil, 2, fmt.Errorf("--gpu-threads %d: must be >= 0", f.gpuThreads)
 	}
 	shader.SetWorkers(f.gpuThreads)
+	reserveSyscallProcs()
 	opts := fs.Options{System: sys, Capture: capture, Log: log, Debug: f.debugFUSE, ExecOwner: f.execOwner}
 	if capture == nil { // a captured tree is served as topology only
 		opts.Device = newDevice(sys, log, !f.noSVM)
@@ -114,6 +116,27 @@ func mountEmulator(f *serveFlags, log *slog.Logger) (*fs.Server, int, error) {
 		return nil, code, err
 	}
 	return srv, 0, nil
+}
+
+// syscallProcs is how many Ps the daemon keeps beyond one per CPU (shader.HostThreads). go-fuse's
+// readers wait for the kernel's next request in a blocking read(2) of /dev/fuse (fuse/fusefd.go),
+// and a goroutine in a blocking system call keeps its P until sysmon retakes it, up to 10 ms later
+// once sysmon has backed off for lack of work (runtime/proc.go: sysmon, retake). With GOMAXPROCS
+// at the CPU count, a reader waiting in read(2) and a busy worker left no P for the second worker,
+// the queue's goroutine or a timer: the steady-state vadd of BenchmarkInterpreter on 2 worker
+// threads kept 1.69 to 1.77 of 2 CPUs busy, with holes of 10 to 20 ms where both CPUs idled while
+// goroutines were runnable, until sysmon woke (perf sched timehist against the runtime trace of the
+// same run); with one P more, 1.82 to 1.84 (two more: 1.82 to 1.88, and the GET_VERSION round trip
+// 1.3x its no-op floor instead of 1.1x, the spare Ps waking threads that compete for the CPUs).
+// The worker pool is not raised: work-groups still run on one thread per CPU.
+const syscallProcs = 1
+
+// reserveSyscallProcs raises GOMAXPROCS to shader.HostThreads + syscallProcs (never lowers it).
+// It runs before fs.Mount, whose go-fuse server sizes its reader count from GOMAXPROCS.
+func reserveSyscallProcs() {
+	if want := shader.HostThreads() + syscallProcs; runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
+	}
 }
 
 func runServe(args []string) int {

@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/internal/testenv"
 	"github.com/kfdemu/kfdemu/topology"
 )
@@ -301,4 +303,30 @@ func TestBench(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", b.String())
+}
+
+// TestReserveSyscallProcs: the daemon runs with syscallProcs Ps more than the CPUs it was given, for
+// goroutines blocked in read(2) of /dev/fuse, while the work-group pool keeps one thread per CPU;
+// a second call does not raise it again and a higher GOMAXPROCS is kept.
+func TestReserveSyscallProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer shader.SetWorkers(shader.Workers())
+	host := shader.HostThreads()
+	runtime.GOMAXPROCS(host)
+	shader.SetWorkers(0)
+	for range 2 {
+		reserveSyscallProcs()
+		if got := runtime.GOMAXPROCS(0); got != host+syscallProcs {
+			t.Fatalf("GOMAXPROCS %d, want %d CPUs + %d", got, host, syscallProcs)
+		}
+	}
+	shader.SetWorkers(0) // as mountEmulator sets it, after an earlier mount raised GOMAXPROCS
+	if w := shader.Workers(); w != host {
+		t.Fatalf("worker pool %d, want one per CPU (%d)", w, host)
+	}
+	runtime.GOMAXPROCS(host + 5)
+	reserveSyscallProcs()
+	if got := runtime.GOMAXPROCS(0); got != host+5 {
+		t.Fatalf("GOMAXPROCS lowered to %d from %d", got, host+5)
+	}
 }

@@ -238,11 +238,20 @@ var tokens atomic.Pointer[chan struct{}]
 
 func init() { SetWorkers(0) }
 
-// SetWorkers sets how many host threads run work-groups at once (0: GOMAXPROCS). Work-groups that
+// hostThreads is GOMAXPROCS as the process started: the CPUs the Go runtime was given (affinity
+// mask and cgroup quota, or $GOMAXPROCS). A daemon may raise GOMAXPROCS above it afterwards, for
+// goroutines that keep a P in a blocking system call (cmd/kfdemu, extraProcs); the pool stays one
+// thread per CPU.
+var hostThreads = runtime.GOMAXPROCS(0)
+
+// HostThreads is the default size of the worker pool: GOMAXPROCS as the process started.
+func HostThreads() int { return hostThreads }
+
+// SetWorkers sets how many host threads run work-groups at once (0: HostThreads). Work-groups that
 // hold a token when it changes give it back to the pool they took it from.
 func SetWorkers(n int) {
 	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
+		n = hostThreads
 	}
 	c := make(chan struct{}, n)
 	tokens.Store(&c)
