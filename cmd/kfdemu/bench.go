@@ -327,6 +327,7 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 	}
 	pool := shader.Workers()
 	defer shader.SetWorkers(pool)
+	defer clientProc()()
 	workers := []int{1}
 	if pool > 1 {
 		workers = append(workers, pool)
@@ -360,10 +361,11 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 					fig.Note += fmt.Sprintf(", %.2fx its rate per CPU-second", rate.CPURate/one[i].CPURate)
 				}
 				if i == 0 { // the host's own speed-up on as many threads, same run (hostScaling)
-					if alu, fresh, warm, err := hostScaling(o.vaddN, w); err != nil {
+					if h, err := hostScaling(o.vaddN, w, one[0].PerElement); err != nil {
 						fig.Note += "; host floor not measured: " + err.Error()
 					} else {
-						fig.Note += fmt.Sprintf(" (the host's own on %d threads: a register loop %.2fx, c = a + b in 1 KiB slices over fresh shared memory %.2fx, over the same again %.2fx)", w, alu, fresh, warm)
+						fig.Note += fmt.Sprintf(" (the host's own on %d threads: a register loop %.2fx, c = a + b in 1 KiB slices over fresh shared memory %.2fx, over the same again %.2fx, and with %d rounds of register work per element, %v per element on one thread as the interpreter's %v, %.2fx)",
+							w, h.ALU, h.Fresh, h.Warm, h.Rounds, h.PacedElement, one[0].PerElement, h.Paced)
 					}
 				}
 			}
@@ -378,6 +380,20 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 		figs = append(figs, fig)
 	}
 	return figs, nil
+}
+
+// clientProc gives the bench's in-process client a P of its own while it waits for long
+// dispatches, and returns the restore. hsa.Signal.Wait sleeps in WAIT_EVENTS after 200 µs of
+// spinning: a goroutine of the daemon's process in a blocking system call, which keeps its P until
+// sysmon retakes it, up to 10 ms later (serve.go, syscallProcs). A client in a process of its own
+// never holds one of the daemon's Ps: without this the interpreter figures on 2 worker threads
+// kept 1.75-1.81 CPUs busy, the workers waiting for the P of the client's WAIT_EVENTS (perf sched
+// timehist against the runtime trace: one worker running, the other runnable without a P, for
+// 10 ms at a time).
+func clientProc() (restore func()) {
+	n := runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(n + 1)
+	return func() { runtime.GOMAXPROCS(n) }
 }
 
 // waitNoProcess waits until the daemon holds no kfd process: FUSE delivers the release of a
@@ -705,13 +721,14 @@ var vaddSource string
 // PATH), loads it with runtime/hsa and runs it over n elements: elements per second through the
 // whole stack (dispatch, interpreter, memory through the GPUVM), against the same loop in Go on
 // the CPU as the floor, and wave-instructions per second from the daemon's counter (also
-// returned). It dispatches the kernel again until at least busy has passed (once when busy is 0).
+// returned). The figure is the warm dispatches' (runKernel: again over the same buffers until at
+// least busy has passed, once when busy is 0); the first dispatch's is in the note.
 func interpRate(mnt string, n int, busy time.Duration) (figure, interpRun, error) {
 	if n < 256 {
 		return figure{}, interpRun{}, fmt.Errorf("-vadd %d: at least 256 elements", n)
 	}
 	var cpu time.Duration
-	el, insts, use, err := runKernel(mnt, "vadd", vaddSource, n, []uint32{uint32(n)}, [3]uint32{uint32(n)}, [3]uint16{256}, busy,
+	kr, err := runKernel(mnt, "vadd", vaddSource, n, []uint32{uint32(n)}, [3]uint32{uint32(n)}, [3]uint16{256}, busy,
 		func(a, b []float32) {
 			for i := range n {
 				a[i], b[i] = float32(i), 0.5
@@ -734,32 +751,40 @@ func interpRate(mnt string, n int, busy time.Duration) (figure, interpRun, error
 	if err != nil {
 		return figure{}, interpRun{}, err
 	}
-	rate, floor := float64(n)/el.Seconds(), float64(n)/cpu.Seconds()
-	run := newInterpRun(insts, el, use)
+	rate, floor := float64(n)/kr.Warm.El.Seconds(), float64(n)/cpu.Seconds()
+	run := newInterpRun(kr, n)
 	return figure{Name: fmt.Sprintf("ISA interpreter, vadd over %d elements", n), Unit: "elements/s", Value: rate,
-		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor), Note: run.note(insts, el)}, run, nil
+		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor), Note: run.note(kr)}, run, nil
 }
 
-// interpRun is an interpreter figure's rates: wave-instructions per wall-clock second and per
-// CPU-second of the process (benchcpu.go), and the CPU use behind them.
+// interpRun is an interpreter figure's rates, those of its warm dispatches (runKernel: the
+// interpreter's own speed): wave-instructions per wall-clock second and per CPU-second of the
+// process (benchcpu.go) and the CPU use behind them; Fresh, the first dispatch's wave-instructions
+// per second, over fresh buffers; PerElement, the warm time per output element (the pace of the
+// host floor of the speed-ups, hostScaling).
 type interpRun struct {
 	Rate, CPURate float64
 	Use           cpuUse
+	Fresh         float64
+	PerElement    time.Duration
 }
 
-// newInterpRun makes the rates of insts wave-instructions per dispatch of el, use being the CPU of
-// all the dispatches.
-func newInterpRun(insts uint64, el time.Duration, use cpuUse) interpRun {
-	r := interpRun{Rate: float64(insts) / el.Seconds(), Use: use}
-	if use.CPU > 0 && use.Wall > 0 {
-		r.CPURate = r.Rate * use.Wall.Seconds() / use.CPU.Seconds()
+// newInterpRun makes the rates of kr, a kernel of elems output elements.
+func newInterpRun(kr kernelRun, elems int) interpRun {
+	w := kr.Warm
+	r := interpRun{Rate: float64(w.Insts) / w.El.Seconds(), Use: w.Use, PerElement: w.El / time.Duration(max(elems, 1))}
+	if w.Use.CPU > 0 && w.Use.Wall > 0 {
+		r.CPURate = r.Rate * w.Use.Wall.Seconds() / w.Use.CPU.Seconds()
+	}
+	if kr.Fresh.El > 0 {
+		r.Fresh = float64(kr.Fresh.Insts) / kr.Fresh.El.Seconds()
 	}
 	return r
 }
 
-func (r interpRun) note(insts uint64, el time.Duration) string {
-	return fmt.Sprintf("%.3gM wave-instructions/s (%d in %v); %.3gM per CPU-second of the daemon's process (%.2f CPUs busy; %s)",
-		r.Rate/1e6, insts, el.Round(time.Millisecond), r.CPURate/1e6, r.Use.Busy(), r.Use.stealNote())
+func (r interpRun) note(kr kernelRun) string {
+	return fmt.Sprintf("%.3gM wave-instructions/s (%d in %v, over buffers already touched); %.3gM per CPU-second of the daemon's process (%.2f CPUs busy; %s); the first dispatch, over fresh buffers: %.3gM (%v)",
+		r.Rate/1e6, kr.Warm.Insts, kr.Warm.El.Round(time.Millisecond), r.CPURate/1e6, r.Use.Busy(), r.Use.stealNote(), r.Fresh/1e6, kr.Fresh.El.Round(time.Millisecond))
 }
 
 // dispatchRoundTrip dispatches vadd over 64 elements (one work-group of one wave) n times, each
@@ -826,7 +851,7 @@ func matmulRate(mnt string, m int) (figure, interpRun, error) {
 		return figure{}, interpRun{}, fmt.Errorf("-matmul %d: a multiple of 16 from 16 to 4096", m)
 	}
 	var cpu time.Duration
-	el, insts, use, err := runKernel(mnt, "matmul", matmulSource, m*m, []uint32{uint32(m), uint32(m), uint32(m)},
+	kr, err := runKernel(mnt, "matmul", matmulSource, m*m, []uint32{uint32(m), uint32(m), uint32(m)},
 		[3]uint32{uint32(m), uint32(m)}, [3]uint16{16, 16}, 0,
 		func(a, b []float32) {
 			for i := range a {
@@ -858,28 +883,27 @@ func matmulRate(mnt string, m int) (figure, interpRun, error) {
 		return figure{}, interpRun{}, err
 	}
 	ops := float64(m) * float64(m) * float64(m)
-	rate, floor := ops/el.Seconds(), ops/cpu.Seconds()
-	run := newInterpRun(insts, el, use)
+	rate, floor := ops/kr.Warm.El.Seconds(), ops/cpu.Seconds()
+	run := newInterpRun(kr, m*m)
 	return figure{Name: fmt.Sprintf("ISA interpreter, matmul %dx%d", m, m), Unit: "multiply-adds/s", Value: rate,
-		Floor: "the same product in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor), Note: run.note(insts, el)}, run, nil
+		Floor: "the same product in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor), Note: run.note(kr)}, run, nil
 }
 
 // runKernel loads the OpenCL C kernel name of source (openKernel) on the first GPU of the mount,
 // gives it one system-memory buffer of three float32 arrays of n elements, passed as its first
 // three arguments (A, B, C) followed by scalars, lets fill set A and B, and dispatches it over grid
-// in work-groups wg until busy has passed (once when busy is 0). check sees the arrays after the
-// last dispatch. It returns the time per dispatch, the daemon's wave-instructions per dispatch and
-// the CPU the dispatches used (benchcpu.go).
+// in work-groups wg: once over the fresh buffers, then again over the same ones until busy has
+// passed (once when busy is 0). check sees the arrays after the last dispatch.
 func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32, wg [3]uint16, busy time.Duration,
-	fill func(a, b []float32), check func(a, b, c []float32) error) (time.Duration, uint64, cpuUse, error) {
+	fill func(a, b []float32), check func(a, b, c []float32) error) (kernelRun, error) {
 	r, g, k, err := openKernel(hsa.Config{Root: mnt}, name, source)
 	if err != nil {
-		return 0, 0, cpuUse{}, err
+		return kernelRun{}, err
 	}
 	defer r.Shutdown()
 	buf, err := g.SystemPool().Allocate(uint64(12 * n))
 	if err != nil {
-		return 0, 0, cpuUse{}, err
+		return kernelRun{}, err
 	}
 	defer buf.Free()
 	mem := buf.Bytes()
@@ -888,7 +912,7 @@ func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32
 	fill(a, b)
 	args, err := r.KernargPool().Allocate(uint64(k.KernargSize))
 	if err != nil {
-		return 0, 0, cpuUse{}, err
+		return kernelRun{}, err
 	}
 	defer args.Free()
 	ab := args.Bytes()
@@ -901,35 +925,53 @@ func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32
 	}
 	q, err := g.CreateQueue(64, nil)
 	if err != nil {
-		return 0, 0, cpuUse{}, err
+		return kernelRun{}, err
 	}
 	defer q.Destroy()
 	done, err := r.NewSignal(1, true)
 	if err != nil {
-		return 0, 0, cpuUse{}, err
+		return kernelRun{}, err
 	}
 	defer done.Destroy()
 	d := hsa.Dispatch{Kernel: k, Grid: grid, Workgroup: wg, Kernarg: args.VA, Completion: done}
-	if busy > 0 {
-		// The steady state: one dispatch outside the window takes the daemon's first touches of
-		// the buffers (page faults, with the two workers waiting on each other's page locks).
-		if _, err := dispatchWait(q, d, name, 10*time.Minute); err != nil {
-			return 0, 0, cpuUse{}, err
+	// measure dispatches d at least once and until busy has passed: time, wave instructions per
+	// dispatch, CPU use.
+	measure := func(busy time.Duration) (time.Duration, uint64, cpuUse, error) {
+		before := statValue(mnt, "wave_instructions")
+		cpu := sampleCPU()
+		start := time.Now()
+		runs := 0
+		for ; runs == 0 || time.Since(start) < busy; runs++ {
+			if _, err := dispatchWait(q, d, name, 10*time.Minute); err != nil {
+				return 0, 0, cpuUse{}, err
+			}
 		}
+		use := cpu.since()
+		return time.Since(start) / time.Duration(runs), (statValue(mnt, "wave_instructions") - before) / uint64(runs), use, nil
 	}
-	before := statValue(mnt, "wave_instructions")
-	cpu := sampleCPU()
-	start := time.Now()
-	runs := 0
-	for ; runs == 0 || time.Since(start) < busy; runs++ {
-		if _, err := dispatchWait(q, d, name, 10*time.Minute); err != nil {
-			return 0, 0, cpuUse{}, err
-		}
+	var kr kernelRun
+	if kr.Fresh.El, kr.Fresh.Insts, kr.Fresh.Use, err = measure(0); err != nil {
+		return kernelRun{}, err
 	}
-	use := cpu.since()
-	el := time.Since(start) / time.Duration(runs)
-	insts := (statValue(mnt, "wave_instructions") - before) / uint64(runs)
-	return el, insts, use, check(a, b, c)
+	if kr.Warm.El, kr.Warm.Insts, kr.Warm.Use, err = measure(busy); err != nil {
+		return kernelRun{}, err
+	}
+	return kr, check(a, b, c)
+}
+
+// kernelRun is runKernel's measure of a kernel: its first dispatch, over fresh buffers, and the
+// dispatches after it over the same buffers. The first one's memory accesses are the daemon's
+// first touches of the buffers' pages: page faults in the host kernel (c's pages allocated and
+// zeroed, a's and b's mapped), about 60 k for kfdemu bench's vadd, with the workers waiting on
+// each other's page locks (shmem_fault). The warm ones measure the interpreter.
+type kernelRun struct{ Fresh, Warm dispatchRun }
+
+// dispatchRun is the time per dispatch, the daemon's wave-instructions per dispatch and the CPU
+// the dispatches used (benchcpu.go).
+type dispatchRun struct {
+	El    time.Duration
+	Insts uint64
+	Use   cpuUse
 }
 
 // dispatchWait submits d with its completion signal set to 1 and waits up to timeout for the
