@@ -321,51 +321,52 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 	}
 
 	// The ISA interpreter on real compiled kernels: on one worker thread (the rate per core) and on
-	// the daemon's pool (--gpu-threads; one per CPU by default) when it has more, with the speed-up.
+	// the daemon's pool (--gpu-threads; one per CPU by default) when it has more, with the speed-up:
+	// the two pool sizes alternate over the same buffers, three rounds (interpPlan).
 	if err := waitNoProcess(dir); err != nil {
 		return nil, err
 	}
 	pool := shader.Workers()
 	defer shader.SetWorkers(pool)
 	defer clientProc()()
-	workers := []int{1}
+	plan := interpPlan{Workers: []int{1}, Rounds: 3}
 	if pool > 1 {
-		workers = append(workers, pool)
+		plan.Workers = append(plan.Workers, pool)
 	}
 	kernels := []struct {
 		name string
-		run  func() (figure, interpRun, error)
+		run  func() (kernelFigs, error)
 	}{
-		{"vadd", func() (figure, interpRun, error) { return interpRate(dir, o.vaddN, 0) }},
-		{"matmul", func() (figure, interpRun, error) { return matmulRate(dir, o.matmulM) }},
+		{"vadd", func() (kernelFigs, error) { return interpRate(dir, o.vaddN, plan) }},
+		{"matmul", func() (kernelFigs, error) { return matmulRate(dir, o.matmulM, plan) }},
 	}
-	var one [2]interpRun // each kernel on one worker
-	for _, w := range workers {
-		shader.SetWorkers(w) // the pool is read when a dispatch starts; none runs now
+	res := make([]kernelFigs, len(kernels))
+	errs := make([]error, len(kernels))
+	for i, k := range kernels {
+		res[i], errs[i] = k.run()
+	}
+	for wi, w := range plan.Workers { // rows by pool size, then kernel
 		threads := fmt.Sprintf("%d worker threads", w)
 		if w == 1 {
 			threads = "1 worker thread"
 		}
 		for i, k := range kernels {
-			fig, rate, err := k.run()
-			if err != nil {
-				figs = append(figs, figure{Name: "ISA interpreter, " + k.name + " (clang-14, gfx90a), " + threads, Note: "not measured: " + err.Error()})
+			if errs[i] != nil {
+				figs = append(figs, figure{Name: "ISA interpreter, " + k.name + " (clang-14, gfx90a), " + threads, Note: "not measured: " + errs[i].Error()})
 				continue
 			}
+			fig := res[i].Figs[wi]
 			fig.Name += ", " + threads
-			if w == 1 {
-				one[i] = rate
-			} else if one[i].Rate > 0 {
-				fig.Note += fmt.Sprintf("; %.2fx the 1-thread rate", rate.Rate/one[i].Rate)
-				if one[i].CPURate > 0 {
-					fig.Note += fmt.Sprintf(", %.2fx its rate per CPU-second", rate.CPURate/one[i].CPURate)
-				}
+			if wi > 0 {
+				fig.Note += fmt.Sprintf("; %.2fx the 1-thread rate, %.2fx its rate per CPU-second (medians of %d rounds alternating 1 and %d threads)",
+					res[i].Speedup[wi], res[i].CPUSpeed[wi], plan.Rounds, w)
 				if i == 0 { // the host's own speed-up on as many threads, same run (hostScaling)
-					if h, err := hostScaling(o.vaddN, w, one[0].PerElement); err != nil {
+					pace := res[0].Runs[0].PerElement
+					if h, err := hostScaling(o.vaddN, w, pace); err != nil {
 						fig.Note += "; host floor not measured: " + err.Error()
 					} else {
 						fig.Note += fmt.Sprintf(" (the host's own on %d threads: a register loop %.2fx, c = a + b in 1 KiB slices over fresh shared memory %.2fx, over the same again %.2fx, and with %d rounds of register work per element, %v per element on one thread as the interpreter's %v, %.2fx)",
-							w, h.ALU, h.Fresh, h.Warm, h.Rounds, h.PacedElement, one[0].PerElement, h.Paced)
+							w, h.ALU, h.Fresh, h.Warm, h.Rounds, h.PacedElement, pace, h.Paced)
 					}
 				}
 			}
@@ -718,17 +719,16 @@ func topoCost(base *serveFlags, profile string) (figure, error) {
 var vaddSource string
 
 // interpRate compiles the vadd kernel of cmd/kfdemu/testdata/rocm/vadd.cl with clang-14 (needed on
-// PATH), loads it with runtime/hsa and runs it over n elements: elements per second through the
-// whole stack (dispatch, interpreter, memory through the GPUVM), against the same loop in Go on
-// the CPU as the floor, and wave-instructions per second from the daemon's counter (also
-// returned). The figure is the warm dispatches' (runKernel: again over the same buffers until at
-// least busy has passed, once when busy is 0); the first dispatch's is in the note.
-func interpRate(mnt string, n int, busy time.Duration) (figure, interpRun, error) {
+// PATH), loads it with runtime/hsa and runs it over n elements as plan says (runKernel): elements
+// per second through the whole stack (dispatch, interpreter, memory through the GPUVM), against the
+// same loop in Go on the CPU as the floor, and wave-instructions per second from the daemon's
+// counter, for each pool size of the plan.
+func interpRate(mnt string, n int, plan interpPlan) (kernelFigs, error) {
 	if n < 256 {
-		return figure{}, interpRun{}, fmt.Errorf("-vadd %d: at least 256 elements", n)
+		return kernelFigs{}, fmt.Errorf("-vadd %d: at least 256 elements", n)
 	}
 	var cpu time.Duration
-	kr, err := runKernel(mnt, "vadd", vaddSource, n, []uint32{uint32(n)}, [3]uint32{uint32(n)}, [3]uint16{256}, busy,
+	kr, err := runKernel(mnt, "vadd", vaddSource, n, []uint32{uint32(n)}, [3]uint32{uint32(n)}, [3]uint16{256}, plan,
 		func(a, b []float32) {
 			for i := range n {
 				a[i], b[i] = float32(i), 0.5
@@ -749,42 +749,84 @@ func interpRate(mnt string, n int, busy time.Duration) (figure, interpRun, error
 			return nil
 		})
 	if err != nil {
-		return figure{}, interpRun{}, err
+		return kernelFigs{}, err
 	}
-	rate, floor := float64(n)/kr.Warm.El.Seconds(), float64(n)/cpu.Seconds()
-	run := newInterpRun(kr, n)
-	return figure{Name: fmt.Sprintf("ISA interpreter, vadd over %d elements", n), Unit: "elements/s", Value: rate,
-		Floor: "the same loop in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor), Note: run.note(kr)}, run, nil
+	return kr.figures(fmt.Sprintf("ISA interpreter, vadd over %d elements", n), "elements/s", float64(n), n,
+		"the same loop in Go on the CPU", float64(n)/cpu.Seconds()), nil
 }
 
-// interpRun is an interpreter figure's rates, those of its warm dispatches (runKernel: the
-// interpreter's own speed): wave-instructions per wall-clock second and per CPU-second of the
-// process (benchcpu.go) and the CPU use behind them; Fresh, the first dispatch's wave-instructions
-// per second, over fresh buffers; PerElement, the warm time per output element (the pace of the
-// host floor of the speed-ups, hostScaling).
+// interpRun is an interpreter figure's rates, those of its dispatches after the first over one
+// pool size (runKernel: the interpreter's own speed): wave-instructions per wall-clock second and
+// per CPU-second of the process (benchcpu.go) and the CPU use behind them; PerElement, the time per
+// output element (the pace of the host floor of the speed-ups, hostScaling).
 type interpRun struct {
 	Rate, CPURate float64
 	Use           cpuUse
-	Fresh         float64
 	PerElement    time.Duration
 }
 
-// newInterpRun makes the rates of kr, a kernel of elems output elements.
-func newInterpRun(kr kernelRun, elems int) interpRun {
-	w := kr.Warm
-	r := interpRun{Rate: float64(w.Insts) / w.El.Seconds(), Use: w.Use, PerElement: w.El / time.Duration(max(elems, 1))}
-	if w.Use.CPU > 0 && w.Use.Wall > 0 {
-		r.CPURate = r.Rate * w.Use.Wall.Seconds() / w.Use.CPU.Seconds()
-	}
-	if kr.Fresh.El > 0 {
-		r.Fresh = float64(kr.Fresh.Insts) / kr.Fresh.El.Seconds()
-	}
-	return r
+// kernelFigs is a kernel's figures, one per pool size of its plan, with their rates and the
+// speed-ups over the first pool size (1 for it): medians over the rounds of the ratio of the two
+// dispatches of a round, in wall-clock and per CPU-second.
+type kernelFigs struct {
+	Figs              []figure
+	Runs              []interpRun
+	Speedup, CPUSpeed []float64
 }
 
-func (r interpRun) note(kr kernelRun) string {
-	return fmt.Sprintf("%.3gM wave-instructions/s (%d in %v, over buffers already touched); %.3gM per CPU-second of the daemon's process (%.2f CPUs busy; %s); the first dispatch, over fresh buffers: %.3gM (%v)",
-		r.Rate/1e6, kr.Warm.Insts, kr.Warm.El.Round(time.Millisecond), r.CPURate/1e6, r.Use.Busy(), r.Use.stealNote(), r.Fresh/1e6, kr.Fresh.El.Round(time.Millisecond))
+// figures makes kr's figures: name, unit and work per dispatch (elements or multiply-adds), elems
+// output elements, the Go floor.
+func (kr kernelRun) figures(name, unit string, work float64, elems int, floor string, floorValue float64) kernelFigs {
+	var kf kernelFigs
+	n := max(len(kr.Workers), 1)
+	med := func(v []float64) float64 {
+		if len(v) == 0 {
+			return 0
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	for i := range n {
+		var el time.Duration
+		var insts uint64
+		var use cpuUse
+		var ratios, cpuRatios []float64
+		for _, round := range kr.Warm {
+			d := round[i]
+			el, insts, use = el+d.El, insts+d.Insts, use.add(d.Use)
+			if b := round[0]; d.El > 0 && d.Insts > 0 {
+				ratios = append(ratios, float64(b.El)/float64(d.El))
+				if b.Use.CPU > 0 && d.Use.CPU > 0 {
+					// rate per CPU-second: insts / CPU; its ratio
+					cpuRatios = append(cpuRatios, float64(b.Use.CPU)/float64(d.Use.CPU))
+				}
+			}
+		}
+		runs := max(len(kr.Warm), 1)
+		per := el / time.Duration(runs)
+		r := interpRun{Use: use}
+		if per > 0 {
+			r.Rate = float64(insts) / float64(runs) / per.Seconds()
+			r.PerElement = per / time.Duration(max(elems, 1))
+		}
+		if use.CPU > 0 && use.Wall > 0 {
+			r.CPURate = r.Rate * use.Wall.Seconds() / use.CPU.Seconds()
+		}
+		rate := 0.0
+		if per > 0 {
+			rate = work / per.Seconds()
+		}
+		note := fmt.Sprintf("%.3gM wave-instructions/s (%d per dispatch, %v each over %d dispatches after the first); %.3gM per CPU-second of the daemon's process (%.2f CPUs busy; %s)",
+			r.Rate/1e6, insts/uint64(runs), per.Round(time.Millisecond), len(kr.Warm), r.CPURate/1e6, use.Busy(), use.stealNote())
+		if i == n-1 && kr.Fresh.El > 0 {
+			note += fmt.Sprintf("; the first dispatch, over fresh buffers on this pool: %.3gM (%v)",
+				float64(kr.Fresh.Insts)/kr.Fresh.El.Seconds()/1e6, kr.Fresh.El.Round(time.Millisecond))
+		}
+		kf.Figs = append(kf.Figs, figure{Name: name, Unit: unit, Value: rate, Floor: floor, FloorValue: floorValue, Ratio: ratio(rate, floorValue), Note: note})
+		kf.Runs = append(kf.Runs, r)
+		kf.Speedup, kf.CPUSpeed = append(kf.Speedup, med(ratios)), append(kf.CPUSpeed, med(cpuRatios))
+	}
+	return kf
 }
 
 // dispatchRoundTrip dispatches vadd over 64 elements (one work-group of one wave) n times, each
@@ -842,17 +884,17 @@ func dispatchRoundTrip(mnt string, n int, barrier time.Duration) (figure, error)
 var matmulSource string
 
 // matmulRate runs the tiled matmul kernel of cmd/kfdemu/testdata/rocm/matmul.cl (16x16 work-groups,
-// tiles in LDS: ds_read2 row reads and broadcasts, barriers) once on m x m matrices of small integers
-// through runtime/hsa: multiply-adds per second against the same product computed by a Go loop on
+// tiles in LDS: ds_read2 row reads and broadcasts, barriers) on m x m matrices of small integers
+// through runtime/hsa, as plan says (runKernel): multiply-adds per second against the same product computed by a Go loop on
 // the CPU (the floor, whose result the kernel's must equal exactly: the sums of small integers are
 // exact in float32 in any order), and wave-instructions per second from the daemon's counter.
-func matmulRate(mnt string, m int) (figure, interpRun, error) {
+func matmulRate(mnt string, m int, plan interpPlan) (kernelFigs, error) {
 	if m < 16 || m%16 != 0 || m > 4096 {
-		return figure{}, interpRun{}, fmt.Errorf("-matmul %d: a multiple of 16 from 16 to 4096", m)
+		return kernelFigs{}, fmt.Errorf("-matmul %d: a multiple of 16 from 16 to 4096", m)
 	}
 	var cpu time.Duration
 	kr, err := runKernel(mnt, "matmul", matmulSource, m*m, []uint32{uint32(m), uint32(m), uint32(m)},
-		[3]uint32{uint32(m), uint32(m)}, [3]uint16{16, 16}, 0,
+		[3]uint32{uint32(m), uint32(m)}, [3]uint16{16, 16}, plan,
 		func(a, b []float32) {
 			for i := range a {
 				a[i], b[i] = float32(i%7), float32((i/m+2*i)%5)
@@ -880,21 +922,19 @@ func matmulRate(mnt string, m int) (figure, interpRun, error) {
 			return nil
 		})
 	if err != nil {
-		return figure{}, interpRun{}, err
+		return kernelFigs{}, err
 	}
 	ops := float64(m) * float64(m) * float64(m)
-	rate, floor := ops/kr.Warm.El.Seconds(), ops/cpu.Seconds()
-	run := newInterpRun(kr, m*m)
-	return figure{Name: fmt.Sprintf("ISA interpreter, matmul %dx%d", m, m), Unit: "multiply-adds/s", Value: rate,
-		Floor: "the same product in Go on the CPU", FloorValue: floor, Ratio: ratio(rate, floor), Note: run.note(kr)}, run, nil
+	return kr.figures(fmt.Sprintf("ISA interpreter, matmul %dx%d", m, m), "multiply-adds/s", ops, m*m,
+		"the same product in Go on the CPU", ops/cpu.Seconds()), nil
 }
 
 // runKernel loads the OpenCL C kernel name of source (openKernel) on the first GPU of the mount,
 // gives it one system-memory buffer of three float32 arrays of n elements, passed as its first
 // three arguments (A, B, C) followed by scalars, lets fill set A and B, and dispatches it over grid
-// in work-groups wg: once over the fresh buffers, then again over the same ones until busy has
-// passed (once when busy is 0). check sees the arrays after the last dispatch.
-func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32, wg [3]uint16, busy time.Duration,
+// in work-groups wg: once over the fresh buffers, then over the same ones as plan says. check sees
+// the arrays after the last dispatch.
+func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32, wg [3]uint16, plan interpPlan,
 	fill func(a, b []float32), check func(a, b, c []float32) error) (kernelRun, error) {
 	r, g, k, err := openKernel(hsa.Config{Root: mnt}, name, source)
 	if err != nil {
@@ -934,40 +974,64 @@ func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32
 	}
 	defer done.Destroy()
 	d := hsa.Dispatch{Kernel: k, Grid: grid, Workgroup: wg, Kernarg: args.VA, Completion: done}
-	// measure dispatches d at least once and until busy has passed: time, wave instructions per
-	// dispatch, CPU use.
-	measure := func(busy time.Duration) (time.Duration, uint64, cpuUse, error) {
+	// measure dispatches d once: time, wave instructions, CPU use.
+	measure := func() (dispatchRun, error) {
 		before := statValue(mnt, "wave_instructions")
 		cpu := sampleCPU()
 		start := time.Now()
-		runs := 0
-		for ; runs == 0 || time.Since(start) < busy; runs++ {
-			if _, err := dispatchWait(q, d, name, 10*time.Minute); err != nil {
-				return 0, 0, cpuUse{}, err
-			}
+		if _, err := dispatchWait(q, d, name, 10*time.Minute); err != nil {
+			return dispatchRun{}, err
 		}
-		use := cpu.since()
-		return time.Since(start) / time.Duration(runs), (statValue(mnt, "wave_instructions") - before) / uint64(runs), use, nil
+		el, use := time.Since(start), cpu.since()
+		return dispatchRun{El: el, Insts: statValue(mnt, "wave_instructions") - before, Use: use}, nil
 	}
-	var kr kernelRun
-	if kr.Fresh.El, kr.Fresh.Insts, kr.Fresh.Use, err = measure(0); err != nil {
+	kr := kernelRun{Workers: plan.Workers}
+	if kr.Fresh, err = measure(); err != nil {
 		return kernelRun{}, err
 	}
-	if kr.Warm.El, kr.Warm.Insts, kr.Warm.Use, err = measure(busy); err != nil {
-		return kernelRun{}, err
+	start := time.Now()
+	for r := 0; r < max(plan.Rounds, 1) || time.Since(start) < plan.Busy; r++ {
+		var round []dispatchRun
+		for i := range max(len(plan.Workers), 1) {
+			if len(plan.Workers) > 0 {
+				shader.SetWorkers(plan.Workers[i]) // read when a dispatch starts; none runs now
+			}
+			dr, err := measure()
+			if err != nil {
+				return kernelRun{}, err
+			}
+			round = append(round, dr)
+		}
+		kr.Warm = append(kr.Warm, round)
 	}
 	return kr, check(a, b, c)
 }
 
-// kernelRun is runKernel's measure of a kernel: its first dispatch, over fresh buffers, and the
-// dispatches after it over the same buffers. The first one's memory accesses are the daemon's
-// first touches of the buffers' pages: page faults in the host kernel (c's pages allocated and
-// zeroed, a's and b's mapped), about 60 k for kfdemu bench's vadd, with the workers waiting on
-// each other's page locks (shmem_fault). The warm ones measure the interpreter.
-type kernelRun struct{ Fresh, Warm dispatchRun }
+// interpPlan is how runKernel dispatches a kernel after its first dispatch: once with the pool set
+// to each entry of Workers in turn (shader.SetWorkers; empty: the pool as it is), that list at
+// least Rounds times and again until Busy has passed. Alternating the pool sizes over the same
+// buffers makes a speed-up the median of ratios of dispatches a moment apart: this VM's speed per
+// core moves by 1.5x between passes a minute apart.
+type interpPlan struct {
+	Workers []int
+	Rounds  int
+	Busy    time.Duration
+}
 
-// dispatchRun is the time per dispatch, the daemon's wave-instructions per dispatch and the CPU
-// the dispatches used (benchcpu.go).
+// kernelRun is runKernel's measure of a kernel: its first dispatch, over fresh buffers, and the
+// dispatches after it over the same buffers, Warm[round][i] on Workers[i]. The first one's memory
+// accesses are the daemon's first touches of the buffers' pages: page faults in the host kernel
+// (c's pages allocated and zeroed, a's and b's mapped), about 60 k for kfdemu bench's vadd, with
+// the workers waiting on each other's page locks (shmem_fault). The others measure the
+// interpreter.
+type kernelRun struct {
+	Fresh   dispatchRun
+	Warm    [][]dispatchRun
+	Workers []int
+}
+
+// dispatchRun is one dispatch's time, the daemon's wave-instructions and the CPU it used
+// (benchcpu.go).
 type dispatchRun struct {
 	El    time.Duration
 	Insts uint64

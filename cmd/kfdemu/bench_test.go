@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -129,11 +128,12 @@ func benchMount(b *testing.B, profile string) (mnt string, unmount func()) {
 
 // BenchmarkInterpreter is kfdemu bench's interpreter figures in go test (needs clang-14 and
 // ld.lld-14): vadd over 2^24 elements and matmul 512x512 through the mount (runtime/hsa, the
-// daemon's GPUVM ports), on 1 worker thread and on 2; metric wave-instructions per second of the
-// dispatches after the first (runKernel: the steady state, without the first dispatch's page
-// faults on the daemon's mapping of the fresh buffers), vadd's for interpBusy. host/threads=2 is
-// the floor of the speed-ups (hostScaling), its paced loop at vadd's pace on 1 worker. With
-// -cpuprofile it profiles the daemon's dispatch path:
+// daemon's GPUVM ports), on 1 worker thread and on 2 alternately for interpBusy (interpPlan);
+// metrics wave-instructions per second of the dispatches after the first (runKernel: the steady
+// state, without the first dispatch's page faults on the daemon's mapping of the fresh buffers)
+// and the speed-up, the median of the rounds' ratios. host/threads=2 is the floor of the speed-ups
+// (hostScaling), its paced loop at vadd's pace on 1 worker. With -cpuprofile it profiles the
+// daemon's dispatch path:
 //
 //	go test -run '^$' -bench BenchmarkInterpreter -benchtime 1x ./cmd/kfdemu
 func BenchmarkInterpreter(b *testing.B) {
@@ -144,41 +144,46 @@ func BenchmarkInterpreter(b *testing.B) {
 	pool := shader.Workers()
 	defer shader.SetWorkers(pool)
 	defer clientProc()()
+	// 1 and 2 workers alternate over the same buffers, for interpBusy (interpPlan).
+	plan := interpPlan{Workers: []int{1, 2}, Rounds: 3, Busy: interpBusy}
 	kernels := []struct {
 		name string
-		run  func() (figure, interpRun, error)
+		run  func() (kernelFigs, error)
 	}{
-		{"vadd", func() (figure, interpRun, error) { return interpRate(mnt, 1<<24, interpBusy) }},
-		{"matmul", func() (figure, interpRun, error) { return matmulRate(mnt, 512) }},
+		{"vadd", func() (kernelFigs, error) { return interpRate(mnt, 1<<24, plan) }},
+		{"matmul", func() (kernelFigs, error) { return matmulRate(mnt, 512, plan) }},
 	}
-	var pace time.Duration // vadd's warm time per element on 1 worker: the host floor's pace
+	var pace time.Duration // vadd's time per element on 1 worker: the host floor's pace
 	for _, k := range kernels {
-		for _, w := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/workers=%d", k.name, w), func(b *testing.B) {
-				shader.SetWorkers(w)
-				var sum, cpu, busy, steal float64
-				for range b.N {
-					if err := waitNoProcess(mnt); err != nil {
-						b.Fatal(err)
-					}
-					_, run, err := k.run()
-					if err != nil {
-						b.Fatal(err)
-					}
-					sum, cpu, busy, steal = sum+run.Rate, cpu+run.CPURate, busy+run.Use.Busy(), steal+run.Use.Steal
-					if k.name == "vadd" && w == 1 {
-						pace = run.PerElement // the last run's
-					}
+		b.Run(k.name, func(b *testing.B) {
+			var r1, r2, c1, c2, sp, csp, busy, steal float64
+			for range b.N {
+				if err := waitNoProcess(mnt); err != nil {
+					b.Fatal(err)
 				}
-				n := float64(b.N)
-				b.ReportMetric(sum/n/1e6, "Mwave-inst/s")
-				// per CPU-second of the process (the in-process daemon), the CPUs it kept busy and
-				// the share of the machine's time the hypervisor stole meanwhile (benchcpu.go)
-				b.ReportMetric(cpu/n/1e6, "Mwave-inst/cpu-s")
-				b.ReportMetric(busy/n, "busy-cpus")
-				b.ReportMetric(100*steal/n, "steal-%")
-			})
-		}
+				kf, err := k.run()
+				if err != nil {
+					b.Fatal(err)
+				}
+				one, two := kf.Runs[0], kf.Runs[1]
+				r1, r2, c1, c2 = r1+one.Rate, r2+two.Rate, c1+one.CPURate, c2+two.CPURate
+				sp, csp, busy, steal = sp+kf.Speedup[1], csp+kf.CPUSpeed[1], busy+two.Use.Busy(), steal+two.Use.Steal
+				if k.name == "vadd" {
+					pace = one.PerElement // the last run's
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(r1/n/1e6, "Mwave-inst/s-1w")
+			b.ReportMetric(r2/n/1e6, "Mwave-inst/s-2w")
+			// the median of the rounds' 2-worker over 1-worker ratios, of the wall clock and per
+			// CPU-second of the process (the in-process daemon); the CPUs 2 workers kept busy and
+			// the share of the machine's time the hypervisor stole meanwhile (benchcpu.go)
+			b.ReportMetric(sp/n, "speedup")
+			b.ReportMetric(csp/n, "cpu-s-speedup")
+			b.ReportMetric(c1/n/1e6, "Mwave-inst/cpu-s-1w")
+			b.ReportMetric(busy/n, "busy-cpus-2w")
+			b.ReportMetric(100*steal/n, "steal-%")
+		})
 	}
 	// The floor of the workers=2 speed-ups, same run: the host's own on 2 threads (hostScaling),
 	// its paced loop at vadd's time per element on 1 worker.

@@ -35,6 +35,19 @@ type cpuUse struct {
 	Steal float64
 }
 
+// add is u and v together: their wall and CPU times summed, the stolen share weighted by wall
+// time (unknown if either is).
+func (u cpuUse) add(v cpuUse) cpuUse {
+	if u.Wall == 0 && u.CPU == 0 {
+		return v
+	}
+	s := -1.0
+	if u.Steal >= 0 && v.Steal >= 0 && u.Wall+v.Wall > 0 {
+		s = (u.Steal*u.Wall.Seconds() + v.Steal*v.Wall.Seconds()) / (u.Wall + v.Wall).Seconds()
+	}
+	return cpuUse{Wall: u.Wall + v.Wall, CPU: u.CPU + v.CPU, Steal: s}
+}
+
 // Busy is the CPUs the process kept working on average: CPU-seconds per wall-second.
 func (u cpuUse) Busy() float64 {
 	if u.Wall <= 0 {

@@ -270,7 +270,7 @@ func TestDRMSysfsBusy(t *testing.T) {
 	done := make(chan error, 1)
 	// Kernels for at least two of the busy meter's windows (1 s): one 16 Mi element vadd takes
 	// about 0.5 s since the AVX2 lane kernels, too short for the meter to show more than half busy.
-	go func() { _, _, err := interpRate(mnt, 1<<24, 2500*time.Millisecond); done <- err }()
+	go func() { _, err := interpRate(mnt, 1<<24, interpPlan{Busy: 2500 * time.Millisecond}); done <- err }()
 	var maxBusy, maxClk, maxPower, maxTemp int
 	for running := true; running; {
 		select {
