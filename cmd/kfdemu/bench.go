@@ -885,9 +885,10 @@ var matmulSource string
 
 // matmulRate runs the tiled matmul kernel of cmd/kfdemu/testdata/rocm/matmul.cl (16x16 work-groups,
 // tiles in LDS: ds_read2 row reads and broadcasts, barriers) on m x m matrices of small integers
-// through runtime/hsa, as plan says (runKernel): multiply-adds per second against the same product computed by a Go loop on
-// the CPU (the floor, whose result the kernel's must equal exactly: the sums of small integers are
-// exact in float32 in any order), and wave-instructions per second from the daemon's counter.
+// through runtime/hsa, as plan says (runKernel): multiply-adds per second against the same product
+// computed by a Go loop on the CPU (the floor, whose result the kernel's must equal exactly: the
+// sums of small integers are exact in float32 in any order), and wave-instructions per second from
+// the daemon's counter.
 func matmulRate(mnt string, m int, plan interpPlan) (kernelFigs, error) {
 	if m < 16 || m%16 != 0 || m > 4096 {
 		return kernelFigs{}, fmt.Errorf("-matmul %d: a multiple of 16 from 16 to 4096", m)
