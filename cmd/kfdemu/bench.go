@@ -779,13 +779,6 @@ type kernelFigs struct {
 func (kr kernelRun) figures(name, unit string, work float64, elems int, floor string, floorValue float64) kernelFigs {
 	var kf kernelFigs
 	n := max(len(kr.Workers), 1)
-	med := func(v []float64) float64 {
-		if len(v) == 0 {
-			return 0
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
 	for i := range n {
 		var el time.Duration
 		var insts uint64
@@ -824,7 +817,7 @@ func (kr kernelRun) figures(name, unit string, work float64, elems int, floor st
 		}
 		kf.Figs = append(kf.Figs, figure{Name: name, Unit: unit, Value: rate, Floor: floor, FloorValue: floorValue, Ratio: ratio(rate, floorValue), Note: note})
 		kf.Runs = append(kf.Runs, r)
-		kf.Speedup, kf.CPUSpeed = append(kf.Speedup, med(ratios)), append(kf.CPUSpeed, med(cpuRatios))
+		kf.Speedup, kf.CPUSpeed = append(kf.Speedup, median(ratios)), append(kf.CPUSpeed, median(cpuRatios))
 	}
 	return kf
 }
@@ -987,6 +980,9 @@ func runKernel(mnt, name, source string, n int, scalars []uint32, grid [3]uint32
 		return dispatchRun{El: el, Insts: statValue(mnt, "wave_instructions") - before, Use: use}, nil
 	}
 	kr := kernelRun{Workers: plan.Workers}
+	if w := plan.Workers; len(w) > 0 {
+		shader.SetWorkers(w[len(w)-1]) // the first dispatch on the plan's last pool (figures' note)
+	}
 	if kr.Fresh, err = measure(); err != nil {
 		return kernelRun{}, err
 	}

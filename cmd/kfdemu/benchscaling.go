@@ -11,6 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// hostFloor is hostScaling's speed-ups; Rounds and PacedElement describe its paced loop.
+type hostFloor struct {
+	ALU, Fresh, Warm, Paced float64
+	Rounds                  int
+	PacedElement            time.Duration // one thread's time per element of the paced loop
+}
+
 // hostScaling is the floor of the interpreter's multi-thread speed-up: how much faster the host
 // itself runs on `workers` threads than on one, measured in the same run, for
 //   - ALU: a register-only loop (the CPUs' own scaling: SMT siblings or a busy hypervisor show
@@ -26,12 +33,6 @@ import (
 //     limit is left at that pace (pace 0: not measured).
 //
 // Each is the median of three rounds of one thread against `workers` threads.
-type hostFloor struct {
-	ALU, Fresh, Warm, Paced float64
-	Rounds                  int
-	PacedElement            time.Duration // one thread's time per element of the paced loop
-}
-
 func hostScaling(n, workers int, pace time.Duration) (hostFloor, error) {
 	if workers < 2 {
 		return hostFloor{ALU: 1, Fresh: 1, Warm: 1, Paced: 1}, nil
@@ -149,13 +150,15 @@ func hostScaling(n, workers int, pace time.Duration) (hostFloor, error) {
 			f.PacedElement = t1 / time.Duration(n)
 		}
 	}
-	med := func(v []float64) float64 {
-		if len(v) == 0 {
-			return 0
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	f.ALU, f.Fresh, f.Warm, f.Paced = med(alus), med(freshes), med(warms), med(paced)
+	f.ALU, f.Fresh, f.Warm, f.Paced = median(alus), median(freshes), median(warms), median(paced)
 	return f, nil
+}
+
+// median is the middle value of v (the upper one of an even count; 0 when empty). It sorts v.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }

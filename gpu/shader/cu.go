@@ -240,7 +240,7 @@ func init() { SetWorkers(0) }
 
 // hostThreads is GOMAXPROCS as the process started: the CPUs the Go runtime was given (affinity
 // mask and cgroup quota, or $GOMAXPROCS). A daemon may raise GOMAXPROCS above it afterwards, for
-// goroutines that keep a P in a blocking system call (cmd/kfdemu, extraProcs); the pool stays one
+// goroutines that keep a P in a blocking system call (cmd/kfdemu, syscallProcs); the pool stays one
 // thread per CPU.
 var hostThreads = runtime.GOMAXPROCS(0)
 
