@@ -122,19 +122,40 @@ func (d *Device) reserve(allowed []int, n groupNeed) (int, <-chan struct{}) {
 	return -1, d.changed
 }
 
-// move releases a work-group's resources on CU from and places the next work-group of the same
-// dispatch (the same need) as reserve would, in one hold of the lock (a work-group goroutine
-// handing its turn to the next group, runGroup). It returns the new group's CU, or -1 if none fits.
-func (d *Device) move(from int, allowed []int, n groupNeed) int {
+// moveClaim releases the resources of ended work-groups on CUs from and places up to len(cus)
+// work-groups of the same dispatch (the same need) as reserve would, writing their CUs to cus, in
+// one hold of the lock: a work-group goroutine claiming the next groups of its dispatch
+// (dispatch.handOver). It returns how many it placed.
+func (d *Device) moveClaim(from []int, allowed []int, n groupNeed, cus []int) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.unplace(from, n)
-	d.notify()
-	cu := d.place(allowed, n) // the owner's resident waves stay as they were
-	if cu < 0 {
+	for _, cu := range from {
+		d.unplace(cu, n)
 		d.disown(n)
 	}
-	return cu
+	d.notify()
+	placed := 0
+	for i := range cus {
+		cu := d.place(allowed, n)
+		if cu < 0 {
+			break
+		}
+		cus[i] = cu
+		d.owners[n.owner] += n.waves
+		placed++
+	}
+	return placed
+}
+
+// releaseAll returns the resources of ended work-groups of one need to their CUs.
+func (d *Device) releaseAll(cus []int, n groupNeed) {
+	d.mu.Lock()
+	for _, cu := range cus {
+		d.unplace(cu, n)
+		d.disown(n)
+	}
+	d.notify()
+	d.mu.Unlock()
 }
 
 func (d *Device) reserveLocked(allowed []int, n groupNeed) int {

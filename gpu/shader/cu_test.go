@@ -53,7 +53,8 @@ func TestResidentWavesByOwner(t *testing.T) {
 
 // TestDeviceMove: a work-group handing its room to the next one (handOver) moves it to the next CU
 // in round-robin order, leaves the owner's resident waves as they were, and, when nothing fits,
-// gives the room back and uncounts the waves; a dispatcher waiting for room is woken.
+// gives the room back and uncounts the waves; a dispatcher waiting for room is woken. A claim of
+// several groups places as many as fit and counts the owner's waves for each one after the first.
 func TestDeviceMove(t *testing.T) {
 	d := NewDevice(DeviceConfig{CUs: 2, WavesPerCU: 4, VGPRsPerCU: 1 << 20, LDSPerCU: 1 << 20})
 	n := groupNeed{waves: 4, vgprs: 8, owner: 7}
@@ -67,7 +68,14 @@ func TestDeviceMove(t *testing.T) {
 	if cu >= 0 || freed == nil {
 		t.Fatalf("a full device placed a group on CU %d", cu)
 	}
-	if got := d.move(a, nil, n); got != 0 { // round robin: CU 1 is full, CU 0 is the one freed
+	move := func(from int, allowed []int) int {
+		cus := []int{-2}
+		if d.moveClaim([]int{from}, allowed, n, cus) == 0 {
+			return -1
+		}
+		return cus[0]
+	}
+	if got := move(a, nil); got != 0 { // round robin: CU 1 is full, CU 0 is the one freed
 		t.Errorf("move to CU %d, want 0", got)
 	}
 	select {
@@ -78,11 +86,28 @@ func TestDeviceMove(t *testing.T) {
 	if g, w := d.Resident(); g != 2 || w != 8 || d.ResidentWaves(7) != 8 {
 		t.Errorf("after a move: %d groups, %d waves, %d of the owner's", g, w, d.ResidentWaves(7))
 	}
-	if got := d.move(b, []int{5}, n); got != -1 { // no CU of the mask exists: nothing fits
+	if got := move(b, []int{5}); got != -1 { // no CU of the mask exists: nothing fits
 		t.Errorf("move with no CU: %d", got)
 	}
 	if g, w := d.Resident(); g != 1 || w != 4 || d.ResidentWaves(7) != 4 {
 		t.Errorf("after a failed move: %d groups, %d waves, %d of the owner's", g, w, d.ResidentWaves(7))
+	}
+	// A claim of 5 groups of 2 waves from the one group, on CU 0, of a fresh device: CU 0 and
+	// CU 1 take two each; the owner's waves go from 2 to 8 (the first group in the ended one's
+	// place, then 2 for each other).
+	half := groupNeed{waves: 2, vgprs: 8, owner: 7}
+	d2 := NewDevice(DeviceConfig{CUs: 2, WavesPerCU: 4, VGPRsPerCU: 1 << 20, LDSPerCU: 1 << 20})
+	c0, _ := d2.reserve(nil, half)
+	cus := make([]int, 5)
+	if got := d2.moveClaim([]int{c0}, nil, half, cus); got != 4 || d2.ResidentWaves(7) != 8 {
+		t.Errorf("claim of 5 where 4 fit: placed %d, %d waves of the owner's, want 4, 8", got, d2.ResidentWaves(7))
+	}
+	if g, w := d2.Resident(); g != 4 || w != 8 {
+		t.Errorf("after a claim: %d groups, %d waves, want 4, 8", g, w)
+	}
+	d2.releaseAll(cus[:4], half)
+	if g, w := d2.Resident(); g != 0 || w != 0 || d2.ResidentWaves(7) != 0 {
+		t.Errorf("after releasing the claim: %d groups, %d waves, %d of the owner's", g, w, d2.ResidentWaves(7))
 	}
 }
 

@@ -136,6 +136,7 @@ func (d *dispatch) park(g *group) error {
 // room (its waves, LDS and scratch slots stay), waits for the resumption and takes CU room of the
 // dispatch's mask again. Killed, it returns with no CU (g.cu -1).
 func (d *dispatch) parkWait(g *group) {
+	d.unclaim(g) // the claim's groups park on their own
 	d.mu.Lock()
 	ch := d.resumeCh
 	d.mu.Unlock()

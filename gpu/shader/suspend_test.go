@@ -23,10 +23,14 @@ var suspendKernel = []uint32{
 }
 
 func suspendSetup(t *testing.T, groups int) (*flatMem, DispatchParams) {
-	m, p := miniKernel(t, suspendKernel)
+	return suspendSetupOf(t, groups, suspendKernel)
+}
+
+func suspendSetupOf(t *testing.T, groups int, code []uint32) (*flatMem, DispatchParams) {
+	m, p := miniKernel(t, code)
 	const ka, out = 0x8000, 0x10000
 	m.mapRange(ka, 0x1000)
-	m.mapRange(out, 0x1000)
+	m.mapRange(out, uint64(4*groups+4095)&^4095)
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], out)
 	m.Write(ka, b[:])
@@ -50,8 +54,27 @@ func outOf(m *flatMem, groups int) []byte {
 // its CU, and Resume continues it exactly: over many suspensions, the output and the wave
 // instruction count equal an uninterrupted run's.
 func TestSuspendInPlace(t *testing.T) {
-	const groups = 48
-	ref, p := suspendSetup(t, groups)
+	suspendInPlace(t, 48, suspendKernel, nil, 2*time.Millisecond)
+}
+
+// TestSuspendInPlaceShortGroups is TestSuspendInPlace with 20000 work-groups of 92 instructions
+// on a device with room for claims (handOver): suspensions find goroutines in the middle of
+// their claims, whose groups not yet started must park too.
+func TestSuspendInPlaceShortGroups(t *testing.T) {
+	code := append([]uint32(nil), suspendKernel...)
+	code[3] = 30 // rounds of the loop
+	for _, workers := range []int{1, 2} {
+		SetWorkers(workers)
+		suspendInPlace(t, 20000, code, NewDevice(DefaultDeviceConfig(4)), 500*time.Microsecond)
+	}
+	SetWorkers(0)
+}
+
+func suspendInPlace(t *testing.T, groups int, code []uint32, dev *Device, every time.Duration) {
+	ref, p := suspendSetupOf(t, groups, code)
+	if dev != nil {
+		p.Device = dev
+	}
 	want, err := Dispatch(context.Background(), ref, p)
 	if err != nil {
 		t.Fatal(err)
@@ -62,13 +85,16 @@ func TestSuspendInPlace(t *testing.T) {
 		}
 	}
 
-	m, p := suspendSetup(t, groups)
+	m, p := suspendSetupOf(t, groups, code)
+	if dev != nil {
+		p.Device = dev
+	}
 	p.Suspendable = true
 	var total Stats
 	suspensions := 0
 	var s *Suspended
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), every)
 		var st Stats
 		if s == nil {
 			st, err = Dispatch(ctx, m, p)
@@ -99,7 +125,7 @@ func TestSuspendInPlace(t *testing.T) {
 	if suspensions < 2 {
 		t.Fatalf("only %d suspensions: the test did not exercise them", suspensions)
 	}
-	if !bytes.Equal(outOf(m, groups), outOf(ref, groups)) || total.WaveInstructions != want.WaveInstructions || total.Groups != groups {
+	if !bytes.Equal(outOf(m, groups), outOf(ref, groups)) || total.WaveInstructions != want.WaveInstructions || total.Groups != uint64(groups) {
 		t.Errorf("after %d suspensions: %d instructions (uninterrupted %d), %d groups, output equal %v", suspensions,
 			total.WaveInstructions, want.WaveInstructions, total.Groups, bytes.Equal(outOf(m, groups), outOf(ref, groups)))
 	}

@@ -57,6 +57,31 @@ func TestWaitForLastGroup(t *testing.T) {
 	}
 }
 
+// TestWaitForNextGroup: each work-group waits for the one after it (wait_next), on 1 and 2
+// workers. Work-group 0 ends at once and its goroutine claims the next ones (handOver): the
+// first of them spins on a flag that a group claimed behind it sets, so the claim must let its
+// groups go (unclaim) rather than keep them behind a spinning one.
+func TestWaitForNextGroup(t *testing.T) {
+	l := loadCO(t, "testdata/concurrency.cl")
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%dworkers", workers), func(t *testing.T) {
+			SetWorkers(workers)
+			defer SetWorkers(0)
+			const n = 100
+			flags := l.alloc(4 * n)
+			st, err := l.runCtx(t, "wait_next", [3]uint32{64 * n, 1, 1}, [3]uint16{64, 1, 1}, args(flags), Engine{}, 20*time.Second)
+			if err != nil {
+				t.Fatalf("wait_next: %v (%+v)", err, st)
+			}
+			for g := 0; g < n; g++ {
+				if v := l.word(flags + 4*uint64(g)).Load(); v != 1 {
+					t.Fatalf("flag %d = %d", g, v)
+				}
+			}
+		})
+	}
+}
+
 // TestGridBarrier: every work-group must see every other's value after a barrier on an atomic
 // counter (a cooperative-groups grid sync), which needs all of them resident at once.
 func TestGridBarrier(t *testing.T) {

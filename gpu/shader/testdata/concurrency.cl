@@ -24,6 +24,18 @@ static inline uint grid_size(int d) {
 #define memory_order_acq_rel __ATOMIC_ACQ_REL
 #define memory_scope_device __OPENCL_MEMORY_SCOPE_DEVICE
 
+// Work-group g (0 < g < n-1) waits for work-group g+1's flag, then sets its own: the chain ends
+// only if later work-groups run while earlier ones wait. Work-group 0 and the last end at once.
+kernel void wait_next(global atomic_int *flags) {
+	int g = get_group_id(0), n = get_num_groups(0);
+	if (get_local_id(0) != 0)
+		return;
+	if (g > 0 && g < n - 1)
+		while (atomic_load_explicit(&flags[g + 1], memory_order_acquire, memory_scope_device) == 0)
+			;
+	atomic_store_explicit(&flags[g], 1, memory_order_release, memory_scope_device);
+}
+
 // Work-group 0 waits for a flag that only the last work-group sets.
 kernel void wait_last(global atomic_int *flag, global int *out) {
 	int g = get_group_id(0), n = get_num_groups(0);
