@@ -824,6 +824,9 @@ func (g *group) unfresh() {
 // a token with budget wave instructions left in its turn and returns what is left when the group
 // ends.
 func (d *dispatch) execGroup(g *group, budget int) (int, error) {
+	if d.killed() { // admitted (a claim's, or waiting for a token) but not started: it never runs
+		return budget, errStopMidGroup
+	}
 	for {
 		if d.suspended.Load() {
 			if err := d.park(g); err != nil {
