@@ -569,7 +569,7 @@ func (d *dispatch) runGroup(g *group, left int) (next *group, nextLeft int, hand
 	if err == nil && left > 0 && d.handOver(g) {
 		return g, left, true
 	}
-	d.unclaim(g) // the claim's ended groups; after an error, its groups not started run (and stop) on their own
+	d.unclaim(g) // the claim's ended groups; after an error, the groups not started stop on their own
 	if g.cu >= 0 {
 		d.dev.release(g.cu, d.need)
 	}
@@ -737,8 +737,8 @@ func (d *dispatch) settle(g *group) {
 	d.wg.Add(-n)
 }
 
-// unclaim settles g's ended groups and gives each group of g's claim that has not started a goroutine of its own, where it takes
-// a token as a newly admitted group does.
+// unclaim settles g's ended groups and gives each group of g's claim that has not started a
+// goroutine of its own, where it takes a token as a newly admitted group does.
 func (d *dispatch) unclaim(g *group) {
 	if len(g.ended) > 0 {
 		d.settle(g)
