@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
@@ -89,12 +91,17 @@ type dispatch struct {
 	kc    kcache     // the scalar data cache, emptied at each run of drive
 	gws   *GWS
 
-	abort     chan struct{} // closed when waves must stop inside their work-group
-	abortOnce sync.Once
+	abort chan struct{} // closed when waves must stop inside their work-group
 	// Suspension in place (CWSR, suspend.go): a suspendable dispatch whose context ends stops
 	// admitting work-groups and parks the resident ones at instruction boundaries.
 	suspendable bool
 	suspended   atomic.Bool
+	// The fields above are read by every running wave (per instruction, wave or round of a
+	// group's waves) and written only when a dispatch starts, stops or suspends; those below are
+	// written per claim, token turn or ended group. Apart, a worker's writes do not take the
+	// other workers' read lines away.
+	_           cpu.CacheLinePad
+	abortOnce   sync.Once
 	running     atomic.Int64  // resident work-groups holding a worker token
 	resident    atomic.Int64  // admitted work-groups that have not ended
 	parked      atomic.Int64  // resident work-groups suspended in place, or asleep on GWS
@@ -105,6 +112,7 @@ type dispatch struct {
 	wake        chan struct{} // a work-group finished or stalled (cap 1)
 	fresh       atomic.Int64  // resident work-groups that have not yet given their token back
 	wg          sync.WaitGroup
+	_           cpu.CacheLinePad
 
 	mu         sync.Mutex // guards the fields below
 	err        error      // the failure of the lowest-numbered failing work-group
