@@ -147,16 +147,9 @@ func (d *Device) moveClaim(from []int, allowed []int, n groupNeed, cus []int) in
 	return placed
 }
 
-// releaseAll returns the resources of ended work-groups of one need to their CUs.
-func (d *Device) releaseAll(cus []int, n groupNeed) {
-	d.mu.Lock()
-	for _, cu := range cus {
-		d.unplace(cu, n)
-		d.disown(n)
-	}
-	d.notify()
-	d.mu.Unlock()
-}
+// releaseAll returns the resources of ended work-groups of one need to their CUs (moveClaim
+// placing none).
+func (d *Device) releaseAll(cus []int, n groupNeed) { d.moveClaim(cus, nil, n, nil) }
 
 func (d *Device) reserveLocked(allowed []int, n groupNeed) int {
 	cu := d.place(allowed, n)

@@ -158,9 +158,9 @@ type group struct {
 	claimCUs []int
 	claimBuf [maxClaim]int
 	// The CUs of groups of the claim that ended: their room, resident count and wait-group count
-	// are given back together (settle, or handOver with the next claim).
-	ended    []int
-	endedBuf [maxClaim]int
+	// are given back together (settle, or handOver with the next claim). Emptied, not freed: the
+	// group object keeps the array.
+	ended []int
 	// Counts not yet added to dispatch.stats (flushStats): the work-groups a goroutine runs in a
 	// row (handOver) add theirs once, not each to the shared counters.
 	nInst, nWaves, nGroups uint64
@@ -669,13 +669,10 @@ func (d *dispatch) handOver(g *group) bool {
 		k = min(uint64((claimWaves+d.need.waves-1)/d.need.waves), maxClaim, d.total-d.next)
 	}
 	old := g.cu
-	if g.ended == nil {
-		g.ended = g.endedBuf[:0]
-	}
 	from := append(g.ended, old) // g and the claim's groups that ended before it
 	cus := g.claimBuf[:k]
 	n := d.dev.moveClaim(from, d.cus, d.need, cus)
-	g.ended = g.ended[:0]
+	g.ended = from[:0]
 	// g is counted in place of the first group placed, or ends the usual way (g.cu -1): the
 	// other groups that ended are uncounted, the other groups placed counted.
 	delta := len(from) - n
@@ -719,9 +716,6 @@ func (d *dispatch) handOver(g *group) bool {
 // count as resident: at most maxClaim-1 of them, until the claim's last group ends or its
 // goroutine lets the claim go.
 func (d *dispatch) nextClaimed(g *group) {
-	if g.ended == nil {
-		g.ended = g.endedBuf[:0]
-	}
 	g.ended = append(g.ended, g.cu)
 	g.nGroups++
 	if d.l.groupDone != nil {
