@@ -159,3 +159,29 @@ func TestHWIDLocation(t *testing.T) {
 		t.Errorf("%d groups all reported one place: %v", groups, seen)
 	}
 }
+
+// TestClaimSize: a claim is claimWaves waves' worth of short groups, at most maxClaim of them, and
+// at most a 1/(2 x workers) share of the groups not yet admitted, so a dispatch's tail spreads
+// over the workers.
+func TestClaimSize(t *testing.T) {
+	for _, c := range []struct {
+		waves   int
+		left    uint64
+		workers int
+		want    uint64
+	}{
+		{4, 1 << 20, 2, claimWaves / 4}, // vadd's 4-wave groups, a long dispatch
+		{1, 1 << 20, 2, maxClaim},       // one-wave groups: bounded by maxClaim
+		{4, 100, 2, 25},                 // a quarter of what is left with 2 workers
+		{4, 100, 4, 13},                 // an eighth with 4, rounded up
+		{4, 3, 2, 1},                    // the tail: one group at a time
+		{4, 1, 2, 1},
+		{16, 1 << 20, 1, claimWaves / 16},
+		{5, 1 << 20, 2, (claimWaves + 4) / 5}, // rounded up to at least claimWaves waves
+		{4, 1 << 20, 0, claimWaves / 4},       // no workers reported: taken as 1
+	} {
+		if got := claimSize(c.waves, c.left, c.workers); got != c.want {
+			t.Errorf("claimSize(%d waves, %d left, %d workers) = %d, want %d", c.waves, c.left, c.workers, got, c.want)
+		}
+	}
+}

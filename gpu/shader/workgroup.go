@@ -43,14 +43,18 @@ const (
 // back their CU room and counts together (settle). Given the next group alone, two workers
 // streaming vadd's 4-wave groups took alternate groups, each group's end and start a hold of the
 // shared locks and counts, and wrote alternate KiB of every page (on 2 CPUs a plain Go loop over
-// 1 KiB slices taken in turn scales 1.50x where 4 KiB slices scale 1.78x). 16 waves are a
-// 1024-lane group's. A claim's groups not started hold no token and must never wait behind a
+// 1 KiB slices taken in turn scales 1.50x where 4 KiB slices scale 1.78x). 256 waves are 64 KiB
+// of a dword-per-lane stream (vadd's 2-worker speed-up in BenchmarkInterpreter, medians of
+// alternating rounds: claims of 16 waves 1.62x and of 64 1.74x over 10 rounds; of 64 1.72x, 128
+// 1.75x and 256 1.81x over 8). A claim takes at most a 1/(2 x workers) share of the groups not
+// yet admitted (claimSize), as guided self-scheduling does, so that a dispatch's last groups
+// spread over the workers instead of queueing behind one claim. A claim's groups not started hold no token and must never wait behind a
 // group that waits for them: their goroutine's first yield keeps them (its group started in the
 // rest of a turn), any later yield, a GWS wait, a suspension or an error gives each a goroutine
 // of its own (unclaim), where it takes a token as a newly admitted group does.
 const (
-	claimWaves = 16
-	maxClaim   = 16
+	claimWaves = 256
+	maxClaim   = 64
 )
 
 // PortPool lends a window on a dispatch's memory to a work-group while it runs (each CU has its own
@@ -666,7 +670,7 @@ func (d *dispatch) handOver(g *group) bool {
 	}
 	k := uint64(1)
 	if g.fresh && d.need.waves < claimWaves {
-		k = min(uint64((claimWaves+d.need.waves-1)/d.need.waves), maxClaim, d.total-d.next)
+		k = claimSize(d.need.waves, d.total-d.next, Workers())
 	}
 	old := g.cu
 	from := append(g.ended, old) // g and the claim's groups that ended before it
@@ -706,6 +710,14 @@ func (d *dispatch) handOver(g *group) bool {
 		d.signal() // the dispatcher sees the admission end
 	}
 	return true
+}
+
+// claimSize is how many of the left groups not yet admitted (left >= 1) of waves waves each a
+// claim takes: claimWaves waves' worth, at most maxClaim groups and at most a 1/(2 x workers)
+// share of left, at least one.
+func claimSize(waves int, left uint64, workers int) uint64 {
+	share := uint64(2 * max(workers, 1))
+	return max(min(uint64((claimWaves+waves-1)/max(waves, 1)), maxClaim, (left+share-1)/share), 1)
 }
 
 // nextClaimed ends g, which finished without error, and makes it the next work-group of its claim
