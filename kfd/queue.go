@@ -362,6 +362,13 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, out *abi.CreateQueueA
 		q.release()
 		return nil, syscall.EBUSY // allocate_doorbell: "No doorbells available"
 	}
+	dbID := q.doorbellID
+	// A store is seen as a change of the word, and a client's first store may well be 0 (AQL
+	// packet index 0): the word starts at a value no ring pointer takes, so every store after
+	// creation is a change (the packet processor, made next, takes it as the value of a doorbell
+	// not yet rung). (Reads of a hardware doorbell return nothing meaningful either.)
+	bell := word64(pd.doorbellMem[8*dbID:])
+	bell.Store(doorbellIdle)
 	q.mem = p.port(pd)
 	q.ports = &cuPorts{vm: pd.vm}
 	q.setCUs()
@@ -370,13 +377,7 @@ func (p *Process) createQueueLocked(a abi.CreateQueueArgs, out *abi.CreateQueueA
 		q.release()
 		return nil, syscall.EINVAL
 	}
-	dbID := q.doorbellID
 	a = q.args
-	// A store is seen as a change of the word, and a client's first store may well be 0 (AQL
-	// packet index 0): the word starts at a value no ring pointer takes, so every store after
-	// creation is a change. (Reads of a hardware doorbell return nothing meaningful either.)
-	bell := word64(pd.doorbellMem[8*dbID:])
-	bell.Store(doorbellIdle)
 	q.bell = p.d.bells.Watch(bell, q.kick)
 	q.eng.SetDoorbell(q.bell)
 	p.queues[id] = q

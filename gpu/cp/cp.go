@@ -67,7 +67,7 @@ type Config struct {
 	RingSize     uint32        // in packets, a power of two (PSA-2.8-Q14)
 	ReadIndexVA  uint64        // 8-byte aligned; ROCr: &amd_queue_t.read_dispatch_id; written by the CP
 	WriteIndexVA uint64        // 8-byte aligned; ROCr: &amd_queue_t.write_dispatch_id; read by the CP
-	Doorbell     func() uint64 // optional: the doorbell's last value, reported by Status only
+	Doorbell     func() uint64 // optional: the doorbell's value (Status; a value stored after New announces the packets up to it)
 	Memory       Memory
 	Host         Host
 	Group        *Group        // optional: queues whose barriers wake on each other's completions
@@ -162,6 +162,7 @@ type Queue struct {
 	amdQueue uint64
 
 	rd      atomic.Uint64 // read index; written only by the queue goroutine
+	dbStart uint64        // the doorbell's value when the queue was made: not yet rung (Config.Doorbell)
 	wrSeen  atomic.Uint64 // write index as the queue goroutine last loaded it (Status)
 	packets atomic.Uint64
 	// scratchWaits counts "insufficient scratch" reports (the queue waited for ROCr's handler).
@@ -212,6 +213,9 @@ func New(cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	q.rd.Store(rd)
+	if cfg.Doorbell != nil {
+		q.dbStart = cfg.Doorbell()
+	}
 	return q, nil
 }
 

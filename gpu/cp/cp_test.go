@@ -162,6 +162,44 @@ func TestInvalidSlotBlocks(t *testing.T) {
 	waitFor(t, "both", func() bool { return e.value(s0) == 0 && e.value(s1) == 0 && q.readIndex() == 2 })
 }
 
+// A doorbell stored after the queue was made announces the packets up to its value (ROCr's AQL
+// doorbell: a packet's index, stored after its header; the CP's write pointer): packet rd is
+// processed on its header without the write index. A doorbell still at its value from before the
+// queue, or below rd, leaves the decision to the write index, and an INVALID header announced by
+// the doorbell waits (PSA-2.8-Q19).
+func TestDoorbellAnnouncesPacket(t *testing.T) {
+	e := newEnv(t)
+	var bell atomic.Uint64
+	bell.Store(^uint64(0)) // kfd's value of a doorbell not yet rung
+	q := e.queue(qopt{bell: &bell})
+	s0, s1, s2 := e.signal(1), e.signal(1), e.signal(1)
+	q.write(0, barrier(aql.PacketTypeBarrierAnd, false, s0)) // the write index stays 0
+	q.Kick()
+	settle(t, q)
+	if e.value(s0) != 1 || q.readIndex() != 0 {
+		t.Fatalf("packet 0 processed with the write index at 0 and the doorbell not rung: s0=%d rd=%d", e.value(s0), q.readIndex())
+	}
+	bell.Store(0)
+	q.Kick()
+	waitFor(t, "packet 0 on its doorbell", func() bool { return e.value(s0) == 0 && q.readIndex() == 1 })
+	q.write(1, barrier(aql.PacketTypeBarrierAnd, false, s1)) // doorbell 0 < rd 1: the write index decides
+	q.Kick()
+	settle(t, q)
+	if e.value(s1) != 1 || q.readIndex() != 1 {
+		t.Fatalf("packet 1 processed with the write index at 0 and the doorbell at 0: s1=%d rd=%d", e.value(s1), q.readIndex())
+	}
+	bell.Store(5) // announces 1 to 5; slot 2 is still INVALID
+	q.Kick()
+	waitFor(t, "packet 1", func() bool { return e.value(s1) == 0 && q.readIndex() == 2 })
+	settle(t, q)
+	if q.readIndex() != 2 || q.State() != hqd.StateIdle || len(e.host.queueErrors(q.Queue)) != 0 {
+		t.Fatalf("after an announced INVALID slot: rd=%d %v errors %v", q.readIndex(), q.State(), e.host.queueErrors(q.Queue))
+	}
+	q.write(2, barrier(aql.PacketTypeBarrierAnd, false, s2))
+	q.Kick()
+	waitFor(t, "packet 2", func() bool { return e.value(s2) == 0 && q.readIndex() == 3 })
+}
+
 // PSA-2.8-I02/I04: many packets through a small ring; indices never wrap, slots do.
 func TestRingWrapAround(t *testing.T) {
 	e := newEnv(t)

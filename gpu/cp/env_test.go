@@ -232,8 +232,9 @@ type qopt struct {
 	group   *Group
 	maxPoll time.Duration
 	noStart bool
-	noPoll  bool // only kicks and Group.Wake re-check barriers
-	adder   bool // the memory has AtomicAdd and AtomicAddTail (as mmu.Port)
+	noPoll  bool           // only kicks and Group.Wake re-check barriers
+	adder   bool           // the memory has AtomicAdd and AtomicAddTail (as mmu.Port)
+	bell    *atomic.Uint64 // the doorbell word Config.Doorbell reads (nil: a doorbell always at 0)
 }
 
 // adderMemory is memory with AtomicAdd and AtomicAddTail, as the daemon's mmu.Port.
@@ -275,8 +276,12 @@ func (e *env) queue(o qopt) *tq {
 	if o.adder {
 		mem = adderMemory{e.m}
 	}
+	bell := func() uint64 { return 0 }
+	if o.bell != nil {
+		bell = o.bell.Load
+	}
 	q, err := New(Config{RingBase: t.base, RingSize: o.size, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA,
-		Memory: mem, Host: e.host, Group: o.group, MaxPoll: o.maxPoll, Doorbell: func() uint64 { return 0 }})
+		Memory: mem, Host: e.host, Group: o.group, MaxPoll: o.maxPoll, Doorbell: bell})
 	if err != nil {
 		e.t.Fatal(err)
 	}

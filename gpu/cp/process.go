@@ -90,13 +90,24 @@ func (q *Queue) report(err error) {
 // step processes the packet at the read index. It returns false when there is none to process.
 func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	rd := q.rd.Load()
-	wr, err := q.load64(q.cfg.WriteIndexVA, "write index")
-	if err != nil {
-		return false, err
-	}
-	q.wrSeen.Store(wr)
-	if wr <= rd { // empty (PSA-2.8-I05); indices never wrap (PSA-2.8-I04)
-		return false, nil
+	// A doorbell stored since the queue was made, whose value is packet rd's index or a later
+	// one, announces packet rd: the client stores a packet's index there after its header (ROCr's
+	// AQL doorbell; the CP takes the value as its write pointer), so the header is looked at
+	// without the write index. Loading that line here took it from the client, whose next store to
+	// it then waited for the line to come back before its doorbell store could follow (x86 stores
+	// become visible in order): one cross-core transfer of every barrier round trip. The header
+	// still decides: an INVALID one waits for the next doorbell, as below (PSA-2.8-Q19). Otherwise
+	// (the look after a packet, a doorbell still at its value from before the queue, a client that
+	// publishes with the write index alone) the write index decides, as before.
+	if dv := q.doorbell(); dv == q.dbStart || dv < rd {
+		wr, err := q.load64(q.cfg.WriteIndexVA, "write index")
+		if err != nil {
+			return false, err
+		}
+		q.wrSeen.Store(wr)
+		if wr <= rd { // empty (PSA-2.8-I05); indices never wrap (PSA-2.8-I04)
+			return false, nil
+		}
 	}
 	slot := q.slotVA(rd)
 	word, err := q.load32(slot, "ring") // 32-bit atomic acquire of header+setup (PSA-2.8-Q20, Q02)
@@ -248,6 +259,14 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// doorbell is the doorbell's value (Config.Doorbell), or the value at the queue's start without one.
+func (q *Queue) doorbell() uint64 {
+	if q.cfg.Doorbell == nil {
+		return q.dbStart
+	}
+	return q.cfg.Doorbell()
 }
 
 // profiling reports whether the packet being launched is profiled: a Config.Clock and
