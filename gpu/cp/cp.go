@@ -163,6 +163,7 @@ type Queue struct {
 
 	rd      atomic.Uint64 // read index; written only by the queue goroutine
 	dbStart uint64        // the doorbell's value when the queue was made: not yet rung (Config.Doorbell)
+	lazy    bool          // the last packet was announced: the next look defers the write index (recheck)
 	wrSeen  atomic.Uint64 // write index as the queue goroutine last loaded it (Status)
 	packets atomic.Uint64
 	// scratchWaits counts "insufficient scratch" reports (the queue waited for ROCr's handler).
@@ -195,7 +196,7 @@ func New(cfg Config) (*Queue, error) {
 	q := &Queue{cfg: cfg, amdQueue: amdQueueOf(cfg.ReadIndexVA, cfg.WriteIndexVA)}
 	q.adder, _ = cfg.Memory.(atomicAdder)
 	q.sigAdder, _ = cfg.Memory.(signalAdder)
-	eng := hqd.Engine{Step: q.step, Fail: q.report, MaxPoll: cfg.MaxPoll}
+	eng := hqd.Engine{Step: q.step, Recheck: q.recheck, Fail: q.report, MaxPoll: cfg.MaxPoll}
 	if g := cfg.Group; g != nil {
 		eng.Starting = func() { g.add(q) }
 		eng.Stopped = func() { g.remove(q) }

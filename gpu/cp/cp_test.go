@@ -200,6 +200,28 @@ func TestDoorbellAnnouncesPacket(t *testing.T) {
 	waitFor(t, "packet 2", func() bool { return e.value(s2) == 0 && q.readIndex() == 3 })
 }
 
+// The look after an announced packet leaves the write index for the queue's recheck, which must
+// still find a packet published without its own doorbell: here packets 0 and 1 are published (write
+// index 2) and only packet 0 is rung, with no kick after it.
+func TestWriteIndexRecheckedAfterAnnouncedPacket(t *testing.T) {
+	e := newEnv(t)
+	var bell atomic.Uint64
+	bell.Store(^uint64(0))
+	q := e.queue(qopt{bell: &bell, noStart: true})
+	s0, s1 := e.signal(1), e.signal(1)
+	q.write(q.reserve(), barrier(aql.PacketTypeBarrierAnd, false, s0))
+	q.write(q.reserve(), barrier(aql.PacketTypeBarrierAnd, false, s1))
+	bell.Store(0)
+	if err := q.Start(); err != nil {
+		t.Fatal(err)
+	}
+	q.Kick()
+	waitFor(t, "both packets", func() bool { return e.value(s0) == 0 && e.value(s1) == 0 && q.readIndex() == 2 })
+	if st := q.Status(); st.WriteIndex != 2 {
+		t.Errorf("status write index %d, want 2", st.WriteIndex)
+	}
+}
+
 // PSA-2.8-I02/I04: many packets through a small ring; indices never wrap, slots do.
 func TestRingWrapAround(t *testing.T) {
 	e := newEnv(t)

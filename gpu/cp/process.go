@@ -98,8 +98,15 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	// become visible in order): one cross-core transfer of every barrier round trip. The header
 	// still decides: an INVALID one waits for the next doorbell, as below (PSA-2.8-Q19). Otherwise
 	// (the look after a packet, a doorbell still at its value from before the queue, a client that
-	// publishes with the write index alone) the write index decides, as before.
+	// publishes with the write index alone) the write index decides, as before. The look right
+	// after an announced packet leaves the write index for later (recheck): a client that rings
+	// for every packet, as ROCr does, announces the next one, and the line stays the client's.
+	announced := true
 	if dv := q.doorbell(); dv == q.dbStart || dv < rd {
+		if q.lazy && dv != q.dbStart {
+			return false, nil
+		}
+		announced = false
 		wr, err := q.load64(q.cfg.WriteIndexVA, "write index")
 		if err != nil {
 			return false, err
@@ -232,6 +239,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, err
 	}
 	q.rd.Store(rd + 1) // PSA-2.8-I07
+	q.lazy = announced
 	// Counted before the completion signal: a client that saw the signal sees the packet counted
 	// (TestRingWrapAround read Status right after the last completion and once found n-1).
 	q.packets.Add(1)
@@ -259,6 +267,23 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// recheck is the look at the write index that step left for later after an announced packet
+// (hqd Engine.Recheck): it runs when the queue's doorbell spin ended without a store, and reports
+// whether packets wait (published with the write index alone, or rung out of order: packet 6's
+// doorbell before packet 5's) or the write index cannot be read (step then reports the error).
+func (q *Queue) recheck() bool {
+	if !q.lazy {
+		return false
+	}
+	q.lazy = false
+	wr, err := q.load64(q.cfg.WriteIndexVA, "write index")
+	if err != nil {
+		return true
+	}
+	q.wrSeen.Store(wr)
+	return wr > q.rd.Load()
 }
 
 // doorbell is the doorbell's value (Config.Doorbell), or the value at the queue's start without one.

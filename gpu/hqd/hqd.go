@@ -113,6 +113,11 @@ type Engine struct {
 	// Idle, if set, runs when a scan ends with the ring drained or blocked (PM4 publishes its read
 	// pointer); an error is a queue error.
 	Idle func() error
+	// Recheck, if set, runs when a scan ended and the doorbell spin saw no store, before the queue
+	// waits for a kick: true scans again. An engine whose look after a packet skipped a check
+	// (gpu/cp: the write index, when the doorbell had announced the packet) makes it here, so
+	// that work published without a doorbell is still found.
+	Recheck func() bool
 	// Exit, if set, runs when the goroutine ends (stopped or failed).
 	Exit func()
 	// Fail reports the queue's first and only error to the engine's host; the state becomes
@@ -396,6 +401,11 @@ func (r *Runner) run(stop <-chan struct{}, done chan<- struct{}) {
 				r.scanning.Store(false)
 				r.SetState(StateIdle)
 				if r.spin(stop) {
+					r.scanning.Store(true)
+					continue
+				}
+				if r.eng.Recheck != nil && r.eng.Recheck() {
+					r.hold()
 					r.scanning.Store(true)
 					continue
 				}
