@@ -63,15 +63,17 @@ type Host interface {
 // Config describes one hardware queue (kfd CREATE_QUEUE: ring_base_address, ring_size,
 // read_pointer_address, write_pointer_address; the doorbell).
 type Config struct {
-	RingBase     uint64        // VA of the ring, 64-byte aligned (PSA-2.8-Q15)
-	RingSize     uint32        // in packets, a power of two (PSA-2.8-Q14)
-	ReadIndexVA  uint64        // 8-byte aligned; ROCr: &amd_queue_t.read_dispatch_id; written by the CP
-	WriteIndexVA uint64        // 8-byte aligned; ROCr: &amd_queue_t.write_dispatch_id; read by the CP
-	Doorbell     func() uint64 // optional: the doorbell's value (Status; a value stored after New announces the packets up to it)
-	Memory       Memory
-	Host         Host
-	Group        *Group        // optional: queues whose barriers wake on each other's completions
-	MaxPoll      time.Duration // optional: barrier re-check ceiling, clamped to [20 µs, 1 h] (default 1 ms)
+	RingBase     uint64 // VA of the ring, 64-byte aligned (PSA-2.8-Q15)
+	RingSize     uint32 // in packets, a power of two (PSA-2.8-Q14)
+	ReadIndexVA  uint64 // 8-byte aligned; ROCr: &amd_queue_t.read_dispatch_id; written by the CP
+	WriteIndexVA uint64 // 8-byte aligned; ROCr: &amd_queue_t.write_dispatch_id; read by the CP
+	// Doorbell, optional, is the doorbell's value: reported by Status, and a value stored after New
+	// announces the packets up to it (step).
+	Doorbell func() uint64
+	Memory   Memory
+	Host     Host
+	Group    *Group        // optional: queues whose barriers wake on each other's completions
+	MaxPoll  time.Duration // optional: barrier re-check ceiling, clamped to [20 µs, 1 h] (default 1 ms)
 	// Clock, if not nil, is the GPU timestamp counter (the clock GET_CLOCK_COUNTERS reports as
 	// gpu_clock_counter): with profiling on (amd_queue_t.queue_properties ENABLE_PROFILING) the CP
 	// writes each completion signal's start_ts and end_ts from it.

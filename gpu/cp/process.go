@@ -101,12 +101,13 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	// publishes with the write index alone) the write index decides, as before. The look right
 	// after an announced packet leaves the write index for later (recheck): a client that rings
 	// for every packet, as ROCr does, announces the next one, and the line stays the client's.
-	announced := true
-	if dv := q.doorbell(); dv == q.dbStart || dv < rd {
-		if q.lazy && dv != q.dbStart {
+	dv := q.doorbell()
+	rung := dv != q.dbStart
+	announced := rung && dv >= rd
+	if !announced {
+		if rung && q.lazy {
 			return false, nil
 		}
-		announced = false
 		wr, err := q.load64(q.cfg.WriteIndexVA, "write index")
 		if err != nil {
 			return false, err
@@ -286,7 +287,7 @@ func (q *Queue) recheck() bool {
 	return wr > q.rd.Load()
 }
 
-// doorbell is the doorbell's value (Config.Doorbell), or the value at the queue's start without one.
+// doorbell is Config.Doorbell's value, or the value at the queue's start without one.
 func (q *Queue) doorbell() uint64 {
 	if q.cfg.Doorbell == nil {
 		return q.dbStart

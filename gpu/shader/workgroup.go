@@ -48,10 +48,11 @@ const (
 // alternating rounds: claims of 16 waves 1.62x and of 64 1.74x over 10 rounds; of 64 1.72x, 128
 // 1.75x and 256 1.81x over 8). A claim takes at most a 1/(2 x workers) share of the groups not
 // yet admitted (claimSize), as guided self-scheduling does, so that a dispatch's last groups
-// spread over the workers instead of queueing behind one claim. A claim's groups not started hold no token and must never wait behind a
-// group that waits for them: their goroutine's first yield keeps them (its group started in the
-// rest of a turn), any later yield, a GWS wait, a suspension or an error gives each a goroutine
-// of its own (unclaim), where it takes a token as a newly admitted group does.
+// spread over the workers instead of queueing behind one claim. A claim's groups not started
+// hold no token and must never wait behind a group that waits for them: their goroutine's first
+// yield keeps them (its group started in the rest of a turn), any later yield, a GWS wait, a
+// suspension or an error gives each a goroutine of its own (unclaim), where it takes a token as a
+// newly admitted group does.
 const (
 	claimWaves = 256
 	maxClaim   = 64
