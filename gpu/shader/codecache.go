@@ -3,6 +3,7 @@ package shader
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // CodeCache keeps the decoded code of an address space's recent kernels from one dispatch to the
@@ -36,6 +37,9 @@ const (
 type codeGraph struct {
 	entry uint64
 	m     sync.Map // pc -> *cinst
+	// first is the instruction at entry once decoded: every wave starts there, so it skips the
+	// map's lookup (a kernel of short waves, as a blit's, starts a wave every 40 instructions).
+	first atomic.Pointer[cinst]
 
 	mu     sync.Mutex
 	added  []*cinst // decoded since sorted was built

@@ -279,3 +279,36 @@ func TestCorpusVaddSaxpy(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusCopybuf runs the corpus's blit-shaped copy (the kernel of BenchmarkCopyWaveInstructionsPorts)
+// at byte offsets 5 -> 7 (unaligned dword accesses), its last work-item copying a 3-byte tail, and in
+// its byte-per-work-item form (remain 8); bytes around the destination stay untouched.
+func TestCorpusCopybuf(t *testing.T) {
+	l := load(t)
+	const bytes = 4*1000 + 3
+	src := make([]byte, bytes+16)
+	for i := range src {
+		src[i] = byte(i*7 + 3)
+	}
+	for _, tc := range []struct {
+		name         string
+		size, remain uint64
+		items        uint32
+	}{{"dwords", bytes/4 + 1, 3, 1024}, {"bytes", bytes, 8, 4096}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, pd := l.put(src), l.put(make([]byte, bytes+16))
+			l.run(t, "copybuf", [3]uint32{tc.items, 1, 1}, [3]uint16{256, 1, 1}, args(ps, pd, uint64(5), uint64(7), tc.size, uint32(tc.remain)))
+			got := make([]byte, bytes+16)
+			l.get(pd, got)
+			for i, v := range got {
+				want := byte(0)
+				if i >= 7 && i < 7+bytes {
+					want = src[i-7+5]
+				}
+				if v != want {
+					t.Fatalf("dst[%d] = %#x, want %#x", i, v, want)
+				}
+			}
+		})
+	}
+}

@@ -499,8 +499,9 @@ func (d *dispatch) initGroup(g *group, gi uint64, cu int) {
 		g.waves = append(g.waves, &wave{v: make([][lanes]uint32, d.nregs), id: i, d: d, g: g})
 	}
 	g.waves = g.waves[:nw]
+	first := d.code.first.Load() // nil until a wave has decoded it: turn fetches it then
 	for _, w := range g.waves {
-		w.done, w.yield, w.block, w.gw, w.cur = false, false, nil, nil, nil
+		w.done, w.yield, w.block, w.gw, w.cur = false, false, nil, nil, first
 		d.initWave(w, g, sz, nw)
 	}
 	g.nWaves += uint64(nw)
@@ -1076,6 +1077,9 @@ func (d *dispatch) decodeAt(g *group, pc uint64) (*cinst, error) {
 	v, loaded := d.code.m.LoadOrStore(pc, c)
 	if !loaded {
 		d.code.add(c)
+	}
+	if pc == d.code.entry {
+		d.code.first.Store(v.(*cinst))
 	}
 	return v.(*cinst), nil
 }

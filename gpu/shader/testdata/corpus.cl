@@ -41,6 +41,22 @@ kernel void vadd(global const float *a, global const float *b, global float *c, 
 	if (i < n) c[i] = a[i] + b[i];
 }
 
+// A runtime's buffer-copy blit: one dword per work-item from an origin in each buffer, the last
+// work-item copying the remaining bytes one by one (the shape of HIP's device-to-device copy).
+kernel void copybuf(global const uchar *srcI, global uchar *dstI, ulong srcOrigin, ulong dstOrigin, ulong size, uint remain) {
+	ulong id = get_global_id(0);
+	if (id >= size) return;
+	global const uchar *src = srcI + srcOrigin;
+	global uchar *dst = dstI + dstOrigin;
+	if (remain == 8) {
+		dst[id] = src[id];
+	} else if (id < size - 1) {
+		((global uint *)dst)[id] = ((global const uint *)src)[id];
+	} else {
+		for (uint i = 0; i < remain; ++i) dst[id * 4 + i] = src[id * 4 + i];
+	}
+}
+
 kernel void saxpy(float alpha, global const float *x, global float *y, uint n) {
 	size_t i = get_global_id(0);
 	if (i < n) y[i] = fma(alpha, x[i], y[i]);
