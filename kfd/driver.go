@@ -292,7 +292,8 @@ func (d *Driver) Stats() map[string]int {
 	// A process being torn down still holds what it had (its PASID last): it counts until it ends.
 	st := map[string]int{"processes": len(procs) + dying, "pasids": d.pasid.InUse(), "doorbells_watched": d.bells.Len(), "dmabufs": d.DmaBufs(),
 		"ipc_handles": d.IPCHandles(), "smi_clients": int(d.smi.n.Load()),
-		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load())}
+		"wave_instructions": int(d.stats.waveInstructions.Load()), "sdma_bytes": int(d.stats.sdmaBytes.Load()),
+		"worker_thread_kicks": int(shader.ThreadKicks())}
 	scans, kicks := d.bells.Stats()
 	arms, touches := d.bells.Arms()
 	st["doorbell_scans"], st["doorbell_kicks"], st["doorbell_arms"], st["doorbell_touches"] = int(scans), int(kicks), int(arms), int(touches)

@@ -122,6 +122,9 @@ func suspendInPlace(t *testing.T, groups int, code []uint32, dev *Device, every 
 		if g, w := p.Device.Resident(); g != 0 || w != 0 {
 			t.Fatalf("suspended dispatch holds %d groups / %d waves of CU room", g, w)
 		}
+		if w, h := threadWant.Load(), threadHeld.Load(); w != 0 || h != 0 {
+			t.Fatalf("suspended dispatch: %d goroutines counted as wanting a host thread, %d tokens as held (threads.go)", w, h)
+		}
 		before := outOf(m, groups)
 		time.Sleep(time.Millisecond)
 		if !bytes.Equal(before, outOf(m, groups)) {
@@ -130,6 +133,9 @@ func suspendInPlace(t *testing.T, groups int, code []uint32, dev *Device, every 
 	}
 	if err != nil {
 		t.Fatalf("resumed dispatch: %v", err)
+	}
+	if w, h := threadWant.Load(), threadHeld.Load(); w != 0 || h != 0 {
+		t.Fatalf("after the dispatch: %d goroutines counted as wanting a host thread, %d tokens as held", w, h)
 	}
 	if suspensions < 2 {
 		t.Fatalf("only %d suspensions: the test did not exercise them", suspensions)

@@ -312,7 +312,7 @@ func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 	for {
 		g, freed, more, _ := d.admit()
 		if g != nil {
-			spawn(func() { d.runGroups(g) })
+			d.spawnGroup(g)
 			continue
 		}
 		if !more {
@@ -538,11 +538,24 @@ func runner(f func()) {
 	}
 }
 
+// spawnGroup runs g on a goroutine of its own (runGroups), counted as wanting a host thread until
+// it starts (threads.go).
+func (d *dispatch) spawnGroup(g *group) {
+	threadWant.Add(1)
+	spawn(func() {
+		threadWant.Add(-1)
+		d.runGroups(g)
+	})
+}
+
 // runGroups runs g and then the groups its goroutine admits as each one ends, each in what is
 // left of the token turn of the one before it (runGroup).
 func (d *dispatch) runGroups(g *group) {
 	left := 0
-	for g != nil {
+	for n := 0; g != nil; n++ {
+		if n%threadLook == threadLook-1 {
+			lookThreads()
+		}
 		var handed bool
 		g, left, handed = d.runGroup(g, left)
 		if !handed {
@@ -767,7 +780,7 @@ func (d *dispatch) unclaim(g *group) {
 		ng := d.newGroup(gi, cu)
 		gi++
 		d.fresh.Add(1)
-		spawn(func() { d.runGroups(ng) })
+		d.spawnGroup(ng)
 	}
 	g.claimCUs = nil
 }
@@ -786,15 +799,19 @@ func (g *group) take() {
 			sus = *p
 		}
 		c := *tokens.Load()
+		threadWant.Add(1)
 		select {
 		case c <- struct{}{}:
 			g.tok = token{c}
 		case <-sus:
+			threadWant.Add(-1)
 			d.parkWait(g)
 			continue
 		}
 		break
 	}
+	threadWant.Add(-1)
+	threadHeld.Add(1)
 	d.running.Add(1)
 	g.mem = g.d.mem
 	if g.d.ports != nil {
@@ -812,6 +829,7 @@ func (d *dispatch) giveBack(tok token, mem Memory) {
 	if d.ports != nil {
 		d.ports.Put(mem)
 	}
+	threadHeld.Add(-1)
 	tok.release()
 	if d.running.Add(-1) == 0 && d.suspended.Load() {
 		d.signal() // the dispatcher waits for the last running group to park
@@ -963,6 +981,7 @@ func (d *dispatch) turn(g *group, w *wave) (n int, err error) {
 			if d.suspended.Load() {
 				return n, nil // the group parks (execGroup) before this instruction
 			}
+			lookThreads() // a long wave's look at the pool (threads.go)
 			chk = min(limit, (w.steps+1)|(waveStopCheck-1))
 		}
 		w.steps++
