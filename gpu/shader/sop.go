@@ -6,7 +6,16 @@ import (
 )
 
 // s32 reads scalar source field f as 32 bits.
+// s32 and s64 read a scalar operand: an SGPR (or VCC, M0, EXEC, TTMP) inline, as scalar does,
+// anything else through scalar.
 func (w *wave) s32(in *Inst, f opField) uint32 {
+	if c := in.Opnd[f]; c < 128 {
+		return w.s[c]
+	}
+	return w.s32Other(in, f)
+}
+
+func (w *wave) s32Other(in *Inst, f opField) uint32 {
 	v, err := w.scalar(in, in.Opnd[f], k32)
 	if err != nil {
 		w.fail(err)
@@ -15,6 +24,13 @@ func (w *wave) s32(in *Inst, f opField) uint32 {
 }
 
 func (w *wave) s64(in *Inst, f opField) uint64 {
+	if c := in.Opnd[f]; c < 127 {
+		return w.sget64(c)
+	}
+	return w.s64Other(in, f)
+}
+
+func (w *wave) s64Other(in *Inst, f opField) uint64 {
 	v, err := w.scalar(in, in.Opnd[f], k64i)
 	if err != nil {
 		w.fail(err)
