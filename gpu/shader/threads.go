@@ -26,7 +26,9 @@ import (
 // goroutines (proc.go: stopTheWorldWithSema, startTheWorldWithSema). One stop costs about 80 µs
 // on the 2-core VM; at most one per kickEvery, process-wide. Workers look at each work-group they
 // start (every threadLook-th) and in a long wave's periodic stop check (waveStopCheck), so the
-// look costs a few atomic loads per 16 groups.
+// look costs a few atomic loads per 16 groups. The stops are bounded whatever clients do: a client
+// that keeps readers busy while its kernels run costs every client at most one 80 us pause per
+// kickEvery (about 4 % of the daemon's time), the price of the requests it already makes.
 const (
 	starveAfter = 200 * time.Microsecond
 	kickEvery   = 2 * time.Millisecond
