@@ -5,9 +5,8 @@ import (
 	"math/bits"
 )
 
-// s32 reads scalar source field f as 32 bits.
-// s32 and s64 read a scalar operand: an SGPR (or VCC, M0, EXEC, TTMP) inline, as scalar does,
-// anything else through scalar.
+// s32 and s64 read scalar source field f as 32 or 64 bits: an SGPR (or VCC, M0, EXEC, TTMP) inline,
+// as scalar does, anything else through scalar.
 func (w *wave) s32(in *Inst, f opField) uint32 {
 	if c := in.Opnd[f]; c < 128 {
 		return w.s[c]
