@@ -60,7 +60,7 @@ func starved() bool {
 }
 
 // look is a worker's look at the pool at time now (nanoseconds, monotonic); it reports whether the
-// caller should stop the world (and records the stop).
+// caller should stop the world (and records the time as the last stop's).
 func (t *threadWatch) look(now int64, want bool) bool {
 	if !want {
 		if t.since.Load() != 0 {
@@ -81,7 +81,6 @@ func (t *threadWatch) look(now int64, want bool) bool {
 		return false
 	}
 	t.since.Store(0)
-	t.kicks.Add(1)
 	return true
 }
 
@@ -92,8 +91,9 @@ func lookThreads() {
 	if !watch.look(nanotime(), starved()) {
 		return
 	}
-	if watch.mu.TryLock() {
+	if watch.mu.TryLock() { // else a stop that outlasted kickEvery is still running
 		runtime.ReadMemStats(&memStats)
+		watch.kicks.Add(1)
 		watch.mu.Unlock()
 	}
 }

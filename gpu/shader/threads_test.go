@@ -28,13 +28,18 @@ func TestThreadWatchLook(t *testing.T) {
 		{t0 + 1 + sa + ke, true, false},
 		{t0 + 1 + 2*sa + ke, true, true}, // starved again, kickEvery after the stop
 	}
+	stops := 0
 	for i, s := range steps {
-		if got := w.look(s.now, s.want); got != s.kick {
+		got := w.look(s.now, s.want)
+		if got != s.kick {
 			t.Fatalf("step %d (now %d, want %v): stop %v, expected %v", i, s.now-t0, s.want, got, s.kick)
 		}
+		if got {
+			stops++
+		}
 	}
-	if n := w.kicks.Load(); n != 2 {
-		t.Fatalf("%d stops counted, want 2", n)
+	if stops != 2 || w.last.Load() != t0+1+2*sa+ke {
+		t.Fatalf("%d stops, the last at %d: want 2, the last at %d", stops, w.last.Load()-t0, 1+2*sa+ke)
 	}
 }
 
