@@ -23,12 +23,15 @@ import (
 // A worker that sees the same want (a work-group's goroutine spawned or waiting for a token, a
 // token free) at two looks starveAfter apart stops the world once (runtime.ReadMemStats): the
 // stop takes every P held in a system call, and the restart gives the idle ones to the runnable
-// goroutines (proc.go: stopTheWorldWithSema, startTheWorldWithSema). One stop costs about 80 µs
-// on the 2-core VM; at most one per kickEvery, process-wide. Workers look at each work-group they
-// start (every threadLook-th) and in a long wave's periodic stop check (waveStopCheck), so the
-// look costs a few atomic loads per 16 groups. The stops are bounded whatever clients do: a client
-// that keeps readers busy while its kernels run costs every client at most one 80 us pause per
-// kickEvery (about 4 % of the daemon's time), the price of the requests it already makes.
+// goroutines (proc.go: stopTheWorldWithSema, startTheWorldWithSema). One stop took 83 µs (p50) and
+// 116 µs (p90) on the 2-core VM with two goroutines spinning (a throwaway program timing 200
+// ReadMemStats calls), but 2.5 ms at p90 with GOMAXPROCS 3 on those 2 CPUs, as the daemon runs:
+// a running goroutine whose thread is off its CPU must be preempted too. At most one stop per
+// kickEvery, process-wide. Workers look at each work-group they start (every threadLook-th) and in
+// a long wave's periodic stop check (waveStopCheck), so the look costs a few atomic loads per 16
+// groups. The stops are bounded whatever clients do: a client that keeps readers busy while its
+// kernels run costs every client at most one pause per kickEvery (about 4 % of the time at the
+// median cost), the price of the requests it already makes.
 const (
 	starveAfter = 200 * time.Microsecond
 	kickEvery   = 2 * time.Millisecond
