@@ -18,7 +18,8 @@
 //
 // A client rings a doorbell with a plain store into shared memory: there is no syscall and
 // nothing a FUSE server sees. Watcher therefore polls the doorbell words of live queues,
-// adaptively: after a change it spins (yielding) for SpinFor, then sleeps with an exponential
+// adaptively: after a change it spins for SpinFor, yielding to other threads as well (internal/spin),
+// then sleeps with an exponential
 // backoff from MinPoll up to MaxPoll, reached after IdleAfter without a store, and DeepPoll after
 // DeepAfter (defaults: 10 ms after 100 ms, 50 ms after 2 s). The sleeps are internal/hrtimer's:
 // a time.Timer under a millisecond sleeps at least a millisecond while the daemon is otherwise

@@ -1,12 +1,12 @@
 package doorbell
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kfdemu/kfdemu/internal/hrtimer"
+	"github.com/kfdemu/kfdemu/internal/spin"
 )
 
 // Tuning of the adaptive poll (see the package doc). The zero value of a field means its default.
@@ -270,7 +270,7 @@ func (w *Watcher) run() {
 		}
 		if now.Sub(last) < w.t.SpinFor {
 			// Fast phase: a client that just rang is likely to ring again soon.
-			runtime.Gosched()
+			spin.Yield()
 			select {
 			case <-w.stop:
 				return

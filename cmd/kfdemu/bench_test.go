@@ -76,6 +76,38 @@ func BenchmarkBarrierRoundTrip(b *testing.B) {
 	b.ReportMetric(ratio(float64(p50), float64(floor)), "ratio")
 }
 
+// BenchmarkKernelRoundTrip is kfdemu bench's kernel dispatch row in go test (needs clang-14 and
+// ld.lld-14): vadd over one wave, each dispatch after the last completed; p50 and p99 of the round
+// trip from the doorbell to the completion signal, against the barrier packet's p50 in the same
+// run. With -cpuprofile it profiles the daemon's dispatch path.
+func BenchmarkKernelRoundTrip(b *testing.B) {
+	testenv.NeedMount(b)
+	mnt, unmount := benchMount(b, "mi210")
+	defer unmount()
+	defer clientProc()()
+	c, err := newAQLClient(mnt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	barrier := make([]time.Duration, 2000)
+	for i := range barrier {
+		if barrier[i], err = c.barrier(5 * time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.Close()
+	a50, _ := percentiles(barrier)
+	b.ResetTimer()
+	fig, err := dispatchRoundTrip(mnt, max(b.N, 100), a50)
+	if err != nil {
+		b.Skip(err) // the kernel is compiled with clang-14: absent, dispatchRoundTrip says so
+	}
+	b.StopTimer()
+	b.ReportMetric(fig.Value, "ns-p50")
+	b.ReportMetric(fig.P99, "ns-p99")
+	b.ReportMetric(fig.Ratio, "ratio-barrier")
+}
+
 // BenchmarkFaultStorm is kfdemu bench's fault-storm row in go test: the GPU touches pages
 // distinct pages of plain client memory (SVM, XNACK on, granularity 0: one retry fault each) in
 // bursts of 62 barrier packets; metrics are retry faults per second, µs per fault and the same

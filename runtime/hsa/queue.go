@@ -2,13 +2,13 @@ package hsa
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/internal/relstore"
+	"github.com/kfdemu/kfdemu/internal/spin"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -174,7 +174,7 @@ func (q *Queue) reserve() (uint64, error) {
 		if time.Since(start) > q.submitWait {
 			return 0, fmt.Errorf("%w: slot %d still in use after %v (read index %d)", ErrQueueFull, idx, q.submitWait, q.rd.Load())
 		}
-		runtime.Gosched()
+		spin.Yield()
 	}
 	return idx, nil
 }

@@ -2,12 +2,12 @@ package hsa
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/internal/hrtimer"
+	"github.com/kfdemu/kfdemu/internal/spin"
 	"github.com/kfdemu/kfdemu/runtime/kmt"
 )
 
@@ -217,7 +217,7 @@ func (s *Signal) Wait(cond Condition, x int64, timeout time.Duration) (int64, bo
 			if time.Since(start) > spinFor || expired() {
 				break
 			}
-			runtime.Gosched()
+			spin.Yield() // to other threads too: the daemon's may share this CPU (internal/spin)
 		}
 	}
 	nap := 20 * time.Microsecond
