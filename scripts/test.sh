@@ -71,7 +71,7 @@ if [ -r ../shared/rocr/rocr-6.2.4.tar.gz ]; then
 fi
 
 step go test -race, the concurrent work-group tests of gpu/shader
-go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestWaitForNextGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop|TestSuspend|TestShortGroupsShareWorker|TestDeviceMove|TestCodeCache|TestSpareGroups|TestPortsOwnedByOneGroup|TestThread' ./gpu/shader
+go test -count=1 -race -timeout 15m -run 'TestWaitForLastGroup|TestWaitForNextGroup|TestGridBarrier|TestGWSSemaphore|TestCUMaskAndResidency|TestCounterWithCPU|TestPingPongWithCPU|TestPreempt|TestStop|TestSuspend|TestShortGroupsShareWorker|TestDeviceMove|TestCodeCache|TestSpareGroups|TestPortsOwnedByOneGroup|TestThread|TestScalarCache|TestFetchThroughExecute|TestTinyDispatch' ./gpu/shader
 
 step go test -tags purego, gpu/shader without its AVX2 lane kernels: the Go loops alone
 go test -count=1 -tags purego -timeout 15m ./gpu/shader

@@ -80,11 +80,15 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
+// checkBufs are same's buffers for the common case, code within 1 KiB runs.
+var checkBufs = sync.Pool{New: func() any { return new([1024]byte) }}
+
 // same reports whether every instruction of the graph still has the bytes it was decoded from,
 // reading them with read.
 func (g *codeGraph) same(read func(uint64, []byte) error) bool {
 	s := g.settle()
-	var small [1024]byte
+	small := checkBufs.Get().(*[1024]byte) // read through an interface: on the stack it would escape
+	defer checkBufs.Put(small)
 	var buf []byte
 	for i := 0; i < len(s); {
 		lo, hi := s[i].pc, s[i].pc+uint64(s[i].Size)

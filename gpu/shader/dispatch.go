@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 )
@@ -237,12 +238,16 @@ type launch struct {
 	trap                *TrapHandler
 }
 
+// descBufs are Dispatch's buffers for a kernel descriptor or amd_kernel_code_t.
+var descBufs = sync.Pool{New: func() any { return new([AmdKernelCodeSize]byte) }}
+
 // Dispatch runs a kernel to completion, its work-groups concurrently on the Engine's CUs (workgroup.go).
 // KernelObject points at a code object V3+ kernel descriptor or a V2 amd_kernel_code_t. The context stops
 // the admission of work-groups; Dispatch then returns *PreemptedError naming the first one not admitted.
 func Dispatch(ctx context.Context, mem Memory, p DispatchParams) (Stats, error) {
 	var st Stats
-	var kdb [AmdKernelCodeSize]byte
+	kdb := descBufs.Get().(*[AmdKernelCodeSize]byte) // read through an interface: on the stack it would escape
+	defer descBufs.Put(kdb)
 	if err := mem.Read(p.KernelObject, kdb[:64]); err != nil {
 		return st, &Fault{Addr: p.KernelObject, Inst: "<kernel descriptor>", Err: err}
 	}

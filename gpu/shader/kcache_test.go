@@ -3,6 +3,7 @@ package shader
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"sync/atomic"
 	"testing"
 )
@@ -100,6 +101,54 @@ func TestScalarCache(t *testing.T) {
 		fm.Read(asmOut+0x100, out)
 		if g := binary.LittleEndian.Uint32(out[4*255:]); g != v { // a new dispatch reads memory again
 			t.Errorf("round %d: work-item 255 stored %d, want %d", round, g, v)
+		}
+	}
+}
+
+// TestScalarCacheManyLines: 16 waves of 4 work-groups load 12 lines of kernel arguments (more than
+// the kcInline a table holds in place: the last 4 go to its map) at once; every value is right and
+// every line is read from memory once.
+func TestScalarCacheManyLines(t *testing.T) {
+	const lines = 12
+	if lines <= kcInline {
+		t.Fatalf("the test needs more lines (%d) than a table holds in place (%d)", lines, kcInline)
+	}
+	src := ""
+	for i := range lines {
+		src += fmt.Sprintf("\ts_load_dword s%d, s[0:1], %#x\n", 4+i, i*kLine)
+	}
+	src += "\ts_waitcnt lgkmcnt(0)\n"
+	for i := 1; i < lines; i++ {
+		src += fmt.Sprintf("\ts_add_u32 s4, s4, s%d\n", 4+i)
+	}
+	src += `	v_mov_b32 v1, s4
+	v_lshlrev_b32 v2, 2, v0
+	global_store_dword v2, v1, s[0:1] offset:0x400
+	s_endpgm
+`
+	fm, p := miniKernel(t, asm(t, src))
+	fm.mapRange(asmOut, 0x2000)
+	p.KernargAddress = asmOut
+	p.GridSize, p.WorkgroupSize = [3]uint32{1024, 1, 1}, [3]uint16{256, 1, 1}
+	want := uint32(0)
+	for i := range lines {
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(i+1)*0x101)
+		fm.Write(asmOut+uint64(i*kLine), b[:])
+		want += uint32(i+1) * 0x101
+	}
+	cm := &countMem{flatMem: fm, lo: asmOut, hi: asmOut + lines*kLine}
+	if _, err := Dispatch(context.Background(), cm, p); err != nil {
+		t.Fatal(err)
+	}
+	if n := cm.reads.Load(); n != lines {
+		t.Errorf("%d kernel argument lines were read %d times by 16 waves, want %d", lines, n, lines)
+	}
+	out := make([]byte, 4*256)
+	fm.Read(asmOut+0x400, out)
+	for i := 0; i < 256; i++ {
+		if g := binary.LittleEndian.Uint32(out[4*i:]); g != want {
+			t.Fatalf("work-item %d stored %#x, want %#x", i, g, want)
 		}
 	}
 }

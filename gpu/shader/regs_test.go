@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -73,7 +74,7 @@ func putWords(m Memory, va uint64, code []uint32) {
 type execMem struct {
 	*flatMem
 	codeLo, codeHi uint64
-	fetches        int
+	fetches        atomic.Int64 // waves decode concurrently
 }
 
 var errNoExec = errors.New("page not executable")
@@ -87,7 +88,7 @@ func (m *execMem) Read(va uint64, p []byte) error {
 }
 
 func (m *execMem) Fetch(va uint64, p []byte) error {
-	m.fetches++
+	m.fetches.Add(1)
 	if va < m.codeLo || va+uint64(len(p)) > m.codeHi {
 		return errNoExec
 	}
@@ -116,7 +117,7 @@ func TestFetchThroughExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if em.fetches == 0 {
+	if em.fetches.Load() == 0 {
 		t.Fatal("code was not read through Fetch")
 	}
 	c := make([]float32, n)

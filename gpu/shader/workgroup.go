@@ -130,6 +130,7 @@ type dispatch struct {
 	suspCh     atomic.Pointer[chan struct{}] // closed while suspended (nil when not): wakes groups waiting for a worker
 	gen        uint64                        // runs of drive: Resume starts a new one
 	free       []*group                      // finished work-groups whose waves and LDS are reused
+	freeBuf    [4]*group                     // free's first array (run): no allocation for small dispatches
 
 	stats Stats // updated with atomic adds
 }
@@ -222,6 +223,7 @@ func run(ctx context.Context, mem Memory, l launch, dev *Device, cus []int, port
 	}
 	d := &dispatch{ctx: ctx, kill: l.kill, l: l, mem: mem, ports: ports, dev: dev, cus: cus, gws: gw,
 		abort: make(chan struct{}), wake: make(chan struct{}, 1)}
+	d.free = d.freeBuf[:0]
 	if l.pgm&0xff != 0 {
 		return d.stats, fmt.Errorf("%w: entry %#x not 256-byte aligned", ErrBadDispatch, l.pgm)
 	}
@@ -286,7 +288,7 @@ func (d *dispatch) drive(ctx context.Context) (Stats, error) {
 	d.amu.Lock()
 	d.ctx = ctx
 	d.amu.Unlock()
-	d.kc.reset() // the CP invalidates the scalar cache at the dispatch's start (and a resumed one's)
+	d.kc.start() // the CP invalidates the scalar cache at the dispatch's start (and a resumed one's)
 	stopWatch := make(chan struct{})
 	k := d.kill // read here: Resume replaces it while an earlier watcher may still be exiting
 	d.mu.Lock()
@@ -417,9 +419,15 @@ func (d *dispatch) newGroup(gi uint64, cu int) *group {
 	}
 	d.mu.Unlock()
 	if g == nil {
-		if sp, _ := spares.Get().(*spare); sp != nil && uint64(cap(sp.lds)) >= d.l.lds {
-			g = &group{d: d, lds: sp.lds[:d.l.lds], waves: sp.waves[:0]}
-			clear(g.lds)
+		if sp, _ := spares.Get().(*group); sp != nil {
+			g = sp
+			g.d = d
+			if uint64(cap(g.lds)) >= d.l.lds {
+				g.lds = g.lds[:d.l.lds]
+				clear(g.lds)
+			} else {
+				g.lds = make([]byte, d.l.lds)
+			}
 		} else {
 			g = &group{d: d, lds: make([]byte, d.l.lds), waves: make([]*wave, 0, d.need.waves)}
 		}
@@ -430,15 +438,11 @@ func (d *dispatch) newGroup(gi uint64, cu int) *group {
 	return g
 }
 
-// spare is an ended dispatch's work-group memory, its LDS and its waves with their register
-// files, for the groups of later dispatches (a tiny dispatch otherwise allocates and the
-// collector frees a register file per wave each time). Whoever takes it clears what it uses: the
-// values of another dispatch, maybe another process's, never show.
-type spare struct {
-	lds   []byte
-	waves []*wave
-}
-
+// spares holds ended dispatches' work-groups, with their LDS and their waves' register files, for
+// the groups of later dispatches (a tiny dispatch otherwise allocates, and the collector frees, a
+// group of 3 KiB and a register file per wave each time). A spare keeps nothing of its dispatch
+// (its memory, code, process): spareGroups empties it, and whoever takes it clears the LDS and
+// registers it uses, so the values of another dispatch, maybe another process's, never show.
 var spares sync.Pool
 
 // spareGroups gives the ended dispatch's free work-groups to later dispatches.
@@ -454,7 +458,9 @@ func (d *dispatch) spareGroups() {
 				*w = wave{v: w.v} // nothing of this dispatch (its memory, code, process) stays reachable
 			}
 		}
-		spares.Put(&spare{lds: g.lds, waves: waves})
+		clear(g.vbufs[:]) // slices of the dispatch's memory
+		*g = group{lds: g.lds, waves: waves[:0], slots: g.slots[:0], ended: g.ended[:0]}
+		spares.Put(g)
 	}
 }
 
@@ -512,40 +518,35 @@ func (d *dispatch) initGroup(g *group, gi uint64, cu int) {
 // (a new goroutine starts small and copies its stack on its first deep call, about 4 % of vadd).
 const runnerIdle = 20 * time.Millisecond
 
-var runnerQ = make(chan func())
+var runnerQ = make(chan *group)
 
-// spawn runs f on an idle work-group goroutine, or a new one.
-func spawn(f func()) {
+// spawnGroup runs g on a goroutine of its own (runGroups), an idle work-group goroutine or a new
+// one, counted as wanting a host thread until it starts (threads.go).
+func (d *dispatch) spawnGroup(g *group) {
+	threadWant.Add(1)
 	select {
-	case runnerQ <- f:
+	case runnerQ <- g:
 	default:
-		go runner(f)
+		go runner(g)
 	}
 }
 
-func runner(f func()) {
+// runner is a work-group goroutine: it runs g's dispatch's groups from g (runGroups), then waits
+// runnerIdle for the next group spawnGroup hands it.
+func runner(g *group) {
 	t := time.NewTimer(runnerIdle)
 	defer t.Stop()
 	for {
-		f()
-		f = nil
+		threadWant.Add(-1)
+		g.d.runGroups(g)
+		g = nil
 		t.Reset(runnerIdle)
 		select {
-		case f = <-runnerQ:
+		case g = <-runnerQ:
 		case <-t.C:
 			return
 		}
 	}
-}
-
-// spawnGroup runs g on a goroutine of its own (runGroups), counted as wanting a host thread until
-// it starts (threads.go).
-func (d *dispatch) spawnGroup(g *group) {
-	threadWant.Add(1)
-	spawn(func() {
-		threadWant.Add(-1)
-		d.runGroups(g)
-	})
 }
 
 // runGroups runs g and then the groups its goroutine admits as each one ends, each in what is
