@@ -24,7 +24,7 @@
 // DeepAfter (defaults: 10 ms after 100 ms, 50 ms after 2 s). The sleeps are internal/hrtimer's:
 // a time.Timer under a millisecond sleeps at least a millisecond while the daemon is otherwise
 // idle (the netpoller's epoll_wait counts in milliseconds), which made every step of the backoff
-// below 1 ms a 1.05-1.2 ms sleep. With no doorbell registered it does not wake at all. Poke (called by kfd on every ioctl of a process, so in particular when a client
+// below 1 ms a 1.05-1.2 ms sleep. With no doorbell registered it does not wake at all. Poke (called by kfd on every ioctl of a process with queues, so in particular when a client
 // blocks in WAIT_EVENTS) scans at once and restarts the backoff from MinPoll, without the spin (an
 // ioctl is not a store; spinning after each kept a CPU busy while a client made ioctls back to back).
 //

@@ -58,6 +58,7 @@ type Watcher struct {
 	scans   atomic.Uint64
 	kicks   atomic.Uint64
 	arms    atomic.Uint64
+	pokes   atomic.Uint64 // Poke calls
 	touches atomic.Uint64
 }
 
@@ -157,6 +158,7 @@ func (w *Watcher) Touched() {
 
 // Poke makes the scanner look at every doorbell now and restart its fast phase. It never blocks.
 func (w *Watcher) Poke() {
+	w.pokes.Add(1)
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -179,6 +181,9 @@ func (w *Watcher) Stats() (scans, kicks uint64) { return w.scans.Load(), w.kicks
 // Arms returns how many times the arm function reported every doorbell armed, and Touched was
 // called.
 func (w *Watcher) Arms() (arms, touches uint64) { return w.arms.Load(), w.touches.Load() }
+
+// Pokes counts the Poke calls.
+func (w *Watcher) Pokes() uint64 { return w.pokes.Load() }
 
 // Len returns the number of registered doorbells.
 func (w *Watcher) Len() int {

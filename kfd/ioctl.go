@@ -153,10 +153,15 @@ func (p *Process) ioctl(c Caller, cmd uint32, arg []byte) syscall.Errno {
 	case nr >= abi.AMDKFD_COMMAND_END && (nr < abi.AMDKFD_COMMAND_START_2 || ioctls[nr].fn == nil):
 		return syscall.ENOTTY // upstream's answer to every out-of-tree number, served here or not
 	}
-	p.d.Poke() // a client that makes a syscall may just have rung a doorbell
 	p.mu.Lock()
-	dead := p.dead
+	dead, queues := p.dead, len(p.queues)
 	p.mu.Unlock()
+	if queues > 0 {
+		// A client that makes a syscall may just have rung a doorbell. Only a process with
+		// queues has one to ring: for the others a poke would wake the scanner for nothing,
+		// a goroutine switch beside every ioctl.
+		p.d.Poke()
+	}
 	if dead {
 		return syscall.ENODEV // torn down under an open file (the daemon is stopping)
 	}

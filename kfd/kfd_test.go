@@ -1713,3 +1713,30 @@ func eventData(b []byte, id uint32) {
 	clear(b[:48])
 	binary.LittleEndian.PutUint32(b[40:], id)
 }
+
+// An ioctl pokes the doorbell scanner (the client may just have rung a doorbell) only when its
+// process has a queue: for the others the poke would wake the scanner for nothing.
+func TestIoctlPokesOnlyWithQueues(t *testing.T) {
+	e := newEnv(t, "mi210")
+	var v abi.GetVersionArgs
+	ioctls := func(n int) uint64 {
+		before := e.d.bells.Pokes()
+		for range n {
+			if errno := e.do(abi.AMDKFD_IOC_GET_VERSION, &v); errno != 0 {
+				t.Fatalf("GET_VERSION: %v", errno)
+			}
+		}
+		return e.d.bells.Pokes() - before
+	}
+	if n := ioctls(10); n != 0 {
+		t.Errorf("10 ioctls of a process without queues poked the scanner %d times, want 0", n)
+	}
+	e.acquire(e.gpu)
+	qa := e.queueArgs(0x600000000)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &qa); errno != 0 {
+		t.Fatal(errno)
+	}
+	if n := ioctls(10); n < 10 {
+		t.Errorf("10 ioctls of a process with a queue poked the scanner %d times, want at least 10", n)
+	}
+}
