@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 	"github.com/kfdemu/kfdemu/gpu/cp"
@@ -80,8 +81,7 @@ func (e *aqlEngine) Dispatch(cq *cp.Queue, pkt *aql.KernelDispatchPacket) error 
 	for d := aql.Dimensions(pkt.Setup); d < 3; d++ { // unused dimensions are 1
 		params.GridSize[d], params.WorkgroupSize[d] = 1, 1
 	}
-	ctx, cancel := stopContext(cq.Stopping())
-	defer cancel()
+	ctx := stopContext(cq.Stopping())
 	defer e.q.p.d.busy(e.q.pd.gpuID)() // gpu_busy_percent (activity.go)
 	st, err := runDispatch(ctx, e.q, id, params.Kill, func(start uint64) (shader.Stats, error) {
 		params.StartGroup = start
@@ -110,16 +110,22 @@ func (e *aqlEngine) QueueError(_ *cp.Queue, err error) bool {
 	return true
 }
 
-// stopContext is a context cancelled when stop closes (the queue is being stopped, so a dispatch
-// ends at the next work-group boundary); cancel releases it.
-func stopContext(stop <-chan struct{}) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
+// stopContext is a context done when stop closes (the queue is being stopped, so a dispatch ends
+// at the next work-group boundary). Its Done is stop itself: no goroutine waits to cancel it (a
+// context.WithCancel fed by one cost a goroutine per dispatch).
+func stopContext(stop <-chan struct{}) context.Context { return stopCtx{stop} }
+
+type stopCtx struct{ stop <-chan struct{} }
+
+func (stopCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c stopCtx) Done() <-chan struct{}     { return c.stop }
+func (stopCtx) Value(any) any               { return nil }
+
+func (c stopCtx) Err() error {
+	select {
+	case <-c.stop:
+		return context.Canceled
+	default:
+		return nil
+	}
 }

@@ -160,8 +160,7 @@ func (h *pm4Job) Dispatch(q *pm4.Queue, cs *pm4.ComputeState) error {
 	for i := range r.WorkgroupSize {
 		r.WorkgroupSize[i] = uint16(cs.NumThread[i])
 	}
-	ctx, cancel := stopContext(q.Stopping())
-	defer cancel()
+	ctx := stopContext(q.Stopping())
 	defer d.busy(gpu)()
 	st, err := shader.DispatchRegs(ctx, h.mem, r)
 	d.stats.waveInstructions.Add(st.WaveInstructions)

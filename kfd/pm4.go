@@ -62,8 +62,7 @@ func (e *pm4Engine) Dispatch(pq *pm4.Queue, cs *pm4.ComputeState) error {
 	for i := range r.WorkgroupSize {
 		r.WorkgroupSize[i] = uint16(cs.NumThread[i])
 	}
-	ctx, cancel := stopContext(pq.Stopping())
-	defer cancel()
+	ctx := stopContext(pq.Stopping())
 	defer e.q.p.d.busy(e.q.pd.gpuID)() // gpu_busy_percent (activity.go)
 	st, err := runDispatch(ctx, e.q, pq.DispatchID(), r.Kill, func(start uint64) (shader.Stats, error) {
 		r.StartGroup = start
