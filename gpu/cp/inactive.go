@@ -1,6 +1,8 @@
 package cp
 
 import (
+	"encoding/binary"
+
 	"github.com/kfdemu/kfdemu/gpu/aql"
 )
 
@@ -28,29 +30,33 @@ func amdQueueOf(rp, wp uint64) uint64 {
 }
 
 // loadScratch reads the queue's scratch fields (the CP reads them at each dispatch: ROCr changes
-// them while the queue is inactive).
+// them while the queue is inactive). They are read in one access, from compute_tmpring_size to
+// scratch_backing_memory_byte_size: where amd_queue_t lies in client memory (ROCr's, registered
+// as userptr) each access is a system call.
 func (q *Queue) loadScratch() (Scratch, error) {
 	var s Scratch
 	aq := q.amdQueue
 	if aq == 0 {
 		return s, nil
 	}
-	tmp, err := q.load32(aq+aql.AMDQueueComputeTmpringSizeOffset, "amd_queue_t")
-	if err != nil {
-		return s, err
+	b := q.scratchBuf[:] // the queue's own: a local buffer would escape through the interface call
+	va := aq + aql.AMDQueueComputeTmpringSizeOffset
+	if va%8 != 4 { // amd_queue_t is 64-byte aligned; a misaligned one faults as the loads did
+		return s, &FaultError{VA: va, Op: "amd_queue_t"}
 	}
+	if err := q.cfg.Memory.Read(va, b); err != nil {
+		return s, &FaultError{VA: va, Op: "amd_queue_t", Err: err}
+	}
+	at := func(off uint64) []byte { return b[off-aql.AMDQueueComputeTmpringSizeOffset:] }
+	tmp := binary.LittleEndian.Uint32(at(aql.AMDQueueComputeTmpringSizeOffset))
 	s.WaveBytes = uint64(aql.TmpringWaveSize.Get(tmp)) << 10
 	s.Waves = aql.TmpringWaves.Get(tmp)
 	for i := range s.Resource {
-		if s.Resource[i], err = q.load32(aq+aql.AMDQueueScratchResourceDescOffset+4*uint64(i), "amd_queue_t"); err != nil {
-			return s, err
-		}
+		s.Resource[i] = binary.LittleEndian.Uint32(at(aql.AMDQueueScratchResourceDescOffset + 4*uint64(i)))
 	}
-	if s.Base, err = q.load64(aq+aql.AMDQueueScratchLocationOffset, "amd_queue_t"); err != nil {
-		return s, err
-	}
-	s.Size, err = q.load64(aq+aql.AMDQueueScratchByteSizeOffset, "amd_queue_t")
-	return s, err
+	s.Base = binary.LittleEndian.Uint64(at(aql.AMDQueueScratchLocationOffset))
+	s.Size = binary.LittleEndian.Uint64(at(aql.AMDQueueScratchByteSizeOffset))
+	return s, nil
 }
 
 // needsScratch reports whether a dispatch whose packet asks for priv bytes per work-item does not
@@ -135,8 +141,16 @@ func (q *Queue) Scratch() Scratch { return q.scratch }
 
 // timestamps writes amd_signal_t start_ts and end_ts of a completion signal (profiling on).
 func (q *Queue) timestamps(sig, start, end uint64) error {
-	if err := q.store64(sig+aql.SignalStartTSOffset, start, "completion signal start_ts"); err != nil {
-		return err
+	// start_ts and end_ts are adjacent: one access (a system call where the signal lies in
+	// client memory). Nobody reads them before the completion that follows.
+	va := sig + aql.SignalStartTSOffset
+	if va%8 != 0 {
+		return &FaultError{VA: va, Op: "completion signal start_ts"}
 	}
-	return q.store64(sig+aql.SignalEndTSOffset, end, "completion signal end_ts")
+	binary.LittleEndian.PutUint64(q.tsBuf[:], start)
+	binary.LittleEndian.PutUint64(q.tsBuf[8:], end)
+	if err := q.cfg.Memory.Write(va, q.tsBuf[:]); err != nil {
+		return &FaultError{VA: va, Op: "completion signal start_ts", Err: err}
+	}
+	return nil
 }
