@@ -157,11 +157,11 @@ const maxRingSize = 1 << 26
 type Queue struct {
 	hqd.Runner // doorbell, run state, stop and the error state
 	cfg        Config
-	adder      atomicAdder                                                                        // cfg.Memory, when it is one
-	sigAdder   signalAdder                                                                        // cfg.Memory, when it is one
-	sigTail    [aql.SignalEventIDOffset + 4 - aql.SignalMailboxOffset]byte                        // complete's mailbox and event id (queue goroutine)
-	tsBuf      [16]byte                                                                           // timestamps' start_ts and end_ts (queue goroutine)
-	scratchBuf [aql.AMDQueueScratchByteSizeOffset + 8 - aql.AMDQueueComputeTmpringSizeOffset]byte // loadScratch's fields (queue goroutine)
+	adder      atomicAdder                                                                   // cfg.Memory, when it is one
+	sigAdder   signalAdder                                                                   // cfg.Memory, when it is one
+	sigTail    [aql.SignalEventIDOffset + 4 - aql.SignalMailboxOffset]byte                   // complete's mailbox and event id (queue goroutine)
+	tsBuf      [16]byte                                                                      // timestamps' start_ts and end_ts (queue goroutine)
+	scratchBuf [aql.AMDQueuePropertiesOffset + 4 - aql.AMDQueueComputeTmpringSizeOffset]byte // loadScratch's fields (queue goroutine)
 	// amdQueue is the VA of the ring's amd_queue_t (0: none): scratch, properties, inactive signal.
 	amdQueue uint64
 

@@ -30,22 +30,21 @@ func amdQueueOf(rp, wp uint64) uint64 {
 }
 
 // loadScratch reads the queue's scratch fields (the CP reads them at each dispatch: ROCr changes
-// them while the queue is inactive). They are read in one access, from compute_tmpring_size to
-// scratch_backing_memory_byte_size: where amd_queue_t lies in client memory (ROCr's, registered
-// as userptr) each access is a system call.
-func (q *Queue) loadScratch() (Scratch, error) {
-	var s Scratch
+// them while the queue is inactive), and queue_properties with them: they are read in one access,
+// from compute_tmpring_size to queue_properties, where amd_queue_t lies in client memory (ROCr's,
+// registered as userptr) each access being a system call.
+func (q *Queue) loadScratch() (s Scratch, props uint32, err error) {
 	aq := q.amdQueue
 	if aq == 0 {
-		return s, nil
+		return s, 0, nil
 	}
 	b := q.scratchBuf[:] // the queue's own: a local buffer would escape through the interface call
 	va := aq + aql.AMDQueueComputeTmpringSizeOffset
 	if va%8 != 4 { // amd_queue_t is 64-byte aligned; a misaligned one faults as the loads did
-		return s, &FaultError{VA: va, Op: "amd_queue_t"}
+		return s, 0, &FaultError{VA: va, Op: "amd_queue_t"}
 	}
 	if err := q.cfg.Memory.Read(va, b); err != nil {
-		return s, &FaultError{VA: va, Op: "amd_queue_t", Err: err}
+		return s, 0, &FaultError{VA: va, Op: "amd_queue_t", Err: err}
 	}
 	at := func(off uint64) []byte { return b[off-aql.AMDQueueComputeTmpringSizeOffset:] }
 	tmp := binary.LittleEndian.Uint32(at(aql.AMDQueueComputeTmpringSizeOffset))
@@ -56,7 +55,7 @@ func (q *Queue) loadScratch() (Scratch, error) {
 	}
 	s.Base = binary.LittleEndian.Uint64(at(aql.AMDQueueScratchLocationOffset))
 	s.Size = binary.LittleEndian.Uint64(at(aql.AMDQueueScratchByteSizeOffset))
-	return s, nil
+	return s, binary.LittleEndian.Uint32(at(aql.AMDQueuePropertiesOffset)), nil
 }
 
 // needsScratch reports whether a dispatch whose packet asks for priv bytes per work-item does not

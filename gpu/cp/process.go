@@ -141,8 +141,17 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	// The barrier bit needs every earlier packet complete: packets complete before the next
 	// launches, so it holds here by construction (see the package doc).
 	var completion uint64
-	prof, err := q.profiling()
-	if err != nil {
+	// A dispatch's scratch fields and queue_properties are read together (loadScratch); other
+	// packets read queue_properties alone (profiling).
+	var sc Scratch
+	var prof bool
+	if typ == aql.PacketTypeKernelDispatch {
+		var props uint32
+		if sc, props, err = q.loadScratch(); err != nil {
+			return false, perr(err)
+		}
+		prof = q.cfg.Clock != nil && q.amdQueue != 0 && aql.QueuePropEnableProfiling.Get(props) != 0
+	} else if prof, err = q.profiling(); err != nil {
 		return false, perr(err)
 	}
 	var start uint64 // launch: start_ts of a profiled packet
@@ -161,10 +170,6 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		// queue offline with "insufficient scratch" and stays in the ring; ROCr's handler
 		// allocates scratch, fills amd_queue_t and stores 0 to the inactive signal, and the packet
 		// is launched again from the start (ROCr AqlQueue::DynamicScratchHandler, error code 1).
-		sc, err := q.loadScratch()
-		if err != nil {
-			return false, perr(err)
-		}
 		// Without an inactive signal nobody can answer: the dispatch is launched and fails on the
 		// shader's own scratch check (a queue error), instead of the queue hanging.
 		if q.amdQueue != 0 && needsScratch(q.kd.PrivateSegmentSize, &sc) {
