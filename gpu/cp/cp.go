@@ -32,6 +32,14 @@ type atomicAdder interface {
 	AtomicAdd(va uint64, size int, delta uint64) (uint64, error)
 }
 
+// vecMemory is the Memory that moves several pieces, each within one page, in one access, in
+// order (mmu.Port.ReadV, WriteV): where the pieces lie in client memory they are one system call,
+// not one each.
+type vecMemory interface {
+	ReadV(vas []uint64, bufs [][]byte) (int, error)
+	WriteV(vas []uint64, bufs [][]byte) (int, error)
+}
+
 // signalAdder is the Memory whose 64-bit add also reads the bytes after the word in the same
 // access (mmu.Port.AtomicAddTail): a completion signal's decrement and its event_mailbox_ptr and
 // event_id are then one read and one write where the signal lies in client memory (each access a
@@ -150,6 +158,9 @@ type Status struct {
 	Err          error  // the queue error, in StateError
 }
 
+// pageSize is the page a vectored access's piece must stay within (vecMemory).
+const pageSize = 4096
+
 // maxRingSize is far above any driver limit; it keeps size*64 within 32 bits of offset.
 const maxRingSize = 1 << 26
 
@@ -157,8 +168,14 @@ const maxRingSize = 1 << 26
 type Queue struct {
 	hqd.Runner // doorbell, run state, stop and the error state
 	cfg        Config
-	adder      atomicAdder                                                                   // cfg.Memory, when it is one
-	sigAdder   signalAdder                                                                   // cfg.Memory, when it is one
+	adder      atomicAdder // cfg.Memory, when it is one
+	sigAdder   signalAdder // cfg.Memory, when it is one
+	vec        vecMemory   // cfg.Memory, when it is one
+	// Pieces of a vectored access (queue goroutine): in the Queue, as locals would escape
+	// through the interface call.
+	vecVAs     [2]uint64
+	vecBufs    [2][]byte
+	relBuf     [12]byte                                                                      // release: the slot's header word, then the read index
 	sigTail    [aql.SignalEventIDOffset + 4 - aql.SignalMailboxOffset]byte                   // complete's mailbox and event id (queue goroutine)
 	tsBuf      [16]byte                                                                      // timestamps' start_ts and end_ts (queue goroutine)
 	scratchBuf [aql.AMDQueuePropertiesOffset + 4 - aql.AMDQueueComputeTmpringSizeOffset]byte // loadScratch's fields (queue goroutine)
@@ -200,6 +217,7 @@ func New(cfg Config) (*Queue, error) {
 	q := &Queue{cfg: cfg, amdQueue: amdQueueOf(cfg.ReadIndexVA, cfg.WriteIndexVA)}
 	q.adder, _ = cfg.Memory.(atomicAdder)
 	q.sigAdder, _ = cfg.Memory.(signalAdder)
+	q.vec, _ = cfg.Memory.(vecMemory)
 	eng := hqd.Engine{Step: q.step, Recheck: q.recheck, Fail: q.report, MaxPoll: cfg.MaxPoll}
 	if g := cfg.Group; g != nil {
 		eng.Starting = func() { g.add(q) }

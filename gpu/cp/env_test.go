@@ -188,6 +188,7 @@ const (
 type env struct {
 	t    testing.TB
 	m    *memory
+	vec  bool // aqlQueue's memory moves pieces in one access (vecTestMemory, as mmu.Port)
 	host *fakeHost
 	nsig atomic.Int64
 	nq   int
@@ -235,6 +236,43 @@ type qopt struct {
 	noPoll  bool           // only kicks and Group.Wake re-check barriers
 	adder   bool           // the memory has AtomicAdd and AtomicAddTail (as mmu.Port)
 	bell    *atomic.Uint64 // the doorbell word Config.Doorbell reads (nil: a doorbell always at 0)
+}
+
+// vecTestMemory is memory with ReadV and WriteV, as the daemon's mmu.Port: pieces in order, each
+// within one page (a piece that is not fails the test), counted.
+type vecTestMemory struct {
+	*memory
+	t             testing.TB
+	reads, writes atomic.Int64
+}
+
+func (m *vecTestMemory) ReadV(vas []uint64, bufs [][]byte) (int, error) {
+	m.reads.Add(1)
+	return m.vec(vas, bufs, m.Read)
+}
+
+func (m *vecTestMemory) WriteV(vas []uint64, bufs [][]byte) (int, error) {
+	m.writes.Add(1)
+	return m.vec(vas, bufs, m.Write)
+}
+
+func (m *vecTestMemory) vec(vas []uint64, bufs [][]byte, f func(uint64, []byte) error) (int, error) {
+	for i, va := range vas {
+		if n := uint64(len(bufs[i])); n > 0 && va/pageSize != (va+n-1)/pageSize {
+			m.t.Errorf("piece %#x+%d crosses a page", va, n)
+		}
+		if err := f(va, bufs[i]); err != nil {
+			return i, err
+		}
+	}
+	return len(vas), nil
+}
+
+// withVecMemory runs test on plain memory and on vecTestMemory; with it the queue must have
+// used both ReadV and WriteV.
+func withVecMemory(t *testing.T, test func(t *testing.T, vec bool)) {
+	t.Run("plain", func(t *testing.T) { test(t, false) })
+	t.Run("vectored", func(t *testing.T) { test(t, true) })
 }
 
 // adderMemory is memory with AtomicAdd and AtomicAddTail, as the daemon's mmu.Port.

@@ -141,10 +141,11 @@ func FuzzAMDQueue(f *testing.F) {
 			if a.State() != hqd.StateBlocked {
 				break
 			}
-			atomic.StoreUint64(m.word64(a.inactive+aql.SignalValueOffset), 0)
+			// As ROCr: the fields first, then 0 in the inactive signal, which the CP waits on.
 			atomic.StoreUint32(a.props(), 0)
 			atomic.StoreUint32(m.word32(a.aq+aql.AMDQueueComputeTmpringSizeOffset), aql.TmpringWaves.Set(aql.TmpringWaveSize.Set(0, 0x1fff), 1))
 			atomic.StoreUint64(m.word64(a.aq+aql.AMDQueueScratchByteSizeOffset), 0x1fff<<10)
+			atomic.StoreUint64(m.word64(a.inactive+aql.SignalValueOffset), 0)
 			a.Kick()
 			time.Sleep(200 * time.Microsecond)
 		}

@@ -46,6 +46,13 @@ func (q *Queue) loadScratch() (s Scratch, props uint32, err error) {
 	if err := q.cfg.Memory.Read(va, b); err != nil {
 		return s, 0, &FaultError{VA: va, Op: "amd_queue_t", Err: err}
 	}
+	s, props = q.decodeScratch()
+	return s, props, nil
+}
+
+// decodeScratch decodes the fields loadScratch read into scratchBuf.
+func (q *Queue) decodeScratch() (s Scratch, props uint32) {
+	b := q.scratchBuf[:]
 	at := func(off uint64) []byte { return b[off-aql.AMDQueueComputeTmpringSizeOffset:] }
 	tmp := binary.LittleEndian.Uint32(at(aql.AMDQueueComputeTmpringSizeOffset))
 	s.WaveBytes = uint64(aql.TmpringWaveSize.Get(tmp)) << 10
@@ -55,7 +62,7 @@ func (q *Queue) loadScratch() (s Scratch, props uint32, err error) {
 	}
 	s.Base = binary.LittleEndian.Uint64(at(aql.AMDQueueScratchLocationOffset))
 	s.Size = binary.LittleEndian.Uint64(at(aql.AMDQueueScratchByteSizeOffset))
-	return s, binary.LittleEndian.Uint32(at(aql.AMDQueuePropertiesOffset)), nil
+	return s, binary.LittleEndian.Uint32(at(aql.AMDQueuePropertiesOffset))
 }
 
 // needsScratch reports whether a dispatch whose packet asks for priv bytes per work-item does not

@@ -41,7 +41,17 @@ func (e *env) aqlQueue(clock func() uint64) *aqlQueue {
 	atomic.StoreUint64(e.m.word64(sig+aql.SignalMailboxOffset), inactiveMB)
 	atomic.StoreUint32(e.m.word32(sig+aql.SignalEventIDOffset), inactiveID)
 	atomic.StoreUint64(e.m.word64(aq+aql.AMDQueueInactiveSignalOffset), sig)
-	q, err := New(Config{RingBase: t.base, RingSize: 64, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA, Memory: e.m,
+	var mem Memory = e.m
+	if e.vec {
+		vm := &vecTestMemory{memory: e.m, t: e.t}
+		mem = vm
+		e.t.Cleanup(func() {
+			if vm.reads.Load() == 0 || vm.writes.Load() == 0 {
+				e.t.Errorf("the queue made %d ReadV and %d WriteV calls: the vectored accesses were not used", vm.reads.Load(), vm.writes.Load())
+			}
+		})
+	}
+	q, err := New(Config{RingBase: t.base, RingSize: 64, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA, Memory: mem,
 		Host: e.host, Clock: clock})
 	if err != nil {
 		e.t.Fatal(err)
@@ -136,8 +146,11 @@ func (r *rocrScratch) seen() []uint64 {
 // ring and launches it once ROCr has filled the scratch fields and stored 0; the dispatch sees the
 // scratch ROCr set. A second dispatch that fits is launched without a report; one needing more
 // grows it again.
-func TestDynamicScratch(t *testing.T) {
+func TestDynamicScratch(t *testing.T) { withVecMemory(t, testDynamicScratch) }
+
+func testDynamicScratch(t *testing.T, vec bool) {
 	e := newEnv(t)
+	e.vec = vec
 	var got []Scratch
 	e.host.dispatch = func(q *Queue, p *aql.KernelDispatchPacket) error {
 		got = append(got, q.Scratch())
@@ -189,8 +202,11 @@ func TestDynamicScratch(t *testing.T) {
 // Scratch ROCr marks single-use (AMD_QUEUE_PROPERTIES_USE_SCRATCH_ONCE) is returned after the one
 // dispatch: the CP reports 512 and waits until ROCr released it, stored 0 and cleared the property,
 // so the next dispatch needing scratch asks again.
-func TestScratchReclaim(t *testing.T) {
+func TestScratchReclaim(t *testing.T) { withVecMemory(t, testScratchReclaim) }
+
+func testScratchReclaim(t *testing.T, vec bool) {
 	e := newEnv(t)
+	e.vec = vec
 	var got []Scratch
 	e.host.dispatch = func(q *Queue, p *aql.KernelDispatchPacket) error {
 		got = append(got, q.Scratch())
@@ -219,8 +235,11 @@ func TestScratchReclaim(t *testing.T) {
 
 // With ENABLE_PROFILING in queue_properties the CP writes the completion signal's start_ts (launch)
 // and end_ts (completion) from Config.Clock before decrementing it; without it, neither.
-func TestProfilingTimestamps(t *testing.T) {
+func TestProfilingTimestamps(t *testing.T) { withVecMemory(t, testProfilingTimestamps) }
+
+func testProfilingTimestamps(t *testing.T, vec bool) {
 	e := newEnv(t)
+	e.vec = vec
 	var clock atomic.Uint64
 	clock.Store(1000)
 	tick := func() uint64 { return clock.Add(10) }

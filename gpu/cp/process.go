@@ -135,7 +135,23 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, perr(fmt.Errorf("%w: reserved fence scope", ErrMalformed))
 	}
 	binary.LittleEndian.PutUint32(q.pkt[:4], word)
-	if err := q.cfg.Memory.Read(slot+4, q.pkt[4:]); err != nil { // copy the packet (PSA-2.8-Q03)
+	// Copy the packet (PSA-2.8-Q03). A dispatch's amd_queue_t fields (loadScratch) come in the
+	// same access when the Memory moves pieces (vecMemory).
+	scratchRead := false
+	if sva := q.amdQueue + aql.AMDQueueComputeTmpringSizeOffset; typ == aql.PacketTypeKernelDispatch && q.vec != nil &&
+		q.amdQueue != 0 && sva%8 == 4 && sva/pageSize == (sva+uint64(len(q.scratchBuf))-1)/pageSize && slot%aql.PacketSize == 0 {
+		q.vecVAs = [2]uint64{slot + 4, sva}
+		q.vecBufs = [2][]byte{q.pkt[4:], q.scratchBuf[:]}
+		n, err := q.vec.ReadV(q.vecVAs[:], q.vecBufs[:])
+		q.vecBufs = [2][]byte{}
+		switch {
+		case n == 0 && err != nil:
+			return false, perr(&FaultError{VA: slot + 4, Op: "ring", Err: err})
+		case err != nil:
+			return false, perr(&FaultError{VA: sva, Op: "amd_queue_t", Err: err})
+		}
+		scratchRead = true
+	} else if err := q.cfg.Memory.Read(slot+4, q.pkt[4:]); err != nil {
 		return false, perr(&FaultError{VA: slot + 4, Op: "ring", Err: err})
 	}
 	// The barrier bit needs every earlier packet complete: packets complete before the next
@@ -147,7 +163,9 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	var prof bool
 	if typ == aql.PacketTypeKernelDispatch {
 		var props uint32
-		if sc, props, err = q.loadScratch(); err != nil {
+		if scratchRead {
+			sc, props = q.decodeScratch()
+		} else if sc, props, err = q.loadScratch(); err != nil {
 			return false, perr(err)
 		}
 		prof = q.cfg.Clock != nil && q.amdQueue != 0 && aql.QueuePropEnableProfiling.Get(props) != 0
@@ -238,10 +256,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	}
 	// Release the slot: INVALID made visible before the read index passes it (PSA-2.8-Q25, Q17).
 	// The slot is translated again: the ring may have been unmapped while the packet ran.
-	if err := q.store32(slot, word&^0xffff|aql.PacketTypeInvalid, "ring"); err != nil {
-		return false, err
-	}
-	if err := q.store64(q.cfg.ReadIndexVA, rd+1, "read index"); err != nil {
+	if err := q.release(slot, word&^0xffff|aql.PacketTypeInvalid, rd+1); err != nil {
 		return false, err
 	}
 	q.rd.Store(rd + 1) // PSA-2.8-I07
@@ -298,6 +313,31 @@ func (q *Queue) doorbell() uint64 {
 		return q.dbStart
 	}
 	return q.cfg.Doorbell()
+}
+
+// release stores the slot's header word, then the read index: in one access when the Memory moves
+// pieces in order (vecMemory), else as two stores.
+func (q *Queue) release(slot uint64, word uint32, rd uint64) error {
+	ri := q.cfg.ReadIndexVA
+	if q.vec == nil || slot%4 != 0 || ri%8 != 0 {
+		if err := q.store32(slot, word, "ring"); err != nil {
+			return err
+		}
+		return q.store64(ri, rd, "read index")
+	}
+	binary.LittleEndian.PutUint32(q.relBuf[:4], word)
+	binary.LittleEndian.PutUint64(q.relBuf[4:], rd)
+	q.vecVAs = [2]uint64{slot, ri}
+	q.vecBufs = [2][]byte{q.relBuf[:4], q.relBuf[4:]}
+	n, err := q.vec.WriteV(q.vecVAs[:], q.vecBufs[:])
+	q.vecBufs = [2][]byte{}
+	if err != nil {
+		if n == 0 {
+			return &FaultError{VA: slot, Op: "ring", Err: err}
+		}
+		return &FaultError{VA: ri, Op: "read index", Err: err}
+	}
+	return nil
 }
 
 // profiling reports whether the packet being launched is profiled: a Config.Clock and
