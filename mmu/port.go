@@ -359,10 +359,8 @@ func (p *Port) vecAccess(vas []uint64, bufs [][]byte, acc Access) (int, error) {
 		}
 		var err error
 		switch {
-		case e.mem != nil && acc == AccessWrite:
-			copy(e.mem[off:], b)
 		case e.mem != nil:
-			copy(b, e.mem[off:])
+			memPiece(e.mem, off, b, acc == AccessWrite)
 		case acc == AccessWrite:
 			err = e.remote.WriteAt(b, e.raddr+off)
 		default:
@@ -379,6 +377,27 @@ func (p *Port) vecAccess(vas []uint64, bufs [][]byte, acc Access) (int, error) {
 		return n, err
 	}
 	return lim, ferr
+}
+
+// memPiece moves one piece of a vectored access on a Mem backing. An aligned word (4 or 8 bytes)
+// moves as Load32/Load64 and Store32/Store64 move it (an atomic load, a release store): the CP
+// stores a packet slot's header and the read index this way (gpu/cp), as it did with Store32 and
+// Store64 before they were one vectored access.
+func memPiece(mem []byte, off uint64, b []byte, write bool) {
+	switch {
+	case len(b) == 4 && off%4 == 0 && write:
+		store32(mem, off, binary.LittleEndian.Uint32(b))
+	case len(b) == 4 && off%4 == 0:
+		binary.LittleEndian.PutUint32(b, load32(mem, off))
+	case len(b) == 8 && off%8 == 0 && write:
+		store64(mem, off, binary.LittleEndian.Uint64(b))
+	case len(b) == 8 && off%8 == 0:
+		binary.LittleEndian.PutUint64(b, load64(mem, off))
+	case write:
+		copy(mem[off:], b)
+	default:
+		copy(b, mem[off:])
+	}
 }
 
 // batchFaults walks the pages of a vectored access's pieces that miss the TLB and services the
