@@ -29,12 +29,24 @@ func newAQL(q *queue) (*aqlEngine, error) {
 	cq, err := cp.New(cp.Config{RingBase: a.RingBaseAddress, RingSize: a.RingSize / aql.PacketSize,
 		ReadIndexVA: a.ReadPointerAddress, WriteIndexVA: a.WritePointerAddress,
 		Doorbell: func() uint64 { return word64(q.pd.doorbellMem[8*q.doorbellID:]).Load() },
-		Memory:   q.mem, Host: e, Group: &q.pd.group, Tag: q, Clock: gpuClock})
+		Memory:   q.mem, Host: e, Group: &q.pd.group, Tag: q, Clock: gpuClock, ClientMemory: q.ringInClientMemory()})
 	if err != nil {
 		return nil, err
 	}
 	e.cq = cq
 	return e, nil
+}
+
+// ringInClientMemory reports whether the queue's ring lies outside the daemon's mappings: in a
+// userptr BO (ROCr's rings) or in SVM memory (no BO among the acquired buffers holds it).
+func (q *queue) ringInClientMemory() bool {
+	va := q.args.RingBaseAddress
+	for _, b := range q.bufs {
+		if va >= b.va && va-b.va < b.size {
+			return b.mem == nil
+		}
+	}
+	return true
 }
 
 func (e *aqlEngine) Start() error               { return e.cq.Start() }

@@ -1740,3 +1740,37 @@ func TestIoctlPokesOnlyWithQueues(t *testing.T) {
 		t.Errorf("10 ioctls of a process with a queue poked the scanner %d times, want at least 10", n)
 	}
 }
+
+// A queue whose ring is in a userptr BO (where ROCr puts its rings) tells the CP that the ring is
+// client memory, reached by system calls (cp.Config.ClientMemory); a ring in a GTT BO does not.
+func TestRingInClientMemory(t *testing.T) {
+	e := newEnv(t, "mi210")
+	e.acquire(e.gpu)
+	gtt := e.queueArgs(0x600000000)
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &gtt); errno != 0 {
+		t.Fatal(errno)
+	}
+	u := abi.AllocMemoryOfGPUArgs{VAAddr: 0x40000000, Size: 4096, GPUID: e.gpu, MmapOffset: e.c.base,
+		Flags: allocUserptr | abi.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE}
+	if errno := e.do(abi.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &u); errno != 0 {
+		t.Fatal("ALLOC userptr:", errno)
+	}
+	binary.LittleEndian.PutUint32(e.c.mem, e.gpu)
+	if errno := e.do(abi.AMDKFD_IOC_MAP_MEMORY_TO_GPU, &abi.MapMemoryToGPUArgs{Handle: u.Handle, DeviceIDsArrayPtr: e.c.base, NDevices: 1}); errno != 0 {
+		t.Fatal("MAP userptr:", errno)
+	}
+	user := e.queueArgs(0x700000000)
+	user.RingBaseAddress = u.VAAddr
+	if errno := e.do(abi.AMDKFD_IOC_CREATE_QUEUE, &user); errno != 0 {
+		t.Fatal(errno)
+	}
+	p := e.d.procs[e.c.tgid]
+	for _, c := range []struct {
+		id   uint32
+		want bool
+	}{{gtt.QueueID, false}, {user.QueueID, true}} {
+		if got := p.queues[c.id].ringInClientMemory(); got != c.want {
+			t.Errorf("queue %d: ring in client memory %v, want %v", c.id, got, c.want)
+		}
+	}
+}

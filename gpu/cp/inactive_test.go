@@ -52,7 +52,7 @@ func (e *env) aqlQueue(clock func() uint64) *aqlQueue {
 		})
 	}
 	q, err := New(Config{RingBase: t.base, RingSize: 64, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA, Memory: mem,
-		Host: e.host, Clock: clock})
+		Host: e.host, Clock: clock, ClientMemory: e.vec})
 	if err != nil {
 		e.t.Fatal(err)
 	}
