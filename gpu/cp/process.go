@@ -135,24 +135,9 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, perr(fmt.Errorf("%w: reserved fence scope", ErrMalformed))
 	}
 	binary.LittleEndian.PutUint32(q.pkt[:4], word)
-	// Copy the packet (PSA-2.8-Q03). A dispatch's amd_queue_t fields (loadScratch) come in the
-	// same access when the Memory moves pieces (vecMemory).
-	scratchRead := false
-	if sva := q.amdQueue + aql.AMDQueueComputeTmpringSizeOffset; typ == aql.PacketTypeKernelDispatch && q.vec != nil &&
-		q.amdQueue != 0 && sva%8 == 4 && sva/pageSize == (sva+uint64(len(q.scratchBuf))-1)/pageSize && slot%aql.PacketSize == 0 {
-		q.vecVAs = [2]uint64{slot + 4, sva}
-		q.vecBufs = [2][]byte{q.pkt[4:], q.scratchBuf[:]}
-		n, err := q.vec.ReadV(q.vecVAs[:], q.vecBufs[:])
-		q.vecBufs = [2][]byte{}
-		switch {
-		case n == 0 && err != nil:
-			return false, perr(&FaultError{VA: slot + 4, Op: "ring", Err: err})
-		case err != nil:
-			return false, perr(&FaultError{VA: sva, Op: "amd_queue_t", Err: err})
-		}
-		scratchRead = true
-	} else if err := q.cfg.Memory.Read(slot+4, q.pkt[4:]); err != nil {
-		return false, perr(&FaultError{VA: slot + 4, Op: "ring", Err: err})
+	scratchRead, err := q.copyPacket(slot, typ == aql.PacketTypeKernelDispatch)
+	if err != nil {
+		return false, perr(err)
 	}
 	// The barrier bit needs every earlier packet complete: packets complete before the next
 	// launches, so it holds here by construction (see the package doc).
@@ -168,7 +153,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		} else if sc, props, err = q.loadScratch(); err != nil {
 			return false, perr(err)
 		}
-		prof = q.cfg.Clock != nil && q.amdQueue != 0 && aql.QueuePropEnableProfiling.Get(props) != 0
+		prof = q.profiledBy(props)
 	} else if prof, err = q.profiling(); err != nil {
 		return false, perr(err)
 	}
@@ -347,7 +332,37 @@ func (q *Queue) profiling() (bool, error) {
 		return false, nil
 	}
 	p, err := q.properties()
-	return aql.QueuePropEnableProfiling.Get(p) != 0, err
+	return q.profiledBy(p), err
+}
+
+// profiledBy is profiling's answer for queue_properties props already read.
+func (q *Queue) profiledBy(props uint32) bool {
+	return q.cfg.Clock != nil && q.amdQueue != 0 && aql.QueuePropEnableProfiling.Get(props) != 0
+}
+
+// copyPacket copies the body of the packet at slot after its header word (PSA-2.8-Q03). For a
+// dispatch (scratch), where the Memory moves pieces (vecMemory: Config.ClientMemory), amd_queue_t's
+// fields loadScratch reads come in the same access, into scratchBuf: scratchRead says so.
+func (q *Queue) copyPacket(slot uint64, scratch bool) (scratchRead bool, err error) {
+	sva := q.amdQueue + aql.AMDQueueComputeTmpringSizeOffset
+	if !scratch || q.vec == nil || q.amdQueue == 0 || sva%8 != 4 ||
+		sva/pageSize != (sva+uint64(len(q.scratchBuf))-1)/pageSize || slot%aql.PacketSize != 0 {
+		if err := q.cfg.Memory.Read(slot+4, q.pkt[4:]); err != nil {
+			return false, &FaultError{VA: slot + 4, Op: "ring", Err: err}
+		}
+		return false, nil
+	}
+	q.vecVAs = [2]uint64{slot + 4, sva}
+	q.vecBufs = [2][]byte{q.pkt[4:], q.scratchBuf[:]}
+	n, err := q.vec.ReadV(q.vecVAs[:], q.vecBufs[:])
+	q.vecBufs = [2][]byte{}
+	switch {
+	case n == 0 && err != nil:
+		return false, &FaultError{VA: slot + 4, Op: "ring", Err: err}
+	case err != nil:
+		return false, &FaultError{VA: sva, Op: "amd_queue_t", Err: err}
+	}
+	return true, nil
 }
 
 // now is the GPU timestamp (0 without Config.Clock).
