@@ -612,6 +612,90 @@ func (p *Port) AtomicAddTail(va uint64, delta uint64, tail []byte) (uint64, erro
 	return old, remoteErr(va, err)
 }
 
+// AtomicAddTailAfter writes the pieces bufs[i] to vas[i] in order (as WriteV), then does
+// AtomicAddTail(va, delta, tail), and returns the old word and how many pieces were written. Where
+// the word and every piece lie in one RemoteV backing (client memory) and the pieces hit the TLB,
+// it is one read (word and tail, under the Phys's remote mutex) and one write of the pieces and the
+// new word, in that order (process_vm_writev moves its pieces in order), not a write, a read and a
+// write: a packet processor releasing a packet slot and its read index and then completing the
+// packet's signal (gpu/cp) is its user. The word is read before the pieces are written; they do
+// not overlap it (the caller's contract), so only the read's moment differs from a WriteV followed
+// by AtomicAddTail. Elsewhere it is exactly that pair of calls.
+func (p *Port) AtomicAddTailAfter(vas []uint64, bufs [][]byte, va, delta uint64, tail []byte) (old uint64, n int, err error) {
+	if len(vas) != len(bufs) {
+		return 0, 0, fmt.Errorf("%w: %d addresses, %d buffers", ErrInvalid, len(vas), len(bufs))
+	}
+	if len(tail) <= MaxTail && va&pageMask+8+uint64(len(tail)) <= pageSize && va%8 == 0 {
+		if old, n, ok, err := p.addTailAfterV(vas, bufs, va, delta, tail); ok {
+			return old, n, err
+		}
+	}
+	if n, err = p.WriteV(vas, bufs); err != nil {
+		return 0, n, err
+	}
+	old, err = p.AtomicAddTail(va, delta, tail)
+	return old, n, err
+}
+
+// addTailAfterV is AtomicAddTailAfter's one-write case; ok is false (nothing moved) where it does
+// not apply: the word is not RemoteV-backed, it or a piece misses the TLB, a piece crosses its
+// page or lies in another backing, or the word's read fails (the pair of calls then meets the
+// error after the pieces, as it would have).
+func (p *Port) addTailAfterV(vas []uint64, bufs [][]byte, va, delta uint64, tail []byte) (old uint64, n int, ok bool, err error) {
+	if err := p.enter(); err != nil {
+		return 0, 0, true, err
+	}
+	e := p.hit(va>>pageShift, AccessAtomic)
+	if e == nil {
+		p.leave()
+		return 0, 0, false, nil
+	}
+	r, isV := e.remote.(RemoteV)
+	if e.mem != nil || !isV {
+		p.leave()
+		return 0, 0, false, nil
+	}
+	addrs := p.vaddrs[:0]
+	for i, pva := range vas {
+		pe := p.hit(pva>>pageShift, AccessWrite)
+		if pe == nil || pe.mem != nil || pe.remote != e.remote || pva&pageMask+uint64(len(bufs[i])) > pageSize {
+			p.leave()
+			return 0, 0, false, nil
+		}
+		addrs = append(addrs, pe.raddr+pva&pageMask)
+	}
+	off := va & pageMask
+	rb := p.scratch[:8+len(tail)]
+	mu := &p.vm.ph.remoteMu
+	mu.Lock()
+	if err = e.remote.ReadAt(rb, e.raddr+off); err != nil {
+		mu.Unlock()
+		p.vaddrs = addrs[:0]
+		p.leave()
+		return 0, 0, false, nil // the pair of calls meets the error after the pieces
+	}
+	copy(tail, rb[8:])
+	old = binary.LittleEndian.Uint64(rb)
+	wbufs := append(p.vbufs[:0], bufs...)
+	if nv := old + delta; nv != old { // (as remoteRMWTail: no write-back of an unchanged word)
+		binary.LittleEndian.PutUint64(rb, nv)
+		wbufs, addrs = append(wbufs, rb[:8]), append(addrs, e.raddr+off)
+	}
+	n, err = r.WriteV(wbufs, addrs)
+	mu.Unlock()
+	p.leave()
+	clear(wbufs) // drop the references to the caller's buffers
+	p.vbufs, p.vaddrs = wbufs[:0], addrs[:0]
+	if err != nil {
+		at := va
+		if n < len(vas) {
+			at = vas[n]
+		}
+		return old, min(n, len(vas)), true, remoteErr(at, err)
+	}
+	return old, len(vas), true, nil
+}
+
 // remoteRMW is a read-modify-write of a Remote word under the Phys's remote mutex.
 func (p *Port) remoteRMW(e *tlbEntry, off uint64, size int, f func(uint64) uint64) (old uint64, err error) {
 	return p.remoteRMWTail(e, off, size, nil, f)

@@ -2,6 +2,7 @@ package mmu
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
@@ -14,6 +15,21 @@ type fakeRemoteV struct {
 	*fakeRemote
 	calls  int
 	failAt int
+	// single counts the ReadAt and WriteAt calls; wlog has the address of every piece written,
+	// in order, by either kind of call.
+	single int
+	wlog   []uint64
+}
+
+func (r *fakeRemoteV) ReadAt(p []byte, addr uint64) error {
+	r.single++
+	return r.fakeRemote.ReadAt(p, addr)
+}
+
+func (r *fakeRemoteV) WriteAt(p []byte, addr uint64) error {
+	r.single++
+	r.wlog = append(r.wlog, addr)
+	return r.fakeRemote.WriteAt(p, addr)
 }
 
 func (r *fakeRemoteV) vec(bufs [][]byte, addrs []uint64, write bool) (int, error) {
@@ -24,9 +40,10 @@ func (r *fakeRemoteV) vec(bufs [][]byte, addrs []uint64, write bool) (int, error
 		}
 		var err error
 		if write {
-			err = r.WriteAt(b, addrs[i])
+			r.wlog = append(r.wlog, addrs[i])
+			err = r.fakeRemote.WriteAt(b, addrs[i])
 		} else {
-			err = r.ReadAt(b, addrs[i])
+			err = r.fakeRemote.ReadAt(b, addrs[i])
 		}
 		if err != nil {
 			return i, err
@@ -307,5 +324,117 @@ func TestVecAccessWords(t *testing.T) {
 		if !bytes.Equal(back[i], b) {
 			t.Errorf("ReadV piece %d: %x, want %x", i, back[i], b)
 		}
+	}
+}
+
+// AtomicAddTailAfter writes its pieces, then adds to the word and reads its tail. Where the word and
+// every piece lie in one RemoteV backing and hit the TLB it is one read and one vectored write,
+// the pieces first and the word last (gpu/cp: a packet's release, timestamps and completion
+// signal); elsewhere it falls back to WriteV and AtomicAddTail with the same results, and a fault
+// or a failed piece says how many pieces were written.
+func TestAtomicAddTailAfter(t *testing.T) {
+	const va = 0x10000000
+	pg := func(n, off uint64) uint64 { return va + n<<12 + off }
+	p, a, _ := vecSetup(t, false)
+	word := pg(1, 8) // an amd_signal_t at page 1 + 0: value at +8, mailbox at +16, event id at +24
+	put := func(v uint64) {
+		b := make([]byte, 24)
+		binary.LittleEndian.PutUint64(b, v)
+		binary.LittleEndian.PutUint64(b[8:], 0x1122334455667788)
+		binary.LittleEndian.PutUint32(b[16:], 42)
+		if err := p.Write(word, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(at uint64, n int) []byte {
+		b := make([]byte, n)
+		if err := p.Read(at, b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	port := p.vm.NewPort() // no translation yet: the first call falls back
+	defer port.Close()
+	var calls, single int // a's calls made by the last AtomicAddTailAfter
+	var wlog []uint64
+	run := func(name string, vas []uint64, delta, wantOld uint64, wantN int) error {
+		t.Helper()
+		a.calls, a.single, a.wlog = 0, 0, nil
+		bufs := make([][]byte, len(vas))
+		for i := range bufs {
+			bufs[i] = bytes.Repeat([]byte{byte(0x10 + i)}, 4)
+		}
+		tail := make([]byte, 12)
+		old, n, err := port.AtomicAddTailAfter(vas, bufs, word, delta, tail)
+		calls, single, wlog = a.calls, a.single, a.wlog
+		if n != wantN {
+			t.Fatalf("%s: %d pieces written, want %d (err %v)", name, n, wantN, err)
+		}
+		if err != nil {
+			return err
+		}
+		if old != wantOld || binary.LittleEndian.Uint64(tail) != 0x1122334455667788 || binary.LittleEndian.Uint32(tail[8:]) != 42 {
+			t.Fatalf("%s: old %d, tail %x; want %d, mailbox and event id", name, old, tail, wantOld)
+		}
+		for i, v := range vas {
+			if got := get(v, 4); !bytes.Equal(got, bufs[i]) {
+				t.Fatalf("%s: piece %d at %#x holds %x", name, i, v, got)
+			}
+		}
+		return nil
+	}
+	raddr := func(v uint64) uint64 { return a.base + v - va }
+
+	// Pieces on RemoteV a (pages 0, 2 and the word's own page), first touched by the fallback.
+	put(5)
+	vas := []uint64{pg(0, 64), pg(2, 4), pg(1, 32)}
+	if err := run("cold TLB", vas, ^uint64(0), 5, 3); err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint64(get(word, 8)); v != 4 {
+		t.Fatalf("cold TLB: word %d, want 4", v)
+	}
+	if calls != 1 || single != 2 {
+		t.Errorf("cold TLB: %d vectored and %d single calls, want 1 and 2 (WriteV, then a read and a write)", calls, single)
+	}
+	if err := run("warm TLB", vas, ^uint64(0), 4, 3); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || single != 1 {
+		t.Errorf("warm TLB: %d vectored and %d single calls, want 1 and 1 (one read, one write)", calls, single)
+	}
+	if want := []uint64{raddr(vas[0]), raddr(vas[1]), raddr(vas[2]), raddr(word)}; !slices.Equal(wlog, want) {
+		t.Errorf("warm TLB: writes at %#x, want %#x (the pieces, then the word)", wlog, want)
+	}
+	if v := binary.LittleEndian.Uint64(get(word, 8)); v != 3 {
+		t.Fatalf("warm TLB: word %d, want 3", v)
+	}
+	// An add of 0 leaves the word unwritten (a client store since the read survives).
+	if err := run("add 0", vas, 0, 3, 3); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || single != 1 || slices.Contains(wlog, raddr(word)) {
+		t.Errorf("add 0: the word was written back")
+	}
+	// A piece in VRAM, or on another backing: the pair of calls, same results.
+	if err := run("VRAM piece", []uint64{pg(0, 64), pg(4, 0)}, ^uint64(0), 3, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("other backing", []uint64{pg(6, 0), pg(0, 64)}, ^uint64(0), 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	// A fault at the second piece: one piece written, the word untouched.
+	if err := run("fault", []uint64{pg(0, 64), pg(9, 0)}, ^uint64(0), 0, 1); err == nil {
+		t.Fatal("fault: no error")
+	}
+	// A failed write at the second piece of the one-write path: one piece written, the word
+	// (the last piece) untouched.
+	a.failAt = 1
+	if err := run("failed write", vas, ^uint64(0), 0, 1); err == nil {
+		t.Fatal("failed write: no error")
+	}
+	a.failAt = -1
+	if v := binary.LittleEndian.Uint64(get(word, 8)); v != 1 {
+		t.Fatalf("after the failures: word %d, want 1", v)
 	}
 }

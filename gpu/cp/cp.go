@@ -48,6 +48,14 @@ type signalAdder interface {
 	AtomicAddTail(va uint64, delta uint64, tail []byte) (uint64, error)
 }
 
+// releaseAdder is the vecMemory that writes pieces and then decrements a signal (as signalAdder)
+// in one write where all lie in client memory (mmu.Port.AtomicAddTailAfter): a packet's release
+// (slot header, read index), its timestamps and its completion signal's decrement are then one
+// read and one write there, not four or five accesses.
+type releaseAdder interface {
+	AtomicAddTailAfter(vas []uint64, bufs [][]byte, va, delta uint64, tail []byte) (old uint64, n int, err error)
+}
+
 // Host is what the packet processor reports to. All methods are called from the queue's goroutine.
 type Host interface {
 	// RaiseEvent delivers the interrupt of a completion signal whose amd_signal_t has an event
@@ -174,13 +182,14 @@ const maxRingSize = 1 << 26
 type Queue struct {
 	hqd.Runner // doorbell, run state, stop and the error state
 	cfg        Config
-	adder      atomicAdder // cfg.Memory, when it is one
-	sigAdder   signalAdder // cfg.Memory, when it is one
-	vec        vecMemory   // cfg.Memory, when it is one
+	adder      atomicAdder  // cfg.Memory, when it is one
+	sigAdder   signalAdder  // cfg.Memory, when it is one
+	vec        vecMemory    // cfg.Memory, when it is one and the ring is client memory
+	relAdder   releaseAdder // cfg.Memory, when it is one and the ring is client memory
 	// Pieces of a vectored access (queue goroutine): in the Queue, as locals would escape
 	// through the interface call.
-	vecVAs     [2]uint64
-	vecBufs    [2][]byte
+	vecVAs     [3]uint64
+	vecBufs    [3][]byte
 	relBuf     [12]byte                                                                      // release: the slot's header word, then the read index
 	sigTail    [aql.SignalEventIDOffset + 4 - aql.SignalMailboxOffset]byte                   // complete's mailbox and event id (queue goroutine)
 	tsBuf      [16]byte                                                                      // timestamps' start_ts and end_ts (queue goroutine)
@@ -225,6 +234,7 @@ func New(cfg Config) (*Queue, error) {
 	q.sigAdder, _ = cfg.Memory.(signalAdder)
 	if cfg.ClientMemory {
 		q.vec, _ = cfg.Memory.(vecMemory)
+		q.relAdder, _ = cfg.Memory.(releaseAdder)
 	}
 	eng := hqd.Engine{Step: q.step, Recheck: q.recheck, Fail: q.report, MaxPoll: cfg.MaxPoll}
 	if g := cfg.Group; g != nil {

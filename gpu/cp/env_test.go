@@ -188,7 +188,9 @@ const (
 type env struct {
 	t    testing.TB
 	m    *memory
-	vec  bool // aqlQueue's memory moves pieces in one access (vecTestMemory, as mmu.Port)
+	vec  bool           // aqlQueue's memory moves pieces in one access (vecTestMemory, as mmu.Port)
+	vm   *vecTestMemory // the last aqlQueue's, with vec
+	bell *atomic.Uint64 // aqlQueue's doorbell word (Config.Doorbell), if set
 	host *fakeHost
 	nsig atomic.Int64
 	nq   int
@@ -244,6 +246,24 @@ type vecTestMemory struct {
 	*memory
 	t             testing.TB
 	reads, writes atomic.Int64
+	afters        atomic.Int64 // AtomicAddTailAfter calls
+	load32s       atomic.Int64 // Load32 calls (the CP reads a packet's header with one)
+}
+
+func (m *vecTestMemory) Load32(va uint64) (uint32, error) {
+	m.load32s.Add(1)
+	return m.memory.Load32(va)
+}
+
+// AtomicAddTailAfter is mmu.Port's: the pieces in order, then the 64-bit add and the bytes after
+// the word.
+func (m *vecTestMemory) AtomicAddTailAfter(vas []uint64, bufs [][]byte, va, d uint64, tail []byte) (uint64, int, error) {
+	m.afters.Add(1)
+	if n, err := m.vec(vas, bufs, m.Write); err != nil {
+		return 0, n, err
+	}
+	old, err := adderMemory{m.memory}.AtomicAddTail(va, d, tail)
+	return old, len(vas), err
 }
 
 func (m *vecTestMemory) ReadV(vas []uint64, bufs [][]byte) (int, error) {
@@ -269,7 +289,7 @@ func (m *vecTestMemory) vec(vas []uint64, bufs [][]byte, f func(uint64, []byte) 
 }
 
 // withVecMemory runs test on plain memory and on vecTestMemory; with it the queue must have
-// used both ReadV and WriteV.
+// used ReadV, and WriteV or AtomicAddTailAfter.
 func withVecMemory(t *testing.T, test func(t *testing.T, vec bool)) {
 	t.Run("plain", func(t *testing.T) { test(t, false) })
 	t.Run("vectored", func(t *testing.T) { test(t, true) })

@@ -44,15 +44,20 @@ func (e *env) aqlQueue(clock func() uint64) *aqlQueue {
 	var mem Memory = e.m
 	if e.vec {
 		vm := &vecTestMemory{memory: e.m, t: e.t}
-		mem = vm
+		e.vm, mem = vm, vm
 		e.t.Cleanup(func() {
-			if vm.reads.Load() == 0 || vm.writes.Load() == 0 {
-				e.t.Errorf("the queue made %d ReadV and %d WriteV calls: the vectored accesses were not used", vm.reads.Load(), vm.writes.Load())
+			if vm.reads.Load() == 0 || vm.writes.Load()+vm.afters.Load() == 0 {
+				e.t.Errorf("the queue made %d ReadV, %d WriteV and %d AtomicAddTailAfter calls: the vectored accesses were not used",
+					vm.reads.Load(), vm.writes.Load(), vm.afters.Load())
 			}
 		})
 	}
+	var bell func() uint64
+	if e.bell != nil {
+		bell = e.bell.Load
+	}
 	q, err := New(Config{RingBase: t.base, RingSize: 64, ReadIndexVA: t.rdVA, WriteIndexVA: t.wrVA, Memory: mem,
-		Host: e.host, Clock: clock, ClientMemory: e.vec})
+		Host: e.host, Clock: clock, ClientMemory: e.vec, Doorbell: bell})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -273,6 +278,40 @@ func testProfilingTimestamps(t *testing.T, vec bool) {
 	if bs < en || be <= bs {
 		t.Fatalf("barrier start %d end %d after dispatch end %d", bs, be, en)
 	}
+	// A profiled barrier whose signal has an event mailbox: released (INVALID header, read index),
+	// stamped, decremented and its event delivered; where the ring is client memory all of it after
+	// one read of the packet with queue_properties and in one release-and-complete access.
+	ev := e.signal(1)
+	atomic.StoreUint64(e.m.word64(ev+aql.SignalMailboxOffset), mailboxVA)
+	atomic.StoreUint32(e.m.word32(ev+aql.SignalEventIDOffset), 91)
+	var reads, afters int64
+	if vec {
+		reads, afters = e.vm.reads.Load(), e.vm.afters.Load()
+	}
+	a.submit(barrier(aql.PacketTypeBarrierAnd, true, ev))
+	waitFor(t, "profiled barrier with an event", func() bool { return e.value(ev) == 0 })
+	waitFor(t, "its event", func() bool {
+		e.host.mu.Lock()
+		defer e.host.mu.Unlock()
+		return len(e.host.events) > 0 && e.host.events[len(e.host.events)-1] == 91
+	})
+	if got := atomic.LoadUint64(e.m.word64(mailboxVA)); got != 91 {
+		t.Errorf("mailbox holds %d, want event id 91", got)
+	}
+	if s, en := ts(ev); s < be || en <= s {
+		t.Errorf("barrier start %d end %d after the last end %d", s, en, be)
+	}
+	if rd := atomic.LoadUint64(e.m.word64(a.rdVA)); rd != 4 {
+		t.Errorf("read index %d after 4 packets", rd)
+	}
+	if h := atomic.LoadUint32(e.m.word32(a.base + 3*aql.PacketSize)); uint16(h) != aql.PacketTypeInvalid {
+		t.Errorf("slot 3's header %#x after its release, want INVALID", h)
+	}
+	if vec {
+		if r, n := e.vm.reads.Load()-reads, e.vm.afters.Load()-afters; r != 1 || n != 1 {
+			t.Errorf("the barrier made %d ReadV and %d AtomicAddTailAfter calls, want 1 and 1", r, n)
+		}
+	}
 }
 
 // Every queue error reaches the inactive signal with the code of its class (aql.QueueInactiveCode):
@@ -382,5 +421,72 @@ func TestScratchWithoutInactiveSignal(t *testing.T) {
 	waitFor(t, "the dispatch", func() bool { return e.value(s) == 0 })
 	if len(e.host.dispatches) != 1 || a.Status().ScratchWaits != 0 {
 		t.Fatalf("%d dispatches, %d scratch waits", len(e.host.dispatches), a.Status().ScratchWaits)
+	}
+}
+
+// A packet announced by its doorbell, in client memory, is read whole with amd_queue_t's fields in
+// one access (no header load before it): its doorbell was stored after its header. Its body, its
+// profiling and its completion come out as with the header read first; an INVALID slot announced
+// by the doorbell still waits (PSA-2.8-Q19); a packet published with the write index alone still
+// has its header loaded first.
+func TestAnnouncedPacketReadWhole(t *testing.T) {
+	e := newEnv(t)
+	e.vec = true
+	var bell atomic.Uint64
+	bell.Store(^uint64(0)) // kfd's value of a doorbell not yet rung
+	e.bell = &bell
+	var clock atomic.Uint64
+	a := e.aqlQueue(func() uint64 { return clock.Add(10) })
+	atomic.StoreUint32(a.props(), aql.QueuePropEnableProfiling.Set(0, 1))
+	m := e.vm
+	type counts struct{ loads, reads, afters int64 }
+	now := func() counts { return counts{m.load32s.Load(), m.reads.Load(), m.afters.Load()} }
+	ring := func(id uint64) { bell.Store(id); a.Kick() }
+
+	before := now()
+	s0 := e.signal(1)
+	a.write(a.reserve(), barrier(aql.PacketTypeBarrierAnd, true, s0))
+	ring(0)
+	waitFor(t, "announced barrier", func() bool { return e.value(s0) == 0 && a.readIndex() == 1 })
+	if c := now(); c != (counts{before.loads, before.reads + 1, before.afters + 1}) {
+		t.Errorf("announced barrier: %d header loads, %d ReadV, %d AtomicAddTailAfter; want 0, 1, 1",
+			c.loads-before.loads, c.reads-before.reads, c.afters-before.afters)
+	}
+	if s, en := atomic.LoadUint64(e.m.word64(s0+aql.SignalStartTSOffset)), atomic.LoadUint64(e.m.word64(s0+aql.SignalEndTSOffset)); s == 0 || en <= s {
+		t.Errorf("announced barrier: start %d end %d (profiling read with the packet)", s, en)
+	}
+
+	before = now()
+	s1 := e.signal(1)
+	p := validDispatch(s1)
+	p.PrivateSegmentSize = 0
+	a.write(a.reserve(), dispatchPacket(p))
+	ring(1)
+	waitFor(t, "announced dispatch", func() bool { return e.value(s1) == 0 && a.readIndex() == 2 })
+	if c := now(); c.loads != before.loads || c.reads != before.reads+1 {
+		t.Errorf("announced dispatch: %d header loads and %d ReadV, want 0 and 1", c.loads-before.loads, c.reads-before.reads)
+	}
+	e.host.mu.Lock()
+	got := e.host.dispatches[len(e.host.dispatches)-1]
+	e.host.mu.Unlock()
+	if got != p {
+		t.Errorf("announced dispatch decoded as %+v, want %+v", got, p)
+	}
+
+	bell.Store(5) // announces 2 to 5; slot 2 is still INVALID
+	a.Kick()
+	settle(t, a.tq)
+	if a.readIndex() != 2 || len(e.host.queueErrors(a.Queue)) != 0 {
+		t.Fatalf("after an announced INVALID slot: rd=%d errors %v", a.readIndex(), e.host.queueErrors(a.Queue))
+	}
+	// Published with the write index alone (the doorbell stays below it): the header first.
+	bell.Store(1)
+	before = now()
+	s2 := e.signal(1)
+	a.write(a.reserve(), barrier(aql.PacketTypeBarrierAnd, true, s2))
+	a.Kick()
+	waitFor(t, "barrier on the write index", func() bool { return e.value(s2) == 0 && a.readIndex() == 3 })
+	if c := now(); c.loads == before.loads {
+		t.Errorf("a packet published with the write index alone was read without loading its header first")
 	}
 }

@@ -118,9 +118,28 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		}
 	}
 	slot := q.slotVA(rd)
-	word, err := q.load32(slot, "ring") // 32-bit atomic acquire of header+setup (PSA-2.8-Q20, Q02)
-	if err != nil {
-		return false, err
+	// An announced packet in client memory is read whole, with amd_queue_t's fields, in one
+	// access: its doorbell was stored after its header, and the header after the body (ROCr's
+	// release store), so every byte of it was written before the doorbell value that announced
+	// it was seen. Else the header word is read first: a 32-bit atomic acquire of header+setup
+	// (PSA-2.8-Q20, Q02), the body after it (copyPacket).
+	var word uint32
+	whole, scratchRead := announced && q.vec != nil, false
+	if whole {
+		var err error
+		if scratchRead, err = q.copyPacket(slot, true, true); err != nil {
+			var fe *FaultError
+			if errors.As(err, &fe) && fe.VA != slot { // the packet arrived, amd_queue_t did not
+				return false, packetErr(rd, uint16(binary.LittleEndian.Uint32(q.pkt[:4])), err)
+			}
+			return false, err
+		}
+		word = binary.LittleEndian.Uint32(q.pkt[:4])
+	} else {
+		var err error
+		if word, err = q.load32(slot, "ring"); err != nil {
+			return false, err
+		}
 	}
 	hdr := uint16(word)
 	typ := aql.PacketType(hdr)
@@ -134,19 +153,24 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	if aql.AcquireFenceScope(hdr) == aql.FenceScopeReserved || aql.ReleaseFenceScope(hdr) == aql.FenceScopeReserved {
 		return false, perr(fmt.Errorf("%w: reserved fence scope", ErrMalformed))
 	}
-	binary.LittleEndian.PutUint32(q.pkt[:4], word)
-	scratchRead, err := q.copyPacket(slot, typ == aql.PacketTypeKernelDispatch)
-	if err != nil {
-		return false, perr(err)
+	// A dispatch's scratch fields and queue_properties are read with its body where the ring is
+	// client memory (copyPacket), else together after it (loadScratch); other packets read
+	// queue_properties (profiling) the same way, with the scratch fields they do not use.
+	if !whole {
+		binary.LittleEndian.PutUint32(q.pkt[:4], word)
+		var err error
+		if scratchRead, err = q.copyPacket(slot, typ == aql.PacketTypeKernelDispatch || q.cfg.Clock != nil, false); err != nil {
+			return false, perr(err)
+		}
 	}
+	var err error
 	// The barrier bit needs every earlier packet complete: packets complete before the next
 	// launches, so it holds here by construction (see the package doc).
 	var completion uint64
-	// A dispatch's scratch fields and queue_properties are read together (loadScratch); other
-	// packets read queue_properties alone (profiling).
 	var sc Scratch
 	var prof bool
-	if typ == aql.PacketTypeKernelDispatch {
+	switch {
+	case typ == aql.PacketTypeKernelDispatch:
 		var props uint32
 		if scratchRead {
 			sc, props = q.decodeScratch()
@@ -154,8 +178,13 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 			return false, perr(err)
 		}
 		prof = q.profiledBy(props)
-	} else if prof, err = q.profiling(); err != nil {
-		return false, perr(err)
+	case scratchRead:
+		_, props := q.decodeScratch()
+		prof = q.profiledBy(props)
+	default:
+		if prof, err = q.profiling(); err != nil {
+			return false, perr(err)
+		}
 	}
 	var start uint64 // launch: start_ts of a profiled packet
 	if prof {
@@ -241,16 +270,20 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	}
 	// Release the slot: INVALID made visible before the read index passes it (PSA-2.8-Q25, Q17).
 	// The slot is translated again: the ring may have been unmapped while the packet ran.
-	if err := q.release(slot, word&^0xffff|aql.PacketTypeInvalid, rd+1); err != nil {
-		return false, err
-	}
-	q.rd.Store(rd + 1) // PSA-2.8-I07
-	q.lazy = announced
-	// Counted before the completion signal: a client that saw the signal sees the packet counted
-	// (TestRingWrapAround read Status right after the last completion and once found n-1).
-	q.packets.Add(1)
-	if err := q.complete(completion, prof, start); err != nil {
-		return false, packetErr(rd, hdr, err)
+	released := word&^0xffff | aql.PacketTypeInvalid
+	if q.relAdder != nil && completion != 0 && completion%8 == 0 && slot%4 == 0 {
+		// In client memory: the release, timestamps and signal in one read and one write.
+		if err := q.releaseComplete(slot, released, hdr, rd, announced, completion, prof, start); err != nil {
+			return false, err
+		}
+	} else {
+		if err := q.release(slot, released, rd+1); err != nil {
+			return false, err
+		}
+		q.advance(rd, announced)
+		if err := q.complete(completion, prof, start); err != nil {
+			return false, packetErr(rd, hdr, err)
+		}
 	}
 	if reclaim {
 		// A large scratch allocation is for one dispatch (AMD_QUEUE_PROPERTIES_USE_SCRATCH_ONCE):
@@ -312,15 +345,74 @@ func (q *Queue) release(slot uint64, word uint32, rd uint64) error {
 	}
 	binary.LittleEndian.PutUint32(q.relBuf[:4], word)
 	binary.LittleEndian.PutUint64(q.relBuf[4:], rd)
-	q.vecVAs = [2]uint64{slot, ri}
-	q.vecBufs = [2][]byte{q.relBuf[:4], q.relBuf[4:]}
-	n, err := q.vec.WriteV(q.vecVAs[:], q.vecBufs[:])
-	q.vecBufs = [2][]byte{}
+	q.vecVAs = [3]uint64{slot, ri}
+	q.vecBufs = [3][]byte{q.relBuf[:4], q.relBuf[4:]}
+	n, err := q.vec.WriteV(q.vecVAs[:2], q.vecBufs[:2])
+	q.vecBufs = [3][]byte{}
 	if err != nil {
 		if n == 0 {
 			return &FaultError{VA: slot, Op: "ring", Err: err}
 		}
 		return &FaultError{VA: ri, Op: "read index", Err: err}
+	}
+	return nil
+}
+
+// advance moves the read index past packet rd, released (PSA-2.8-I07), and counts it. Counted
+// before the completion signal: a client that saw the signal sees the packet counted
+// (TestRingWrapAround read Status right after the last completion and once found n-1).
+func (q *Queue) advance(rd uint64, announced bool) {
+	q.rd.Store(rd + 1)
+	q.lazy = announced
+	q.packets.Add(1)
+}
+
+// releaseComplete is release, advance and complete of packet rd in one access of each kind where
+// the ring and the signal lie in client memory (releaseAdder): the slot's header word, the read
+// index and, profiled, start_ts and end_ts are written in that order with the signal's decremented
+// value, after one read of the value, event_mailbox_ptr and event_id. The read index and the count
+// move before the write (as advance before complete) and back when the release itself faults. An
+// error of the release is returned as release returns it; one of the signal as a *PacketError.
+func (q *Queue) releaseComplete(slot uint64, word uint32, hdr uint16, rd uint64, announced bool, sig uint64, prof bool, start uint64) error {
+	binary.LittleEndian.PutUint32(q.relBuf[:4], word)
+	binary.LittleEndian.PutUint64(q.relBuf[4:], rd+1)
+	ri, ts := q.cfg.ReadIndexVA, sig+aql.SignalStartTSOffset
+	q.vecVAs = [3]uint64{slot, ri, ts}
+	q.vecBufs = [3][]byte{q.relBuf[:4], q.relBuf[4:], q.tsBuf[:]}
+	k := 2
+	if prof {
+		binary.LittleEndian.PutUint64(q.tsBuf[:], start)
+		binary.LittleEndian.PutUint64(q.tsBuf[8:], q.now())
+		k = 3
+	}
+	q.advance(rd, announced)
+	tail := q.sigTail[:]
+	_, n, err := q.relAdder.AtomicAddTailAfter(q.vecVAs[:k], q.vecBufs[:k], sig+aql.SignalValueOffset, ^uint64(0), tail)
+	q.vecBufs = [3][]byte{}
+	if err != nil {
+		var f error
+		switch n {
+		case 0, 1:
+			q.rd.Store(rd) // not released
+			q.packets.Add(^uint64(0))
+			if n == 0 {
+				return &FaultError{VA: slot, Op: "ring", Err: err}
+			}
+			return &FaultError{VA: ri, Op: "read index", Err: err}
+		case 2:
+			if k == 3 {
+				f = &FaultError{VA: ts, Op: "completion signal start_ts", Err: err}
+				break
+			}
+			fallthrough
+		default:
+			f = &FaultError{VA: sig + aql.SignalValueOffset, Op: "completion signal", Err: err}
+		}
+		return packetErr(rd, hdr, f)
+	}
+	if err := q.deliver(binary.LittleEndian.Uint64(tail),
+		uint64(binary.LittleEndian.Uint32(tail[aql.SignalEventIDOffset-aql.SignalMailboxOffset:]))); err != nil {
+		return packetErr(rd, hdr, err)
 	}
 	return nil
 }
@@ -340,25 +432,30 @@ func (q *Queue) profiledBy(props uint32) bool {
 	return q.cfg.Clock != nil && q.amdQueue != 0 && aql.QueuePropEnableProfiling.Get(props) != 0
 }
 
-// copyPacket copies the body of the packet at slot after its header word (PSA-2.8-Q03). For a
-// dispatch (scratch), where the Memory moves pieces (vecMemory: Config.ClientMemory), amd_queue_t's
-// fields loadScratch reads come in the same access, into scratchBuf: scratchRead says so.
-func (q *Queue) copyPacket(slot uint64, scratch bool) (scratchRead bool, err error) {
+// copyPacket copies the body of the packet at slot after its header word (PSA-2.8-Q03), or with
+// whole the packet from its header on. Where the Memory moves pieces (vecMemory:
+// Config.ClientMemory), amd_queue_t's fields loadScratch reads come in the same access with scratch
+// (a dispatch, or a packet whose profiling matters), into scratchBuf: scratchRead says so.
+func (q *Queue) copyPacket(slot uint64, scratch, whole bool) (scratchRead bool, err error) {
+	at, body := slot+4, q.pkt[4:]
+	if whole {
+		at, body = slot, q.pkt[:]
+	}
 	sva := q.amdQueue + aql.AMDQueueComputeTmpringSizeOffset
 	if !scratch || q.vec == nil || q.amdQueue == 0 || sva%8 != 4 ||
 		sva/pageSize != (sva+uint64(len(q.scratchBuf))-1)/pageSize || slot%aql.PacketSize != 0 {
-		if err := q.cfg.Memory.Read(slot+4, q.pkt[4:]); err != nil {
-			return false, &FaultError{VA: slot + 4, Op: "ring", Err: err}
+		if err := q.cfg.Memory.Read(at, body); err != nil {
+			return false, &FaultError{VA: at, Op: "ring", Err: err}
 		}
 		return false, nil
 	}
-	q.vecVAs = [2]uint64{slot + 4, sva}
-	q.vecBufs = [2][]byte{q.pkt[4:], q.scratchBuf[:]}
-	n, err := q.vec.ReadV(q.vecVAs[:], q.vecBufs[:])
-	q.vecBufs = [2][]byte{}
+	q.vecVAs = [3]uint64{at, sva}
+	q.vecBufs = [3][]byte{body, q.scratchBuf[:]}
+	n, err := q.vec.ReadV(q.vecVAs[:2], q.vecBufs[:2])
+	q.vecBufs = [3][]byte{}
 	switch {
 	case n == 0 && err != nil:
-		return false, &FaultError{VA: slot + 4, Op: "ring", Err: err}
+		return false, &FaultError{VA: at, Op: "ring", Err: err}
 	case err != nil:
 		return false, &FaultError{VA: sva, Op: "amd_queue_t", Err: err}
 	}

@@ -419,10 +419,8 @@ func vmemAccess(m memOp) execFn {
 				sbase = w.sget64(in.Opnd[fSAddr])
 			}
 			av := in.Opnd[fAddr] - opVGPR0
-			if in.Fmt == FmtGLOBAL {
-				if done, err := w.globalBatch(in, m, exec, sbase, off, av); done {
-					return err
-				}
+			if done, err := w.globalBatch(in, m, exec, sbase, off, av, in.Fmt == FmtFLAT); done {
+				return err
 			}
 			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
 				l := bits.TrailingZeros64(mm)
@@ -579,15 +577,22 @@ func (w *wave) checkVRegs(in *Inst, atomic, cmpswap bool) error {
 	return nil
 }
 
-// globalBatch performs a GLOBAL load or store of whole dwords as one Memory access per run of
+// globalBatch performs a GLOBAL load or store of whole dwords, or a FLAT one in global memory
+// (outside the LDS and private apertures), as one Memory access per run of
 // consecutive active lanes whose elements are contiguous in memory within one page (a[i] is one run;
 // a 16x16 tile's rows are four): the same bytes move as with one access per lane and dword, in lane
 // order, and a fault is the same fault (a page faults as a whole, so the first faulting access is a
 // run's first dword; the runs before it are done, nothing of it or after it). If a lane's element
 // crosses a page it returns done = false before accessing anything, and the per-lane path runs.
-func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16) (done bool, err error) {
+func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16, flat bool) (done bool, err error) {
 	if m.atomic != "" || m.d16 != d16None || m.size != 4*m.dwords || exec == 0 {
 		return false, nil
+	}
+	// A FLAT access is batched where each run's address is global memory (flatAddr): outside the
+	// LDS and private apertures, whose 4 GiB windows a run within one page never straddles.
+	ap := &w.d.l.ap
+	aperture := func(a uint64) bool {
+		return flat && (a>>32 == ap.SharedBase>>32 || a>>32 == ap.PrivateBase>>32)
 	}
 	saddr := in.Opnd[fSAddr] != opOff
 	addr := func(l int) uint64 {
@@ -642,7 +647,7 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 					}
 				}
 			}
-			if diff == 0 {
+			if diff == 0 && !aperture(a0) {
 				return true, w.globalRun(in, m, 0, lanes, a0)
 			}
 		}
@@ -661,7 +666,7 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 		l := bits.TrailingZeros64(mm)
 		a0 := addr(l)
 		end := a0&^pageMask4K + 4096
-		if a0+sz > end {
+		if a0+sz > end || aperture(a0) {
 			return false, nil
 		}
 		k, next := l+1, a0+sz

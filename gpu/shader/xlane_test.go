@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -695,5 +697,63 @@ func testGlobalBatchRuns(t *testing.T) {
 		if v := binary.LittleEndian.Uint32(b[4*l:]); v != uint32(700+l) {
 			t.Fatalf("lane %d before the faulting run: %d, want %d", l, v, 700+l)
 		}
+	}
+}
+
+// sizeMem is flatMem that records the sizes of the Reads and Writes at asmOut's pages.
+type sizeMem struct {
+	*flatMem
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (m *sizeMem) note(va uint64, n int) {
+	if va >= asmOut && va < asmOut+0x2000 {
+		m.mu.Lock()
+		m.sizes = append(m.sizes, n)
+		m.mu.Unlock()
+	}
+}
+
+func (m *sizeMem) Read(va uint64, p []byte) error  { m.note(va, len(p)); return m.flatMem.Read(va, p) }
+func (m *sizeMem) Write(va uint64, p []byte) error { m.note(va, len(p)); return m.flatMem.Write(va, p) }
+
+// TestFlatBatch: a FLAT load or store in global memory whose lanes are contiguous moves as one
+// Memory access, as GLOBAL does (ROCclr's blit kernels copy with FLAT instructions; lane by lane
+// each lane was a system call where the memory is the client's), and FLAT addresses in the LDS
+// aperture still reach the LDS lane by lane.
+func TestFlatBatch(t *testing.T) {
+	code := asm(t, `
+	v_lshlrev_b32 v10, 2, v0
+	v_mov_b32 v11, s1
+	v_add_co_u32 v10, vcc, s0, v10
+	v_addc_co_u32 v11, vcc, 0, v11, vcc
+	v_add_u32 v3, 300, v0
+	flat_store_dword v[10:11], v3
+	flat_load_dword v4, v[10:11]
+	s_waitcnt vmcnt(0) lgkmcnt(0)
+	v_add_u32 v4, 1, v4
+	flat_store_dword v[10:11], v4 offset:256
+	v_lshlrev_b32 v6, 2, v0
+	v_mov_b32 v7, 0x10000
+	v_add_u32 v8, 900, v0
+	flat_store_dword v[6:7], v8
+	flat_load_dword v9, v[6:7]
+	s_waitcnt vmcnt(0) lgkmcnt(0)
+	flat_store_dword v[10:11], v9 offset:512
+	s_endpgm
+`)
+	var cm *sizeMem
+	asmMemory = func(m *flatMem) Memory { cm = &sizeMem{flatMem: m}; return cm }
+	defer func() { asmMemory = nil }()
+	got := runAsmBytes(t, code, 64, 256, 1024)
+	u := func(off int) uint32 { return binary.LittleEndian.Uint32(got[off:]) }
+	for l := 0; l < 64; l++ {
+		if u(4*l) != uint32(300+l) || u(256+4*l) != uint32(301+l) || u(512+4*l) != uint32(900+l) {
+			t.Fatalf("lane %d: %d %d %d, want %d %d %d", l, u(4*l), u(256+4*l), u(512+4*l), 300+l, 301+l, 900+l)
+		}
+	}
+	if want := []int{256, 256, 256, 256}; !slices.Equal(cm.sizes, want) {
+		t.Errorf("accesses of asmOut's bytes: %v, want %v (each FLAT access in global memory one run)", cm.sizes, want)
 	}
 }
