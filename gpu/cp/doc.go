@@ -24,7 +24,11 @@
 //  3. The header is validated: reserved format values, header bits 15:13 set, or fence scope 3 are a
 //     malformed packet (reference §3.1, §3.8); AGENT_DISPATCH is not supported by a GPU queue
 //     (features = KERNEL_DISPATCH, reference §3.7); a VENDOR_SPECIFIC packet must be the AMD
-//     BARRIER_VALUE packet. Then the remaining 60 bytes are copied (PSA-2.8-Q03).
+//     BARRIER_VALUE packet. Then the remaining 60 bytes are copied (PSA-2.8-Q03). Where the ring is
+//     client memory (Config.ClientMemory: each access a system call), a packet its doorbell
+//     announced (a doorbell value at or past the read index, stored by ROCr after the header) is
+//     read whole in one access with the amd_queue_t fields the launch needs: every byte of it was
+//     written before the doorbell value that was seen.
 //  4. The packet runs: a kernel dispatch is validated (dimensions 1..3, non-zero work-group and grid
 //     sizes in the used dimensions, kernel_object != 0) and handed to Host.Dispatch; barrier-AND/OR
 //     (PSA §2.9.8/§2.9.9) and barrier-value wait for their condition.
@@ -34,7 +38,9 @@
 //     dispatch_ptr may point at its ring slot while it runs and a malformed or failing packet stays in
 //     the ring for inspection). Last, the completion signal (amd_signal_t.value at handle+8) is
 //     decremented by one with a 64-bit atomic; if its event_mailbox_ptr is non-zero, event_id is
-//     stored there (64-bit store) and Host.RaiseEvent is called.
+//     stored there (64-bit store) and Host.RaiseEvent is called. In client memory the release,
+//     the profiling timestamps and the decrement are one read (value, mailbox, event id) and one
+//     write of all of them in that order (mmu Port.AtomicAddTailAfter).
 //
 // Packets run one at a time per queue: Host.Dispatch returns only when the grid is complete. The
 // barrier bit ("launch only when all preceding packets are complete", [PSA] Table 2-4) is therefore
