@@ -422,6 +422,17 @@ func vmemAccess(m memOp) execFn {
 			if done, err := w.globalBatch(in, m, exec, sbase, off, av, in.Fmt == FmtFLAT); done {
 				return err
 			}
+			if in.Fmt == FmtFLAT && in.Opnd[fSAddr] == opOff {
+				// The private aperture at one address in every lane (-O0 code's locals through
+				// generic pointers): the swizzled scratch access of that offset.
+				lo, ok1 := w.uniformLanes(exec, av)
+				hi, ok2 := w.uniformLanes(exec, av+1)
+				if a := (uint64(lo) | uint64(hi)<<32) + off; ok1 && ok2 && a>>32 == w.d.l.ap.PrivateBase>>32 {
+					if done, err := w.swizzleBatch(in, m, exec, w.sget64(opFlatScrLo), uint32(a)); done {
+						return err
+					}
+				}
+			}
 			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
 				l := bits.TrailingZeros64(mm)
 				var a uint64
@@ -439,6 +450,15 @@ func vmemAccess(m memOp) execFn {
 			}
 		case FmtSCRATCH:
 			base := w.sget64(opFlatScrLo)
+			if in.Opnd[fSAddr] != opOff {
+				if done, err := w.swizzleBatch(in, m, exec, base, w.s[in.Opnd[fSAddr]]+uint32(in.Imm)); done {
+					return err
+				}
+			} else if p, ok := w.uniformLanes(exec, in.Opnd[fAddr]-opVGPR0); ok {
+				if done, err := w.swizzleBatch(in, m, exec, base, p+uint32(in.Imm)); done {
+					return err
+				}
+			}
 			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
 				l := bits.TrailingZeros64(mm)
 				var p uint32
@@ -464,6 +484,24 @@ func vmemAccess(m memOp) execFn {
 				return e
 			}
 			av := in.Opnd[fAddr] - opVGPR0 // (loads and returning atomics write VDATA: Decode set fDst)
+			if swz {                       // the private segment (compilers' spills and stack): lanes at one offset batch
+				off, ok := uint32(in.Imm), true
+				if in.Offen {
+					vi := av
+					if in.Idxen {
+						vi++
+					}
+					var p uint32
+					if p, ok = w.uniformLanes(exec, vi); ok {
+						off += p
+					}
+				}
+				if ok {
+					if done, err := w.swizzleBatch(in, m, exec, base+uint64(uint32(soff)), off); done {
+						return err
+					}
+				}
+			}
 			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
 				l := bits.TrailingZeros64(mm)
 				off := uint32(in.Imm)
@@ -780,6 +818,72 @@ func (w *wave) globalRun(in *Inst, m memOp, first, n int, a0 uint64) error {
 }
 
 const pageMask4K = 4096 - 1
+
+// uniformLanes returns the value of VGPR row r in the active lanes when they all hold the same one.
+func (w *wave) uniformLanes(exec uint64, r uint16) (uint32, bool) {
+	if exec == 0 || int(r) >= len(w.v) {
+		return 0, false
+	}
+	row := &w.v[r]
+	v := row[bits.TrailingZeros64(exec)]
+	for mm := exec; mm != 0; mm &= mm - 1 {
+		if row[bits.TrailingZeros64(mm)] != v {
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// swizzleBatch performs a swizzled private-segment access (MUBUF with ADD_TID_ENABLE, SCRATCH) of
+// whole dwords whose active lanes share the offset p: dword k of lane l is at base + swizzle(p+4k,
+// l), so dword k of consecutive lanes is contiguous and moves as one Memory access per run of
+// consecutive active lanes, straight from or into the register row. It applies only where every
+// piece lies in one page: a fault is then the per-lane path's fault (its first access, to the same
+// page, at the same address, nothing moved before it), and the bytes moved are the same. Else, and
+// for atomics, sub-dword and d16 operations or an unaligned p, it returns done = false having moved
+// nothing. (-O0 code and register spills are buffer_load/store_dword at an offset common to all
+// lanes: one access instead of 64.)
+func (w *wave) swizzleBatch(in *Inst, m memOp, exec, base uint64, p uint32) (done bool, err error) {
+	if m.atomic != "" || m.d16 != d16None || m.size != 4*m.dwords || exec == 0 || p%4 != 0 || !hostLittleEndian {
+		return false, nil
+	}
+	first := bits.TrailingZeros64(exec)
+	last := 63 - bits.LeadingZeros64(exec)
+	lo := base + swizzle(p, first)
+	hi := base + swizzle(p+4*uint32(m.dwords-1), last) + 4
+	if hi < lo || lo>>12 != (hi-1)>>12 {
+		return false, nil
+	}
+	d := dataReg(in, m)
+	if int(d)+m.dwords > len(w.v) {
+		return false, nil
+	}
+	for k := 0; k < m.dwords; k++ {
+		row := &w.v[d+uint16(k)]
+		for mm := exec; mm != 0; {
+			l := bits.TrailingZeros64(mm)
+			n := bits.TrailingZeros64(^(mm >> l)) // consecutive active lanes from l
+			if l+n > lanes {
+				n = lanes - l
+			}
+			a := base + swizzle(p+4*uint32(k), l)
+			b := unsafe.Slice((*byte)(unsafe.Pointer(&row[l])), 4*n)
+			if m.store {
+				err = w.g.mem.Write(a, b)
+			} else {
+				err = w.g.mem.Read(a, b)
+			}
+			if err != nil {
+				return true, w.fault(in, a, m.store, err)
+			}
+			if l+n >= lanes {
+				break
+			}
+			mm &^= (1<<n - 1) << l
+		}
+	}
+	return true, nil
+}
 
 // hostLittleEndian: a register row of uint32 lanes has the byte order of GPU memory.
 var hostLittleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()

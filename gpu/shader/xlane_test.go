@@ -700,15 +700,21 @@ func testGlobalBatchRuns(t *testing.T) {
 	}
 }
 
-// sizeMem is flatMem that records the sizes of the Reads and Writes at asmOut's pages.
+// sizeMem is flatMem that records the sizes of the Reads and Writes at [lo, lo+size) (at asmOut's
+// pages when size is 0).
 type sizeMem struct {
 	*flatMem
-	mu    sync.Mutex
-	sizes []int
+	lo, size uint64
+	mu       sync.Mutex
+	sizes    []int
 }
 
 func (m *sizeMem) note(va uint64, n int) {
-	if va >= asmOut && va < asmOut+0x2000 {
+	lo, size := m.lo, m.size
+	if size == 0 {
+		lo, size = asmOut, 0x2000
+	}
+	if va >= lo && va < lo+size {
 		m.mu.Lock()
 		m.sizes = append(m.sizes, n)
 		m.mu.Unlock()
@@ -755,5 +761,94 @@ func TestFlatBatch(t *testing.T) {
 	}
 	if want := []int{256, 256, 256, 256}; !slices.Equal(cm.sizes, want) {
 		t.Errorf("accesses of asmOut's bytes: %v, want %v (each FLAT access in global memory one run)", cm.sizes, want)
+	}
+}
+
+// TestSwizzleBatch: swizzled private-segment accesses (MUBUF with ADD_TID_ENABLE: -O0 code and
+// spills; SCRATCH; FLAT in the private aperture, -O0 code's locals through generic pointers) whose
+// lanes share their offset move as one Memory access per dword and run of
+// consecutive active lanes, and leave memory and registers as the per-lane path does: dword k of
+// lane l at base + (off/4+k)*256 + 4l. Lanes at different offsets (offen) take the per-lane path.
+func TestSwizzleBatch(t *testing.T) {
+	code := asm(t, `
+	s_mov_b32 s4, 0x200000
+	s_mov_b32 s5, 0
+	s_mov_b32 s6, -1
+	s_mov_b32 s7, 0xe24000
+	v_add_u32 v1, 100, v0
+	buffer_store_dword v1, off, s[4:7], 0 offset:8
+	v_add_u32 v2, 200, v0
+	v_add_u32 v3, 300, v0
+	buffer_store_dwordx2 v[2:3], off, s[4:7], 0 offset:16
+	buffer_load_dwordx2 v[4:5], off, s[4:7], 0 offset:16
+	s_mov_b32 exec_lo, 0xfffeffff
+	v_add_u32 v6, 400, v0
+	buffer_store_dword v6, off, s[4:7], 0 offset:24
+	s_mov_b64 exec, -1
+	v_mov_b32 v7, 32
+	v_add_u32 v8, 500, v0
+	buffer_store_dword v8, v7, s[4:7], 0 offen
+	v_and_b32 v9, 1, v0
+	v_lshlrev_b32 v9, 2, v9
+	v_add_u32 v9, 36, v9
+	v_add_u32 v10, 600, v0
+	buffer_store_dword v10, v9, s[4:7], 0 offen
+	buffer_load_dword v11, v7, s[4:7], 0 offen
+	s_mov_b64 flat_scratch, s[4:5]
+	s_mov_b32 s8, 44
+	v_add_u32 v13, 700, v0
+	scratch_store_dword off, v13, s8 offset:4
+	v_mov_b32 v14, 52
+	v_add_u32 v15, 800, v0
+	scratch_store_dword v14, v15, off
+	v_mov_b32 v16, 60
+	v_mov_b32 v17, 0x20000
+	v_add_u32 v18, 900, v0
+	flat_store_dword v[16:17], v18
+	v_lshlrev_b32 v12, 2, v0
+	global_store_dword v12, v4, s[0:1]
+	global_store_dword v12, v5, s[0:1] offset:256
+	global_store_dword v12, v11, s[0:1] offset:512
+	s_endpgm
+`)
+	var sm *sizeMem
+	asmMemory = func(m *flatMem) Memory { sm = &sizeMem{flatMem: m, lo: asmBuf, size: 0x1000}; return sm }
+	defer func() { asmMemory = nil }()
+	m, _, err := runAsm(t, code, 64, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0x1000)
+	m.Read(asmBuf, buf)
+	out := make([]byte, 768)
+	m.Read(asmOut, out)
+	at := func(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+	for l := 0; l < 64; l++ {
+		sw := func(dw int) uint32 { return at(buf, dw*256+4*l) } // the private dword dw of lane l
+		want6 := uint32(400 + l)
+		if l == 16 {
+			want6 = 0 // the EXEC hole
+		}
+		// offen 36 + 4*(l&1): lanes at two offsets, per lane (dword 9 or 10)
+		odd := l&1 != 0
+		if sw(2) != uint32(100+l) || sw(4) != uint32(200+l) || sw(5) != uint32(300+l) || sw(6) != want6 ||
+			sw(8) != uint32(500+l) || (odd && sw(10) != uint32(600+l)) || (!odd && sw(9) != uint32(600+l)) ||
+			sw(12) != uint32(700+l) || sw(13) != uint32(800+l) || sw(15) != uint32(900+l) {
+			t.Fatalf("lane %d: private dwords 2, 4, 5, 6, 8, 9/10, 12, 13 = %d %d %d %d %d %d/%d %d %d", l, sw(2), sw(4), sw(5), sw(6), sw(8), sw(9), sw(10), sw(12), sw(13))
+		}
+		if at(out, 4*l) != uint32(200+l) || at(out, 256+4*l) != uint32(300+l) || at(out, 512+4*l) != uint32(500+l) {
+			t.Fatalf("lane %d: loaded back %d %d %d", l, at(out, 4*l), at(out, 256+4*l), at(out, 512+4*l))
+		}
+	}
+	// One access per dword and run: 256, 256+256 (store x2), 256+256 (load x2), 64+188 (the hole),
+	// 256 (offen at one offset), 64 single dwords (offen at two), 256 (the load at one offset).
+	want := []int{256, 256, 256, 256, 256, 64, 188, 256}
+	for range 64 {
+		want = append(want, 4)
+	}
+	// and the SCRATCH stores at s8+4 (saddr) and v14 (one offset), and FLAT in the private aperture
+	want = append(want, 256, 256, 256, 256)
+	if !slices.Equal(sm.sizes, want) {
+		t.Errorf("accesses of the private segment: %v\nwant %v", sm.sizes, want)
 	}
 }
