@@ -484,7 +484,8 @@ func vmemAccess(m memOp) execFn {
 				return e
 			}
 			av := in.Opnd[fAddr] - opVGPR0 // (loads and returning atomics write VDATA: Decode set fDst)
-			if swz {                       // the private segment (compilers' spills and stack): lanes at one offset batch
+			// The private segment (compilers' spills and stack): lanes at one offset batch.
+			if swz {
 				off, ok := uint32(in.Imm), true
 				if in.Offen {
 					vi := av
