@@ -40,8 +40,9 @@ func runExec(args []string) int {
 	profile := fl.String("profile", "", "profile of a daemon started by exec (as for serve; default: serve's default)")
 	gpuThreads := fl.Int("gpu-threads", 0, "--gpu-threads of a daemon started by exec (as for serve)")
 	noSVM := fl.Bool("no-svm", false, "--no-svm of a daemon started by exec (as for serve: KFD interface 1.2, SVM off)")
+	nice := fl.Int("nice", defaultNice, "--nice of a daemon started by exec (as for serve)")
 	fl.Usage = func() {
-		fmt.Fprintln(fl.Output(), "usage: kfdemu exec [--mount DIR] [--profile NAME|FILE] [--gpu-threads N] [--no-svm] -- COMMAND...\n\n"+
+		fmt.Fprintln(fl.Output(), "usage: kfdemu exec [--mount DIR] [--profile NAME|FILE] [--gpu-threads N] [--no-svm] [--nice N] -- COMMAND...\n\n"+
 			"Runs COMMAND in a private mount namespace where /dev/kfd, /dev/dri/renderD*, /sys/devices/virtual/kfd,\n"+
 			"/sys/class/kfd, /sys/module/amdgpu and /proc/modules are the emulator's; everything else is the host's,\n"+
 			"and the host's namespace is not changed. The exit status is COMMAND's (128+N if signal N killed it;\n"+
@@ -73,7 +74,7 @@ func runExec(args []string) int {
 	up := served(mnt)
 	private := up && execOwner(mnt) != 0
 	if !up {
-		stop, err := startDaemon(mnt, *profile, *gpuThreads, *noSVM)
+		stop, err := startDaemon(mnt, *profile, *gpuThreads, *noSVM, *nice)
 		switch {
 		case errors.Is(err, errLostMount):
 			// its daemon's "already mounted" is above: say what happens instead
@@ -95,7 +96,7 @@ func runExec(args []string) int {
 		}
 		defer os.RemoveAll(dir) // after the daemon has unmounted it (deferred calls run in reverse)
 		mnt = filepath.Join(dir, "mnt")
-		stop, err := startDaemon(mnt, *profile, *gpuThreads, *noSVM)
+		stop, err := startDaemon(mnt, *profile, *gpuThreads, *noSVM, *nice)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kfdemu exec:", err)
 			return 1
@@ -167,7 +168,7 @@ func served(mnt string) bool {
 
 // startDaemon runs `kfdemu serve --mount mnt [--profile p]` as a child, waits (bounded) until it
 // serves, and returns the function that stops it with SIGTERM (SIGKILL after daemonStopTimeout).
-func startDaemon(mnt, profile string, gpuThreads int, noSVM bool) (stop func(), err error) {
+func startDaemon(mnt, profile string, gpuThreads int, noSVM bool, nice int) (stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		self = os.Args[0]
@@ -181,6 +182,9 @@ func startDaemon(mnt, profile string, gpuThreads int, noSVM bool) (stop func(), 
 	}
 	if noSVM {
 		args = append(args, "--no-svm")
+	}
+	if nice != defaultNice {
+		args = append(args, "--nice", fmt.Sprint(nice))
 	}
 	d := exec.Command(self, args...)
 	d.Stdout, d.Stderr = os.Stderr, os.Stderr

@@ -27,7 +27,7 @@ const shutdownTimeout = 10 * time.Second
 type serveFlags struct {
 	mount, profile, topologyFrom, logLevel string
 	debugFUSE, profileMemory, noSVM        bool
-	gpuThreads, execOwner                  int
+	gpuThreads, execOwner, nice            int
 }
 
 func (f *serveFlags) register(fl *flag.FlagSet) {
@@ -39,6 +39,8 @@ func (f *serveFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debugFUSE, "debug-fuse", false, "log every FUSE request")
 	fl.IntVar(&f.gpuThreads, "gpu-threads", 0, "host threads that run the emulated GPUs' work-groups (0: one per CPU)")
+	fl.IntVar(&f.nice, "nice", defaultNice,
+		"nice value of the daemon's threads (the emulated GPU's): below the clients' so that a client spinning on a signal does not starve the kernel it waits for; 0 leaves it")
 	fl.BoolVar(&f.noSVM, "no-svm", false,
 		"report KFD interface 1.2 (SVM off), as a daemon that cannot observe its clients' munmaps does, to run clients' non-SVM paths")
 	fl.IntVar(&f.execOwner, "exec-owner", 0,
@@ -101,6 +103,10 @@ func mountEmulator(f *serveFlags, log *slog.Logger) (*fs.Server, int, error) {
 	if f.gpuThreads < 0 {
 		return nil, 2, fmt.Errorf("--gpu-threads %d: must be >= 0", f.gpuThreads)
 	}
+	if f.nice < -20 || f.nice > 19 {
+		return nil, 2, fmt.Errorf("--nice %d: must be in [-20, 19]", f.nice)
+	}
+	applyNice(f.nice, log)
 	shader.SetWorkers(f.gpuThreads)
 	reserveSyscallProcs()
 	opts := fs.Options{System: sys, Capture: capture, Log: log, Debug: f.debugFUSE, ExecOwner: f.execOwner}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/internal/testenv"
 	"github.com/kfdemu/kfdemu/topology"
+	"golang.org/x/sys/unix"
 )
 
 func exitCode(err error) int {
@@ -332,5 +334,73 @@ func TestReserveSyscallProcs(t *testing.T) {
 	reserveSyscallProcs()
 	if got := runtime.GOMAXPROCS(0); got != host+5 {
 		t.Fatalf("GOMAXPROCS lowered to %d from %d", got, host+5)
+	}
+}
+
+// serve gives every thread of the daemon the --nice value (-5 by default: the emulated GPU's
+// threads weigh more than a spinning client's), threads made after start-up included; --nice 0
+// leaves the inherited value, and a value outside [-20, 19] is refused with exit code 2.
+func TestServeNice(t *testing.T) {
+	testenv.NeedMount(t)
+	runtime.LockOSThread() // the probe raises and restores this thread's priority
+	err := unix.Setpriority(unix.PRIO_PROCESS, 0, -1)
+	unix.Setpriority(unix.PRIO_PROCESS, 0, 0)
+	runtime.UnlockOSThread()
+	if err != nil {
+		t.Skipf("skipping: no privilege to raise a priority (CAP_SYS_NICE): %v", err)
+	}
+	niceOf := func(pid int) map[int]int {
+		t.Helper()
+		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int]int{}
+		for _, e := range ents {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, e.Name()))
+			if err != nil {
+				continue // the thread ended
+			}
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:])) // after "pid (comm) "
+			n, _ := strconv.Atoi(f[16])                                              // field 19: nice
+			out[len(out)] = n
+		}
+		return out
+	}
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{nil, -5}, {[]string{"--nice", "-2"}, -2}, {[]string{"--nice", "0"}, 0}} {
+		mnt := filepath.Join(t.TempDir(), "mnt")
+		cmd := exec.Command(testenv.Kfdemu(t), append([]string{"serve", "--mount", mnt, "--log-level", "error"}, c.args...)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; ; i++ {
+			if _, err := os.Stat(filepath.Join(mnt, topologyPath, "nodes")); err == nil {
+				break
+			}
+			if i > 2000 {
+				t.Fatal("daemon did not come up")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		// A listing of the mount's topology makes the FUSE readers work (threads made later).
+		flatten(t, filepath.Join(mnt, topologyPath))
+		got := niceOf(cmd.Process.Pid)
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if len(got) < 2 {
+			t.Fatalf("%v: %d threads read", c.args, len(got))
+		}
+		for _, n := range got {
+			if n != c.want {
+				t.Fatalf("%v: thread nice values %v, want all %d", c.args, got, c.want)
+			}
+		}
+	}
+	out, err := exec.Command(testenv.Kfdemu(t), "serve", "--mount", t.TempDir(), "--nice", "25").CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "--nice 25") {
+		t.Fatalf("--nice 25: exit %d, %s", exitCode(err), out)
 	}
 }
