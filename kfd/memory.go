@@ -264,8 +264,14 @@ func (c clientMemory) vec(bufs [][]byte, addrs []uint64, write bool) (int, error
 	done := 0
 	for len(bufs) > 0 {
 		k := min(len(bufs), iovMax)
-		l := make([]unix.Iovec, 0, k)
-		r := make([]unix.RemoteIovec, 0, k)
+		// The CP's and SDMA's accesses have a few pieces: their iovecs stay on the stack (no
+		// allocation per packet), a wave's runs may need the heap.
+		var lb [8]unix.Iovec
+		var rb [8]unix.RemoteIovec
+		l, r := lb[:0], rb[:0]
+		if k > len(lb) {
+			l, r = make([]unix.Iovec, 0, k), make([]unix.RemoteIovec, 0, k)
+		}
 		total := 0
 		for i, b := range bufs[:k] {
 			if len(b) == 0 {
@@ -277,11 +283,16 @@ func (c clientMemory) vec(bufs [][]byte, addrs []uint64, write bool) (int, error
 			r = append(r, unix.RemoteIovec{Base: uintptr(addrs[i]), Len: len(b)})
 			total += len(b)
 		}
-		move, name := unix.ProcessVMReadv, "process_vm_readv"
+		// (Called directly: through a function value the iovecs would escape.)
+		name := "process_vm_readv"
+		var n int
+		var err error
 		if write {
-			move, name = unix.ProcessVMWritev, "process_vm_writev"
+			name = "process_vm_writev"
+			n, err = unix.ProcessVMWritev(int(c), l, r, 0)
+		} else {
+			n, err = unix.ProcessVMReadv(int(c), l, r, 0)
 		}
-		n, err := move(int(c), l, r, 0)
 		if err == nil && n != total {
 			err = fmt.Errorf("%s: %d of %d bytes", name, n, total)
 		}
