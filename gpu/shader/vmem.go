@@ -419,7 +419,7 @@ func vmemAccess(m memOp) execFn {
 				sbase = w.sget64(in.Opnd[fSAddr])
 			}
 			av := in.Opnd[fAddr] - opVGPR0
-			if done, err := w.globalBatch(in, m, exec, sbase, off, av, in.Fmt == FmtFLAT); done {
+			if done, err := w.globalBatch(in, m, exec, sbase, off, av, in.Fmt == FmtFLAT, in.Opnd[fSAddr] != opOff); done {
 				return err
 			}
 			if in.Fmt == FmtFLAT && in.Opnd[fSAddr] == opOff {
@@ -501,6 +501,14 @@ func vmemAccess(m memOp) execFn {
 					if done, err := w.swizzleBatch(in, m, exec, base+uint64(uint32(soff)), off); done {
 						return err
 					}
+				}
+			}
+			if !swz && in.Offen && !in.Idxen && stride == 0 && w.bufferInRange(exec, av, uint32(in.Imm), m.size, d2) {
+				// A raw buffer's lanes at their own offsets, every one in range: the address is
+				// base + soffset + offset + VGPR, GLOBAL's saddr form (a bounds-checked array,
+				// Tensile's and rocPRIM's buffer loads).
+				if done, err := w.globalBatch(in, m, exec, base+uint64(uint32(soff)), uint64(uint32(in.Imm)), av, false, true); done {
+					return err
 				}
 			}
 			for mm := exec; mm != 0 && err == nil; mm &= mm - 1 {
@@ -623,7 +631,7 @@ func (w *wave) checkVRegs(in *Inst, atomic, cmpswap bool) error {
 // order, and a fault is the same fault (a page faults as a whole, so the first faulting access is a
 // run's first dword; the runs before it are done, nothing of it or after it). If a lane's element
 // crosses a page it returns done = false before accessing anything, and the per-lane path runs.
-func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16, flat bool) (done bool, err error) {
+func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16, flat, saddr bool) (done bool, err error) {
 	if m.atomic != "" || m.d16 != d16None || m.size != 4*m.dwords || exec == 0 {
 		return false, nil
 	}
@@ -633,7 +641,6 @@ func (w *wave) globalBatch(in *Inst, m memOp, exec, sbase, off uint64, av uint16
 	aperture := func(a uint64) bool {
 		return flat && (a>>32 == ap.SharedBase>>32 || a>>32 == ap.PrivateBase>>32)
 	}
-	saddr := in.Opnd[fSAddr] != opOff
 	addr := func(l int) uint64 {
 		if saddr {
 			return sbase + uint64(w.v[av][l]) + off
@@ -819,6 +826,22 @@ func (w *wave) globalRun(in *Inst, m memOp, first, n int, a0 uint64) error {
 }
 
 const pageMask4K = 4096 - 1
+
+// bufferInRange reports whether every active lane's offset imm + v[r] of a raw buffer access
+// (OFFEN, stride 0) neither wraps 32 bits nor reaches past numRecords with its size bytes: the
+// per-lane path would then read or write every lane, none as out of range.
+func (w *wave) bufferInRange(exec uint64, r uint16, imm uint32, size int, numRecords uint32) bool {
+	if exec == 0 || int(r) >= len(w.v) {
+		return false
+	}
+	row := &w.v[r]
+	for mm := exec; mm != 0; mm &= mm - 1 {
+		if off := uint64(imm) + uint64(row[bits.TrailingZeros64(mm)]); off+uint64(size) > uint64(numRecords) {
+			return false
+		}
+	}
+	return true
+}
 
 // uniformLanes returns the value of VGPR row r in the active lanes when they all hold the same one.
 func (w *wave) uniformLanes(exec uint64, r uint16) (uint32, bool) {

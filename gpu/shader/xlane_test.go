@@ -1,6 +1,7 @@
 package shader
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -850,5 +851,78 @@ func TestSwizzleBatch(t *testing.T) {
 	want = append(want, 256, 256, 256, 256)
 	if !slices.Equal(sm.sizes, want) {
 		t.Errorf("accesses of the private segment: %v\nwant %v", sm.sizes, want)
+	}
+}
+
+// TestBufferBatch: raw-buffer MUBUF accesses (OFFEN, stride 0) whose lanes are all in range move
+// per run of contiguous lanes as GLOBAL ones do; a lane out of range (past NUM_RECORDS) keeps the
+// whole access on the per-lane path, where it reads 0 and is not written.
+func TestBufferBatch(t *testing.T) {
+	code := asm(t, `
+	s_mov_b32 s4, 0x200000
+	s_mov_b32 s5, 0
+	s_movk_i32 s6, 0x800
+	s_mov_b32 s7, 0x24000
+	v_lshlrev_b32 v1, 2, v0
+	v_add_u32 v2, 100, v0
+	buffer_store_dword v2, v1, s[4:7], 0 offen
+	v_lshlrev_b32 v3, 3, v0
+	v_add_u32 v4, 200, v0
+	v_add_u32 v5, 300, v0
+	buffer_store_dwordx2 v[4:5], v3, s[4:7], 0 offen offset:256
+	buffer_load_dwordx2 v[6:7], v3, s[4:7], 0 offen offset:256
+	buffer_load_dword v8, v1, s[4:7], 0 offen offset:1900
+	v_add_u32 v9, 400, v0
+	buffer_store_dword v9, v1, s[4:7], 0 offen offset:1900
+	v_lshlrev_b32 v10, 2, v0
+	global_store_dword v10, v6, s[0:1]
+	global_store_dword v10, v7, s[0:1] offset:256
+	global_store_dword v10, v8, s[0:1] offset:512
+	s_endpgm
+`)
+	var sm *sizeMem
+	asmMemory = func(m *flatMem) Memory { sm = &sizeMem{flatMem: m, lo: asmBuf, size: 0x1000}; return sm }
+	defer func() { asmMemory = nil }()
+	fill := func(m *flatMem, p *DispatchParams) { // 0xeeeeeeee where the in-range lanes of the last load read
+		b := bytes.Repeat([]byte{0xee}, 0x800-1900)
+		m.Write(asmBuf+1900, b)
+	}
+	m, _, err := runAsm(t, code, 64, 0, fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0x1000)
+	m.Read(asmBuf, buf)
+	out := make([]byte, 768)
+	m.Read(asmOut, out)
+	at := func(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+	for l := 0; l < 64; l++ {
+		if at(buf, 4*l) != uint32(100+l) || at(buf, 256+8*l) != uint32(200+l) || at(buf, 260+8*l) != uint32(300+l) {
+			t.Fatalf("lane %d: stored %d %d %d", l, at(buf, 4*l), at(buf, 256+8*l), at(buf, 260+8*l))
+		}
+		if at(out, 4*l) != uint32(200+l) || at(out, 256+4*l) != uint32(300+l) {
+			t.Fatalf("lane %d: loaded back %d %d", l, at(out, 4*l), at(out, 256+4*l))
+		}
+		// offset 1900 + 4l: lanes 0-36 end within NUM_RECORDS 0x800, lanes 37-63 are out of range
+		in := 1900+4*l+4 <= 0x800
+		wantLoad, wantStore := uint32(0), uint32(0)
+		if in {
+			wantLoad, wantStore = 0xeeeeeeee, uint32(400+l)
+		}
+		if at(out, 512+4*l) != wantLoad {
+			t.Fatalf("lane %d (in range %v): loaded %#x, want %#x", l, in, at(out, 512+4*l), wantLoad)
+		}
+		if 1900+4*l+4 <= len(buf) && at(buf, 1900+4*l) != wantStore {
+			t.Fatalf("lane %d (in range %v): stored %#x, want %#x", l, in, at(buf, 1900+4*l), wantStore)
+		}
+	}
+	// 256 (the dword store), 512 and 512 (the dwordx2 store and load); the accesses with lanes out of
+	// range go lane by lane: 37 in-range lanes each for the load and the store.
+	want := []int{256, 512, 512}
+	for range 2 * 37 {
+		want = append(want, 4)
+	}
+	if !slices.Equal(sm.sizes, want) {
+		t.Errorf("accesses of the buffer: %v\nwant %v", sm.sizes, want)
 	}
 }
