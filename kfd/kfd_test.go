@@ -101,6 +101,9 @@ func newEnv(t testing.TB, profile string) *env {
 		if st := d.Stats(); st["processes"] != 0 || st["pasids"] != 0 {
 			t.Errorf("leak after release: %v", st)
 		}
+		// The daemon's shutdown: the doorbell scanner's goroutine and timerfd go with it (a
+		// fuzz run of FuzzDebugTrap, one driver per input, ran out of descriptors without it).
+		d.Close()
 	})
 	return e
 }
