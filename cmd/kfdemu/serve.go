@@ -44,7 +44,7 @@ func (f *serveFlags) register(fl *flag.FlagSet) {
 	fl.BoolVar(&f.noSVM, "no-svm", false,
 		"report KFD interface 1.2 (SVM off), as a daemon that cannot observe its clients' munmaps does, to run clients' non-SVM paths")
 	fl.IntVar(&f.execOwner, "exec-owner", 0,
-		"pid of the kfdemu exec that runs this daemon for its command's lifetime (kfdemu exec sets it; other execs then start their own)")
+		"pid of the kfdemu exec that runs this daemon for its command's lifetime (kfdemu exec sets it; other execs then start their own); the daemon stops when that process ends")
 	fl.BoolVar(&f.profileMemory, "profile-memory", false,
 		"CPU nodes report the profile's system memory instead of this host's (amdkfd reports the host's)")
 }
@@ -170,10 +170,18 @@ func runServe(args []string) int {
 		fmt.Fprintln(os.Stderr, "kfdemu serve:", err)
 		return code
 	}
+	ownerGone := make(chan struct{}) // closed when the exec owner ends: a first signal, never a second
+	if f.execOwner != 0 {
+		watchOwner(f.execOwner, ownerGone, log)
+	}
 	stopped := make(chan struct{})
 	go func() {
-		s := <-sig
-		log.Info("stopping", "signal", s.String())
+		select {
+		case s := <-sig:
+			log.Info("stopping", "signal", s.String())
+		case <-ownerGone:
+			log.Info("stopping: the exec owner ended", "pid", f.execOwner)
+		}
 		done := make(chan struct{})
 		go func() {
 			if err := srv.Unmount(); err != nil {
@@ -204,4 +212,31 @@ func runServe(args []string) int {
 	}
 	log.Info("unmounted", "dir", f.mount)
 	return 0
+}
+
+// watchOwner closes gone, which stops the daemon as a first SIGTERM does, when process pid ends:
+// a `kfdemu exec` (or a test binary) killed without its cleanup, by SIGKILL or a time-out, would
+// otherwise leave its daemon serving its mount for good. The end is seen through a pidfd
+// (pidfd_open, Linux 5.3), readable once the process has ended; without one the daemon outlives
+// its owner and says so.
+func watchOwner(pid int, gone chan<- struct{}, log *slog.Logger) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		close(gone) // ended before the daemon was up
+		return
+	}
+	if err != nil {
+		log.Info("cannot watch the exec owner: the daemon outlives it", "pid", pid, "err", err)
+		return
+	}
+	go func() {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if n, err := unix.Poll(fds, -1); n > 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
+				break
+			}
+		}
+		close(gone)
+	}()
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -162,5 +164,51 @@ func waitServed(t *testing.T, mnt string) {
 			t.Fatal("daemon did not come up")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestStopWhenExecOwnerEnds: a daemon started with --exec-owner stops, unmounting, when that
+// process ends however it ends (a `kfdemu exec` or a test binary killed with SIGKILL left its
+// daemon serving for good), and at once when the owner has already ended at start-up.
+func TestStopWhenExecOwnerEnds(t *testing.T) {
+	testenv.NeedMount(t)
+	for _, early := range []bool{false, true} {
+		owner := exec.Command("sleep", "60")
+		if err := owner.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if early {
+			owner.Process.Kill()
+			owner.Wait()
+		}
+		mnt := filepath.Join(t.TempDir(), "mnt")
+		cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--log-level", "info", "--exec-owner", fmt.Sprint(owner.Process.Pid))
+		log := &lockedBuffer{}
+		cmd.Stderr = log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		t.Cleanup(func() { cmd.Process.Kill(); syscall.Unmount(mnt, syscall.MNT_DETACH) })
+		if !early {
+			waitServed(t, mnt)
+			owner.Process.Kill() // SIGKILL: the owner runs no cleanup
+			owner.Wait()
+		}
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("early %v: serve exited with %v\n%s", early, err, log.String())
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("early %v: daemon still running 15 s after its exec owner ended\n%s", early, log.String())
+		}
+		if b, _ := os.ReadFile("/proc/self/mounts"); strings.Contains(string(b), mnt) {
+			t.Fatalf("early %v: %s still mounted after the daemon stopped\n%s", early, mnt, log.String())
+		}
+		if !strings.Contains(log.String(), "the exec owner ended") {
+			t.Errorf("early %v: no log line for the owner's end:\n%s", early, log.String())
+		}
 	}
 }

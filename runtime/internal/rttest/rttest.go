@@ -41,6 +41,13 @@ func canMount() error {
 func Main(m *testing.M) {
 	flag.Parse()
 	code := func() int {
+		if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+			// A fuzzing worker process runs fuzz targets only, none of which use the mount; the
+			// coordinator kills its workers at the end, which left a daemon and its build behind
+			// for each.
+			sharedWhy = "fuzzing worker"
+			return m.Run()
+		}
 		if err := canMount(); err != nil {
 			sharedWhy = err.Error()
 			fmt.Fprintf(os.Stderr, "rttest: no kfdemu mount, skipping examples and device tests: %v\n", err)
@@ -109,7 +116,10 @@ type Daemon struct {
 }
 
 func start(bin, mnt, profile string) (*Daemon, error) {
-	cmd := exec.Command(bin, "serve", "--mount", mnt, "--profile", profile, "--log-level", "error")
+	// --exec-owner: a test binary that dies without its cleanup (killed, or go test's time-out)
+	// stops its daemon too, which unmounts.
+	cmd := exec.Command(bin, "serve", "--mount", mnt, "--profile", profile, "--log-level", "error",
+		"--exec-owner", fmt.Sprint(os.Getpid()))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
