@@ -349,13 +349,13 @@ func TestServeNice(t *testing.T) {
 	if err != nil {
 		t.Skipf("skipping: no privilege to raise a priority (CAP_SYS_NICE): %v", err)
 	}
-	niceOf := func(pid int) map[int]int {
+	niceOf := func(pid int) []int { // of every thread
 		t.Helper()
 		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[int]int{}
+		var out []int
 		for _, e := range ents {
 			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, e.Name()))
 			if err != nil {
@@ -363,7 +363,7 @@ func TestServeNice(t *testing.T) {
 			}
 			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:])) // after "pid (comm) "
 			n, _ := strconv.Atoi(f[16])                                              // field 19: nice
-			out[len(out)] = n
+			out = append(out, n)
 		}
 		return out
 	}
@@ -372,24 +372,13 @@ func TestServeNice(t *testing.T) {
 		want int
 	}{{nil, -5}, {[]string{"--nice", "-2"}, -2}, {[]string{"--nice", "0"}, 0}} {
 		mnt := filepath.Join(t.TempDir(), "mnt")
-		cmd := exec.Command(testenv.Kfdemu(t), append([]string{"serve", "--mount", mnt, "--log-level", "error"}, c.args...)...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; ; i++ {
-			if _, err := os.Stat(filepath.Join(mnt, topologyPath, "nodes")); err == nil {
-				break
-			}
-			if i > 2000 {
-				t.Fatal("daemon did not come up")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		cmd, exited, _ := startServe(t, mnt, c.args...)
+		waitServed(t, mnt)
 		// A listing of the mount's topology makes the FUSE readers work (threads made later).
 		flatten(t, filepath.Join(mnt, topologyPath))
 		got := niceOf(cmd.Process.Pid)
 		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
+		<-exited
 		if len(got) < 2 {
 			t.Fatalf("%v: %d threads read", c.args, len(got))
 		}

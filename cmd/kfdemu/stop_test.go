@@ -139,11 +139,11 @@ func TestStopInEveryState(t *testing.T) {
 	}
 }
 
-// startServe starts `kfdemu serve` on mnt (killed at cleanup); exited receives its exit, log its
-// stderr.
-func startServe(t *testing.T, mnt string) (*exec.Cmd, <-chan error, *lockedBuffer) {
+// startServe starts `kfdemu serve` on mnt with the flags extra (after the defaults, so they win;
+// killed at cleanup); exited receives its exit, log its stderr.
+func startServe(t *testing.T, mnt string, extra ...string) (*exec.Cmd, <-chan error, *lockedBuffer) {
 	t.Helper()
-	cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--log-level", "error")
+	cmd := exec.Command(testenv.Kfdemu(t), append([]string{"serve", "--mount", mnt, "--log-level", "error"}, extra...)...)
 	log := &lockedBuffer{}
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
@@ -182,15 +182,8 @@ func TestStopWhenExecOwnerEnds(t *testing.T) {
 			owner.Wait()
 		}
 		mnt := filepath.Join(t.TempDir(), "mnt")
-		cmd := exec.Command(testenv.Kfdemu(t), "serve", "--mount", mnt, "--log-level", "info", "--exec-owner", fmt.Sprint(owner.Process.Pid))
-		log := &lockedBuffer{}
-		cmd.Stderr = log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		t.Cleanup(func() { cmd.Process.Kill(); syscall.Unmount(mnt, syscall.MNT_DETACH) })
+		_, exited, log := startServe(t, mnt, "--log-level", "info", "--exec-owner", fmt.Sprint(owner.Process.Pid))
+		t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
 		if !early {
 			waitServed(t, mnt)
 			owner.Process.Kill() // SIGKILL: the owner runs no cleanup

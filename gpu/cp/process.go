@@ -124,9 +124,9 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	// it was seen. Else the header word is read first: a 32-bit atomic acquire of header+setup
 	// (PSA-2.8-Q20, Q02), the body after it (copyPacket).
 	var word uint32
+	var err error
 	whole, scratchRead := announced && q.vec != nil, false
 	if whole {
-		var err error
 		if scratchRead, err = q.copyPacket(slot, true, true); err != nil {
 			var fe *FaultError
 			if errors.As(err, &fe) && fe.VA != slot { // the packet arrived, amd_queue_t did not
@@ -135,11 +135,8 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 			return false, err
 		}
 		word = binary.LittleEndian.Uint32(q.pkt[:4])
-	} else {
-		var err error
-		if word, err = q.load32(slot, "ring"); err != nil {
-			return false, err
-		}
+	} else if word, err = q.load32(slot, "ring"); err != nil {
+		return false, err
 	}
 	hdr := uint16(word)
 	typ := aql.PacketType(hdr)
@@ -158,12 +155,10 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	// queue_properties (profiling) the same way, with the scratch fields they do not use.
 	if !whole {
 		binary.LittleEndian.PutUint32(q.pkt[:4], word)
-		var err error
 		if scratchRead, err = q.copyPacket(slot, typ == aql.PacketTypeKernelDispatch || q.cfg.Clock != nil, false); err != nil {
 			return false, perr(err)
 		}
 	}
-	var err error
 	// The barrier bit needs every earlier packet complete: packets complete before the next
 	// launches, so it holds here by construction (see the package doc).
 	var completion uint64
@@ -271,7 +266,7 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 	// Release the slot: INVALID made visible before the read index passes it (PSA-2.8-Q25, Q17).
 	// The slot is translated again: the ring may have been unmapped while the packet ran.
 	released := word&^0xffff | aql.PacketTypeInvalid
-	if q.relAdder != nil && completion != 0 && completion%8 == 0 && slot%4 == 0 {
+	if q.relAdder != nil && completion != 0 && completion%8 == 0 {
 		// In client memory: the release, timestamps and signal in one read and one write.
 		if err := q.releaseComplete(slot, released, hdr, rd, announced, completion, prof, start); err != nil {
 			return false, err
@@ -389,26 +384,19 @@ func (q *Queue) releaseComplete(slot uint64, word uint32, hdr uint16, rd uint64,
 	tail := q.sigTail[:]
 	_, n, err := q.relAdder.AtomicAddTailAfter(q.vecVAs[:k], q.vecBufs[:k], sig+aql.SignalValueOffset, ^uint64(0), tail)
 	q.vecBufs = [3][]byte{}
-	if err != nil {
-		var f error
-		switch n {
-		case 0, 1:
-			q.rd.Store(rd) // not released
-			q.packets.Add(^uint64(0))
-			if n == 0 {
-				return &FaultError{VA: slot, Op: "ring", Err: err}
-			}
-			return &FaultError{VA: ri, Op: "read index", Err: err}
-		case 2:
-			if k == 3 {
-				f = &FaultError{VA: ts, Op: "completion signal start_ts", Err: err}
-				break
-			}
-			fallthrough
-		default:
-			f = &FaultError{VA: sig + aql.SignalValueOffset, Op: "completion signal", Err: err}
+	switch {
+	case err == nil:
+	case n < 2: // not released
+		q.rd.Store(rd)
+		q.packets.Add(^uint64(0))
+		if n == 0 {
+			return &FaultError{VA: slot, Op: "ring", Err: err}
 		}
-		return packetErr(rd, hdr, f)
+		return &FaultError{VA: ri, Op: "read index", Err: err}
+	case n < k:
+		return packetErr(rd, hdr, &FaultError{VA: ts, Op: "completion signal start_ts", Err: err})
+	default:
+		return packetErr(rd, hdr, &FaultError{VA: sig + aql.SignalValueOffset, Op: "completion signal", Err: err})
 	}
 	if err := q.deliver(binary.LittleEndian.Uint64(tail),
 		uint64(binary.LittleEndian.Uint32(tail[aql.SignalEventIDOffset-aql.SignalMailboxOffset:]))); err != nil {

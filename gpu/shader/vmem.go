@@ -422,14 +422,18 @@ func vmemAccess(m memOp) execFn {
 			if done, err := w.globalBatch(in, m, exec, sbase, off, av, in.Fmt == FmtFLAT, in.Opnd[fSAddr] != opOff); done {
 				return err
 			}
-			if in.Fmt == FmtFLAT && in.Opnd[fSAddr] == opOff {
+			if f := bits.TrailingZeros64(exec); in.Fmt == FmtFLAT && in.Opnd[fSAddr] == opOff && exec != 0 {
 				// The private aperture at one address in every lane (-O0 code's locals through
-				// generic pointers): the swizzled scratch access of that offset.
-				lo, ok1 := w.uniformLanes(exec, av)
-				hi, ok2 := w.uniformLanes(exec, av+1)
-				if a := (uint64(lo) | uint64(hi)<<32) + off; ok1 && ok2 && a>>32 == w.d.l.ap.PrivateBase>>32 {
-					if done, err := w.swizzleBatch(in, m, exec, w.sget64(opFlatScrLo), uint32(a)); done {
-						return err
+				// generic pointers): the swizzled scratch access of that offset. The first active
+				// lane's address decides before the lanes are compared.
+				a := (uint64(w.v[av][f]) | uint64(w.v[av+1][f])<<32) + off
+				if a>>32 == w.d.l.ap.PrivateBase>>32 {
+					_, ok1 := w.uniformLanes(exec, av)
+					_, ok2 := w.uniformLanes(exec, av+1)
+					if ok1 && ok2 {
+						if done, err := w.swizzleBatch(in, m, exec, w.sget64(opFlatScrLo), uint32(a)); done {
+							return err
+						}
 					}
 				}
 			}
@@ -886,10 +890,7 @@ func (w *wave) swizzleBatch(in *Inst, m memOp, exec, base uint64, p uint32) (don
 		row := &w.v[d+uint16(k)]
 		for mm := exec; mm != 0; {
 			l := bits.TrailingZeros64(mm)
-			n := bits.TrailingZeros64(^(mm >> l)) // consecutive active lanes from l
-			if l+n > lanes {
-				n = lanes - l
-			}
+			n := bits.TrailingZeros64(^(mm >> l)) // consecutive active lanes from l (at most 64-l)
 			a := base + swizzle(p+4*uint32(k), l)
 			b := unsafe.Slice((*byte)(unsafe.Pointer(&row[l])), 4*n)
 			if m.store {
@@ -900,10 +901,7 @@ func (w *wave) swizzleBatch(in *Inst, m memOp, exec, base uint64, p uint32) (don
 			if err != nil {
 				return true, w.fault(in, a, m.store, err)
 			}
-			if l+n >= lanes {
-				break
-			}
-			mm &^= (1<<n - 1) << l
+			mm &^= (1<<n - 1) << l // (n = 64: 1<<64 is 0 in uint64, the mask all ones)
 		}
 	}
 	return true, nil

@@ -812,20 +812,9 @@ func TestSwizzleBatch(t *testing.T) {
 	global_store_dword v12, v11, s[0:1] offset:512
 	s_endpgm
 `)
-	var sm *sizeMem
-	asmMemory = func(m *flatMem) Memory { sm = &sizeMem{flatMem: m, lo: asmBuf, size: 0x1000}; return sm }
-	defer func() { asmMemory = nil }()
-	m, _, err := runAsm(t, code, 64, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 0x1000)
-	m.Read(asmBuf, buf)
-	out := make([]byte, 768)
-	m.Read(asmOut, out)
-	at := func(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+	buf, out, sizes := runAsmBuf(t, code, nil)
 	for l := 0; l < 64; l++ {
-		sw := func(dw int) uint32 { return at(buf, dw*256+4*l) } // the private dword dw of lane l
+		sw := func(dw int) uint32 { return dwordAt(buf, dw*256+4*l) } // the private dword dw of lane l
 		want6 := uint32(400 + l)
 		if l == 16 {
 			want6 = 0 // the EXEC hole
@@ -837,8 +826,8 @@ func TestSwizzleBatch(t *testing.T) {
 			sw(12) != uint32(700+l) || sw(13) != uint32(800+l) || sw(15) != uint32(900+l) {
 			t.Fatalf("lane %d: private dwords 2, 4, 5, 6, 8, 9/10, 12, 13 = %d %d %d %d %d %d/%d %d %d", l, sw(2), sw(4), sw(5), sw(6), sw(8), sw(9), sw(10), sw(12), sw(13))
 		}
-		if at(out, 4*l) != uint32(200+l) || at(out, 256+4*l) != uint32(300+l) || at(out, 512+4*l) != uint32(500+l) {
-			t.Fatalf("lane %d: loaded back %d %d %d", l, at(out, 4*l), at(out, 256+4*l), at(out, 512+4*l))
+		if dwordAt(out, 4*l) != uint32(200+l) || dwordAt(out, 256+4*l) != uint32(300+l) || dwordAt(out, 512+4*l) != uint32(500+l) {
+			t.Fatalf("lane %d: loaded back %d %d %d", l, dwordAt(out, 4*l), dwordAt(out, 256+4*l), dwordAt(out, 512+4*l))
 		}
 	}
 	// One access per dword and run: 256, 256+256 (store x2), 256+256 (load x2), 64+188 (the hole),
@@ -849,8 +838,8 @@ func TestSwizzleBatch(t *testing.T) {
 	}
 	// and the SCRATCH stores at s8+4 (saddr) and v14 (one offset), and FLAT in the private aperture
 	want = append(want, 256, 256, 256, 256)
-	if !slices.Equal(sm.sizes, want) {
-		t.Errorf("accesses of the private segment: %v\nwant %v", sm.sizes, want)
+	if !slices.Equal(sizes, want) {
+		t.Errorf("accesses of the private segment: %v\nwant %v", sizes, want)
 	}
 }
 
@@ -880,28 +869,16 @@ func TestBufferBatch(t *testing.T) {
 	global_store_dword v10, v8, s[0:1] offset:512
 	s_endpgm
 `)
-	var sm *sizeMem
-	asmMemory = func(m *flatMem) Memory { sm = &sizeMem{flatMem: m, lo: asmBuf, size: 0x1000}; return sm }
-	defer func() { asmMemory = nil }()
 	fill := func(m *flatMem, p *DispatchParams) { // 0xeeeeeeee where the in-range lanes of the last load read
-		b := bytes.Repeat([]byte{0xee}, 0x800-1900)
-		m.Write(asmBuf+1900, b)
+		m.Write(asmBuf+1900, bytes.Repeat([]byte{0xee}, 0x800-1900))
 	}
-	m, _, err := runAsm(t, code, 64, 0, fill)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 0x1000)
-	m.Read(asmBuf, buf)
-	out := make([]byte, 768)
-	m.Read(asmOut, out)
-	at := func(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+	buf, out, sizes := runAsmBuf(t, code, fill)
 	for l := 0; l < 64; l++ {
-		if at(buf, 4*l) != uint32(100+l) || at(buf, 256+8*l) != uint32(200+l) || at(buf, 260+8*l) != uint32(300+l) {
-			t.Fatalf("lane %d: stored %d %d %d", l, at(buf, 4*l), at(buf, 256+8*l), at(buf, 260+8*l))
+		if dwordAt(buf, 4*l) != uint32(100+l) || dwordAt(buf, 256+8*l) != uint32(200+l) || dwordAt(buf, 260+8*l) != uint32(300+l) {
+			t.Fatalf("lane %d: stored %d %d %d", l, dwordAt(buf, 4*l), dwordAt(buf, 256+8*l), dwordAt(buf, 260+8*l))
 		}
-		if at(out, 4*l) != uint32(200+l) || at(out, 256+4*l) != uint32(300+l) {
-			t.Fatalf("lane %d: loaded back %d %d", l, at(out, 4*l), at(out, 256+4*l))
+		if dwordAt(out, 4*l) != uint32(200+l) || dwordAt(out, 256+4*l) != uint32(300+l) {
+			t.Fatalf("lane %d: loaded back %d %d", l, dwordAt(out, 4*l), dwordAt(out, 256+4*l))
 		}
 		// offset 1900 + 4l: lanes 0-36 end within NUM_RECORDS 0x800, lanes 37-63 are out of range
 		in := 1900+4*l+4 <= 0x800
@@ -909,11 +886,11 @@ func TestBufferBatch(t *testing.T) {
 		if in {
 			wantLoad, wantStore = 0xeeeeeeee, uint32(400+l)
 		}
-		if at(out, 512+4*l) != wantLoad {
-			t.Fatalf("lane %d (in range %v): loaded %#x, want %#x", l, in, at(out, 512+4*l), wantLoad)
+		if dwordAt(out, 512+4*l) != wantLoad {
+			t.Fatalf("lane %d (in range %v): loaded %#x, want %#x", l, in, dwordAt(out, 512+4*l), wantLoad)
 		}
-		if 1900+4*l+4 <= len(buf) && at(buf, 1900+4*l) != wantStore {
-			t.Fatalf("lane %d (in range %v): stored %#x, want %#x", l, in, at(buf, 1900+4*l), wantStore)
+		if 1900+4*l+4 <= len(buf) && dwordAt(buf, 1900+4*l) != wantStore {
+			t.Fatalf("lane %d (in range %v): stored %#x, want %#x", l, in, dwordAt(buf, 1900+4*l), wantStore)
 		}
 	}
 	// 256 (the dword store), 512 and 512 (the dwordx2 store and load); the accesses with lanes out of
@@ -922,7 +899,27 @@ func TestBufferBatch(t *testing.T) {
 	for range 2 * 37 {
 		want = append(want, 4)
 	}
-	if !slices.Equal(sm.sizes, want) {
-		t.Errorf("accesses of the buffer: %v\nwant %v", sm.sizes, want)
+	if !slices.Equal(sizes, want) {
+		t.Errorf("accesses of the buffer: %v\nwant %v", sizes, want)
 	}
 }
+
+// runAsmBuf runs code as one wave (runAsm, setup as there) and returns the buffer page at asmBuf,
+// the first 768 bytes at asmOut and the sizes of the Memory accesses to asmBuf's page, in order.
+func runAsmBuf(t *testing.T, code []uint32, setup func(m *flatMem, p *DispatchParams)) (buf, out []byte, sizes []int) {
+	t.Helper()
+	var sm *sizeMem
+	asmMemory = func(m *flatMem) Memory { sm = &sizeMem{flatMem: m, lo: asmBuf, size: 0x1000}; return sm }
+	defer func() { asmMemory = nil }()
+	m, _, err := runAsm(t, code, 64, 0, setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, out = make([]byte, 0x1000), make([]byte, 768)
+	m.Read(asmBuf, buf)
+	m.Read(asmOut, out)
+	return buf, out, sm.sizes
+}
+
+// dwordAt is the little-endian dword of b at byte off.
+func dwordAt(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
