@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/kfdemu/kfdemu/gpu/hqd"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
+	"github.com/kfdemu/kfdemu/gpu/hqd"
 )
 
 var errUnmapped = errors.New("unmapped")
@@ -248,7 +248,11 @@ type vecTestMemory struct {
 	reads, writes atomic.Int64
 	afters        atomic.Int64 // AtomicAddTailAfter calls
 	load32s       atomic.Int64 // Load32 calls (the CP reads a packet's header with one)
+	failWrite     atomic.Uint64 // a VA whose writes (WriteV pieces, AtomicAddTailAfter's word) fault; 0: none
 }
+
+// errInjected is the fault failWrite injects.
+var errInjected = errors.New("injected write fault")
 
 func (m *vecTestMemory) Load32(va uint64) (uint32, error) {
 	m.load32s.Add(1)
@@ -259,8 +263,11 @@ func (m *vecTestMemory) Load32(va uint64) (uint32, error) {
 // the word.
 func (m *vecTestMemory) AtomicAddTailAfter(vas []uint64, bufs [][]byte, va, d uint64, tail []byte) (uint64, int, error) {
 	m.afters.Add(1)
-	if n, err := m.vec(vas, bufs, m.Write); err != nil {
+	if n, err := m.vec(vas, bufs, m.write); err != nil {
 		return 0, n, err
+	}
+	if f := m.failWrite.Load(); f != 0 && f == va {
+		return 0, len(vas), errInjected
 	}
 	old, err := adderMemory{m.memory}.AtomicAddTail(va, d, tail)
 	return old, len(vas), err
@@ -273,7 +280,14 @@ func (m *vecTestMemory) ReadV(vas []uint64, bufs [][]byte) (int, error) {
 
 func (m *vecTestMemory) WriteV(vas []uint64, bufs [][]byte) (int, error) {
 	m.writes.Add(1)
-	return m.vec(vas, bufs, m.Write)
+	return m.vec(vas, bufs, m.write)
+}
+
+func (m *vecTestMemory) write(va uint64, b []byte) error {
+	if f := m.failWrite.Load(); f != 0 && f >= va && f < va+uint64(len(b)) {
+		return errInjected
+	}
+	return m.Write(va, b)
 }
 
 func (m *vecTestMemory) vec(vas []uint64, bufs [][]byte, f func(uint64, []byte) error) (int, error) {

@@ -490,3 +490,57 @@ func TestAnnouncedPacketReadWhole(t *testing.T) {
 		t.Errorf("a packet published with the write index alone was read without loading its header first")
 	}
 }
+
+// A fault in the one write of a release (releaseComplete) names the piece that faulted: before
+// the read index is written the packet is not released (the CP's read index and packet count roll
+// back); after it, the packet is released and the error names the timestamps or the signal, which
+// keeps its value.
+func TestReleaseFaults(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		fail    func(a *aqlQueue, slot, sig uint64) uint64
+		op      string
+		release bool // the read index passed the packet
+	}{
+		{"ring", func(a *aqlQueue, slot, sig uint64) uint64 { return slot }, "ring", false},
+		{"read index", func(a *aqlQueue, slot, sig uint64) uint64 { return a.rdVA }, "read index", false},
+		{"start_ts", func(a *aqlQueue, slot, sig uint64) uint64 { return sig + aql.SignalStartTSOffset }, "completion signal start_ts", true},
+		{"signal", func(a *aqlQueue, slot, sig uint64) uint64 { return sig + aql.SignalValueOffset }, "completion signal", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.vec = true
+			var clock atomic.Uint64
+			a := e.aqlQueue(func() uint64 { return clock.Add(10) })
+			atomic.StoreUint32(a.props(), aql.QueuePropEnableProfiling.Set(0, 1))
+			ok := e.signal(1)
+			a.submit(barrier(aql.PacketTypeBarrierAnd, true, ok)) // a packet released as usual first
+			waitFor(t, "first packet", func() bool { return e.value(ok) == 0 })
+
+			sig := e.signal(1)
+			slot := a.base + 64
+			want := c.fail(a, slot, sig)
+			e.vm.failWrite.Store(want)
+			a.submit(barrier(aql.PacketTypeBarrierAnd, true, sig))
+			waitFor(t, "queue error", func() bool { return a.State() == hqd.StateError })
+			var fe *FaultError
+			if err := a.Err(); !errors.As(err, &fe) || !errors.Is(err, errInjected) || fe.VA != want || fe.Op != c.op {
+				t.Fatalf("queue error %v, want a fault at %#x (%s)", err, want, c.op)
+			}
+			st := a.Status()
+			rd, packets := uint64(1), uint64(1)
+			if c.release {
+				rd, packets = 2, 2
+			}
+			if st.ReadIndex != rd || st.Packets != packets {
+				t.Errorf("CP read index %d, packets %d; want %d, %d", st.ReadIndex, st.Packets, rd, packets)
+			}
+			if got := a.readIndex(); got != rd {
+				t.Errorf("read index in memory %d, want %d", got, rd)
+			}
+			if e.value(sig) != 1 {
+				t.Errorf("signal %d after a failed release, want 1", e.value(sig))
+			}
+		})
+	}
+}
