@@ -246,8 +246,8 @@ type vecTestMemory struct {
 	*memory
 	t             testing.TB
 	reads, writes atomic.Int64
-	afters        atomic.Int64 // AtomicAddTailAfter calls
-	load32s       atomic.Int64 // Load32 calls (the CP reads a packet's header with one)
+	afters        atomic.Int64  // AtomicAddTailAfter calls
+	load32s       atomic.Int64  // Load32 calls (the CP reads a packet's header with one)
 	failWrite     atomic.Uint64 // a VA whose writes (WriteV pieces, AtomicAddTailAfter's word) fault; 0: none
 }
 
