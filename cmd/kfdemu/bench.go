@@ -206,9 +206,21 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 		return nil, err
 	}
 
-	// ioctl round trip against a request the daemon answers without the driver.
+	// ioctl round trip against a request the daemon answers without the driver, and the same
+	// no-op on the machine's minimal FUSE server (rawFUSE), interleaved.
 	floor := make([]time.Duration, n)
 	ver := make([]time.Duration, n)
+	raw := make([]time.Duration, n)
+	rawFD, rawNote := -1, ""
+	if rf, err := startRawFUSE(); err != nil {
+		rawNote = fmt.Sprintf("; no minimal FUSE server floor: %v", err)
+	} else {
+		defer rf.stop()
+		if rawFD, err = unix.Open(rf.file(), unix.O_RDWR|unix.O_CLOEXEC, 0); err != nil {
+			return nil, fmt.Errorf("minimal FUSE server: %w", err)
+		}
+		defer unix.Close(rawFD)
+	}
 	var v [8]byte
 	for i := range n {
 		start := time.Now()
@@ -219,13 +231,25 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 			return nil, fmt.Errorf("GET_VERSION: %v", e)
 		}
 		ver[i] = time.Since(start)
+		if rawFD >= 0 {
+			start = time.Now()
+			if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(rawFD), 0x5800, 0); e != unix.ENOTTY {
+				return nil, fmt.Errorf("minimal FUSE server: ioctl answered %v, want ENOTTY", e)
+			}
+			raw[i] = time.Since(start)
+		}
 	}
 	f50, f99 := percentiles(floor)
 	v50, v99 := percentiles(ver)
+	if rawFD >= 0 {
+		r50, r99 := percentiles(raw)
+		rawNote = fmt.Sprintf("; the same no-op on a minimal FUSE server (one thread, no go-fuse, no emulator): p50 %v, p99 %v (p99/p50 %.2f; GET_VERSION's %.2f)",
+			r50.Round(10*time.Nanosecond), r99.Round(10*time.Nanosecond), ratio(float64(r99), float64(r50)), ratio(float64(v99), float64(v50)))
+	}
 	const noop = "no-op FUSE ioctl (_IO('X',0) -> ENOTTY)"
 	figs = append(figs, figure{Name: "ioctl round trip (GET_VERSION)", Unit: "ns", Value: float64(v50), P99: float64(v99),
 		Floor: noop, FloorValue: float64(f50), Ratio: ratio(float64(v50), float64(f50)),
-		Note: fmt.Sprintf("floor p99 %v", f99.Round(10*time.Nanosecond))})
+		Note: fmt.Sprintf("floor p99 %v", f99.Round(10*time.Nanosecond)) + rawNote})
 
 	// AQL round trip against a shared-memory ping-pong between two threads (taken first, while
 	// the daemon's doorbell watcher is idle and leaves the CPUs to it).

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kfdemu/kfdemu/gpu/shader"
 	"github.com/kfdemu/kfdemu/internal/testenv"
@@ -239,4 +245,88 @@ func BenchmarkInterpreter(b *testing.B) {
 		b.ReportMetric(warm/float64(b.N), "warm-stream-speedup")
 		b.ReportMetric(paced/float64(b.N), "paced-stream-speedup")
 	})
+}
+
+// The minimal FUSE server of the ioctl figure's floor serves its one file (lookup, open, an
+// ioctl answered ENOTTY, close) and stops cleanly with nothing left mounted.
+func TestRawFUSE(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: mounting a FUSE file system with mount(2) needs root")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	r, err := startRawFUSE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.stop() })
+	fi, err := os.Stat(r.file())
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("stat %s: %v %v", r.file(), fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "g")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stat of a missing name: %v, want ENOENT", err)
+	}
+	f, err := os.OpenFile(r.file(), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() }) // before stop (cleanups run last-in first)
+	for range 100 {
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), 0x5800, 0); e != unix.ENOTTY {
+			t.Fatalf("ioctl: %v, want ENOTTY", e)
+		}
+	}
+	f.Close()
+	dir := r.dir
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if mounted, _ := os.ReadFile("/proc/self/mounts"); strings.Contains(string(mounted), dir) {
+		t.Errorf("%s still mounted", dir)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s left behind: %v", dir, err)
+	}
+}
+
+// A minimal FUSE server stopped while a file of it is open still ends: after 5 s its connection is
+// aborted through fusectl (mounted here if the host has not).
+func TestRawFUSEStopWithFileOpen(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: mounting a FUSE file system with mount(2) needs root")
+	}
+	if _, err := os.Stat("/sys/fs/fuse/connections"); err != nil {
+		t.Skipf("skipping: no fusectl directory: %v", err)
+	}
+	if ents, _ := os.ReadDir("/sys/fs/fuse/connections"); len(ents) == 0 {
+		if err := unix.Mount("fusectl", "/sys/fs/fuse/connections", "fusectl", 0, ""); err != nil && !errors.Is(err, unix.EBUSY) {
+			t.Skipf("skipping: cannot mount fusectl: %v", err)
+		}
+	}
+	r, err := startRawFUSE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(r.file(), os.O_RDWR, 0)
+	if err != nil {
+		r.stop()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- r.stop() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("stop: %v", err)
+		}
+		if d := time.Since(start); d < 4*time.Second {
+			t.Errorf("stop returned after %v with a file open: the reader should have served until the abort", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("stop with a file open did not return in 20 s")
+	}
+	f.Close() // the connection is gone: FLUSH fails at once instead of waiting
 }
