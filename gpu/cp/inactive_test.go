@@ -442,6 +442,9 @@ func TestAnnouncedPacketReadWhole(t *testing.T) {
 	type counts struct{ loads, reads, afters int64 }
 	now := func() counts { return counts{m.load32s.Load(), m.reads.Load(), m.afters.Load()} }
 	ring := func(id uint64) { bell.Store(id); a.Kick() }
+	// The queue's first look (at its start) done before the first packet: one that came late
+	// would find that packet by the write index, before its doorbell (seen under -race in CI).
+	settle(t, a.tq)
 
 	before := now()
 	s0 := e.signal(1)
@@ -481,6 +484,7 @@ func TestAnnouncedPacketReadWhole(t *testing.T) {
 	}
 	// Published with the write index alone (the doorbell stays below it): the header first.
 	bell.Store(1)
+	settle(t, a.tq) // no look that still saw the doorbell at 5 (a whole read of slot 2) overlaps the write below
 	before = now()
 	s2 := e.signal(1)
 	a.write(a.reserve(), barrier(aql.PacketTypeBarrierAnd, true, s2))
