@@ -247,8 +247,9 @@ func BenchmarkInterpreter(b *testing.B) {
 	})
 }
 
-// The minimal FUSE server of the ioctl figure's floor serves its one file (lookup, open, an
-// ioctl answered ENOTTY, close) and stops cleanly with nothing left mounted.
+// The minimal FUSE server of the ioctl figure's floor (a child process) serves its one file
+// (lookup, open, an ioctl answered ENOTTY, close) and stops cleanly: the child exited 0, nothing
+// left mounted.
 func TestRawFUSE(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: mounting a FUSE file system with mount(2) needs root")
@@ -282,6 +283,9 @@ func TestRawFUSE(t *testing.T) {
 	dir := r.dir
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
+	}
+	if st := r.cmd.ProcessState; st == nil || !st.Success() {
+		t.Errorf("the server process after stop: %v", st)
 	}
 	if mounted, _ := os.ReadFile("/proc/self/mounts"); strings.Contains(string(mounted), dir) {
 		t.Errorf("%s still mounted", dir)

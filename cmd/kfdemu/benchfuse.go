@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,13 +23,33 @@ import (
 // woken reader runs: on a VM, a wake-up that lands on an idle vCPU costs tens of µs more than one
 // on the client's own), which the ioctl figure's own no-op floor, served by the daemon, cannot
 // separate from go-fuse's readers and the Go scheduler.
+//
+// The server is a child process (this binary re-executed with fuseFloorArg and fuseFloorEnv=1, as
+// the bench's clients are): a Go process that is a client of a FUSE server of its own can deadlock
+// in a stop-the-world of its collector (seen in a CI dry run: the server's goroutine, back from
+// read(2), waiting for a P; the collector waiting for the goroutine whose system call waited for
+// the server's reply). The child mounts DIR, prints "ready" and serves until it reads the end of
+// its stdin (its parent gone or done), when it unmounts (MNT_DETACH) and exits once no file of the
+// mount is open (read(2) then answers ENODEV).
 type rawFUSE struct {
 	dir  string
-	dev  int
 	conn uint32 // the connection's number in fusectl (the mount's minor device number)
-	done chan error
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	exit chan error
 	once sync.Once
 	err  error
+}
+
+const (
+	fuseFloorArg = "__fuse-floor"
+	fuseFloorEnv = "KFDEMU_FUSE_FLOOR"
+)
+
+func init() {
+	if os.Getenv(fuseFloorEnv) == "1" && len(os.Args) == 3 && os.Args[1] == fuseFloorArg {
+		os.Exit(runFuseFloor(os.Args[2]))
+	}
 }
 
 // FUSE protocol numbers (<linux/fuse.h>; the protocol is 7.31 as the replies below lay it out).
@@ -50,26 +74,50 @@ const (
 	rawFileID        = 2
 )
 
-// startRawFUSE mounts the floor file system in a new temporary directory (mount(2) itself: root
-// only; an error otherwise) and serves it until stop.
+// startRawFUSE starts the floor's server on a new temporary directory (mount(2) itself: root only;
+// an error otherwise) and returns once it is mounted.
 func startRawFUSE() (*rawFUSE, error) {
 	dir, err := os.MkdirTemp("", "kfdemu-fuse-floor-")
 	if err != nil {
 		return nil, err
 	}
-	dev, err := unix.Open("/dev/fuse", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	self, err := os.Executable()
 	if err != nil {
 		os.Remove(dir)
 		return nil, err
 	}
-	opts := fmt.Sprintf("fd=%d,rootmode=40000,user_id=%d,group_id=%d", dev, os.Geteuid(), os.Getegid())
-	if err := unix.Mount("kfdemu-floor", dir, "fuse.kfdemu-floor", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		unix.Close(dev)
-		os.Remove(dir)
-		return nil, fmt.Errorf("mount: %w", err)
+	r := &rawFUSE{dir: dir, exit: make(chan error, 1)}
+	r.cmd = exec.Command(self, fuseFloorArg, dir)
+	r.cmd.Env = append(os.Environ(), fuseFloorEnv+"=1")
+	r.cmd.Stderr = os.Stderr
+	out, err := r.cmd.StdoutPipe()
+	if err == nil {
+		r.in, err = r.cmd.StdinPipe()
 	}
-	r := &rawFUSE{dir: dir, dev: dev, done: make(chan error, 1)}
-	go r.serve()
+	if err == nil {
+		err = r.cmd.Start()
+	}
+	if err != nil {
+		os.Remove(dir)
+		return nil, err
+	}
+	go func() { r.exit <- r.cmd.Wait() }()
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(out).ReadString('\n')
+		line <- strings.TrimSpace(s)
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case s := <-line:
+		if s != "ready" {
+			r.stop()
+			return nil, fmt.Errorf("minimal FUSE server: %s", strings.TrimPrefix(s, "error "))
+		}
+	case <-time.After(10 * time.Second):
+		r.stop()
+		return nil, errors.New("minimal FUSE server: not ready after 10 s")
+	}
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
 		r.stop()
@@ -82,50 +130,77 @@ func startRawFUSE() (*rawFUSE, error) {
 // file is the served file's path.
 func (r *rawFUSE) file() string { return filepath.Join(r.dir, "f") }
 
-// stop unmounts (the reader gets ENODEV once no file of the mount is open) and waits for the
-// reader; one still serving after 5 s (a file left open) has its connection aborted through
-// fusectl, where that is mounted. Later calls return the first's answer.
+// stop ends the server: it unmounts at the end of its stdin and exits once no file of the mount is
+// open. One still serving after 5 s (a file left open) has its connection aborted through fusectl,
+// where that is mounted, then is killed. Later calls return the first's answer.
 func (r *rawFUSE) stop() error {
 	r.once.Do(func() {
-		uerr := unix.Unmount(r.dir, unix.MNT_DETACH)
+		r.in.Close()
 		var err error
 		select {
-		case err = <-r.done:
+		case err = <-r.exit:
 		case <-time.After(5 * time.Second):
 			abort := fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", r.conn)
-			if werr := os.WriteFile(abort, []byte("1"), 0); werr != nil {
-				err = fmt.Errorf("minimal FUSE server still serving after unmount (a file open?); %w", werr)
-				break // the reader is left blocked: closing its descriptor would not wake it
+			werr := os.WriteFile(abort, []byte("1"), 0)
+			select {
+			case err = <-r.exit:
+			case <-time.After(5 * time.Second):
+				r.cmd.Process.Kill()
+				<-r.exit
+				err = fmt.Errorf("minimal FUSE server still serving 10 s after its unmount (a file open?), killed; abort: %v", werr)
 			}
-			err = <-r.done
 		}
-		unix.Close(r.dev)
+		unix.Unmount(r.dir, unix.MNT_DETACH) // a server that never mounted or died: nothing, or its dead mount
 		os.Remove(r.dir)
-		r.err = errors.Join(uerr, err)
+		r.err = err
 	})
 	return r.err
 }
 
-// serve is the reader: one locked OS thread, requests answered in the order read.
-func (r *rawFUSE) serve() {
+// runFuseFloor is the child: it mounts dir and serves it (rawServe) until the unmount.
+func runFuseFloor(dir string) int {
+	dev, err := unix.Open("/dev/fuse", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err == nil {
+		opts := fmt.Sprintf("fd=%d,rootmode=40000,user_id=%d,group_id=%d", dev, os.Geteuid(), os.Getegid())
+		if err = unix.Mount("kfdemu-floor", dir, "fuse.kfdemu-floor", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			err = fmt.Errorf("mount: %w", err)
+		}
+	}
+	if err != nil {
+		fmt.Printf("error %v\n", err)
+		return 1
+	}
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		unix.Unmount(dir, unix.MNT_DETACH)
+	}()
+	fmt.Println("ready")
+	if err := rawServe(dev); err != nil {
+		fmt.Fprintf(os.Stderr, "kfdemu: minimal FUSE server: %v\n", err)
+		unix.Unmount(dir, unix.MNT_DETACH)
+		return 1
+	}
+	return 0
+}
+
+// rawServe is the reader: one locked OS thread, requests answered in the order read, until the
+// connection ends (ENODEV: nil).
+func rawServe(dev int) error {
 	runtime.LockOSThread()
 	buf := make([]byte, 1<<20+4096) // at least max_write plus headers, as the kernel asks
 	out := make([]byte, 256)
 	le := binary.LittleEndian
 	for {
-		n, err := unix.Read(r.dev, buf)
+		n, err := unix.Read(dev, buf)
 		switch {
 		case errors.Is(err, unix.ENODEV):
-			r.done <- nil
-			return
+			return nil
 		case errors.Is(err, unix.EINTR), errors.Is(err, unix.ENOENT): // ENOENT: an interrupted request
 			continue
 		case err != nil:
-			r.done <- err
-			return
+			return err
 		case n < fuseInHeaderSize:
-			r.done <- fmt.Errorf("short FUSE request (%d bytes)", n)
-			return
+			return fmt.Errorf("short FUSE request (%d bytes)", n)
 		}
 		op, unique, node := le.Uint32(buf[4:]), le.Uint64(buf[8:]), le.Uint64(buf[16:])
 		in := buf[fuseInHeaderSize:n]
@@ -173,9 +248,8 @@ func (r *rawFUSE) serve() {
 		le.PutUint32(out[4:], uint32(-int32(errno)))
 		le.PutUint64(out[8:], unique)
 		// ENOENT: the request was interrupted meanwhile; anything else ends the floor.
-		if _, err := unix.Write(r.dev, out[:16+size]); err != nil && !errors.Is(err, unix.ENOENT) {
-			r.done <- err
-			return
+		if _, err := unix.Write(dev, out[:16+size]); err != nil && !errors.Is(err, unix.ENOENT) {
+			return err
 		}
 	}
 }
