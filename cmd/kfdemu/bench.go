@@ -217,7 +217,7 @@ func benchAll(f *serveFlags, o benchOpts) ([]figure, error) {
 	ver := make([]time.Duration, n)
 	raw := make([]time.Duration, n)
 	rawFD, rawNote := -1, ""
-	if rf, err := startRawFUSE(); err != nil {
+	if rf, err := startRawFUSE(""); err != nil {
 		rawNote = fmt.Sprintf("; no minimal FUSE server floor: %v", err)
 	} else {
 		defer rf.stop()
@@ -681,7 +681,8 @@ func faultRate(mnt string) (figure, error) {
 }
 
 // topoCost mounts profile and times kmt.ReadTopology (libhsakmt's topology snapshot) of its tree
-// against the same tree copied to a tmpfs, median of 9 each, the runs alternating.
+// against the same tree copied to a tmpfs, median of 9 each, the runs alternating; the note adds the
+// same tree on a minimal FUSE server that mirrors the copy (FUSE's own cost, same run).
 //
 // The floor's tree sits at the same path as on the mount, under a directory as deep as the mount
 // point (MNT/sys/devices/virtual/kfd/kfd/topology against TMP/sys/devices/virtual/kfd/kfd/topology):
@@ -751,6 +752,15 @@ func topoCost(base *serveFlags, profile string) (figure, error) {
 		return figure{}, err
 	}
 	trees := []string{src, deep, short}
+	// The FUSE floor: the same tree, at the same depth, on a minimal FUSE server mirroring the
+	// tmpfs copy with the mount's caching (rawFUSE, mirrorFloor).
+	fuseNote := ""
+	if mf, err := startRawFUSE(deepRoot); err != nil {
+		fuseNote = fmt.Sprintf("; no minimal FUSE server floor: %v", err)
+	} else {
+		defer mf.stop()
+		trees = append(trees, filepath.Join(mf.dir, treePath))
+	}
 	runs := make([][]time.Duration, len(trees))
 	nodes := 0
 	for range 9 {
@@ -766,15 +776,20 @@ func topoCost(base *serveFlags, profile string) (figure, error) {
 			}
 		}
 	}
-	var p50 [3]time.Duration
+	p50 := make([]time.Duration, len(runs))
 	for i := range runs {
 		p50[i], _ = percentiles(runs[i])
 	}
 	onMount, onTmp, onShort := float64(p50[0]), float64(p50[1]), float64(p50[2])
+	if len(p50) > 3 {
+		onFUSE := float64(p50[3])
+		fuseNote = fmt.Sprintf("; on a minimal FUSE server mirroring the tmpfs copy (one thread, no go-fuse, the mount's caching), same path: %v, %.2fx tmpfs, the mount %.2fx that",
+			time.Duration(onFUSE).Round(time.Microsecond), ratio(onFUSE, onTmp), ratio(onMount, onFUSE))
+	}
 	return figure{Name: fmt.Sprintf("topology snapshot, %s (%d nodes)", profile, nodes), Unit: "ns", Value: onMount,
 		Floor: "the same tree (" + fmt.Sprint(files) + " files) on tmpfs, same path", FloorValue: onTmp, Ratio: ratio(onMount, onTmp),
 		Note: fmt.Sprintf("the tree at the tmpfs copy's root (a path %d components shorter): %v, %.2fx",
-			depth(deep)-depth(short), time.Duration(onShort).Round(time.Microsecond), ratio(onMount, onShort))}, nil
+			depth(deep)-depth(short), time.Duration(onShort).Round(time.Microsecond), ratio(onMount, onShort)) + fuseNote}, nil
 }
 
 //go:embed testdata/rocm/vadd.cl

@@ -2,9 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -257,7 +260,7 @@ func TestRawFUSE(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	r, err := startRawFUSE()
+	r, err := startRawFUSE("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +312,7 @@ func TestRawFUSEStopWithFileOpen(t *testing.T) {
 			t.Skipf("skipping: cannot mount fusectl: %v", err)
 		}
 	}
-	r, err := startRawFUSE()
+	r, err := startRawFUSE("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,4 +336,78 @@ func TestRawFUSEStopWithFileOpen(t *testing.T) {
 		t.Fatal("stop with a file open did not return in 20 s")
 	}
 	f.Close() // the connection is gone: FLUSH fails at once instead of waiting
+}
+
+// The minimal FUSE server's mirror (the topology figure's FUSE floor) shows a directory as it is:
+// the same names, types, file contents and symlink targets, read twice (the second pass from the
+// kernel's caches), and a missing name is ENOENT.
+func TestRawFUSEMirror(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: mounting a FUSE file system with mount(2) needs root")
+	}
+	src := t.TempDir()
+	for _, d := range []string{"a/b", "c"} {
+		if err := os.MkdirAll(filepath.Join(src, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sb strings.Builder // 400 KB without a period: several READs, each at its offset
+	for i := range 60000 {
+		fmt.Fprintf(&sb, "%d ", i)
+	}
+	big := sb.String()
+	for name, text := range map[string]string{"a/b/f": "1 2 3\n", "c/g": "gfx90a\n", "top": "x", "c/big": big, "a/empty": ""} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../a/b", filepath.Join(src, "c/link")); err != nil {
+		t.Fatal(err)
+	}
+	walk := func(root string) map[string]string {
+		got := map[string]string{}
+		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			switch {
+			case e.IsDir():
+				got[rel] = "dir"
+			case e.Type()&fs.ModeSymlink != 0:
+				target, err := os.Readlink(p)
+				got[rel] = "link " + target
+				return err
+			default:
+				b, err := os.ReadFile(p)
+				got[rel] = "file " + string(b)
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := walk(src)
+	r, err := startRawFUSE(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.stop() })
+	for pass := range 2 {
+		if got := walk(r.dir); !reflect.DeepEqual(got, want) {
+			t.Fatalf("pass %d: the mirror shows %d entries, the directory %d:\n%v\nwant %v", pass, len(got), len(want), got, want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(r.dir, "c/link/f")); err != nil || string(b) != "1 2 3\n" {
+		t.Errorf("through the symlink: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "a/none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stat of a missing name: %v, want ENOENT", err)
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,8 +48,8 @@ const (
 )
 
 func init() {
-	if os.Getenv(fuseFloorEnv) == "1" && len(os.Args) == 3 && os.Args[1] == fuseFloorArg {
-		os.Exit(runFuseFloor(os.Args[2]))
+	if os.Getenv(fuseFloorEnv) == "1" && (len(os.Args) == 3 || len(os.Args) == 4) && os.Args[1] == fuseFloorArg {
+		os.Exit(runFuseFloor(os.Args[2], strings.Join(os.Args[3:], "")))
 	}
 }
 
@@ -75,8 +76,9 @@ const (
 )
 
 // startRawFUSE starts the floor's server on a new temporary directory (mount(2) itself: root only;
-// an error otherwise) and returns once it is mounted.
-func startRawFUSE() (*rawFUSE, error) {
+// an error otherwise) and returns once it is mounted: the one-file tree of the ioctl floor, or with
+// mirror a read-only mirror of that directory (mirrorFloor).
+func startRawFUSE(mirror string) (*rawFUSE, error) {
 	dir, err := os.MkdirTemp("", "kfdemu-fuse-floor-")
 	if err != nil {
 		return nil, err
@@ -87,7 +89,11 @@ func startRawFUSE() (*rawFUSE, error) {
 		return nil, err
 	}
 	r := &rawFUSE{dir: dir, exit: make(chan error, 1)}
-	r.cmd = exec.Command(self, fuseFloorArg, dir)
+	args := []string{fuseFloorArg, dir}
+	if mirror != "" {
+		args = append(args, mirror)
+	}
+	r.cmd = exec.Command(self, args...)
 	r.cmd.Env = append(os.Environ(), fuseFloorEnv+"=1")
 	r.cmd.Stderr = os.Stderr
 	out, err := r.cmd.StdoutPipe()
@@ -157,8 +163,9 @@ func (r *rawFUSE) stop() error {
 	return r.err
 }
 
-// runFuseFloor is the child: it mounts dir and serves it (rawServe) until the unmount.
-func runFuseFloor(dir string) int {
+// runFuseFloor is the child: it mounts dir and serves it (rawServe) until the unmount: the ioctl
+// floor's file, or with mirror a mirror of that directory.
+func runFuseFloor(dir, mirror string) int {
 	dev, err := unix.Open("/dev/fuse", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err == nil {
 		opts := fmt.Sprintf("fd=%d,rootmode=40000,user_id=%d,group_id=%d", dev, os.Geteuid(), os.Getegid())
@@ -175,7 +182,11 @@ func runFuseFloor(dir string) int {
 		unix.Unmount(dir, unix.MNT_DETACH)
 	}()
 	fmt.Println("ready")
-	if err := rawServe(dev); err != nil {
+	flags, reply := uint32(0), ioctlFloor()
+	if mirror != "" {
+		flags, reply = fuseCacheSymlinks, mirrorFloor(mirror)
+	}
+	if err := rawServe(dev, flags, reply); err != nil {
 		fmt.Fprintf(os.Stderr, "kfdemu: minimal FUSE server: %v\n", err)
 		unix.Unmount(dir, unix.MNT_DETACH)
 		return 1
@@ -183,12 +194,14 @@ func runFuseFloor(dir string) int {
 	return 0
 }
 
-// rawServe is the reader: one locked OS thread, requests answered in the order read, until the
-// connection ends (ENODEV: nil).
-func rawServe(dev int) error {
+// rawServe is the reader: one locked OS thread, requests answered in the order read by reply, until
+// the connection ends (ENODEV: nil). INIT is answered here (protocol 7.31) with the flags initFlags
+// the kernel offers; FORGET, BATCH_FORGET and INTERRUPT get no reply.
+func rawServe(dev int, initFlags uint32, reply func(op uint32, node uint64, in []byte) ([]byte, unix.Errno)) error {
 	runtime.LockOSThread()
 	buf := make([]byte, 1<<20+4096) // at least max_write plus headers, as the kernel asks
-	out := make([]byte, 256)
+	var hdr [16]byte
+	var init [64]byte
 	le := binary.LittleEndian
 	for {
 		n, err := unix.Read(dev, buf)
@@ -204,53 +217,69 @@ func rawServe(dev int) error {
 		}
 		op, unique, node := le.Uint32(buf[4:]), le.Uint64(buf[8:]), le.Uint64(buf[16:])
 		in := buf[fuseInHeaderSize:n]
-		body := out[16:]
-		clear(body)
-		size, errno := 0, unix.Errno(0)
+		var body []byte
+		var errno unix.Errno
 		switch op {
 		case fuseForget, fuseBatchForget, fuseInterrupt:
-			continue // no reply
+			continue
 		case fuseInit:
-			le.PutUint32(body[0:], 7)                 // major
-			le.PutUint32(body[4:], 31)                // minor
-			le.PutUint32(body[8:], le.Uint32(in[8:])) // max_readahead as asked
-			le.PutUint16(body[16:], 16)               // max_background
-			le.PutUint16(body[18:], 12)               // congestion_threshold
-			le.PutUint32(body[20:], 1<<20)            // max_write
-			le.PutUint32(body[24:], 1)                // time_gran
-			size = 64
-		case fuseLookup:
-			if node != fuseRootID || string(in) != "f\x00" {
-				errno = unix.ENOENT
-				break
+			if len(in) < 16 {
+				return errors.New("short FUSE INIT")
 			}
-			le.PutUint64(body[0:], rawFileID)
-			le.PutUint64(body[16:], 3600) // entry_valid
-			le.PutUint64(body[24:], 3600) // attr_valid
-			rawAttr(body[40:], rawFileID)
-			size = 40 + fuseAttrSize
-		case fuseGetattr:
-			le.PutUint64(body[0:], 3600)
-			rawAttr(body[16:], node)
-			size = 16 + fuseAttrSize
-		case fuseOpen, fuseOpendir:
-			size = 16 // fh 0
-		case fuseFlush, fuseRelease, fuseReleasedir, fuseDestroy:
-		case fuseIoctl:
-			errno = unix.ENOTTY
+			clear(init[:])
+			le.PutUint32(init[0:], 7)                 // major
+			le.PutUint32(init[4:], 31)                // minor
+			le.PutUint32(init[8:], le.Uint32(in[8:])) // max_readahead as asked
+			le.PutUint32(init[12:], le.Uint32(in[12:])&initFlags)
+			le.PutUint16(init[16:], 16)    // max_background
+			le.PutUint16(init[18:], 12)    // congestion_threshold
+			le.PutUint32(init[20:], 1<<20) // max_write
+			le.PutUint32(init[24:], 1)     // time_gran
+			body = init[:]
 		default:
-			errno = unix.ENOSYS
+			body, errno = reply(op, node, in)
 		}
 		if errno != 0 {
-			size = 0
+			body = nil
 		}
-		le.PutUint32(out[0:], uint32(16+size))
-		le.PutUint32(out[4:], uint32(-int32(errno)))
-		le.PutUint64(out[8:], unique)
-		// ENOENT: the request was interrupted meanwhile; anything else ends the floor.
-		if _, err := unix.Write(dev, out[:16+size]); err != nil && !errors.Is(err, unix.ENOENT) {
+		le.PutUint32(hdr[0:], uint32(16+len(body)))
+		le.PutUint32(hdr[4:], uint32(-int32(errno)))
+		le.PutUint64(hdr[8:], unique)
+		// ENOENT: the request was interrupted meanwhile; anything else ends the server.
+		if _, err := unix.Writev(dev, [][]byte{hdr[:], body}); err != nil && !errors.Is(err, unix.ENOENT) {
 			return err
 		}
+	}
+}
+
+// ioctlFloor answers the one-file tree of the ioctl floor: every ioctl ENOTTY.
+func ioctlFloor() func(op uint32, node uint64, in []byte) ([]byte, unix.Errno) {
+	le := binary.LittleEndian
+	out := make([]byte, 256)
+	return func(op uint32, node uint64, in []byte) ([]byte, unix.Errno) {
+		clear(out)
+		switch op {
+		case fuseLookup:
+			if node != fuseRootID || string(in) != "f\x00" {
+				return nil, unix.ENOENT
+			}
+			le.PutUint64(out[0:], rawFileID)
+			le.PutUint64(out[16:], 3600) // entry_valid
+			le.PutUint64(out[24:], 3600) // attr_valid
+			rawAttr(out[40:], rawFileID)
+			return out[:40+fuseAttrSize], 0
+		case fuseGetattr:
+			le.PutUint64(out[0:], 3600)
+			rawAttr(out[16:], node)
+			return out[:16+fuseAttrSize], 0
+		case fuseOpen, fuseOpendir:
+			return out[:16], 0 // fh 0
+		case fuseFlush, fuseRelease, fuseReleasedir, fuseDestroy:
+			return nil, 0
+		case fuseIoctl:
+			return nil, unix.ENOTTY
+		}
+		return nil, unix.ENOSYS
 	}
 }
 
@@ -266,4 +295,133 @@ func rawAttr(b []byte, node uint64) {
 	le.PutUint32(b[64:], 1) // nlink
 	le.PutUint32(b[68:], uint32(os.Geteuid()))
 	le.PutUint32(b[72:], uint32(os.Getegid()))
+}
+
+// More FUSE opcodes and INIT flags (<linux/fuse.h>) the mirror uses.
+const (
+	fuseReadlink      = 5
+	fuseRead          = 15
+	fuseReaddir       = 28
+	fuseCacheSymlinks = 1 << 23
+)
+
+// mirrorFloor answers a read-only mirror of the directory root with the caching the emulator's
+// sys connection asks for (fs/sysfs.go, fs/noopendir.go): OPEN, OPENDIR and FLUSH answered ENOSYS
+// (the kernel then stops sending them), entries and attributes valid for an hour, page cache kept,
+// symlink targets cached (FUSE_CACHE_SYMLINKS in INIT). Node IDs are handed out per path and never
+// forgotten (a bench's tree is small).
+func mirrorFloor(root string) func(op uint32, node uint64, in []byte) ([]byte, unix.Errno) {
+	le := binary.LittleEndian
+	paths := map[uint64]string{fuseRootID: root}
+	ids := map[string]uint64{root: fuseRootID}
+	out := make([]byte, 1<<20+256)
+	attr := func(b []byte, id uint64, st *unix.Stat_t) {
+		le.PutUint64(b[0:], id)
+		le.PutUint64(b[8:], uint64(st.Size))
+		le.PutUint64(b[16:], uint64(st.Blocks))
+		le.PutUint64(b[24:], uint64(st.Atim.Sec))
+		le.PutUint64(b[32:], uint64(st.Mtim.Sec))
+		le.PutUint64(b[40:], uint64(st.Ctim.Sec))
+		le.PutUint32(b[60:], st.Mode)
+		le.PutUint32(b[64:], uint32(st.Nlink))
+		le.PutUint32(b[68:], st.Uid)
+		le.PutUint32(b[72:], st.Gid)
+		le.PutUint32(b[80:], uint32(st.Blksize))
+	}
+	return func(op uint32, node uint64, in []byte) ([]byte, unix.Errno) {
+		p, ok := paths[node]
+		if !ok {
+			return nil, unix.ESTALE
+		}
+		clear(out[:256])
+		switch op {
+		case fuseLookup:
+			name, _, _ := strings.Cut(string(in), "\x00")
+			child := filepath.Join(p, name)
+			var st unix.Stat_t
+			if err := unix.Lstat(child, &st); err != nil {
+				return nil, err.(unix.Errno)
+			}
+			id, ok := ids[child]
+			if !ok {
+				id = uint64(len(paths) + 1)
+				paths[id], ids[child] = child, id
+			}
+			le.PutUint64(out[0:], id)
+			le.PutUint64(out[16:], 3600) // entry_valid
+			le.PutUint64(out[24:], 3600) // attr_valid
+			attr(out[40:], id, &st)
+			return out[:40+fuseAttrSize], 0
+		case fuseGetattr:
+			var st unix.Stat_t
+			if err := unix.Lstat(p, &st); err != nil {
+				return nil, err.(unix.Errno)
+			}
+			le.PutUint64(out[0:], 3600)
+			attr(out[16:], node, &st)
+			return out[:16+fuseAttrSize], 0
+		case fuseReadlink:
+			n, err := unix.Readlink(p, out)
+			if err != nil {
+				return nil, err.(unix.Errno)
+			}
+			return out[:n], 0
+		case fuseRead:
+			if len(in) < 24 {
+				return nil, unix.EINVAL
+			}
+			off, size := int64(le.Uint64(in[8:])), min(int(le.Uint32(in[16:])), len(out))
+			fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return nil, err.(unix.Errno)
+			}
+			defer unix.Close(fd)
+			n, err := unix.Pread(fd, out[:size], off)
+			if err != nil {
+				return nil, err.(unix.Errno)
+			}
+			return out[:n], 0
+		case fuseReaddir:
+			if len(in) < 24 {
+				return nil, unix.EINVAL
+			}
+			off, size := int(le.Uint64(in[8:])), min(int(le.Uint32(in[16:])), len(out))
+			ents, err := os.ReadDir(p)
+			if err != nil {
+				return nil, unix.EIO
+			}
+			n := 0
+			for i := off; i < len(ents); i++ {
+				name := ents[i].Name()
+				rec := 24 + (len(name)+7)&^7
+				if n+rec > size {
+					break
+				}
+				clear(out[n : n+rec])
+				le.PutUint64(out[n:], uint64(i+2))   // ino: any non-zero value
+				le.PutUint64(out[n+8:], uint64(i+1)) // off: the next entry's index
+				le.PutUint32(out[n+16:], uint32(len(name)))
+				le.PutUint32(out[n+20:], direntType(ents[i].Type()))
+				copy(out[n+24:], name)
+				n += rec
+			}
+			return out[:n], 0
+		case fuseRelease, fuseReleasedir:
+			return nil, 0
+		}
+		return nil, unix.ENOSYS // OPEN, OPENDIR, FLUSH among them
+	}
+}
+
+// direntType is a fuse_dirent's type (DT_* of <dirent.h>).
+func direntType(m fs.FileMode) uint32 {
+	switch {
+	case m.IsDir():
+		return unix.DT_DIR
+	case m&fs.ModeSymlink != 0:
+		return unix.DT_LNK
+	case m.IsRegular():
+		return unix.DT_REG
+	}
+	return unix.DT_UNKNOWN
 }
