@@ -18,12 +18,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rawFUSE is the machine's own floor for a FUSE ioctl round trip: a file system of one file served
-// by one OS thread that reads /dev/fuse and writes the replies itself (no go-fuse, no emulator),
-// answering every ioctl ENOTTY. Its latency tail is the kernel's and the scheduler's (where the
-// woken reader runs: on a VM, a wake-up that lands on an idle vCPU costs tens of µs more than one
-// on the client's own), which the ioctl figure's own no-op floor, served by the daemon, cannot
-// separate from go-fuse's readers and the Go scheduler.
+// rawFUSE is the machine's own floor for the bench's FUSE figures: a file system served by one OS
+// thread that reads /dev/fuse and writes the replies itself (no go-fuse, no emulator). Two kinds:
+// one file whose every ioctl answers ENOTTY (the ioctl figures: its latency tail is the kernel's
+// and the scheduler's, where the woken reader runs: on a VM, a wake-up that lands on an idle vCPU
+// costs tens of µs more than one on the client's own, which the daemon's own no-op ioctl cannot
+// separate from go-fuse's readers and the Go scheduler), and a read-only mirror of a directory with
+// the emulator's sys caching (the topology snapshot: FUSE's own kernel path, mirrorFloor).
 //
 // The server is a child process (this binary re-executed with fuseFloorArg and fuseFloorEnv=1, as
 // the bench's clients are): a Go process that is a client of a FUSE server of its own can deadlock
@@ -58,16 +59,21 @@ const (
 	fuseLookup      = 1
 	fuseForget      = 2
 	fuseGetattr     = 3
+	fuseReadlink    = 5
 	fuseOpen        = 14
+	fuseRead        = 15
 	fuseRelease     = 18
 	fuseFlush       = 25
 	fuseInit        = 26
 	fuseOpendir     = 27
+	fuseReaddir     = 28
 	fuseReleasedir  = 29
 	fuseInterrupt   = 36
 	fuseDestroy     = 38
 	fuseIoctl       = 39
 	fuseBatchForget = 42
+
+	fuseCacheSymlinks = 1 << 23 // INIT flag: the kernel caches READLINK answers
 
 	fuseInHeaderSize = 40
 	fuseAttrSize     = 88
@@ -297,14 +303,6 @@ func rawAttr(b []byte, node uint64) {
 	le.PutUint32(b[72:], uint32(os.Getegid()))
 }
 
-// More FUSE opcodes and INIT flags (<linux/fuse.h>) the mirror uses.
-const (
-	fuseReadlink      = 5
-	fuseRead          = 15
-	fuseReaddir       = 28
-	fuseCacheSymlinks = 1 << 23
-)
-
 // mirrorFloor answers a read-only mirror of the directory root with the caching the emulator's
 // sys connection asks for (fs/sysfs.go, fs/noopendir.go): OPEN, OPENDIR and FLUSH answered ENOSYS
 // (the kernel then stops sending them), entries and attributes valid for an hour, page cache kept,
@@ -340,7 +338,7 @@ func mirrorFloor(root string) func(op uint32, node uint64, in []byte) ([]byte, u
 			child := filepath.Join(p, name)
 			var st unix.Stat_t
 			if err := unix.Lstat(child, &st); err != nil {
-				return nil, err.(unix.Errno)
+				return nil, errnoOf(err)
 			}
 			id, ok := ids[child]
 			if !ok {
@@ -355,7 +353,7 @@ func mirrorFloor(root string) func(op uint32, node uint64, in []byte) ([]byte, u
 		case fuseGetattr:
 			var st unix.Stat_t
 			if err := unix.Lstat(p, &st); err != nil {
-				return nil, err.(unix.Errno)
+				return nil, errnoOf(err)
 			}
 			le.PutUint64(out[0:], 3600)
 			attr(out[16:], node, &st)
@@ -363,7 +361,7 @@ func mirrorFloor(root string) func(op uint32, node uint64, in []byte) ([]byte, u
 		case fuseReadlink:
 			n, err := unix.Readlink(p, out)
 			if err != nil {
-				return nil, err.(unix.Errno)
+				return nil, errnoOf(err)
 			}
 			return out[:n], 0
 		case fuseRead:
@@ -373,12 +371,12 @@ func mirrorFloor(root string) func(op uint32, node uint64, in []byte) ([]byte, u
 			off, size := int64(le.Uint64(in[8:])), min(int(le.Uint32(in[16:])), len(out))
 			fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 			if err != nil {
-				return nil, err.(unix.Errno)
+				return nil, errnoOf(err)
 			}
 			defer unix.Close(fd)
 			n, err := unix.Pread(fd, out[:size], off)
 			if err != nil {
-				return nil, err.(unix.Errno)
+				return nil, errnoOf(err)
 			}
 			return out[:n], 0
 		case fuseReaddir:
@@ -424,4 +422,13 @@ func direntType(m fs.FileMode) uint32 {
 		return unix.DT_REG
 	}
 	return unix.DT_UNKNOWN
+}
+
+// errnoOf is err's errno (EIO for an error that carries none).
+func errnoOf(err error) unix.Errno {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return unix.EIO
 }
