@@ -513,6 +513,11 @@ func waitEvents(p *Process, c Caller, a *abi.WaitEventsArgs) syscall.Errno {
 		}
 		p.mu.Lock()
 		p.evt.sleeping.Add(-1)
+		if errno == 0 && p.dead {
+			// Woken by the teardown (closeAll emptied the events): the driver went away, not
+			// the events, so no FAIL result (amdkfd tears a process down only after its exit).
+			errno = syscall.ENODEV
+		}
 		if errno != 0 {
 			break
 		}

@@ -163,6 +163,11 @@ func (p *Process) teardown() {
 	}
 	p.dead = true
 	close(p.gone)
+	// The client's mappings of its memfds keep their bytes from here on (space.retired).
+	p.kfdSpace.retired.Store(true)
+	if p.render != nil {
+		p.render.retired.Store(true)
+	}
 	if p.mm != nil {
 		p.mm.Stop()
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,6 +18,12 @@ type space struct {
 	f    *os.File
 	next int64
 	size int64 // file size: only grows (a shrink would cut off mappings above)
+	// retired is set when the process is torn down: release then unmaps the daemon's view only.
+	// What the client still maps keeps its bytes, as on amdgpu, where a BO is freed at its last
+	// reference and a CPU mapping holds one (a signal the client waits on must not read 0 because
+	// the daemon went away); the pages go with the client's last mapping, the daemon having closed
+	// the memfd.
+	retired atomic.Bool
 }
 
 // Offsets must stay below 2^63 (a FUSE regular file cannot be mapped above); the limit is far below.
@@ -88,11 +95,13 @@ func (s *space) allocAligned(size, align uint64) (off int64, mem []byte, err err
 	return off, mem, nil
 }
 
-// release unmaps mem and returns its pages to the kernel.
+// release unmaps mem and returns its pages to the kernel (not once retired: see space.retired).
 func (s *space) release(off int64, mem []byte) {
 	n := len(mem)
 	unix.Munmap(mem)
-	unix.Fallocate(int(s.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, int64(n))
+	if !s.retired.Load() {
+		unix.Fallocate(int(s.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, int64(n))
+	}
 }
 
 func (s *space) close() { s.f.Close() }
