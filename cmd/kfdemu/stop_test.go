@@ -34,7 +34,14 @@ func TestStopWhileClientsWait(t *testing.T) {
 	dep.Store(1)
 	var pkt [aql.PacketSize]byte
 	(&aql.BarrierPacket{DepSignal: [5]uint64{c.sigVA - aqlSignalOff + 0x800}}).Encode(pkt[:])
-	go c.submit(pkt, dep, time.Minute)
+	submitted := make(chan error, 1)
+	go func() { submitted <- c.submit(pkt, dep, time.Minute) }()
+	defer func() {
+		// The submit spins on dep, which nothing decrements now (the daemon is gone, and the
+		// client's view of the memory keeps its bytes): end it before Close unmaps that view.
+		dep.Store(0)
+		<-submitted
+	}()
 	waitErr := make(chan error, 1)
 	go func() {
 		_, err := c.ev.Wait(kmt.Infinite)
