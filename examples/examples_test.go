@@ -13,6 +13,14 @@ import (
 	"github.com/kfdemu/kfdemu/internal/testenv"
 )
 
+// TestMain removes the kfdemu binary testenv.Kfdemu built (a directory under the system's
+// temporary directory per run otherwise: 41 of them had piled up on the CI VM).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.Cleanup()
+	os.Exit(code)
+}
+
 // mount starts `kfdemu serve` on a temporary directory and returns its root.
 func mount(t *testing.T) string {
 	testenv.NeedMount(t)
