@@ -78,8 +78,8 @@ const (
 	recSize        = 16 + 8*maxArgs
 	ctxArgs        = 16 // first syscall argument (or ret) in the tracepoint context (events/syscalls/*/format)
 	watchedEntries = 1 << 14
-	// A slot of the counts map: {tgid u32, pad u32, records u64, lost u64}.
-	slotTgid, slotRecords, slotLost, slotSize = 0, 8, 16, 24
+	// A slot of the counts map: {tgid u32, watch u32 (proc.watch), records u64, lost u64}.
+	slotTgid, slotWatch, slotRecords, slotLost, slotSize = 0, 4, 8, 16, 24
 )
 
 // Linux mman.h values the decoder needs.
@@ -96,6 +96,7 @@ type Handler func(start, size uint64)
 
 type proc struct {
 	slot    uint32 // index in Notifier.counts
+	watch   uint32 // this Watch's number, in its slot and in every record the slot's tgid emits
 	h       Handler
 	touch   func()              // ArmTouch's function
 	synced  atomic.Uint64       // Synced's generation + 1 (0: no Sync yet, stopped or records lost); under Notifier.mu
@@ -111,6 +112,7 @@ type Notifier struct {
 	counts          *ebpf.Map // BPF_F_MMAPABLE array of slot records: {tgid, records emitted, records lost}
 	countMem        []byte    // counts mapped into the daemon; nil once closed (under mu)
 	free            []uint32  // unused slots, oldest first (under mu)
+	watches         uint32    // Watch calls so far (under mu): each numbers its records
 	armed           *ebpf.Map // touch notices (touch.go): tgid -> ranges; nil when unavailable
 	touchErr        error     // why armed is nil
 	progs           []*ebpf.Program
@@ -238,7 +240,7 @@ func lookupTgid(m *ebpf.Map) asm.Instructions {
 	}
 }
 
-// prog is one tracepoint program: for a watched tgid it emits {tgid, tid, kind, args...} and
+// prog is one tracepoint program: for a watched tgid it emits {tgid, tid, kind, watch, args...} and
 // counts it in the tgid's slot of counts (records), or counts a loss when the ring is full.
 func prog(watched, counts, events *ebpf.Map, kind, nargs int) asm.Instructions {
 	in := append(lookupTgid(watched),
@@ -264,7 +266,8 @@ func prog(watched, counts, events *ebpf.Map, kind, nargs int) asm.Instructions {
 		asm.StoreMem(asm.R9, 0, asm.R1, asm.Word),
 		asm.StoreMem(asm.R9, 4, asm.R7, asm.Word),
 		asm.StoreImm(asm.R9, 8, int64(kind), asm.Word),
-		asm.StoreImm(asm.R9, 12, 0, asm.Word),
+		asm.LoadMem(asm.R1, asm.R8, slotWatch, asm.Word), // the watch that counts it (proc.watch)
+		asm.StoreMem(asm.R9, 12, asm.R1, asm.Word),
 	)
 	for i := 0; i < maxArgs; i++ {
 		if i < nargs {
@@ -307,6 +310,11 @@ func (n *Notifier) Watch(tgid int, h Handler) (*Watch, error) {
 		return nil, fmt.Errorf("mmnotify: watch %d: %d processes watched already", tgid, watchedEntries)
 	}
 	key, slot := uint32(tgid), n.free[0]
+	n.watches++
+	if n.watches == 0 { // 0 marks no watch (touch records)
+		n.watches++
+	}
+	n.word32(slot, slotWatch).Store(n.watches)
 	n.word64(slot, slotRecords).Store(0)
 	n.word64(slot, slotLost).Store(0)
 	n.word32(slot, slotTgid).Store(key)
@@ -318,7 +326,7 @@ func (n *Notifier) Watch(tgid int, h Handler) (*Watch, error) {
 	if old := n.procs[key]; old != nil {
 		n.release(old)
 	}
-	p := &proc{slot: slot, h: h, pending: map[uint32][]uint64{}}
+	p := &proc{slot: slot, watch: n.watches, h: h, pending: map[uint32][]uint64{}}
 	n.procs[key] = p
 	return &Watch{n: n, tgid: key, p: p}, nil
 }
@@ -439,6 +447,14 @@ func (n *Notifier) read() {
 		}
 		n.mu.Lock()
 		p := n.procs[tgid]
+		if p != nil && kind != kindTouch && binary.LittleEndian.Uint32(b[12:]) != p.watch {
+			// Emitted for an earlier watch of the same tgid (a kfd process closed and opened
+			// again) and read after this one began: not this watch's, neither handled (its
+			// munmap predates this process's ranges) nor counted (Sync compares the count of
+			// this watch's records with the kernel's, and counting it would let a Sync return
+			// before one of this watch's own records was handled).
+			p = nil
+		}
 		if kind == kindTouch { // touch.go: not counted by the kernel's per-tgid record count
 			var fn func()
 			if p != nil {
