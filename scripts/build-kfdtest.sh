@@ -12,10 +12,22 @@
 # declare llvm_shutdown (Assemble.cpp's destructor) through the ones it includes, so the build
 # force-includes llvm/Support/ManagedStatic.h, which declares it. kfdtest 5.2.3 keeps ../shared's sp3
 # stand-in on llvm-mc-14 (gfx90a only).
+#
+# kfdtest 5.2.3's sp3 stand-in runs sp3_llvm.py by the absolute path build.sh compiles into it. So that
+# a build outlives the checkout that made it (a CI clone in a temporary directory), build.sh runs from
+# a copy of ../shared/kfdtest inside OUT, and a 5.2.3 binary that names another path is rebuilt.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-/var/tmp/kfdtest}
-bash "$here/../shared/kfdtest/build.sh" "$out" >/dev/null
+mkdir -p "$out"
+out=$(cd "$out" && pwd -P)
+src=$out/shared-kfdtest
+rm -rf "$src" && cp -R "$here/../shared/kfdtest" "$src" && chmod -R u+w "$src"
+if [ -x "$out/5.2.3/kfdtest" ] && ! grep -qF "$src/sp3/sp3_llvm.py" "$out/5.2.3/kfdtest"; then
+	echo "build-kfdtest: $out/5.2.3/kfdtest runs an sp3_llvm.py outside $src: rebuilding it" >&2
+	rm -f "$out/5.2.3/kfdtest"
+fi
+bash "$src/build.sh" "$out" >/dev/null
 if [ "$(cat "$out/6.2.4/kfdtest.llvm" 2>/dev/null)" != 19 ]; then
 	need="llvm-19-dev"
 	miss=""; for p in $need; do dpkg -s "$p" >/dev/null 2>&1 || miss="$miss $p"; done
