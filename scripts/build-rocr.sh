@@ -2,7 +2,7 @@
 # Builds ROCr 6.2.4 (the HSA runtime) from ../shared/rocr's source tarball against libhsakmt 6.2.4,
 # as ../shared/rocr/build.sh does, with two differences: PC sampling and image support are compiled in.
 #   OUT/rocr-6.2.4-full/lib/libhsa-runtime64.so.1   (a drop-in for Debian's through LD_LIBRARY_PATH)
-# Usage: scripts/build-rocr.sh [OUT]   (default /var/tmp/kfdtest; ../shared/kfdtest/build.sh, which it
+# Usage: scripts/build-rocr.sh [OUT]   (default /var/tmp/kfdtest; scripts/build-kfdtest.sh, which it
 # runs first for libhsakmt 6.2.4, shares it). Needs root for apt-get (LLVM 19 assembles ROCr's blit
 # kernels and trap handlers). About 6 minutes on 2 cores, once per machine.
 #
@@ -24,7 +24,7 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 shared=$here/../shared
 out=${1:-/var/tmp/kfdtest}
-bash "$shared/kfdtest/build.sh" "$out" >/dev/null
+bash "$here/scripts/build-kfdtest.sh" "$out" >/dev/null
 dst=$out/rocr-6.2.4-full
 if [ ! -e "$dst/lib/libhsa-runtime64.so.1" ]; then
 	need="clang-19 lld-19 llvm-19 llvm-19-dev libclang-19-dev libelf-dev libdrm-dev libnuma-dev cmake g++ pkg-config rocm-device-libs"

@@ -39,11 +39,12 @@ if [ -n "$list" ] && [ ! -r "$list" ]; then echo "kfdtest.sh: cannot read $list"
 
 out=${KFDTEST_OUT:-/var/tmp/kfdtest}
 build=${KFDTEST_BUILD:-$repo/scripts/build-kfdtest.sh}
-# A kfdtest 6.2.4 on LLVM 14 (../shared's build alone: no gfx940-gfx942) is relinked by the default script.
-if [ ! -x "$out/$version/kfdtest" ] || { [ "$version" = 6.2.4 ] && [ -z "${KFDTEST_BUILD:-}" ] &&
-	[ "$(cat "$out/6.2.4/kfdtest.llvm" 2>/dev/null)" != 19 ]; }; then
+# The default script runs every time (a second or two once built): it relinks a kfdtest 6.2.4 on LLVM 14
+# (../shared's build alone: no gfx940-gfx942) and rebuilds a kfdtest 5.2.3 whose sp3 stand-in path is
+# gone (built from a checkout since deleted).
+if [ ! -x "$out/$version/kfdtest" ] || [ -z "${KFDTEST_BUILD:-}" ]; then
 	[ -r "$build" ] || { echo "kfdtest.sh: no kfdtest in $out and no build script at $build (set KFDTEST_BUILD)" >&2; exit 2; }
-	echo "building kfdtest into $out (once per machine)"
+	[ -x "$out/$version/kfdtest" ] || echo "building kfdtest into $out (once per machine)"
 	bash "$build" "$out" >/dev/null
 fi
 bin=$out/$version/kfdtest
