@@ -291,16 +291,27 @@ func ioctlFloor() func(op uint32, node uint64, in []byte) ([]byte, unix.Errno) {
 
 // rawAttr fills a fuse_attr: the root directory or the file.
 func rawAttr(b []byte, node uint64) {
-	le := binary.LittleEndian
-	le.PutUint64(b[0:], node)
-	mode := uint32(unix.S_IFREG | 0o666)
+	st := unix.Stat_t{Mode: unix.S_IFREG | 0o666, Nlink: 1, Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}
 	if node == fuseRootID {
-		mode = unix.S_IFDIR | 0o755
+		st.Mode = unix.S_IFDIR | 0o755
 	}
-	le.PutUint32(b[60:], mode)
-	le.PutUint32(b[64:], 1) // nlink
-	le.PutUint32(b[68:], uint32(os.Geteuid()))
-	le.PutUint32(b[72:], uint32(os.Getegid()))
+	fuseAttr(b, node, &st)
+}
+
+// fuseAttr fills a fuse_attr (include/uapi/linux/fuse.h) with node id and st's fields.
+func fuseAttr(b []byte, id uint64, st *unix.Stat_t) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], id)
+	le.PutUint64(b[8:], uint64(st.Size))
+	le.PutUint64(b[16:], uint64(st.Blocks))
+	le.PutUint64(b[24:], uint64(st.Atim.Sec))
+	le.PutUint64(b[32:], uint64(st.Mtim.Sec))
+	le.PutUint64(b[40:], uint64(st.Ctim.Sec))
+	le.PutUint32(b[60:], st.Mode)
+	le.PutUint32(b[64:], uint32(st.Nlink))
+	le.PutUint32(b[68:], st.Uid)
+	le.PutUint32(b[72:], st.Gid)
+	le.PutUint32(b[80:], uint32(st.Blksize))
 }
 
 // mirrorFloor answers a read-only mirror of the directory root with the caching the emulator's
@@ -313,19 +324,6 @@ func mirrorFloor(root string) func(op uint32, node uint64, in []byte) ([]byte, u
 	paths := map[uint64]string{fuseRootID: root}
 	ids := map[string]uint64{root: fuseRootID}
 	out := make([]byte, 1<<20+256)
-	attr := func(b []byte, id uint64, st *unix.Stat_t) {
-		le.PutUint64(b[0:], id)
-		le.PutUint64(b[8:], uint64(st.Size))
-		le.PutUint64(b[16:], uint64(st.Blocks))
-		le.PutUint64(b[24:], uint64(st.Atim.Sec))
-		le.PutUint64(b[32:], uint64(st.Mtim.Sec))
-		le.PutUint64(b[40:], uint64(st.Ctim.Sec))
-		le.PutUint32(b[60:], st.Mode)
-		le.PutUint32(b[64:], uint32(st.Nlink))
-		le.PutUint32(b[68:], st.Uid)
-		le.PutUint32(b[72:], st.Gid)
-		le.PutUint32(b[80:], uint32(st.Blksize))
-	}
 	return func(op uint32, node uint64, in []byte) ([]byte, unix.Errno) {
 		p, ok := paths[node]
 		if !ok {
@@ -348,7 +346,7 @@ func mirrorFloor(root string) func(op uint32, node uint64, in []byte) ([]byte, u
 			le.PutUint64(out[0:], id)
 			le.PutUint64(out[16:], 3600) // entry_valid
 			le.PutUint64(out[24:], 3600) // attr_valid
-			attr(out[40:], id, &st)
+			fuseAttr(out[40:], id, &st)
 			return out[:40+fuseAttrSize], 0
 		case fuseGetattr:
 			var st unix.Stat_t
@@ -356,7 +354,7 @@ func mirrorFloor(root string) func(op uint32, node uint64, in []byte) ([]byte, u
 				return nil, errnoOf(err)
 			}
 			le.PutUint64(out[0:], 3600)
-			attr(out[16:], node, &st)
+			fuseAttr(out[16:], node, &st)
 			return out[:16+fuseAttrSize], 0
 		case fuseReadlink:
 			n, err := unix.Readlink(p, out)
