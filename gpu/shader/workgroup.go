@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/cpu"
-	"golang.org/x/sys/unix"
 
 	"github.com/kfdemu/kfdemu/gpu/aql"
 )
@@ -521,32 +520,6 @@ const runnerIdle = 20 * time.Millisecond
 
 var runnerQ = make(chan *group)
 
-// runnerSpin: a work-group goroutine whose groups ended looks for the next one this long before it
-// parks, giving up its P (Gosched) and its CPU (sched_yield) between looks, so it takes nothing
-// from a runnable goroutine or thread. Parked, the next group's start waited for the runtime to wake
-// a thread and, on a VM, for the hypervisor to wake a halted vCPU: BenchmarkVaddWorkers (vadd
-// dispatches of 9 ms back to back), 2 workers over 1 in three alternating rounds, 1.79, 1.82,
-// 1.79x parked at once against 1.82, 2.12, 1.97x with the spin; BenchmarkInterpreter's vadd
-// through the mount (55 ms dispatches, ten alternating rounds) median 1.74x against 1.84x;
-// `kfdemu bench` vadd 1.85, 1.91, 1.42, 1.62x against 1.34, 1.84, 1.86, 1.92x (the VM's noise).
-// Without sched_yield the spin took the CPUs of the daemon's third P and of the client (1.38-1.80x).
-const runnerSpin = 100 * time.Microsecond
-
-// awaitRunner returns the next group spawnGroup hands an idle work-group goroutine within
-// runnerSpin, or nil.
-func awaitRunner() *group {
-	for start := nanotime(); nanotime()-start < int64(runnerSpin); {
-		select {
-		case g := <-runnerQ:
-			return g
-		default:
-		}
-		runtime.Gosched()
-		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-	}
-	return nil
-}
-
 // spawnGroup runs g on a goroutine of its own (runGroups), an idle work-group goroutine or a new
 // one, counted as wanting a host thread until it starts (threads.go).
 func (d *dispatch) spawnGroup(g *group) {
@@ -567,9 +540,6 @@ func runner(g *group) {
 		threadWant.Add(-1)
 		g.d.runGroups(g)
 		g = nil
-		if g = awaitRunner(); g != nil {
-			continue
-		}
 		t.Reset(runnerIdle)
 		select {
 		case g = <-runnerQ:
