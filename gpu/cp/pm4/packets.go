@@ -209,11 +209,7 @@ func (q *Queue) releaseMem(n uint64) error {
 		return fmt.Errorf("%w: RELEASE_MEM data_sel %d", ErrUnsupported, dataSel)
 	}
 	if intSel == IntSelInterrupt || intSel == IntSelInterruptAfterWrite {
-		q.interrupts.Add(1)
-		if err := q.flushRptr(); err != nil {
-			return err
-		}
-		q.cfg.Host.Interrupt(q, q.dw(7)) // int_ctxid
+		q.intPending, q.intCtx = true, q.dw(7) // int_ctxid; sent once the packet retires (step)
 	}
 	return nil
 }

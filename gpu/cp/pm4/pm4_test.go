@@ -157,20 +157,26 @@ func TestReleaseMem(t *testing.T) {
 	}
 }
 
-// The interrupt comes after the data is written: a host reading the fence in Interrupt sees it.
+// The interrupt comes after the data is written and the packet consumed: a host reading the fence
+// in Interrupt sees it, and the read pointer in memory is past the packet (kfdtest
+// KFDQMTest.QueueLatency places its next packets by it as soon as the event fires).
 func TestReleaseMemWriteBeforeInterrupt(t *testing.T) {
 	e := newEnv(t)
-	var seen uint32
+	var seen, rptr uint32
 	q := e.queue(qopt{noStart: true})
-	q.cfg.Host = interruptProbe{e.host, func() { seen = e.m.u32(dataVA) }}
+	q.cfg.Host = interruptProbe{e.host, func() { seen, rptr = e.m.u32(dataVA), e.m.u32(rptrVA) }}
 	if err := q.Start(); err != nil {
 		t.Fatal(err)
 	}
-	q.submit(releaseMem(EventCacheFlushAndInvTS, DataSel32, IntSelInterruptAfterWrite, dataVA, 77, 5))
+	pkt := releaseMem(EventCacheFlushAndInvTS, DataSel32, IntSelInterruptAfterWrite, dataVA, 77, 5)
+	q.submit(pkt)
 	q.drain(t)
 	q.Stop()
 	if seen != 77 {
 		t.Fatalf("fence at interrupt time %d, want 77", seen)
+	}
+	if rptr != uint32(len(pkt)) {
+		t.Fatalf("read pointer at interrupt time %d, want %d (past the RELEASE_MEM)", rptr, len(pkt))
 	}
 }
 

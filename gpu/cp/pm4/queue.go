@@ -40,7 +40,9 @@ type Queue struct {
 	wLimit     uint64
 	// rptrPending counts packets retired since the read pointer was last written (flushRptr).
 	rptrPending int
-	chains      int // IB chains followed since the current ring packet started
+	intPending  bool   // a RELEASE_MEM asked for an interrupt, sent once it retires (interrupt)
+	intCtx      uint32 // its int_ctxid
+	chains      int    // IB chains followed since the current ring packet started
 	pkt         [packetMaxDwords * 4]byte
 	sh          [shRegs]uint32
 	uconfig     [uconfigRegs]uint32
@@ -296,9 +298,29 @@ func (q *Queue) step(stop <-chan struct{}) (bool, error) {
 		return false, q.packetErr(va, h, err)
 	}
 	if retire {
-		return true, q.retire(n)
+		if err := q.retire(n); err != nil {
+			return true, err
+		}
 	}
-	return true, nil
+	return true, q.interrupt()
+}
+
+// interrupt sends the interrupt a RELEASE_MEM asked for, after the packet retired and with the
+// read pointer written past it: the CP raises the end-of-pipe interrupt once it has consumed the
+// packet, and a host woken by the event finds the ring space freed (kfdtest
+// KFDQMTest.QueueLatency places its next two packets by the read pointer as soon as the event
+// fires; with the pointer still at the RELEASE_MEM it found 7 dwords of the 8 it needed).
+func (q *Queue) interrupt() error {
+	if !q.intPending {
+		return nil
+	}
+	q.intPending = false
+	q.interrupts.Add(1)
+	if err := q.flushRptr(); err != nil {
+		return err
+	}
+	q.cfg.Host.Interrupt(q, q.intCtx)
+	return nil
 }
 
 // retire advances the current frame past an n-dword packet; in the ring it publishes the read
