@@ -61,6 +61,7 @@ func RunIB(ib IB) (IBStatus, error) {
 		}
 		q.rd += 4 * n
 		q.packets.Add(1)
+		q.interrupt()
 	}
 	return q.ibStatus(), nil
 }

@@ -102,6 +102,9 @@ type Queue struct {
 	buf []byte // copy and fill buffer (chunk bytes)
 	dw  [16]uint32
 
+	trap    bool   // a TRAP asked for an interrupt, sent once it retires (interrupt)
+	trapCtx uint32 // its 28-bit context
+
 	rdPub, wrPub   atomic.Uint64
 	packets, bytes atomic.Uint64
 }
@@ -163,7 +166,19 @@ func (q *Queue) next(stop <-chan struct{}) (bool, error) {
 	}
 	q.rdPub.Store(q.rd)
 	q.packets.Add(1)
+	q.interrupt()
 	return true, nil
+}
+
+// interrupt sends the interrupt a TRAP asked for, after the packet retired and the read pointer
+// passed it: the engine consumes the packet before its interrupt, and a host woken by the event
+// places its next packets by that pointer (kfdtest's Wait4PacketConsumption with an event; see
+// gpu/cp/pm4 Queue.interrupt for the PM4 case a CI run caught).
+func (q *Queue) interrupt() {
+	if q.trap {
+		q.trap = false
+		q.cfg.Host.Interrupt(q, q.trapCtx)
+	}
 }
 
 func (q *Queue) storeRd(uint64) uint64 { return q.rd }
@@ -309,8 +324,8 @@ func (q *Queue) step(stop <-chan struct{}, avail uint64) (n uint64, ok bool, err
 		if _, err := m.Atomic(addr(1), 4, func(uint64) uint64 { return uint64(v) }); err != nil {
 			return 0, false, &FaultError{VA: addr(1), Op: "fence", Err: err}
 		}
-	case OpTrap:
-		q.cfg.Host.Interrupt(q, q.dw[1]&0x0fffffff)
+	case OpTrap: // sent once the packet retires (interrupt)
+		q.trap, q.trapCtx = true, q.dw[1]&0x0fffffff
 	case OpPollRegMem:
 		if PollFunc(h>>28&7) == PollAlways {
 			break // "always": passes at once, whatever it would read

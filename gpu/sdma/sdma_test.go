@@ -75,9 +75,13 @@ type host struct {
 	ints  []uint32
 	err   error
 	errCh chan error
+	probe func() // optional: called first in Interrupt
 }
 
 func (h *host) Interrupt(_ *Queue, id uint32) {
+	if h.probe != nil {
+		h.probe()
+	}
 	h.mu.Lock()
 	h.ints = append(h.ints, id)
 	h.mu.Unlock()
@@ -147,6 +151,32 @@ func (e *env) waitIdle() {
 			e.t.Fatalf("read pointer %d, write pointer %d; status %+v", e.u64(rptr), e.pos, e.q.Status())
 		}
 		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestTrapAfterReadPointer: a TRAP's interrupt comes after the packet is consumed: a host reading
+// the read pointer in Interrupt finds it past the TRAP, and the fence before it written (kfdtest's
+// SDMAQueue places its next packets by the pointer as soon as the event fires).
+func TestTrapAfterReadPointer(t *testing.T) {
+	e := newEnv(t)
+	var rp uint64
+	var fence uint32
+	e.h.probe = func() { rp, fence = e.u64(rptr), e.u32(data) }
+	var p []byte
+	p = AppendFence(p, data, 5)
+	p = AppendTrap(p, 9)
+	e.submit(p)
+	var ints []uint32
+	for deadline := time.Now().Add(5 * time.Second); len(ints) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+		e.h.mu.Lock() // the interrupt follows the read pointer's store: wait for it
+		ints = append([]uint32(nil), e.h.ints...)
+		e.h.mu.Unlock()
+	}
+	if len(ints) != 1 || ints[0] != 9 {
+		t.Fatalf("interrupts %v, want [9]", ints)
+	}
+	if rp != uint64(len(p)) || fence != 5 {
+		t.Fatalf("at the interrupt: read pointer %d, want %d (past the TRAP); fence %d, want 5", rp, len(p), fence)
 	}
 }
 
