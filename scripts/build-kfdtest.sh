@@ -22,7 +22,10 @@ out=${1:-/var/tmp/kfdtest}
 mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
 src=$out/shared-kfdtest
-rm -rf "$src" && cp -R "$here/../shared/kfdtest" "$src" && chmod -R u+w "$src"
+# refreshed only when ../shared's differs: a kfdtest 5.2.3 running elsewhere may be using it
+if ! diff -rq "$here/../shared/kfdtest" "$src" >/dev/null 2>&1; then
+	rm -rf "$src" && cp -R "$here/../shared/kfdtest" "$src" && chmod -R u+w "$src"
+fi
 if [ -x "$out/5.2.3/kfdtest" ] && ! grep -qF "$src/sp3/sp3_llvm.py" "$out/5.2.3/kfdtest"; then
 	echo "build-kfdtest: $out/5.2.3/kfdtest runs an sp3_llvm.py outside $src: rebuilding it" >&2
 	rm -f "$out/5.2.3/kfdtest"

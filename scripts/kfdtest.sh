@@ -39,7 +39,7 @@ if [ -n "$list" ] && [ ! -r "$list" ]; then echo "kfdtest.sh: cannot read $list"
 
 out=${KFDTEST_OUT:-/var/tmp/kfdtest}
 build=${KFDTEST_BUILD:-$repo/scripts/build-kfdtest.sh}
-# The default script runs every time (a second or two once built): it relinks a kfdtest 6.2.4 on LLVM 14
+# The default script runs every time (0.1 s once built): it relinks a kfdtest 6.2.4 on LLVM 14
 # (../shared's build alone: no gfx940-gfx942) and rebuilds a kfdtest 5.2.3 whose sp3 stand-in path is
 # gone (built from a checkout since deleted).
 if [ ! -x "$out/$version/kfdtest" ] || [ -z "${KFDTEST_BUILD:-}" ]; then

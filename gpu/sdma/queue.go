@@ -101,9 +101,9 @@ type Queue struct {
 	rd  uint64
 	buf []byte // copy and fill buffer (chunk bytes)
 	dw  [16]uint32
-
-	trap    bool   // a TRAP asked for an interrupt, sent once it retires (interrupt)
-	trapCtx uint32 // its 28-bit context
+	// a TRAP asked for an interrupt with context trapCtx (28 bits), sent once it retires (interrupt)
+	trap    bool
+	trapCtx uint32
 
 	rdPub, wrPub   atomic.Uint64
 	packets, bytes atomic.Uint64
