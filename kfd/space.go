@@ -13,11 +13,21 @@ import (
 // through the device file (FUSE passthrough) and the daemon maps the same pages, so both see the same
 // bytes at once. Offsets are allocated upwards and never reused; freed ranges are punched out so the
 // memory goes back to the kernel.
+//
+// The daemon's view of small allocations is shared: they are carved from arenas, mappings of
+// arenaSize bytes of file offsets, so the daemon's mappings do not grow with its clients' BOs. The
+// kernel allows a process vm.max_map_count (65530) mappings; with one per BO, 6 clients holding
+// 16 k BOs each (TestStressAndCrash's soak) made every allocation of every client fail ENOMEM,
+// where amdgpu maps a BO into the kernel only while the kernel touches it. An allocation larger
+// than arenaMax has a mapping of its own. An arena is unmapped once nothing in it is live and the
+// allocator has moved past it (or the space is closed): a dma-buf may keep memory of a closed space.
 type space struct {
-	mu   sync.Mutex
-	f    *os.File
-	next int64
-	size int64 // file size: only grows (a shrink would cut off mappings above)
+	mu     sync.Mutex
+	f      *os.File
+	next   int64
+	size   int64            // file size: only grows (a shrink would cut off mappings above)
+	arenas map[int64]*arena // by base offset; under mu
+	closed bool             // under mu
 	// retired is set when the process is torn down: release then unmaps the daemon's view only.
 	// What the client still maps keeps its bytes, as on amdgpu, where a BO is freed at its last
 	// reference and a CPU mapping holds one (a signal the client waits on must not read 0 because
@@ -25,6 +35,17 @@ type space struct {
 	// the memfd.
 	retired atomic.Bool
 }
+
+// arena is the daemon's mapping of file offsets [base, base+arenaSize) of a space.
+type arena struct {
+	mem  []byte
+	live int // allocations carved from it and not yet released
+}
+
+const (
+	arenaSize = 1 << 30
+	arenaMax  = arenaSize / 8
+)
 
 // Offsets must stay below 2^63 (a FUSE regular file cannot be mapped above); the limit is far below.
 // Allocations from next stay below fixedBase; the range above holds fixed-offset mappings
@@ -64,44 +85,112 @@ func newSpace(name string) (*space, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
-	return &space{f: os.NewFile(uintptr(fd), "kfdemu-"+name), next: pageSize}, nil
+	return &space{f: os.NewFile(uintptr(fd), "kfdemu-"+name), next: pageSize, arenas: map[int64]*arena{}}, nil
 }
 
 const pageSize = 4096
 
-// alloc reserves size bytes (page-rounded) and maps them into the daemon.
+// alloc reserves size bytes (page-rounded) and returns their offset and the daemon's view of them:
+// a slice of an arena, or a mapping of its own above arenaMax. A guard page's offset lies between
+// two allocations (the client maps each on its own).
 func (s *space) alloc(size uint64) (off int64, mem []byte, err error) {
-	return s.allocAligned(size, pageSize)
-}
-
-// allocAligned is alloc with the offset aligned to align (a power of two >= pageSize).
-func (s *space) allocAligned(size, align uint64) (off int64, mem []byte, err error) {
 	size = (size + pageSize - 1) &^ (pageSize - 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next := (uint64(s.next) + align - 1) &^ (align - 1)
-	if size == 0 || next+size > fixedBase {
+	if s.closed {
 		return 0, nil, errNoSpace
 	}
-	off = int64(next)
+	if size == 0 || uint64(s.next)+size > fixedBase {
+		return 0, nil, errNoSpace
+	}
+	if size > arenaMax {
+		off = s.next
+		if err := s.grow(off + int64(size)); err != nil {
+			return 0, nil, err
+		}
+		if mem, err = unix.Mmap(int(s.f.Fd()), off, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+			return 0, nil, err
+		}
+		s.advance(off + int64(size) + pageSize)
+		return off, mem, nil
+	}
+	off = s.next
+	base := off &^ (arenaSize - 1)
+	if off+int64(size) > base+arenaSize { // the rest of this arena is too small: the next one
+		base += arenaSize
+		off = base
+		if uint64(off)+size > fixedBase {
+			return 0, nil, errNoSpace
+		}
+	}
+	a := s.arenas[base]
+	if a == nil {
+		m, err := unix.Mmap(int(s.f.Fd()), base, arenaSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if err != nil {
+			return 0, nil, err
+		}
+		a = &arena{mem: m}
+		s.arenas[base] = a
+	}
 	if err := s.grow(off + int64(size)); err != nil {
+		s.drop(base, a)
 		return 0, nil, err
 	}
-	mem, err = unix.Mmap(int(s.f.Fd()), off, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return 0, nil, err
-	}
-	s.next += int64(size) + pageSize // a guard page between BOs
-	return off, mem, nil
+	a.live++
+	s.advance(off + int64(size) + pageSize)
+	o := off - base
+	return off, a.mem[o : o+int64(size) : o+int64(size)], nil
 }
 
-// release unmaps mem and returns its pages to the kernel (not once retired: see space.retired).
+// advance moves the allocator to next, unmapping the arena it leaves if nothing in it is live.
+// Called with s.mu held.
+func (s *space) advance(next int64) {
+	old := s.next &^ (arenaSize - 1)
+	s.next = next
+	if a := s.arenas[old]; a != nil {
+		s.drop(old, a)
+	}
+}
+
+// drop unmaps arena a at base if nothing in it is live and no allocation can come from it any
+// more. Called with s.mu held.
+func (s *space) drop(base int64, a *arena) {
+	if a.live > 0 || (!s.closed && base == s.next&^(arenaSize-1)) {
+		return
+	}
+	delete(s.arenas, base)
+	unix.Munmap(a.mem)
+}
+
+// release gives back an allocation: its pages go back to the kernel (not once retired: see
+// space.retired) and the daemon's view goes with its mapping or with the last live allocation of
+// its arena.
 func (s *space) release(off int64, mem []byte) {
 	n := len(mem)
-	unix.Munmap(mem)
 	if !s.retired.Load() {
 		unix.Fallocate(int(s.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, int64(n))
 	}
+	if n > arenaMax {
+		unix.Munmap(mem)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	base := off &^ (arenaSize - 1)
+	if a := s.arenas[base]; a != nil {
+		a.live--
+		s.drop(base, a)
+	}
 }
 
-func (s *space) close() { s.f.Close() }
+// close closes the memfd and unmaps the arenas nothing live is in; the others go with their last
+// release (a dma-buf's memory may outlive its process).
+func (s *space) close() {
+	s.mu.Lock()
+	s.closed = true
+	for base, a := range s.arenas {
+		s.drop(base, a)
+	}
+	s.mu.Unlock()
+	s.f.Close()
+}

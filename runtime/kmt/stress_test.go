@@ -21,6 +21,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// maxHeld bounds the BOs a helper holds at once: without it a 10-minute soak piled up 16 k
+// BOs (2.2 GB) per helper.
+const maxHeld = 1024
+
 // stressEnv carries "ROOT SEED MILLISECONDS" to a helper process of TestStressAndCrash.
 const stressEnv = "KMT_TEST_STRESS"
 
@@ -63,6 +67,13 @@ func stressHelper(arg string) int {
 	for time.Now().Before(deadline) {
 		switch op := rng.IntN(9); op {
 		case 0: // allocate memory of some kind and size, maybe mapped
+			if len(mems) >= maxHeld { // a soak churns; it does not pile up gigabytes
+				i := rng.IntN(len(mems))
+				if err := mems[i].Free(); err != nil {
+					return fail("free: %v", err)
+				}
+				mems = append(mems[:i], mems[i+1:]...)
+			}
 			size := uint64(1+rng.IntN(64)) * 4096
 			var m *Memory
 			switch rng.IntN(3) {
@@ -74,7 +85,13 @@ func stressHelper(arg string) int {
 				m, err = d.RegisterUserptr(g, size, 0)
 			}
 			if err != nil {
-				return fail("alloc: %v", err)
+				var held uint64
+				for _, m := range mems {
+					held += m.Size
+				}
+				st, _ := rttest.Stats(f[0])
+				return fail("alloc of %d bytes: %v (this helper holds %d BOs of %d bytes; the daemon: %d BOs, %d processes)",
+					size, err, len(mems), held, st["bos"], st["processes"])
 			}
 			if rng.IntN(2) == 0 {
 				if err := m.Map(); err != nil {
@@ -229,6 +246,11 @@ func TestStressAndCrash(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("KFDEMU_SOAK")); err == nil && d > 0 {
 		ms = int(d / time.Millisecond)
 		t.Logf("soak: %v", d)
+		// The helpers run for d, then the daemon's state is checked: go test's -timeout (10m by
+		// default) must leave room for that, or the run dies in the alarm's panic mid-soak.
+		if dl, ok := t.Deadline(); ok && time.Until(dl) < d+time.Minute {
+			t.Fatalf("KFDEMU_SOAK=%v needs a -timeout a minute longer than the soak (%v left)", d, time.Until(dl).Round(time.Second))
+		}
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
