@@ -42,8 +42,11 @@ type arena struct {
 	live int // allocations carved from it and not yet released
 }
 
+// An arena's span bounds what a long-lived allocation keeps mapped in the daemon's address space
+// (its whole arena, while offsets move on past it); arenaMax keeps a BO that would fill much of
+// an arena on a mapping of its own.
 const (
-	arenaSize = 1 << 30
+	arenaSize = 64 << 20
 	arenaMax  = arenaSize / 8
 )
 

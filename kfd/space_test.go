@@ -33,7 +33,7 @@ func TestSpaceArenas(t *testing.T) {
 		mem []byte
 	}
 	var small []alloc
-	for i := range 5000 {
+	for i := range 4000 {
 		off, mem, err := s.alloc(uint64(4096 * (1 + i%3)))
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +42,7 @@ func TestSpaceArenas(t *testing.T) {
 		small = append(small, alloc{off, mem})
 	}
 	if n := spaceMappings(t, "arenatest"); n != 1 {
-		t.Fatalf("5000 small allocations: %d daemon mappings, want 1", n)
+		t.Fatalf("4000 small allocations: %d daemon mappings, want 1", n)
 	}
 	check := func(a alloc) { // the first and the last page
 		t.Helper()
@@ -59,10 +59,10 @@ func TestSpaceArenas(t *testing.T) {
 	for _, a := range small[:50] {
 		check(a)
 	}
-	// 100 MiB allocations (at most arenaMax) until the allocator is in the third arena.
+	// Allocations of arenaMax until the allocator is in the third arena.
 	var mid []alloc
 	for s.next < 2*arenaSize {
-		off, mem, err := s.alloc(100 << 20)
+		off, mem, err := s.alloc(arenaMax)
 		if err != nil {
 			t.Fatal(err)
 		}
