@@ -22,12 +22,13 @@ import (
 // than arenaMax has a mapping of its own. An arena is unmapped once nothing in it is live and the
 // allocator has moved past it (or the space is closed): a dma-buf may keep memory of a closed space.
 type space struct {
-	mu     sync.Mutex
-	f      *os.File
-	next   int64
-	size   int64            // file size: only grows (a shrink would cut off mappings above)
-	arenas map[int64]*arena // by base offset; under mu
-	closed bool             // under mu
+	mu      sync.Mutex
+	f       *os.File
+	next    int64            // the next offset for allocations up to arenaMax, below bigBase
+	nextBig int64            // the next offset for larger ones, from bigBase to fixedBase
+	size    int64            // file size: only grows (a shrink would cut off mappings above)
+	arenas  map[int64]*arena // by base offset; under mu
+	closed  bool             // under mu
 	// retired is set when the process is torn down: release then unmaps the daemon's view only.
 	// What the client still maps keeps its bytes, as on amdgpu, where a BO is freed at its last
 	// reference and a CPU mapping holds one (a signal the client waits on must not read 0 because
@@ -51,11 +52,14 @@ const (
 )
 
 // Offsets must stay below 2^63 (a FUSE regular file cannot be mapped above); the limit is far below.
-// Allocations from next stay below fixedBase; the range above holds fixed-offset mappings
-// (doorbell slices, see Process.doorbells).
+// Allocations stay below fixedBase, the small ones (arenas) below bigBase and the larger ones above
+// it, so that a large BO's offsets never move the arenas' allocator past an arena with room left
+// (a queue's 60 MiB context-save area after each of its small BOs made an arena per queue); the
+// range above fixedBase holds fixed-offset mappings (doorbell slices, see Process.doorbells).
 const (
 	spaceLimit = 1 << 46
 	fixedBase  = 1 << 45
+	bigBase    = fixedBase / 2
 )
 
 // grow extends the file to end bytes. Called with s.mu held.
@@ -88,7 +92,7 @@ func newSpace(name string) (*space, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
-	return &space{f: os.NewFile(uintptr(fd), "kfdemu-"+name), next: pageSize, arenas: map[int64]*arena{}}, nil
+	return &space{f: os.NewFile(uintptr(fd), "kfdemu-"+name), next: pageSize, nextBig: bigBase, arenas: map[int64]*arena{}}, nil
 }
 
 const pageSize = 4096
@@ -103,18 +107,21 @@ func (s *space) alloc(size uint64) (off int64, mem []byte, err error) {
 	if s.closed {
 		return 0, nil, errNoSpace
 	}
-	if size == 0 || uint64(s.next)+size > fixedBase {
+	if size == 0 {
 		return 0, nil, errNoSpace
 	}
 	if size > arenaMax {
-		off = s.next
+		off = s.nextBig
+		if uint64(off)+size > fixedBase {
+			return 0, nil, errNoSpace
+		}
 		if err := s.grow(off + int64(size)); err != nil {
 			return 0, nil, err
 		}
 		if mem, err = unix.Mmap(int(s.f.Fd()), off, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
 			return 0, nil, err
 		}
-		s.advance(off + int64(size) + pageSize)
+		s.nextBig = off + int64(size) + pageSize
 		return off, mem, nil
 	}
 	off = s.next
@@ -122,9 +129,9 @@ func (s *space) alloc(size uint64) (off int64, mem []byte, err error) {
 	if off+int64(size) > base+arenaSize { // the rest of this arena is too small: the next one
 		base += arenaSize
 		off = base
-		if uint64(off)+size > fixedBase {
-			return 0, nil, errNoSpace
-		}
+	}
+	if uint64(off)+size > bigBase {
+		return 0, nil, errNoSpace
 	}
 	a := s.arenas[base]
 	if a == nil {

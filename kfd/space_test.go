@@ -121,6 +121,36 @@ func TestSpaceArenas(t *testing.T) {
 	}
 }
 
+// Large allocations between small ones do not move the small ones to new arenas: 20 context-save
+// areas of 60 MiB, each after a small BO (a queue's ring), are 20 mappings and one arena, not 40.
+func TestSpaceBigBesideSmall(t *testing.T) {
+	s, err := newSpace("bigsmall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []int64
+	var mems [][]byte
+	for range 20 {
+		for _, size := range []uint64{4096, 60 << 20} {
+			off, mem, err := s.alloc(size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offs, mems = append(offs, off), append(mems, mem)
+		}
+	}
+	if n := spaceMappings(t, "bigsmall"); n != 21 {
+		t.Fatalf("20 small and 20 large allocations in turn: %d daemon mappings, want 21", n)
+	}
+	for i := range offs {
+		s.release(offs[i], mems[i])
+	}
+	s.close()
+	if n := spaceMappings(t, "bigsmall"); n != 0 {
+		t.Fatalf("everything released and closed: %d daemon mappings, want 0", n)
+	}
+}
+
 // One process holds more BOs than the kernel allows the daemon mappings (vm.max_map_count,
 // 65530 by default): with a mapping per BO the daemon answered ENOMEM to every client from there on.
 func TestManyBOs(t *testing.T) {
