@@ -29,7 +29,8 @@ type space struct {
 	size    int64            // file size: only grows (a shrink would cut off mappings above)
 	arenas  map[int64]*arena // by base offset; under mu
 	closed  bool             // under mu
-	// retired is set when the process is torn down: release then unmaps the daemon's view only.
+	// retired is set when the process is torn down: release then gives back the daemon's view only
+	// (no punch).
 	// What the client still maps keeps its bytes, as on amdgpu, where a BO is freed at its last
 	// reference and a CPU mapping holds one (a signal the client waits on must not read 0 because
 	// the daemon went away); the pages go with the client's last mapping, the daemon having closed
