@@ -37,7 +37,7 @@ func (m *memory) Read(va uint64, p []byte) error {
 	if err != nil {
 		return err
 	}
-	copy(p, m.b[o:])
+	wordCopy(m.b[o:o+uint64(len(p))], p, false)
 	return nil
 }
 
@@ -46,8 +46,38 @@ func (m *memory) Write(va uint64, p []byte) error {
 	if err != nil {
 		return err
 	}
-	copy(m.b[o:], p)
+	wordCopy(m.b[o:o+uint64(len(p))], p, true)
 	return nil
+}
+
+// wordCopy copies buf into mem (store) or mem into buf (of one length) as a GPU and the CPU access
+// memory: each aligned 8- or 4-byte word of mem, a slice of memory.b, in one atomic access. So the
+// CP's reads and writes of a packet or of the read index in a release do not race the test's atomic
+// loads and stores of those words, as the daemon's process_vm_readv/writev do not race a client's.
+func wordCopy(mem, buf []byte, store bool) {
+	le := binary.LittleEndian
+	for i := 0; i < len(mem); {
+		switch w := mem[i:]; {
+		case word64(w) != nil && store:
+			atomic.StoreUint64(word64(w), le.Uint64(buf[i:]))
+			i += 8
+		case word64(w) != nil:
+			le.PutUint64(buf[i:], atomic.LoadUint64(word64(w)))
+			i += 8
+		case word32(w) != nil && store:
+			atomic.StoreUint32(word32(w), le.Uint32(buf[i:]))
+			i += 4
+		case word32(w) != nil:
+			le.PutUint32(buf[i:], atomic.LoadUint32(word32(w)))
+			i += 4
+		case store:
+			mem[i] = buf[i]
+			i++
+		default:
+			buf[i] = mem[i]
+			i++
+		}
+	}
 }
 
 func (m *memory) Slice(va, n uint64) ([]byte, error) {
