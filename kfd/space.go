@@ -105,10 +105,7 @@ func (s *space) alloc(size uint64) (off int64, mem []byte, err error) {
 	size = (size + pageSize - 1) &^ (pageSize - 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return 0, nil, errNoSpace
-	}
-	if size == 0 {
+	if s.closed || size == 0 {
 		return 0, nil, errNoSpace
 	}
 	if size > arenaMax {

@@ -57,24 +57,26 @@ func (m *memory) Write(va uint64, p []byte) error {
 func wordCopy(mem, buf []byte, store bool) {
 	le := binary.LittleEndian
 	for i := 0; i < len(mem); {
-		switch w := mem[i:]; {
-		case word64(w) != nil && store:
-			atomic.StoreUint64(word64(w), le.Uint64(buf[i:]))
+		if p := word64(mem[i:]); p != nil {
+			if store {
+				atomic.StoreUint64(p, le.Uint64(buf[i:]))
+			} else {
+				le.PutUint64(buf[i:], atomic.LoadUint64(p))
+			}
 			i += 8
-		case word64(w) != nil:
-			le.PutUint64(buf[i:], atomic.LoadUint64(word64(w)))
-			i += 8
-		case word32(w) != nil && store:
-			atomic.StoreUint32(word32(w), le.Uint32(buf[i:]))
+		} else if p := word32(mem[i:]); p != nil {
+			if store {
+				atomic.StoreUint32(p, le.Uint32(buf[i:]))
+			} else {
+				le.PutUint32(buf[i:], atomic.LoadUint32(p))
+			}
 			i += 4
-		case word32(w) != nil:
-			le.PutUint32(buf[i:], atomic.LoadUint32(word32(w)))
-			i += 4
-		case store:
-			mem[i] = buf[i]
-			i++
-		default:
-			buf[i] = mem[i]
+		} else {
+			if store {
+				mem[i] = buf[i]
+			} else {
+				buf[i] = mem[i]
+			}
 			i++
 		}
 	}

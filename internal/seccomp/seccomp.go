@@ -100,7 +100,13 @@ func InstallIoctlFilter(cmds []uint32) (int, error) {
 	if auditArch == 0 || len(cmds) == 0 || len(cmds) > 200 {
 		return -1, ErrUnsupported
 	}
-	prog := IoctlFilter(cmds)
+	return Install(IoctlFilter(cmds))
+}
+
+// Install installs the classic-BPF program prog on the calling thread (which must be locked, and
+// hold CAP_SYS_ADMIN or have set no_new_privs) with a user-notification listener, and returns the
+// listener (SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER).
+func Install(prog []unix.SockFilter) (int, error) {
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER,
 		uintptr(unsafe.Pointer(&fprog)))

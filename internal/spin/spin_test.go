@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -121,7 +120,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		yield := Yield
-		if mode == "gosched" || mode == "count-gosched" {
+		if strings.HasSuffix(mode, "gosched") {
 			yield = runtime.Gosched
 		}
 		if strings.HasPrefix(mode, "count-") {
@@ -143,15 +142,20 @@ func TestMain(m *testing.M) {
 
 const childEnv = "KFDEMU_SPIN_TEST_CHILD"
 
+// childCmd is this test binary run again as the child of mode with count n (TestMain).
+func childCmd(ctx context.Context, mode string, n int) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0])
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", childEnv, mode, n))
+	return cmd
+}
+
 // measure runs n wake-ups beside two spinners calling mode's yield ("yield" or "gosched") in a
 // child: their p50 and p90, or starved (the sleeper did not run for a second, or the child did not
 // end in 20 s). A child that cannot pin its threads skips tb.
 func measure(tb testing.TB, mode string, n int) (p50, p90 time.Duration, starved bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0])
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", childEnv, mode, n))
-	out, err := cmd.Output()
+	out, err := childCmd(ctx, mode, n).Output()
 	if ctx.Err() != nil {
 		return 0, 0, true
 	}
@@ -214,42 +218,24 @@ func BenchmarkWakeLatency(b *testing.B) {
 	b.ReportMetric(0, "ns/op") // the figures are the latencies, not the loop's time
 }
 
-// schedYieldFilter sends sched_yield(2) to a seccomp user-notification listener and allows the rest.
-func schedYieldFilter() ([]unix.SockFilter, error) {
-	arch := map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64}[runtime.GOARCH]
-	if arch == 0 {
-		return nil, fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
-	}
-	return []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 4}, // seccomp_data.arch
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: arch, Jf: 2},
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_SCHED_YIELD, Jt: 1},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
-		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_USER_NOTIF},
-	}, nil
-}
-
-// countChild is the child of schedYields: it installs schedYieldFilter on its (locked) main
-// thread, prints the listener's fd and the thread's id, and once the parent has taken the listener
+// countChild is the child of schedYields: it installs a seccomp filter on its (locked) main
+// thread that hands sched_yield(2) to a listener, prints the listener's fd and the thread's id, and once the parent has taken the listener
 // and writes a byte, calls yield n times and exits. A goroutine of the same process cannot answer
 // the notifications: the stopped thread keeps its P, so a stop-the-world (a GC) waits for it while
 // it waits for the stopped answerer.
 func countChild(yield func(), n int) {
 	runtime.LockOSThread()
-	prog, err := schedYieldFilter()
-	if err == nil {
-		err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+	// sched_yield(2) to the listener, the rest allowed. No architecture check: this is a probe of
+	// this process's own calls, not a boundary.
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_SCHED_YIELD, Jt: 1},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_USER_NOTIF},
 	}
-	l := uintptr(0)
+	l, err := -1, unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	if err == nil {
-		fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-		var e unix.Errno
-		l, _, e = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER,
-			uintptr(unsafe.Pointer(&fprog)))
-		if e != 0 {
-			err = fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER): %w", e)
-		}
+		l, err = seccomp.Install(prog)
 	}
 	if err != nil {
 		fmt.Println("cannot filter:", err)
@@ -270,8 +256,7 @@ func countChild(yield func(), n int) {
 // in a child process whose calling thread's sched_yield(2) calls go to a seccomp listener this
 // process takes (pidfd_getfd), and returns how many of that thread's calls it saw (each let through).
 func schedYields(t *testing.T, mode string, n int) int {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", childEnv, mode, n))
+	cmd := childCmd(context.Background(), mode, n)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
